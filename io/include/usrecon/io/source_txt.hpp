@@ -1,0 +1,32 @@
+// The seed's channel-data text format: whitespace-separated integers, channel-major.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <filesystem>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace usrecon::io {
+
+/// Parses exactly channels * samples integers laid out channel-major, rf[ch * samples + s].
+/// Separators: any ASCII whitespace (space, tab, CR, LF, FF, VT). Every token must be a decimal
+/// integer with an optional leading '-' or '+' that fits in int32. Throws InputError naming
+/// `name` and, for a bad token, the token (shortened if long) with its 1-based line and column;
+/// for a wrong count, how many values were found and how many were expected.
+std::vector<std::int32_t> parse_source_txt(std::string_view text, std::size_t channels,
+                                           std::size_t samples, const std::string& name);
+
+/// Reads and parses a source.txt file (see parse_source_txt); errors name the path.
+std::vector<std::int32_t> read_source_txt(const std::filesystem::path& path, std::size_t channels,
+                                          std::size_t samples);
+
+/// Writes rf (channel-major, rf[ch * samples + s]) as source.txt: one channel per line, values
+/// separated by single spaces (so the seed's own reader, which splits on " ", also reads it).
+/// Atomic (see write_file_atomic).
+void write_source_txt(const std::filesystem::path& path, std::span<const std::int32_t> rf,
+                      std::size_t channels, std::size_t samples);
+
+}  // namespace usrecon::io

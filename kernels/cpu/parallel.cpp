@@ -1,0 +1,56 @@
+#include "usrecon/kernels/parallel.hpp"
+
+#include <algorithm>
+#include <atomic>
+#include <exception>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+namespace usrecon::kernels {
+
+int hardware_threads() noexcept {
+  const unsigned n = std::thread::hardware_concurrency();
+  return n == 0 ? 1 : static_cast<int>(n);
+}
+
+void parallel_for(std::size_t n, std::size_t chunk, int threads,
+                  const std::function<void(std::size_t, std::size_t)>& body) {
+  if (n == 0) return;
+  chunk = std::max<std::size_t>(chunk, 1);
+  const std::size_t n_chunks = (n + chunk - 1) / chunk;
+  std::size_t workers = threads <= 0 ? static_cast<std::size_t>(hardware_threads())
+                                     : static_cast<std::size_t>(threads);
+  workers = std::min(workers, n_chunks);
+
+  std::atomic<std::size_t> next{0};
+  std::atomic<bool> failed{false};
+  std::exception_ptr error;
+  std::mutex error_mutex;
+  auto work = [&] {
+    try {
+      for (;;) {
+        if (failed.load(std::memory_order_relaxed)) return;
+        const std::size_t c = next.fetch_add(1, std::memory_order_relaxed);
+        if (c >= n_chunks) return;
+        const std::size_t begin = c * chunk;
+        body(begin, std::min(n, begin + chunk));
+      }
+    } catch (...) {
+      std::lock_guard lock(error_mutex);
+      if (!error) error = std::current_exception();
+      failed = true;
+    }
+  };
+  if (workers <= 1) {
+    work();
+  } else {
+    std::vector<std::jthread> pool;
+    pool.reserve(workers - 1);
+    for (std::size_t t = 1; t < workers; ++t) pool.emplace_back(work);
+    work();
+  }  // jthreads join here
+  if (error) std::rethrow_exception(error);
+}
+
+}  // namespace usrecon::kernels

@@ -1,0 +1,57 @@
+// Device discovery and the error helpers behind USRECON_CUDA_CHECK.
+#include <cublas_v2.h>
+
+#include <string>
+
+#include "usrecon/kernels/cuda_check.hpp"
+
+namespace usrecon {
+
+bool built_with_cuda() noexcept { return true; }
+
+int cuda_device_count() noexcept {
+  int count = 0;
+  if (cudaGetDeviceCount(&count) != cudaSuccess) {
+    cudaGetLastError();  // clear the sticky "no driver/no device" status
+    return 0;
+  }
+  return count;
+}
+
+void require_cuda(const std::string& what) {
+  int count = 0;
+  const cudaError_t status = cudaGetDeviceCount(&count);
+  if (status != cudaSuccess) {
+    cudaGetLastError();
+    throw CudaUnavailable(what + ": no usable CUDA device (" + cudaGetErrorString(status) + ")");
+  }
+  if (count == 0) throw CudaUnavailable(what + ": no CUDA device found");
+}
+
+namespace cuda_detail {
+
+void throw_cuda_error(cudaError_t status, const char* statement, const char* file, int line) {
+  const std::string message = std::string("CUDA error in ") + statement + " at " + file + ":" +
+                              std::to_string(line) + ": " + cudaGetErrorName(status) + " (" +
+                              cudaGetErrorString(status) + ")";
+  switch (status) {
+    case cudaErrorNoDevice:
+    case cudaErrorInsufficientDriver:
+    case cudaErrorMemoryAllocation:
+    case cudaErrorInvalidDevice:
+    case cudaErrorDevicesUnavailable:
+    case cudaErrorStubLibrary:
+      throw CudaUnavailable(message);
+    default:
+      throw Error(message);
+  }
+}
+
+void throw_cublas_error(int status, const char* statement, const char* file, int line) {
+  throw Error(std::string("cuBLAS error in ") + statement + " at " + file + ":" +
+              std::to_string(line) + ": " +
+              cublasGetStatusString(static_cast<cublasStatus_t>(status)));
+}
+
+}  // namespace cuda_detail
+}  // namespace usrecon

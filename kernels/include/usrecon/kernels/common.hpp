@@ -1,0 +1,39 @@
+// Definitions every part of usrecon shares: the host-device marker and the error types.
+// This header never includes CUDA headers, so CPU-only users can include it anywhere.
+#pragma once
+
+#include <stdexcept>
+#include <string>
+
+// USRECON_HD marks functions that both the CPU backends and CUDA kernels call. With a plain C++
+// compiler it is empty, so CPU tests exercise exactly the code the GPU kernels run.
+#if defined(__CUDACC__)
+#define USRECON_HD __host__ __device__
+#else
+#define USRECON_HD
+#endif
+
+namespace usrecon {
+
+/// Base of every error usrecon throws on purpose; the message is meant for the user.
+class Error : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+/// A CUDA request that cannot be served: built without CUDA, no driver, no device, out of memory.
+class CudaUnavailable : public Error {
+ public:
+  using Error::Error;
+};
+
+/// True when this build contains the CUDA backends (it may still find no device at run time).
+bool built_with_cuda() noexcept;
+
+/// Number of usable CUDA devices; 0 when built without CUDA or when no driver/device is present.
+int cuda_device_count() noexcept;
+
+/// Throws CudaUnavailable with a message naming `what` when no CUDA device can be used.
+void require_cuda(const std::string& what);
+
+}  // namespace usrecon
