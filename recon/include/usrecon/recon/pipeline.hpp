@@ -1,0 +1,84 @@
+// read -> beamform -> B-mode -> write, for one file at a time of a batch.
+#pragma once
+
+#include <filesystem>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "usrecon/recon/delay/seed.hpp"
+
+namespace usrecon::recon {
+
+enum class BackendKind { Auto, Cpu, Cuda };
+BackendKind parse_backend(std::string_view name);  // "auto" | "cpu" | "cuda", else throws Error
+
+/// A seed-model beamformer on one device. Built once per batch: geometry tables and device
+/// buffers are set up in the constructor, not per frame.
+class SeedBackend {
+ public:
+  virtual ~SeedBackend() = default;
+  /// rf[k * samples + s] -> out[j * nz + i] (the seed's out[j][i]).
+  virtual void beamform(std::span<const std::int32_t> rf, std::span<double> out) = 0;
+  /// What ran, for the per-frame JSON: {"name": ..., and backend-specific details}.
+  virtual nlohmann::json describe() const = 0;
+};
+
+/// Chooses and builds a backend. `Cuda` throws CudaUnavailable when it cannot be served; `Auto`
+/// uses CUDA when a device is there and otherwise the CPU, putting a one-line explanation in
+/// *notice when it fell back.
+std::unique_ptr<SeedBackend> make_seed_backend(BackendKind kind, const seed::Problem& problem,
+                                               int threads, std::string* notice = nullptr);
+
+struct ReconstructOptions {
+  seed::Problem problem;             ///< channels, samples and grid of every input
+  BackendKind backend = BackendKind::Auto;
+  int threads = 0;                   ///< CPU threads, 0 = all
+  double dynamic_range_db = 60.0;    ///< B-mode dynamic range
+  bool save_raw = false;             ///< also write <stem>.npy, the raw beamformed float64 array
+  bool overwrite = false;            ///< replace existing outputs (otherwise they are kept)
+};
+
+/// What happened to one input.
+struct FrameReport {
+  std::filesystem::path input;
+  bool ok = false;
+  std::string error;                          ///< the reason, naming the file, when !ok
+  std::vector<std::filesystem::path> outputs; ///< files written
+  nlohmann::json timing_s;                    ///< seconds per stage
+};
+
+/// Files stay as given; a directory contributes its regular *.txt files, sorted by name. Paths
+/// that do not exist are kept, so that processing reports them.
+std::vector<std::filesystem::path> expand_inputs(const std::vector<std::filesystem::path>& paths);
+
+/// Output file stem for an input: its stem with every character outside [A-Za-z0-9._-] replaced
+/// by '_' and no leading '.', so outputs always land inside the output directory.
+std::string output_stem(const std::filesystem::path& input);
+
+/// Reconstructs inputs into <out_dir>/<stem>.png, .json and (save_raw) .npy. Every output is
+/// written atomically; a file that fails leaves nothing behind.
+class Reconstructor {
+ public:
+  Reconstructor(ReconstructOptions options, std::filesystem::path out_dir);
+  ~Reconstructor();
+
+  /// Never throws for a problem with one input: it is reported in the FrameReport.
+  FrameReport reconstruct(const std::filesystem::path& input);
+
+  const SeedBackend& backend() const { return *backend_; }
+  /// Set when `auto` fell back to the CPU (why), empty otherwise.
+  const std::string& backend_notice() const { return notice_; }
+
+ private:
+  ReconstructOptions options_;
+  std::filesystem::path out_dir_;
+  std::unique_ptr<SeedBackend> backend_;
+  std::string notice_;
+  std::vector<std::string> stems_done_;  // stems written in this run, to refuse collisions
+};
+
+}  // namespace usrecon::recon

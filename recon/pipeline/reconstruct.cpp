@@ -1,0 +1,176 @@
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <system_error>
+
+#include "usrecon/io/file.hpp"
+#include "usrecon/io/npy.hpp"
+#include "usrecon/io/png.hpp"
+#include "usrecon/io/source_txt.hpp"
+#include "usrecon/recon/bmode.hpp"
+#include "usrecon/recon/pipeline.hpp"
+
+namespace fs = std::filesystem;
+
+namespace usrecon::recon {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+double seconds_since(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+bool same_file(const fs::path& a, const fs::path& b) {
+  std::error_code ec;
+  return fs::exists(a, ec) && fs::exists(b, ec) && fs::equivalent(a, b, ec);
+}
+
+}  // namespace
+
+std::vector<fs::path> expand_inputs(const std::vector<fs::path>& paths) {
+  std::vector<fs::path> inputs;
+  for (const fs::path& path : paths) {
+    std::error_code ec;
+    if (!fs::is_directory(path, ec)) {
+      inputs.push_back(path);
+      continue;
+    }
+    std::vector<fs::path> found;
+    for (const auto& entry : fs::directory_iterator(path, ec)) {
+      std::error_code entry_ec;
+      if (entry.path().extension() == ".txt" && entry.is_regular_file(entry_ec))
+        found.push_back(entry.path());
+    }
+    if (ec) {
+      inputs.push_back(path);  // unreadable directory: reported when processed
+      continue;
+    }
+    std::sort(found.begin(), found.end());
+    inputs.insert(inputs.end(), found.begin(), found.end());
+  }
+  return inputs;
+}
+
+std::string output_stem(const fs::path& input) {
+  std::string stem = input.stem().string();
+  for (char& c : stem) {
+    const bool safe = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                      c == '.' || c == '_' || c == '-';
+    if (!safe) c = '_';
+  }
+  if (stem.empty()) stem = "_";
+  if (stem.front() == '.') stem.front() = '_';
+  return stem;
+}
+
+Reconstructor::Reconstructor(ReconstructOptions options, fs::path out_dir)
+    : options_(std::move(options)), out_dir_(std::move(out_dir)) {
+  if (!(options_.dynamic_range_db > 0.0))
+    throw Error("the dynamic range must be a positive number of dB");
+  backend_ = make_seed_backend(options_.backend, options_.problem, options_.threads, &notice_);
+  std::error_code ec;
+  fs::create_directories(out_dir_, ec);
+  if (ec || !fs::is_directory(out_dir_))
+    throw io::OutputError("cannot create output directory " + out_dir_.string() + ": " +
+                          (ec ? ec.message() : "a file of that name exists"));
+}
+
+Reconstructor::~Reconstructor() = default;
+
+FrameReport Reconstructor::reconstruct(const fs::path& input) {
+  FrameReport report;
+  report.input = input;
+  const auto start = Clock::now();
+  const seed::Problem& p = options_.problem;
+  try {
+    const std::string stem = output_stem(input);
+    if (std::find(stems_done_.begin(), stems_done_.end(), stem) != stems_done_.end())
+      throw Error(input.string() + ": its outputs would be named '" + stem +
+                  ".*', like those of an earlier input of this run; rename one of them");
+    const fs::path png = out_dir_ / (stem + ".png");
+    const fs::path npy = out_dir_ / (stem + ".npy");
+    const fs::path json = out_dir_ / (stem + ".json");
+    std::vector<fs::path> targets = {png, json};
+    if (options_.save_raw) targets.push_back(npy);
+    for (const fs::path& target : targets) {
+      if (same_file(target, input))
+        throw Error(input.string() + ": output " + target.string() + " would overwrite the input");
+      std::error_code ec;
+      if (!options_.overwrite && fs::exists(target, ec))
+        throw Error(input.string() + ": output " + target.string() +
+                    " already exists (kept; use --overwrite to replace it)");
+    }
+
+    auto t = Clock::now();
+    const std::vector<std::int32_t> rf = io::read_source_txt(input, p.channels, p.samples);
+    report.timing_s["read"] = seconds_since(t);
+
+    t = Clock::now();
+    std::vector<double> raw(std::size_t(p.nx) * p.nz);
+    backend_->beamform(rf, raw);
+    report.timing_s["beamform"] = seconds_since(t);
+
+    t = Clock::now();
+    const std::vector<double> env = envelope_along_depth(raw, p.nx, p.nz);
+    const std::vector<std::uint8_t> pixels = log_compress(env, p.nx, p.nz, options_.dynamic_range_db);
+    report.timing_s["bmode"] = seconds_since(t);
+
+    t = Clock::now();
+    const double step_m = seed::Problem::kGridStepMm * 1e-3;
+    nlohmann::json meta = {
+        {"input", input.string()},
+        {"model", "seed"},
+        {"grid", {{"x0", 0.0}, {"dx", step_m}, {"nx", p.nx}, {"z0", 0.0}, {"dz", step_m}, {"nz", p.nz}}},
+        {"grid_note", "x is lateral along the raw array's first axis (the seed's j), z is depth "
+                      "(the seed's i); element k sits at x = 6 k dx, z = 0"},
+        {"parameters",
+         {{"channels", p.channels},
+          {"samples", p.samples},
+          {"element_pitch_m", seed::Problem::kElementStep * step_m},
+          {"sound_speed_m_per_s", seed::Problem::kSoundSpeedMmPerUs * 1e3},
+          {"sampling_hz", seed::Problem::kSamplingMhz * 1e6},
+          {"dynamic_range_db", options_.dynamic_range_db}}},
+        {"backend", backend_->describe()},
+        {"outputs", {{"png", png.filename().string()}}}};
+    if (options_.save_raw) {
+      meta["outputs"]["raw"] = npy.filename().string();
+      meta["outputs"]["raw_layout"] = "float64 [nx][nz], the seed's out[j][i]";
+    }
+    // Written in order png, npy, json; if one fails, the ones already written for this input are
+    // removed again so that a failed input leaves nothing behind.
+    std::vector<fs::path> written;
+    try {
+      io::write_png_gray8(png, p.nx, p.nz, pixels);
+      written.push_back(png);
+      if (options_.save_raw) {
+        const std::size_t shape[2] = {std::size_t(p.nx), std::size_t(p.nz)};
+        io::write_npy(npy, io::DType::f64, shape, raw.data());
+        written.push_back(npy);
+      }
+      report.timing_s["write"] = seconds_since(t);
+      report.timing_s["total"] = seconds_since(start);
+      meta["timing_s"] = report.timing_s;
+      io::write_file_atomic(json, meta.dump(2) + "\n");
+      written.push_back(json);
+    } catch (...) {
+      for (const fs::path& f : written) {
+        std::error_code ec;
+        fs::remove(f, ec);
+      }
+      throw;
+    }
+    stems_done_.push_back(stem);
+    report.outputs = written;
+    report.ok = true;
+  } catch (const std::exception& e) {
+    report.ok = false;
+    report.error = e.what();
+    // Every message names the input; io errors already do, others get it prefixed.
+    if (report.error.find(input.string()) == std::string::npos)
+      report.error = input.string() + ": " + report.error;
+  }
+  if (!report.timing_s.contains("total")) report.timing_s["total"] = seconds_since(start);
+  return report;
+}
+
+}  // namespace usrecon::recon

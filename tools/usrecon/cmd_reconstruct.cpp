@@ -1,0 +1,131 @@
+// usrecon reconstruct FILE... -o DIR
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "commands.hpp"
+#include "usrecon/recon/pipeline.hpp"
+
+namespace fs = std::filesystem;
+
+namespace usrecon::cli {
+namespace {
+
+struct ReconstructArgs {
+  std::vector<std::string> inputs;
+  std::string out_dir;
+  std::string backend = "auto";
+  recon::ReconstructOptions options;
+};
+
+// One line per file; on a terminal a progress bar redrawn in place instead.
+class Progress {
+ public:
+  explicit Progress(std::size_t total) : total_(total), tty_(isatty(STDERR_FILENO) == 1) {}
+
+  void done(std::size_t index, const recon::FrameReport& r) {
+    if (!r.ok) {
+      clear_bar();
+      std::fprintf(stderr, "usrecon: error: %s\n", r.error.c_str());
+    } else if (!tty_) {
+      std::printf("[%zu/%zu] %s -> %s (%.2f s)\n", index + 1, total_, r.input.string().c_str(),
+                  r.outputs.empty() ? "" : r.outputs.front().string().c_str(),
+                  r.timing_s.value("total", 0.0));
+      std::fflush(stdout);
+    }
+    if (tty_) draw(index + 1, r.input.filename().string());
+  }
+  void finish() {
+    if (tty_ && drawn_) std::fputc('\n', stderr);
+  }
+
+ private:
+  void draw(std::size_t done, const std::string& name) {
+    constexpr int kWidth = 30;
+    const int filled = static_cast<int>(kWidth * done / std::max<std::size_t>(total_, 1));
+    std::string bar(filled, '#');
+    bar.resize(kWidth, '.');
+    std::fprintf(stderr, "\r\033[K[%s] %zu/%zu %s", bar.c_str(), done, total_, name.c_str());
+    std::fflush(stderr);
+    drawn_ = true;
+  }
+  void clear_bar() {
+    if (tty_ && drawn_) std::fprintf(stderr, "\r\033[K");
+  }
+  std::size_t total_;
+  bool tty_;
+  bool drawn_ = false;
+};
+
+int run(const ReconstructArgs& args) {
+  using Clock = std::chrono::steady_clock;
+  const auto start = Clock::now();
+  std::vector<fs::path> paths(args.inputs.begin(), args.inputs.end());
+  const std::vector<fs::path> inputs = recon::expand_inputs(paths);
+  if (inputs.empty()) {
+    std::fprintf(stderr, "usrecon: error: no input files (the directories given hold no *.txt)\n");
+    return 1;
+  }
+  recon::ReconstructOptions options = args.options;
+  options.backend = recon::parse_backend(args.backend);
+  recon::Reconstructor reconstructor(options, args.out_dir);
+  if (!reconstructor.backend_notice().empty())
+    std::fprintf(stderr, "usrecon: %s\n", reconstructor.backend_notice().c_str());
+
+  Progress progress(inputs.size());
+  std::size_t failed = 0;
+  double beamform_s = 0.0;
+  for (std::size_t idx = 0; idx < inputs.size(); ++idx) {
+    const recon::FrameReport report = reconstructor.reconstruct(inputs[idx]);
+    if (!report.ok) ++failed;
+    beamform_s += report.timing_s.value("beamform", 0.0);
+    progress.done(idx, report);
+  }
+  progress.finish();
+  const double wall = std::chrono::duration<double>(Clock::now() - start).count();
+  const std::size_t ok = inputs.size() - failed;
+  std::printf("usrecon: %zu of %zu reconstructed, %zu failed, in %.2f s (beamforming %.2f s per "
+              "frame on %s); outputs in %s\n",
+              ok, inputs.size(), failed, wall, ok ? beamform_s / double(ok) : 0.0,
+              reconstructor.backend().describe().value("name", "?").c_str(),
+              fs::absolute(args.out_dir).lexically_normal().string().c_str());
+  return failed == 0 ? 0 : 1;
+}
+
+}  // namespace
+
+Command add_reconstruct(CLI::App& app) {
+  auto args = std::make_shared<ReconstructArgs>();
+  app.add_option("inputs", args->inputs, "Channel data files (source.txt format) or directories (their *.txt)")
+      ->required();
+  app.add_option("-o,--output", args->out_dir, "Output directory (created if missing)")->required();
+  app.add_option("--backend", args->backend, "Where to beamform: auto (CUDA if a device is there, else CPU), cpu, cuda")
+      ->check(CLI::IsMember({"auto", "cpu", "cuda"}))
+      ->capture_default_str();
+  app.add_option("--threads", args->options.threads, "CPU threads (0 = all hardware threads)")
+      ->check(CLI::Range(0, 4096))
+      ->capture_default_str();
+  app.add_option("--dynamic-range", args->options.dynamic_range_db, "B-mode dynamic range in dB")
+      ->check(CLI::Range(1.0, 300.0))
+      ->capture_default_str();
+  app.add_flag("--save-raw", args->options.save_raw,
+               "Also write <stem>.npy: the raw beamformed float64 array [lateral][depth], the seed's out");
+  app.add_flag("--overwrite", args->options.overwrite, "Replace existing outputs (otherwise they are kept and the file is reported)");
+  app.add_option("--channels", args->options.problem.channels, "Channels (= elements) per file")
+      ->check(CLI::Range(1, 1024))
+      ->capture_default_str();
+  app.add_option("--samples", args->options.problem.samples, "Samples per channel")
+      ->check(CLI::Range(1, 1 << 24))
+      ->capture_default_str();
+  app.footer(
+      "Each input <stem> gives <stem>.png (8-bit B-mode, depth down the rows), <stem>.json (grid in "
+      "metres, parameters, backend, stage times) and with --save-raw <stem>.npy. A bad file is "
+      "reported and skipped; the exit code is 1 when any file failed.");
+  return [args] { return run(*args); };
+}
+
+}  // namespace usrecon::cli

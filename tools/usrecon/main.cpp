@@ -1,0 +1,31 @@
+// usrecon: delay-and-sum ultrasound reconstruction from the command line.
+#include <cstdio>
+#include <exception>
+
+#include "commands.hpp"
+#include "usrecon/kernels/common.hpp"
+
+int main(int argc, char** argv) {
+  CLI::App app{"usrecon — delay-and-sum ultrasound image reconstruction"};
+  app.require_subcommand(1);
+  app.set_version_flag("--version", "usrecon 0.1.0");
+  auto* reconstruct = app.add_subcommand(
+      "reconstruct", "Reconstruct channel data files into B-mode images (PNG, JSON, optional NPY)");
+  auto* simulate = app.add_subcommand(
+      "simulate", "Write simulated channel data (source.txt format) for point targets and speckle");
+  const usrecon::cli::Command run_reconstruct = usrecon::cli::add_reconstruct(*reconstruct);
+  const usrecon::cli::Command run_simulate = usrecon::cli::add_simulate(*simulate);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e);
+  }
+  try {
+    if (reconstruct->parsed()) return run_reconstruct();
+    if (simulate->parsed()) return run_simulate();
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "usrecon: error: %s\n", e.what());
+    return 1;
+  }
+  return 0;
+}
