@@ -1,0 +1,159 @@
+// source.txt: whitespace-separated decimal int32 values, channel-major (rf[ch * samples + s]).
+#include "usrecon/io/source_txt.hpp"
+
+#include <charconv>
+#include <limits>
+#include <string>
+#include <system_error>
+
+#include "usrecon/io/file.hpp"
+
+namespace usrecon::io {
+namespace {
+
+constexpr bool is_separator(char c) {
+  return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v';
+}
+
+/// A token as it may safely appear in a message: at most kMaxShownBytes bytes (then "..."), and
+/// every byte that is not printable ASCII (or is a quote or backslash) written as \xNN, so binary
+/// garbage cannot corrupt a terminal or a log.
+std::string printable_token(std::string_view token) {
+  constexpr std::size_t kMaxShownBytes = 20;
+  constexpr char kHexDigits[] = "0123456789ABCDEF";
+  std::string shown;
+  for (std::size_t i = 0; i < token.size() && i < kMaxShownBytes; ++i) {
+    const auto byte = static_cast<unsigned char>(token[i]);
+    if (byte >= 0x20 && byte < 0x7F && byte != '"' && byte != '\\') {
+      shown += static_cast<char>(byte);
+    } else {
+      shown += "\\x";
+      shown += kHexDigits[byte >> 4];
+      shown += kHexDigits[byte & 0xF];
+    }
+  }
+  if (token.size() > kMaxShownBytes) shown += "...";
+  return shown;
+}
+
+/// Multiplies the layout dimensions, refusing an overflow (a caller error, not a file error).
+std::size_t value_count(std::size_t channels, std::size_t samples) {
+  std::size_t count = 0;
+  if (__builtin_mul_overflow(channels, samples, &count)) {
+    throw Error("source.txt layout of " + std::to_string(channels) + " channels x " +
+                std::to_string(samples) + " samples overflows the value count");
+  }
+  return count;
+}
+
+enum class TokenResult { ok, not_an_integer, out_of_range };
+
+/// Parses one whitespace-free token as a decimal int32 with an optional sign.
+TokenResult parse_int32_token(std::string_view token, std::int32_t& value) {
+  const char* first = token.data();
+  const char* const last = token.data() + token.size();
+  // std::from_chars accepts '-' but not '+'; a '+' must be followed directly by a digit so that
+  // "+-5" and "++5" are refused like "--5".
+  if (first != last && *first == '+') {
+    ++first;
+    if (first == last || *first < '0' || *first > '9') return TokenResult::not_an_integer;
+  }
+  std::int64_t wide = 0;
+  const auto [end, error] = std::from_chars(first, last, wide, 10);
+  if (error == std::errc::result_out_of_range && end == last) return TokenResult::out_of_range;
+  if (error != std::errc{} || end != last) return TokenResult::not_an_integer;
+  if (wide < std::numeric_limits<std::int32_t>::min() ||
+      wide > std::numeric_limits<std::int32_t>::max()) {
+    return TokenResult::out_of_range;
+  }
+  value = static_cast<std::int32_t>(wide);
+  return TokenResult::ok;
+}
+
+}  // namespace
+
+std::vector<std::int32_t> parse_source_txt(std::string_view text, std::size_t channels,
+                                           std::size_t samples, const std::string& name) {
+  const std::size_t expected = value_count(channels, samples);
+  const auto layout = [&] {
+    return std::to_string(expected) + " (" + std::to_string(channels) + " channels x " +
+           std::to_string(samples) + " samples)";
+  };
+
+  std::vector<std::int32_t> rf(expected);
+  std::size_t found = 0;
+  std::size_t line = 1;           // 1-based; only '\n' ends a line, so CRLF counts once
+  std::size_t line_start = 0;     // byte offset of the current line's first byte
+  std::size_t position = 0;
+  while (position < text.size()) {
+    const char c = text[position];
+    if (is_separator(c)) {
+      if (c == '\n') {
+        ++line;
+        line_start = position + 1;
+      }
+      ++position;
+      continue;
+    }
+    const std::size_t token_start = position;
+    while (position < text.size() && !is_separator(text[position])) ++position;
+    const std::string_view token = text.substr(token_start, position - token_start);
+
+    std::int32_t value = 0;
+    const TokenResult result = parse_int32_token(token, value);
+    if (result != TokenResult::ok) {
+      // Column in bytes, 1-based; a tab counts as one column.
+      const std::string where = " at line " + std::to_string(line) + ", column " +
+                                std::to_string(token_start - line_start + 1);
+      if (result == TokenResult::out_of_range) {
+        throw InputError(name + ": " + printable_token(token) + where +
+                         " is outside the 32-bit integer range");
+      }
+      throw InputError(name + ": \"" + printable_token(token) + "\"" + where +
+                       " is not a decimal integer");
+    }
+    // Past the expected count keep validating and counting, so the message can say how many
+    // values the file really holds.
+    if (found < expected) rf[found] = value;
+    ++found;
+  }
+
+  if (found == 0 && expected != 0) {
+    throw InputError(name + ": contains no values, expected " + layout());
+  }
+  if (found != expected) {
+    throw InputError(name + ": found " + std::to_string(found) + " values, expected " + layout());
+  }
+  return rf;
+}
+
+std::vector<std::int32_t> read_source_txt(const std::filesystem::path& path, std::size_t channels,
+                                          std::size_t samples) {
+  return parse_source_txt(read_file(path), channels, samples, path.string());
+}
+
+void write_source_txt(const std::filesystem::path& path, std::span<const std::int32_t> rf,
+                      std::size_t channels, std::size_t samples) {
+  const std::size_t expected = value_count(channels, samples);
+  if (rf.size() != expected) {
+    throw Error("write_source_txt(" + path.string() + "): rf has " + std::to_string(rf.size()) +
+                " values, expected " + std::to_string(expected) + " (" +
+                std::to_string(channels) + " channels x " + std::to_string(samples) + " samples)");
+  }
+  // Up to 11 characters per value ("-2147483648") plus its separator.
+  constexpr std::size_t kMaxValueChars = 12;
+  std::string text(rf.size() * kMaxValueChars + channels, '\0');
+  char* out = text.data();
+  char* const end = text.data() + text.size();
+  for (std::size_t channel = 0; channel < channels; ++channel) {
+    for (std::size_t sample = 0; sample < samples; ++sample) {
+      if (sample != 0) *out++ = ' ';
+      out = std::to_chars(out, end, rf[channel * samples + sample]).ptr;
+    }
+    *out++ = '\n';
+  }
+  text.resize(static_cast<std::size_t>(out - text.data()));
+  write_file_atomic(path, std::string_view(text));
+}
+
+}  // namespace usrecon::io

@@ -1,0 +1,223 @@
+// read_file and write_file_atomic: contents, error messages naming the file, atomicity.
+#include <gtest/gtest.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <csignal>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "io_test_support.hpp"
+#include "usrecon/io/file.hpp"
+
+namespace usrecon::io {
+namespace {
+
+using testing::contains;
+using testing::message_of;
+
+class IoFile : public testing::TempDirTest {};
+
+TEST_F(IoFile, ReadsBinaryContentsExactly) {
+  const std::string contents("a\0b\r\n\xff\x93NUMPY", 12);
+  const auto path = make_file("binary.bin", contents);
+  EXPECT_EQ(read_file(path), contents);
+}
+
+TEST_F(IoFile, ReadsEmptyFile) {
+  const auto path = make_file("empty.txt", "");
+  EXPECT_EQ(read_file(path), "");
+}
+
+TEST_F(IoFile, ReadsMultiMegabyteFile) {
+  std::string contents(3 * (1 << 20) + 17, '\0');
+  for (std::size_t i = 0; i < contents.size(); ++i) contents[i] = static_cast<char>(i * 31);
+  const auto path = make_file("large.bin", contents);
+  EXPECT_EQ(read_file(path), contents);
+}
+
+// /proc files report size 0 but have contents: reading must go to the end of the file rather
+// than trust the reported size, and the size limit must apply to what is really read.
+TEST_F(IoFile, ReadsFilesWhoseReportedSizeIsWrong) {
+  const std::filesystem::path proc_status = "/proc/self/status";
+  if (!std::filesystem::exists(proc_status)) GTEST_SKIP() << "no /proc file system";
+  ASSERT_EQ(std::filesystem::file_size(proc_status), 0u);
+  EXPECT_TRUE(contains(read_file(proc_status), "Name:"));
+  const std::string message = message_of<InputError>([&] { read_file(proc_status, 10); });
+  EXPECT_TRUE(contains(message, proc_status.string()));
+  EXPECT_TRUE(contains(message, "is larger than 10 bytes"));
+}
+
+TEST_F(IoFile, MissingFileIsNamed) {
+  const auto path = dir_ / "no-such-file.txt";
+  const std::string message = message_of<InputError>([&] { read_file(path); });
+  EXPECT_TRUE(contains(message, path.string()));
+  EXPECT_TRUE(contains(message, "does not exist"));
+}
+
+TEST_F(IoFile, DirectoryIsRefused) {
+  const std::string message = message_of<InputError>([&] { read_file(dir_); });
+  EXPECT_TRUE(contains(message, dir_.string()));
+  EXPECT_TRUE(contains(message, "is a directory"));
+}
+
+TEST_F(IoFile, NonRegularFileIsRefused) {
+  const auto fifo = dir_ / "pipe";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  const std::string message = message_of<InputError>([&] { read_file(fifo); });
+  EXPECT_TRUE(contains(message, fifo.string()));
+  EXPECT_TRUE(contains(message, "is not a regular file"));
+}
+
+TEST_F(IoFile, UnreadableFileReportsReason) {
+  const auto path = make_file("secret.txt", "hidden");
+  std::filesystem::permissions(path, std::filesystem::perms::none);
+  if (::access(path.c_str(), R_OK) == 0) {
+    GTEST_SKIP() << "running with privileges that ignore file permissions (e.g. root)";
+  }
+  const std::string message = message_of<InputError>([&] { read_file(path); });
+  EXPECT_TRUE(contains(message, path.string()));
+  EXPECT_TRUE(contains(message, "cannot be read: Permission denied"));
+}
+
+TEST_F(IoFile, FileOverLimitIsRefusedWithBothSizes) {
+  const auto path = make_file("eleven.txt", "0123456789A");
+  EXPECT_EQ(read_file(path, 11), "0123456789A");
+  const std::string message = message_of<InputError>([&] { read_file(path, 10); });
+  EXPECT_TRUE(contains(message, path.string()));
+  EXPECT_TRUE(contains(message, "is larger than 10 bytes"));
+  EXPECT_TRUE(contains(message, "it has 11 bytes"));
+}
+
+TEST_F(IoFile, AtomicWriteCreatesAndReplaces) {
+  const auto path = dir_ / "out.txt";
+  write_file_atomic(path, std::string_view("first version, longer"));
+  EXPECT_EQ(testing::slurp(path), "first version, longer");
+  write_file_atomic(path, std::string_view("second"));
+  EXPECT_EQ(testing::slurp(path), "second");
+  EXPECT_EQ(directory_listing(), std::vector<std::string>{"out.txt"});  // no temp left
+}
+
+TEST_F(IoFile, AtomicWriteOfBytesAndEmptyContents) {
+  const auto path = dir_ / "bytes.bin";
+  const std::vector<std::byte> bytes = {std::byte{0}, std::byte{0xFF}, std::byte{0x0A}};
+  write_file_atomic(path, bytes);
+  EXPECT_EQ(testing::slurp(path), std::string("\0\xff\n", 3));
+  write_file_atomic(path, std::span<const std::byte>());
+  EXPECT_TRUE(std::filesystem::exists(path));
+  EXPECT_EQ(std::filesystem::file_size(path), 0u);
+}
+
+TEST_F(IoFile, AtomicWriteWithBareFileNameUsesCurrentDirectory) {
+  const auto previous = std::filesystem::current_path();
+  std::filesystem::current_path(dir_);
+  write_file_atomic("relative.txt", std::string_view("here"));
+  std::filesystem::current_path(previous);
+  EXPECT_EQ(testing::slurp(dir_ / "relative.txt"), "here");
+  EXPECT_EQ(directory_listing(), std::vector<std::string>{"relative.txt"});
+}
+
+TEST_F(IoFile, AtomicWriteIntoMissingDirectoryFailsCleanly) {
+  const auto path = dir_ / "missing-dir" / "out.txt";
+  const std::string message =
+      message_of<OutputError>([&] { write_file_atomic(path, std::string_view("x")); });
+  EXPECT_TRUE(contains(message, path.string()));
+  EXPECT_TRUE(contains(message, "No such file or directory"));
+  EXPECT_TRUE(directory_listing().empty());
+}
+
+TEST_F(IoFile, AtomicWriteIntoReadOnlyDirectoryLeavesTargetUntouched) {
+  const auto path = make_file("kept.txt", "original");
+  std::filesystem::permissions(dir_, std::filesystem::perms::owner_read |
+                                         std::filesystem::perms::owner_exec);
+  if (::access(dir_.c_str(), W_OK) == 0) {
+    GTEST_SKIP() << "running with privileges that ignore directory permissions (e.g. root)";
+  }
+  const std::string message =
+      message_of<OutputError>([&] { write_file_atomic(path, std::string_view("replacement")); });
+  EXPECT_TRUE(contains(message, path.string()));
+  EXPECT_TRUE(contains(message, "Permission denied"));
+  EXPECT_EQ(testing::slurp(path), "original");
+  EXPECT_EQ(directory_listing(), std::vector<std::string>{"kept.txt"});
+}
+
+TEST_F(IoFile, AtomicWriteOverDirectoryFailsAndRemovesTemp) {
+  const auto target = dir_ / "a-directory";
+  std::filesystem::create_directory(target);
+  const std::string message =
+      message_of<OutputError>([&] { write_file_atomic(target, std::string_view("x")); });
+  EXPECT_TRUE(contains(message, target.string()));
+  EXPECT_TRUE(contains(message, "rename"));
+  EXPECT_TRUE(std::filesystem::is_directory(target));
+  EXPECT_EQ(directory_listing(), std::vector<std::string>{"a-directory"});
+}
+
+// A write that fails halfway (here: the file-size resource limit, which binds root too, standing
+// in for a full disk) must leave the old target intact and remove the temporary file.
+TEST_F(IoFile, FailedWriteLeavesTargetUntouchedAndNoTemp) {
+  const auto path = make_file("target.txt", "old contents");
+  rlimit previous_limit{};
+  ASSERT_EQ(::getrlimit(RLIMIT_FSIZE, &previous_limit), 0);
+  const auto previous_handler = std::signal(SIGXFSZ, SIG_IGN);  // get EFBIG instead of a signal
+  rlimit small_limit = previous_limit;
+  small_limit.rlim_cur = 100;  // bytes
+  ASSERT_EQ(::setrlimit(RLIMIT_FSIZE, &small_limit), 0);
+  std::string message;
+  try {
+    write_file_atomic(path, std::string(5000, 'n'));
+  } catch (const OutputError& error) {
+    message = error.what();
+  }
+  ::setrlimit(RLIMIT_FSIZE, &previous_limit);
+  std::signal(SIGXFSZ, previous_handler);
+
+  EXPECT_TRUE(contains(message, path.string()));
+  EXPECT_TRUE(contains(message, "File too large"));
+  EXPECT_EQ(testing::slurp(path), "old contents");
+  EXPECT_EQ(directory_listing(), std::vector<std::string>{"target.txt"});
+}
+
+TEST_F(IoFile, ConcurrentAtomicWritesToDifferentFiles) {
+  constexpr int kThreads = 8;
+  constexpr int kWritesPerThread = 25;
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([this, t] {
+      for (int i = 0; i < kWritesPerThread; ++i) {
+        write_file_atomic(dir_ / ("thread-" + std::to_string(t) + ".txt"),
+                          "thread " + std::to_string(t) + " write " + std::to_string(i));
+      }
+    });
+  }
+  for (std::thread& thread : threads) thread.join();
+  std::vector<std::string> expected_names;
+  for (int t = 0; t < kThreads; ++t) {
+    EXPECT_EQ(testing::slurp(dir_ / ("thread-" + std::to_string(t) + ".txt")),
+              "thread " + std::to_string(t) + " write " + std::to_string(kWritesPerThread - 1));
+    expected_names.push_back("thread-" + std::to_string(t) + ".txt");
+  }
+  EXPECT_EQ(directory_listing(), expected_names);
+}
+
+// Several threads replacing the same file: each temp name is unique, so every write succeeds and
+// the file always holds one complete version, never a mixture.
+TEST_F(IoFile, ConcurrentAtomicWritesToSameFileStayWhole) {
+  const auto path = dir_ / "shared.txt";
+  constexpr int kThreads = 6;
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&path, t] {
+      for (int i = 0; i < 20; ++i) write_file_atomic(path, std::string(4096, char('a' + t)));
+    });
+  }
+  for (std::thread& thread : threads) thread.join();
+  const std::string contents = testing::slurp(path);
+  ASSERT_EQ(contents.size(), 4096u);
+  EXPECT_EQ(contents, std::string(4096, contents[0]));
+  EXPECT_EQ(directory_listing(), std::vector<std::string>{"shared.txt"});
+}
+
+}  // namespace
+}  // namespace usrecon::io
