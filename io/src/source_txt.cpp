@@ -142,16 +142,16 @@ void write_source_txt(const std::filesystem::path& path, std::span<const std::in
   }
   // Up to 11 characters per value ("-2147483648") plus its separator.
   constexpr std::size_t kMaxValueChars = 12;
-  std::string text(rf.size() * kMaxValueChars + channels, '\0');
+  // One line, single spaces: the seed's reader splits on " " only, so a newline between two
+  // values would glue them into one token it cannot convert.
+  std::string text(rf.size() * kMaxValueChars + 1, '\0');
   char* out = text.data();
   char* const end = text.data() + text.size();
-  for (std::size_t channel = 0; channel < channels; ++channel) {
-    for (std::size_t sample = 0; sample < samples; ++sample) {
-      if (sample != 0) *out++ = ' ';
-      out = std::to_chars(out, end, rf[channel * samples + sample]).ptr;
-    }
-    *out++ = '\n';
+  for (std::size_t idx = 0; idx < rf.size(); ++idx) {
+    if (idx != 0) *out++ = ' ';
+    out = std::to_chars(out, end, rf[idx]).ptr;
   }
+  *out++ = '\n';
   text.resize(static_cast<std::size_t>(out - text.data()));
   write_file_atomic(path, std::string_view(text));
 }

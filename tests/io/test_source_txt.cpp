@@ -164,7 +164,7 @@ TEST_F(IoSourceTxt, WriteProducesSeedFormat) {
   const std::vector<std::int32_t> rf = {1, -2, 3, 2147483647, -2147483648, 0};
   const auto path = dir_ / "source.txt";
   write_source_txt(path, rf, 2, 3);
-  EXPECT_EQ(testing::slurp(path), "1 -2 3\n2147483647 -2147483648 0\n");
+  EXPECT_EQ(testing::slurp(path), "1 -2 3 2147483647 -2147483648 0\n");
 }
 
 TEST_F(IoSourceTxt, WriteThenReadRoundTripsAtFullSize) {

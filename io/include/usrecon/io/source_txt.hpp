@@ -23,8 +23,9 @@ std::vector<std::int32_t> parse_source_txt(std::string_view text, std::size_t ch
 std::vector<std::int32_t> read_source_txt(const std::filesystem::path& path, std::size_t channels,
                                           std::size_t samples);
 
-/// Writes rf (channel-major, rf[ch * samples + s]) as source.txt: one channel per line, values
-/// separated by single spaces (so the seed's own reader, which splits on " ", also reads it).
+/// Writes rf (channel-major, rf[ch * samples + s]) as source.txt: all values on one line,
+/// separated by single spaces, then a newline — the seed's own reader splits on " " alone, so this
+/// is the only layout it reads.
 /// Atomic (see write_file_atomic).
 void write_source_txt(const std::filesystem::path& path, std::span<const std::int32_t> rf,
                       std::size_t channels, std::size_t samples);

@@ -1,0 +1,113 @@
+// The usrecon executable end to end: batches mixing good and bad files, exit codes, messages on
+// stderr naming the file, and nothing written for a failed file.
+#include <gtest/gtest.h>
+
+#include <fstream>
+
+#include "../test_support.hpp"
+#include "usrecon/io/source_txt.hpp"
+#include "usrecon/recon/simulate.hpp"
+
+namespace fs = std::filesystem;
+using usrecon::testing::quote;
+using usrecon::testing::run_command;
+
+namespace {
+
+class CliReconstruct : public usrecon::testing::TempDir {
+ protected:
+  void SetUp() override {
+    TempDir::SetUp();
+    exe_ = usrecon::testing::usrecon_exe();
+    ASSERT_FALSE(exe_.empty()) << "USRECON_EXE is not set (run through ctest)";
+  }
+  // A small valid input: 8 channels x 300 samples (the grid stays the seed's 1200 x 762).
+  void write_good(const fs::path& path, double x_mm) {
+    usrecon::recon::SimulationOptions sim;
+    sim.problem.channels = 8;
+    sim.problem.samples = 300;
+    sim.points = {{x_mm, 5.0, 1.0}};
+    usrecon::io::write_source_txt(path, usrecon::recon::simulate_seed_channels(sim), 8, 300);
+  }
+  std::string reconstruct(const std::string& args) {
+    return exe_ + " reconstruct --channels 8 --samples 300 --backend cpu " + args;
+  }
+  std::string exe_;
+};
+
+}  // namespace
+
+TEST_F(CliReconstruct, BatchWithBadFilesReconstructsTheGoodOnesAndFails) {
+  write_good(dir_ / "a.txt", 2.0);
+  write_good(dir_ / "c.txt", 4.0);
+  std::ofstream(dir_ / "b.txt") << "1 2 x3\n";  // a bad token
+  std::ofstream(dir_ / "d.txt") << "";          // empty
+  const auto r = run_command(reconstruct(quote(dir_) + " " + quote(dir_ / "nope.txt") + " -o " +
+                                         quote(dir_ / "out")));
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_NE(r.output.find("b.txt"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("line 1, column 5"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("d.txt"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("nope.txt"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("2 of 5 reconstructed, 3 failed"), std::string::npos) << r.output;
+  for (const char* stem : {"a", "c"})
+    for (const char* ext : {".png", ".json"})
+      EXPECT_TRUE(fs::exists(dir_ / "out" / (std::string(stem) + ext))) << stem << ext;
+  for (const char* stem : {"b", "d", "nope"})
+    for (const char* ext : {".png", ".json", ".npy"})
+      EXPECT_FALSE(fs::exists(dir_ / "out" / (std::string(stem) + ext))) << stem << ext;
+}
+
+TEST_F(CliReconstruct, AllGoodExitsZeroWithSummaryAndRaw) {
+  write_good(dir_ / "one.txt", 3.0);
+  const auto r = run_command(reconstruct(quote(dir_ / "one.txt") + " -o " + quote(dir_ / "o") +
+                                         " --save-raw --threads 1 --dynamic-range 50"));
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("1 of 1 reconstructed, 0 failed"), std::string::npos) << r.output;
+  EXPECT_TRUE(fs::exists(dir_ / "o" / "one.npy"));
+  EXPECT_GT(fs::file_size(dir_ / "o" / "one.npy"), 762u * 1200u * 8u);
+  // A second run keeps existing outputs unless --overwrite.
+  const auto again = run_command(reconstruct(quote(dir_ / "one.txt") + " -o " + quote(dir_ / "o")));
+  EXPECT_EQ(again.exit_code, 1) << again.output;
+  EXPECT_NE(again.output.find("already exists"), std::string::npos) << again.output;
+  const auto forced = run_command(reconstruct(quote(dir_ / "one.txt") + " -o " + quote(dir_ / "o") + " --overwrite"));
+  EXPECT_EQ(forced.exit_code, 0) << forced.output;
+}
+
+TEST_F(CliReconstruct, CudaBackendRequestFailsClearlyWithoutADevice) {
+  if (usrecon::cuda_device_count() > 0) GTEST_SKIP() << "a CUDA device is present: nothing to refuse";
+  write_good(dir_ / "one.txt", 3.0);
+  const auto r = run_command(exe_ + " reconstruct --channels 8 --samples 300 --backend cuda " +
+                             quote(dir_ / "one.txt") + " -o " + quote(dir_ / "o"));
+  EXPECT_NE(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("cuda"), std::string::npos) << r.output;
+  EXPECT_FALSE(fs::exists(dir_ / "o" / "one.png"));
+}
+
+TEST_F(CliReconstruct, UsageErrorsAndHelp) {
+  const auto help = run_command(exe_ + " reconstruct --help");
+  EXPECT_EQ(help.exit_code, 0);
+  for (const char* option : {"--output", "--backend", "--threads", "--dynamic-range", "--save-raw",
+                             "--overwrite", "--channels", "--samples"})
+    EXPECT_NE(help.output.find(option), std::string::npos) << option;
+  EXPECT_NE(run_command(exe_ + " reconstruct").exit_code, 0);
+  EXPECT_NE(run_command(exe_ + " reconstruct x.txt -o o --backend gpu").exit_code, 0);
+  EXPECT_NE(run_command(exe_ + " reconstruct x.txt -o o --threads -1").exit_code, 0);
+  EXPECT_NE(run_command(exe_).exit_code, 0);
+  const auto empty_dir = run_command(exe_ + " reconstruct " + quote(dir_) + " -o " + quote(dir_ / "o"));
+  EXPECT_EQ(empty_dir.exit_code, 1);
+  EXPECT_NE(empty_dir.output.find("no input files"), std::string::npos) << empty_dir.output;
+}
+
+TEST_F(CliReconstruct, SimulateWritesDataAndTruth) {
+  const auto r = run_command(exe_ + " simulate -o " + quote(dir_ / "s.txt") + " --truth " +
+                             quote(dir_ / "s.json") + " --channels 4 --samples 50 --point 1,2 --point 0.5,1,2");
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  const auto rf = usrecon::io::read_source_txt(dir_ / "s.txt", 4, 50);
+  EXPECT_EQ(rf.size(), 200u);
+  EXPECT_TRUE(fs::exists(dir_ / "s.json"));
+  EXPECT_NE(run_command(exe_ + " simulate -o " + quote(dir_ / "s.txt") + " --point 1,2").exit_code, 0)
+      << "existing output must be kept without --overwrite";
+  EXPECT_NE(run_command(exe_ + " simulate -o " + quote(dir_ / "t.txt") + " --point 1,x").exit_code, 0);
+  EXPECT_NE(run_command(exe_ + " simulate -o " + quote(dir_ / "t.txt")).exit_code, 0);
+}
