@@ -1,0 +1,29 @@
+// Built instead of the cuda/*.cu entry points without CUDA: every CUDA request throws
+// CudaUnavailable ("... built without CUDA").
+#include "../internal/cuda_entry.hpp"
+
+namespace usrecon::kernels::detail {
+
+template <class T>
+sum_type_t<T> cuda_sum(const T*, std::size_t, StreamView) {
+  require_cuda("sum on device arrays");
+  return {};
+}
+template sum_type_t<float> cuda_sum<float>(const float*, std::size_t, StreamView);
+template sum_type_t<double> cuda_sum<double>(const double*, std::size_t, StreamView);
+template sum_type_t<std::int32_t> cuda_sum<std::int32_t>(const std::int32_t*, std::size_t, StreamView);
+template sum_type_t<std::int64_t> cuda_sum<std::int64_t>(const std::int64_t*, std::size_t, StreamView);
+
+std::uint64_t cuda_monte_carlo_count(std::uint64_t, std::uint64_t, StreamView) {
+  require_cuda("monte_carlo_pi on CUDA");
+  return 0;
+}
+
+template <class T>
+void cuda_gemm(const T*, const T*, T*, const GemmShape&, MatmulAlgo, StreamView) {
+  require_cuda("matmul on device arrays");
+}
+template void cuda_gemm<float>(const float*, const float*, float*, const GemmShape&, MatmulAlgo, StreamView);
+template void cuda_gemm<double>(const double*, const double*, double*, const GemmShape&, MatmulAlgo, StreamView);
+
+}  // namespace usrecon::kernels::detail

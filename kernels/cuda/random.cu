@@ -1,0 +1,47 @@
+// monte_carlo_pi on the GPU: one Philox counter (two samples) per loop step, integer counts.
+#include <cuda_runtime.h>
+
+#include <cstdint>
+
+#include "../internal/cuda_entry.hpp"
+#include "usrecon/kernels/cuda/launch.cuh"
+#include "usrecon/kernels/cuda_check.hpp"
+#include "usrecon/kernels/random.hpp"
+
+namespace usrecon::kernels::detail {
+namespace {
+
+constexpr int threads = 256;
+
+__global__ void __launch_bounds__(threads) monte_carlo_kernel(std::uint64_t n, std::uint64_t seed,
+                                                              unsigned long long* inside) {
+  const std::uint64_t counters = (n + 1) / 2;
+  unsigned long long local = 0;
+  const std::uint64_t step = static_cast<std::uint64_t>(cuda::grid_stride_1d());
+  for (std::uint64_t c = static_cast<std::uint64_t>(cuda::global_index_1d()); c < counters; c += step)
+    local += monte_carlo_inside(c, seed, 2 * c + 1 < n);
+  for (int offset = 16; offset > 0; offset /= 2) local += __shfl_down_sync(0xffffffffu, local, offset);
+  if (threadIdx.x % 32 == 0 && local) atomicAdd(inside, local);  // integer: order-independent
+}
+
+}  // namespace
+
+std::uint64_t cuda_monte_carlo_count(std::uint64_t n, std::uint64_t seed, StreamView stream) {
+  require_cuda("monte_carlo_pi on CUDA");
+  if (n == 0) return 0;
+  const auto counters = static_cast<std::int64_t>((n + 1) / 2);
+  const unsigned blocks = cuda::grid_1d(counters, threads, 32 * cuda::sm_count());
+  unsigned long long* d_inside = nullptr;
+  USRECON_CUDA_CHECK(cudaMallocAsync(&d_inside, sizeof(unsigned long long), stream.get()));
+  USRECON_CUDA_CHECK(cudaMemsetAsync(d_inside, 0, sizeof(unsigned long long), stream.get()));
+  monte_carlo_kernel<<<blocks, threads, 0, stream.get()>>>(n, seed, d_inside);
+  USRECON_CUDA_CHECK_LAUNCH("monte_carlo_kernel");
+  unsigned long long inside = 0;
+  USRECON_CUDA_CHECK(cudaMemcpyAsync(&inside, d_inside, sizeof inside, cudaMemcpyDeviceToHost,
+                                     stream.get()));
+  USRECON_CUDA_CHECK(cudaFreeAsync(d_inside, stream.get()));
+  USRECON_CUDA_CHECK(cudaStreamSynchronize(stream.get()));
+  return inside;
+}
+
+}  // namespace usrecon::kernels::detail

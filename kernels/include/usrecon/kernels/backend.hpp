@@ -1,0 +1,20 @@
+// Where and how an operation runs.
+#pragma once
+
+#include "usrecon/kernels/cuda_memory.hpp"
+
+namespace usrecon::kernels {
+
+/// CPU threads or CUDA. Operations on arrays run where their arrays live (host arrays: CPU, device
+/// arrays: CUDA); operations without arrays (monte_carlo_pi) take a Backend.
+enum class Backend { cpu, cuda };
+
+/// Execution options every operation accepts as its last, optional argument.
+struct Exec {
+  /// CPU: number of threads (0 = all hardware threads).
+  int threads = 0;
+  /// CUDA: the stream the work is enqueued on (default: the legacy default stream).
+  StreamView stream = {};
+};
+
+}  // namespace usrecon::kernels

@@ -1,0 +1,416 @@
+// Elementwise maps: the C++ counterpart of Numba's @vectorize.
+//
+// Write the scalar function once, USRECON_HD, and wrap it in a Ufunc:
+//
+//   struct AddTen { template <class T> USRECON_HD T operator()(T x) const { return x + T(10); } };
+//   inline constexpr usrecon::kernels::Ufunc<AddTen, 1> add_ten{"add_ten"};
+//
+//   HostArray<float> b = add_ten(a);               // new array, CPU threads
+//   add_ten(a, b);                                 // into a preallocated output (out=)
+//   DeviceArray<float> d = add_ten(to_device(a));  // on the GPU (needs cuda/map.cuh, see below)
+//
+// Calls take NIn inputs (arrays of any shape, broadcast NumPy-style, or scalars), then optionally
+// NOut outputs and optionally an Exec (threads, stream). All arrays of a call have one element
+// type T (float, double, int32_t, int64_t); scalars are converted to T. An op returning
+// Outputs<T, N> gives N outputs. Shapes are checked here, at the call: operands that do not
+// broadcast, outputs of the wrong shape and host/device mixes throw usrecon::Error.
+//
+// Where it runs follows the arrays: host arrays on CPU threads (this header, header-only), device
+// arrays with CUDA. The CUDA kernel for an op is instantiated by including
+// "usrecon/kernels/cuda/map.cuh" in a .cu file that makes the call; the library does that for its
+// ready-made ufuncs (add, hypot, sqrt, gaussian_pdf, polar_to_cartesian, polar_distance), so those
+// work on device arrays from any C++ file. A user op called on device arrays from a plain C++
+// file throws usrecon::Error saying so, unless has_cuda_instantiation<Op> is specialized true
+// (after a .cu file instantiates cuda_map for it). Without CUDA, device calls throw
+// CudaUnavailable.
+#pragma once
+
+#include <algorithm>
+#include <array>
+#include <concepts>
+#include <cstdint>
+#include <string>
+#include <tuple>
+#include <type_traits>
+#include <utility>
+
+#include "usrecon/kernels/array.hpp"
+#include "usrecon/kernels/math.hpp"
+#include "usrecon/kernels/parallel.hpp"
+
+namespace usrecon::kernels {
+
+/// The arguments of one elementwise launch, after broadcasting and dimension collapsing. Plain
+/// data: it is passed by value to the CUDA kernel. Strides are in elements, 0 where broadcast.
+template <class T, int NOut, int NIn>
+struct MapArgs {
+  T* out[NOut];
+  const T* in[NIn];  ///< nullptr: the input is the scalar `scalar[k]`
+  T scalar[NIn];
+  std::int64_t n;  ///< number of output elements
+  int ndim;        ///< 1 when every operand is contiguous or broadcast from one value
+  std::int64_t shape[max_dims];
+  std::int64_t stride[NIn][max_dims];
+};
+
+namespace detail {
+
+template <class Op, class T, std::size_t... I>
+auto op_result(std::index_sequence<I...>)
+    -> std::invoke_result_t<const Op&, decltype((void)I, std::declval<T>())...>;
+
+template <class R, class T>
+struct output_count : std::integral_constant<int, 0> {};
+template <class T>
+struct output_count<T, T> : std::integral_constant<int, 1> {};
+template <class T, int N>
+struct output_count<Outputs<T, N>, T> : std::integral_constant<int, N> {};
+
+template <class T, int NOut, int NIn>
+MapArgs<T, NOut, NIn> make_map_args(const std::string& name, const std::array<Out<T>, NOut>& outs,
+                                    const std::array<In<T>, NIn>& ins, Location& where) {
+  // Where: every array operand in the same memory.
+  bool host = false, device = false;
+  for (const In<T>& x : ins) {
+    host |= x.location == Location::host;
+    device |= x.location == Location::device;
+  }
+  for (const Out<T>& y : outs) {
+    host |= y.location == Location::host;
+    device |= y.location == Location::device;
+  }
+  if (host && device)
+    throw Error(name + ": host and device arrays mixed in one call; move them with to_device() "
+                       "or copy_to_host() first");
+  where = device ? Location::device : Location::host;
+
+  std::array<Shape, NIn> shapes;
+  for (int k = 0; k < NIn; ++k) shapes[k] = ins[k].shape;
+  const Shape shape = broadcast_shapes(shapes, name);
+  for (int j = 0; j < NOut; ++j)
+    if (!(outs[j].shape == shape))
+      throw Error(name + ": output " + std::to_string(j) + " has shape " +
+                  outs[j].shape.to_string() + " but the inputs broadcast to " + shape.to_string());
+
+  MapArgs<T, NOut, NIn> a{};
+  a.n = shape.size();
+  for (int j = 0; j < NOut; ++j) a.out[j] = outs[j].data;
+  // Full-rank strides, 0 along broadcast dimensions.
+  const int nd = shape.ndim();
+  std::int64_t stride[NIn][max_dims] = {};
+  for (int k = 0; k < NIn; ++k) {
+    a.in[k] = ins[k].location == Location::scalar ? nullptr : ins[k].data;
+    a.scalar[k] = ins[k].value;
+    const Shape& s = ins[k].shape;
+    std::int64_t st = 1;
+    for (int d = s.ndim() - 1; d >= 0; --d) {
+      stride[k][nd - s.ndim() + d] = s[d] == 1 ? 0 : st;
+      st *= s[d];
+    }
+  }
+  // Drop extent-1 dimensions and merge neighbours every operand walks contiguously.
+  a.ndim = 0;
+  for (int d = 0; d < nd; ++d) {
+    if (shape[d] == 1) continue;
+    bool merge = a.ndim > 0;
+    for (int k = 0; k < NIn && merge; ++k)
+      merge = a.stride[k][a.ndim - 1] == stride[k][d] * shape[d];
+    if (merge) {
+      a.shape[a.ndim - 1] *= shape[d];
+      for (int k = 0; k < NIn; ++k) a.stride[k][a.ndim - 1] = stride[k][d];
+    } else {
+      a.shape[a.ndim] = shape[d];
+      for (int k = 0; k < NIn; ++k) a.stride[k][a.ndim] = stride[k][d];
+      ++a.ndim;
+    }
+  }
+  if (a.ndim == 0) {  // a single element
+    a.ndim = 1;
+    a.shape[0] = 1;
+    for (int k = 0; k < NIn; ++k) a.stride[k][0] = 0;
+  }
+  return a;
+}
+
+/// One contiguous run of `len` outputs. Bit k of Mask set: input k is one value along the run.
+/// No broadcast index math here, so GCC vectorizes the loop.
+template <unsigned Mask, class Op, class T, int NOut, int NIn, std::size_t... K>
+void map_run(const Op& op, const MapArgs<T, NOut, NIn>& a, std::int64_t out_off,
+             const std::int64_t* in_off, std::int64_t len, std::index_sequence<K...>) {
+  const T* p[NIn];
+  T s[NIn];
+  for (int k = 0; k < NIn; ++k) {
+    p[k] = a.in[k] ? a.in[k] + in_off[k] : nullptr;
+    s[k] = p[k] ? p[k][0] : a.scalar[k];
+  }
+  if constexpr (NOut == 1) {
+    T* __restrict o = a.out[0] + out_off;
+    for (std::int64_t i = 0; i < len; ++i)
+      o[i] = op(((Mask >> K) & 1u ? s[K] : p[K][i])...);
+  } else {
+    T* o[NOut];
+    for (int j = 0; j < NOut; ++j) o[j] = a.out[j] + out_off;
+    for (std::int64_t i = 0; i < len; ++i) {
+      const Outputs<T, NOut> r = op(((Mask >> K) & 1u ? s[K] : p[K][i])...);
+      for (int j = 0; j < NOut; ++j) o[j][i] = r.value[j];
+    }
+  }
+}
+
+template <class Op, class T, int NOut, int NIn, unsigned... M>
+constexpr auto map_run_table(std::integer_sequence<unsigned, M...>) {
+  using Fn = void (*)(const Op&, const MapArgs<T, NOut, NIn>&, std::int64_t, const std::int64_t*,
+                      std::int64_t);
+  return std::array<Fn, sizeof...(M)>{
+      +[](const Op& op, const MapArgs<T, NOut, NIn>& a, std::int64_t o, const std::int64_t* i,
+          std::int64_t len) {
+        map_run<M>(op, a, o, i, len, std::make_index_sequence<NIn>{});
+      }...};
+}
+
+/// The element type of a ufunc call: the first array's, else the scalars' common type.
+template <class... A>
+struct first_element {
+  using type = void;
+};
+template <class A, class... R>
+struct first_element<A, R...> {
+  using type = std::conditional_t<!std::is_void_v<element_type_t<A>>, element_type_t<A>,
+                                  typename first_element<R...>::type>;
+};
+template <class Tuple, class Seq>
+struct call_value_type;
+template <class Tuple, std::size_t... I>
+struct call_value_type<Tuple, std::index_sequence<I...>> {
+  using first = typename first_element<std::tuple_element_t<I, Tuple>...>::type;
+  using type = typename std::conditional_t<
+      std::is_void_v<first>,
+      std::common_type<std::remove_cvref_t<std::tuple_element_t<I, Tuple>>...>,
+      std::type_identity<first>>::type;
+};
+
+}  // namespace detail
+
+/// Runs the map on CPU threads (exec.threads; 0 = all). Header-only.
+template <class Op, class T, int NOut, int NIn>
+void cpu_map(const Op& op, const MapArgs<T, NOut, NIn>& a, int threads = 0) {
+  if (a.n == 0) return;
+  static constexpr auto table = detail::map_run_table<Op, T, NOut, NIn>(
+      std::make_integer_sequence<unsigned, (1u << NIn)>{});
+  const int nd = a.ndim;
+  const std::int64_t inner = a.shape[nd - 1];
+  unsigned mask = 0;
+  for (int k = 0; k < NIn; ++k)
+    if (a.stride[k][nd - 1] == 0) mask |= 1u << k;
+  const auto run = table[mask];
+  constexpr std::int64_t grain = 1 << 16;  // elements per task
+  const int nthreads = a.n < 2 * grain ? 1 : threads;
+
+  if (nd == 1) {  // contiguous: one long run, split into chunks
+    parallel_for(static_cast<std::size_t>(a.n), grain, nthreads,
+                 [&](std::size_t begin, std::size_t end) {
+                   std::int64_t off[NIn > 0 ? NIn : 1];
+                   for (int k = 0; k < NIn; ++k)
+                     off[k] = static_cast<std::int64_t>(begin) * a.stride[k][0];
+                   run(op, a, static_cast<std::int64_t>(begin), off,
+                       static_cast<std::int64_t>(end - begin));
+                 });
+    return;
+  }
+  // Broadcast: one run per row of the innermost dimension.
+  const std::int64_t rows = a.n / inner;
+  const std::size_t rows_per_task = static_cast<std::size_t>(std::max<std::int64_t>(1, grain / inner));
+  parallel_for(static_cast<std::size_t>(rows), rows_per_task, nthreads,
+               [&](std::size_t begin, std::size_t end) {
+                 for (std::size_t r = begin; r < end; ++r) {
+                   std::int64_t off[NIn > 0 ? NIn : 1] = {};
+                   std::int64_t rem = static_cast<std::int64_t>(r);
+                   for (int d = nd - 2; d >= 0; --d) {
+                     const std::int64_t i = rem % a.shape[d];
+                     rem /= a.shape[d];
+                     for (int k = 0; k < NIn; ++k) off[k] += i * a.stride[k][d];
+                   }
+                   run(op, a, static_cast<std::int64_t>(r) * inner, off, inner);
+                 }
+               });
+}
+
+#if defined(USRECON_HAVE_CUDA)
+/// Runs the map with CUDA on `stream`. Defined in "usrecon/kernels/cuda/map.cuh" (include it in
+/// the .cu file that uses a new op on device arrays); the library instantiates its own ufuncs.
+template <class Op, class T, int NOut, int NIn>
+void cuda_map(const Op& op, const MapArgs<T, NOut, NIn>& a, StreamView stream);
+#else
+template <class Op, class T, int NOut, int NIn>
+void cuda_map(const Op&, const MapArgs<T, NOut, NIn>&, StreamView) {
+  require_cuda("elementwise map on device arrays");
+}
+#endif
+
+/// True for ops whose CUDA kernels some .cu file of the program instantiates explicitly (the
+/// library's ops are). A C++ (not CUDA) file may call a ufunc on device arrays only for such ops;
+/// specialize it for your op after instantiating cuda_map for it in a .cu file.
+template <class Op>
+inline constexpr bool has_cuda_instantiation = false;
+template <>
+inline constexpr bool has_cuda_instantiation<ops::Add> = true;
+template <>
+inline constexpr bool has_cuda_instantiation<ops::Hypot> = true;
+template <>
+inline constexpr bool has_cuda_instantiation<ops::Sqrt> = true;
+template <>
+inline constexpr bool has_cuda_instantiation<ops::GaussianPdf> = true;
+template <>
+inline constexpr bool has_cuda_instantiation<ops::PolarToCartesian> = true;
+template <>
+inline constexpr bool has_cuda_instantiation<ops::PolarDistance> = true;
+
+// In a file compiled by nvcc every op may run on the device (cuda/map.cuh defines the kernel);
+// elsewhere only ops with has_cuda_instantiation. The flag is a template argument, so the CUDA
+// and the C++ instantiations are distinct functions.
+#if defined(__CUDACC__) || !defined(USRECON_HAVE_CUDA)
+#define USRECON_MAP_DEVICE_CALLS true
+#else
+#define USRECON_MAP_DEVICE_CALLS false
+#endif
+
+/// Checks the operands and runs op elementwise where they live.
+template <class Op, class T, int NOut, int NIn, bool DeviceCalls = USRECON_MAP_DEVICE_CALLS>
+void run_map(const std::string& name, const Op& op, const std::array<Out<T>, NOut>& outs,
+             const std::array<In<T>, NIn>& ins, const Exec& exec = {}) {
+  static_assert(is_supported_type_v<T>, "element types: float, double, int32_t, int64_t");
+  Location where{};
+  const MapArgs<T, NOut, NIn> a = detail::make_map_args<T, NOut, NIn>(name, outs, ins, where);
+  if (a.n == 0) return;
+  if (where == Location::device) {
+    if constexpr (DeviceCalls || has_cuda_instantiation<Op>)
+      cuda_map<Op, T, NOut, NIn>(op, a, exec.stream);
+    else
+      throw Error(name + ": no CUDA kernel for this op in this file: call it on device arrays "
+                         "from a .cu file that includes usrecon/kernels/cuda/map.cuh");
+  } else {
+    cpu_map<Op, T, NOut, NIn>(op, a, exec.threads);
+  }
+}
+
+/// A vectorized function: Op's scalar operator() (NIn arguments of one type T, returning T or
+/// Outputs<T, N>) applied elementwise with broadcasting. See the top of this header.
+template <class Op, int NIn>
+class Ufunc {
+ public:
+  static_assert(NIn >= 1 && NIn <= 6, "1 to 6 inputs");
+
+  constexpr explicit Ufunc(const char* name, Op op = {}) : name_(name), op_(op) {}
+
+  [[nodiscard]] const char* name() const noexcept { return name_; }
+  [[nodiscard]] const Op& op() const noexcept { return op_; }
+
+  /// Number of outputs for element type T.
+  template <class T>
+  static constexpr int outputs =
+      detail::output_count<decltype(detail::op_result<Op, T>(std::make_index_sequence<NIn>{})),
+                           T>::value;
+
+  template <bool DeviceCalls = USRECON_MAP_DEVICE_CALLS, class... Args>
+  auto operator()(Args&&... args) const {
+    constexpr std::size_t n = sizeof...(Args);
+    constexpr bool has_exec = n > 0 && is_exec<Args...>();
+    constexpr std::size_t m = has_exec ? n - 1 : n;
+    static_assert(m >= NIn, "too few arguments for this ufunc");
+    auto all = std::forward_as_tuple(std::forward<Args>(args)...);
+    using T = typename detail::call_value_type<std::tuple<Args...>,
+                                               std::make_index_sequence<m>>::type;
+    static_assert(is_supported_type_v<T>, "element types: float, double, int32_t, int64_t");
+    constexpr int nout = outputs<T>;
+    static_assert(nout > 0, "the op is not defined for this element type (or does not return T "
+                            "or Outputs<T, N>)");
+    static_assert(m == NIn || m == NIn + nout,
+                  "a ufunc call takes its inputs, then optionally all its outputs, then "
+                  "optionally an Exec");
+    Exec exec{};
+    if constexpr (has_exec) exec = std::get<n - 1>(all);
+    const auto ins = inputs<T>(all, std::make_index_sequence<NIn>{});
+    if constexpr (m == NIn + nout) {
+      run_map<Op, T, nout, NIn, DeviceCalls>(name_, op_, outputs_of<T>(all, std::make_index_sequence<nout>{}),
+                                ins, exec);
+    } else {
+      std::array<Shape, NIn> shapes;
+      for (int k = 0; k < NIn; ++k) shapes[k] = ins[k].shape;
+      const Shape shape = broadcast_shapes(shapes, name_);
+      using A = std::conditional_t<any_device<std::tuple<Args...>>(std::make_index_sequence<NIn>{}),
+                                   DeviceArray<T>, HostArray<T>>;
+      std::array<A, nout> result;
+      std::array<Out<T>, nout> outs = make_outs<A, T>(result, std::make_index_sequence<nout>{},
+                                                      shape);
+      run_map<Op, T, nout, NIn, DeviceCalls>(name_, op_, outs, ins, exec);
+      if constexpr (nout == 1)
+        return std::move(result[0]);
+      else
+        return result;
+    }
+  }
+
+ private:
+  template <class... Args>
+  static constexpr bool is_exec() {
+    using Last = std::tuple_element_t<sizeof...(Args) - 1, std::tuple<Args...>>;
+    return std::is_same_v<std::remove_cvref_t<Last>, Exec>;
+  }
+
+  template <class T, class A>
+  static In<T> to_in(const A& x) {
+    using E = element_type_t<A>;
+    if constexpr (std::is_void_v<E>) {
+      static_assert(std::is_arithmetic_v<std::remove_cvref_t<A>>,
+                    "ufunc inputs are HostArray, DeviceArray, In<T> or arithmetic scalars");
+      return In<T>(static_cast<T>(x));
+    } else {
+      static_assert(std::is_same_v<E, T>, "all arrays of a ufunc call need the same element type");
+      return In<T>(x);
+    }
+  }
+  template <class T, class A>
+  static Out<T> to_out(A&& y) {
+    static_assert(std::is_same_v<element_type_t<A>, T>,
+                  "outputs must be arrays of the inputs' element type");
+    static_assert(!std::is_const_v<std::remove_reference_t<A>>, "outputs must be writable");
+    return Out<T>(y);
+  }
+  template <class T, class Tuple, std::size_t... I>
+  static std::array<In<T>, NIn> inputs(Tuple& t, std::index_sequence<I...>) {
+    return {to_in<T>(std::get<I>(t))...};
+  }
+  template <class T, class Tuple, std::size_t... J>
+  static std::array<Out<T>, sizeof...(J)> outputs_of(Tuple& t, std::index_sequence<J...>) {
+    return {to_out<T>(std::get<NIn + J>(t))...};
+  }
+  template <class Tuple, std::size_t... I>
+  static constexpr bool any_device(std::index_sequence<I...>) {
+    return (is_device_array_v<std::remove_cvref_t<std::tuple_element_t<I, Tuple>>> || ...);
+  }
+  template <class A, class T, std::size_t N, std::size_t... J>
+  static std::array<Out<T>, N> make_outs(std::array<A, N>& r, std::index_sequence<J...>,
+                                         const Shape& shape) {
+    ((r[J] = A(shape)), ...);
+    return {Out<T>(r[J])...};
+  }
+
+  const char* name_;
+  Op op_;
+};
+
+/// Makes a Ufunc from an op object: vectorize<2>(MyOp{}, "my_op").
+template <int NIn, class Op>
+constexpr Ufunc<Op, NIn> vectorize(Op op, const char* name) {
+  return Ufunc<Op, NIn>(name, op);
+}
+
+// The tutorial's ufuncs, ready-made (CPU and CUDA).
+inline constexpr Ufunc<ops::Add, 2> add{"add"};
+inline constexpr Ufunc<ops::Hypot, 2> hypot{"hypot"};
+inline constexpr Ufunc<ops::Sqrt, 1> sqrt{"sqrt"};
+inline constexpr Ufunc<ops::GaussianPdf, 3> gaussian_pdf{"gaussian_pdf"};
+inline constexpr Ufunc<ops::PolarToCartesian, 2> polar_to_cartesian{"polar_to_cartesian"};
+inline constexpr Ufunc<ops::PolarDistance, 4> polar_distance{"polar_distance"};
+
+}  // namespace usrecon::kernels

@@ -1,0 +1,128 @@
+// Scalar math shared by the CPU and CUDA backends: each function is defined once, USRECON_HD, so
+// the CPU tests run exactly the arithmetic the GPU kernels run (up to the last bit of library
+// functions such as exp and sin, which CUDA and libm round differently).
+#pragma once
+
+#include <cmath>
+#include <concepts>
+
+#include "usrecon/kernels/common.hpp"
+
+namespace usrecon::kernels {
+
+/// Several results of one elementwise function (polar_to_cartesian returns two). An op returning
+/// Outputs<T, N> makes a ufunc with N outputs.
+template <class T, int N>
+struct Outputs {
+  static_assert(N >= 1, "at least one output");
+  T value[N];
+  USRECON_HD constexpr T& operator[](int i) { return value[i]; }
+  USRECON_HD constexpr const T& operator[](int i) const { return value[i]; }
+};
+
+namespace math {
+
+// Overloads that resolve to CUDA's device functions in device code and to <cmath> on the host.
+#if defined(__CUDA_ARCH__)
+#define USRECON_MATH_FN(name, fname)                                    \
+  USRECON_HD inline float name(float x) { return ::fname(x); }          \
+  USRECON_HD inline double name(double x) { return ::name(x); }
+#else
+#define USRECON_MATH_FN(name, fname)                                    \
+  USRECON_HD inline float name(float x) { return std::name(x); }       \
+  USRECON_HD inline double name(double x) { return std::name(x); }
+#endif
+USRECON_MATH_FN(sqrt, sqrtf)
+USRECON_MATH_FN(exp, expf)
+USRECON_MATH_FN(sin, sinf)
+USRECON_MATH_FN(cos, cosf)
+USRECON_MATH_FN(fabs, fabsf)
+#undef USRECON_MATH_FN
+
+template <class T>
+USRECON_HD constexpr T min(T a, T b) {
+  return b < a ? b : a;
+}
+template <class T>
+USRECON_HD constexpr T max(T a, T b) {
+  return a < b ? b : a;
+}
+
+/// The tutorial's hypot: sqrt(x² + y²) without overflow for large x, y.
+template <std::floating_point T>
+USRECON_HD T hypot(T x, T y) {
+  x = fabs(x);
+  y = fabs(y);
+  T t = min(x, y);
+  x = max(x, y);
+  if (x == T(0)) return T(0);  // the tutorial divides 0 by 0 here; math.hypot gives 0
+  t = t / x;
+  return x * sqrt(T(1) + t * t);
+}
+
+/// Normal probability density at x.
+template <std::floating_point T>
+USRECON_HD T gaussian_pdf(T x, T mean, T sigma) {
+  constexpr T inv_sqrt_2pi = T(0.3989422804014327);
+  const T z = (x - mean) / sigma;
+  return exp(T(-0.5) * z * z) * inv_sqrt_2pi / sigma;
+}
+
+/// (rho, theta) -> (x, y): the tutorial's device function with two return values.
+template <std::floating_point T>
+USRECON_HD Outputs<T, 2> polar_to_cartesian(T rho, T theta) {
+  return {{rho * cos(theta), rho * sin(theta)}};
+}
+
+/// Distance between two points given in polar coordinates, through polar_to_cartesian.
+template <std::floating_point T>
+USRECON_HD T polar_distance(T rho1, T theta1, T rho2, T theta2) {
+  const Outputs<T, 2> p = polar_to_cartesian(rho1, theta1);
+  const Outputs<T, 2> q = polar_to_cartesian(rho2, theta2);
+  return hypot(p[0] - q[0], p[1] - q[1]);
+}
+
+}  // namespace math
+
+/// The elementwise operations behind the ready-made ufuncs (usable in user ops too).
+namespace ops {
+
+struct Add {
+  template <class T>
+  USRECON_HD T operator()(T a, T b) const {
+    return a + b;
+  }
+};
+struct Hypot {
+  template <std::floating_point T>
+  USRECON_HD T operator()(T x, T y) const {
+    return math::hypot(x, y);
+  }
+};
+struct Sqrt {
+  template <std::floating_point T>
+  USRECON_HD T operator()(T x) const {
+    return math::sqrt(x);
+  }
+};
+struct GaussianPdf {
+  template <std::floating_point T>
+  USRECON_HD T operator()(T x, T mean, T sigma) const {
+    return math::gaussian_pdf(x, mean, sigma);
+  }
+};
+struct PolarToCartesian {
+  template <std::floating_point T>
+  USRECON_HD Outputs<T, 2> operator()(T rho, T theta) const {
+    return math::polar_to_cartesian(rho, theta);
+  }
+};
+struct PolarDistance {
+  template <std::floating_point T>
+  USRECON_HD T operator()(T rho1, T theta1, T rho2, T theta2) const {
+    return math::polar_distance(rho1, theta1, rho2, theta2);
+  }
+};
+
+}  // namespace ops
+}  // namespace usrecon::kernels

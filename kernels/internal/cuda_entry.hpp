@@ -1,0 +1,23 @@
+// Private to the kernels library: the CUDA entry points the host dispatchers call. Defined in
+// cuda/*.cu, or in cpu/cuda_none.cpp (throwing CudaUnavailable) in a build without CUDA.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "gemm_shape.hpp"
+#include "usrecon/kernels/matmul.hpp"
+#include "usrecon/kernels/reduce.hpp"
+
+namespace usrecon::kernels::detail {
+
+template <class T>
+sum_type_t<T> cuda_sum(const T* x, std::size_t n, StreamView stream);
+
+std::uint64_t cuda_monte_carlo_count(std::uint64_t n, std::uint64_t seed, StreamView stream);
+
+template <class T>
+void cuda_gemm(const T* a, const T* b, T* c, const GemmShape& shape, MatmulAlgo algo,
+               StreamView stream);
+
+}  // namespace usrecon::kernels::detail

@@ -1,0 +1,179 @@
+// CUDA backends against the CPU ones and cuBLAS. Every test skips cleanly without a device.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <limits>
+
+#include "kernel_test_util.hpp"
+#include "usrecon/kernels/cuda/map.cuh"
+#include "usrecon/kernels/kernels.hpp"
+
+namespace uk = usrecon::kernels;
+using uk::HostArray;
+using uk::MatmulAlgo;
+using uk::Shape;
+using uk::testing::random_array;
+
+#define REQUIRE_GPU(what) \
+  if (usrecon::cuda_device_count() == 0) GTEST_SKIP() << "no CUDA device: " << what
+
+namespace {
+
+// A user op defined here and instantiated for the GPU through cuda/map.cuh.
+struct ScaleShift {
+  template <class T>
+  USRECON_HD uk::Outputs<T, 2> operator()(T x, T s) const {
+    return {{x * s, x - s}};
+  }
+};
+constexpr uk::Ufunc<ScaleShift, 2> scale_shift{"scale_shift"};
+
+TEST(KernelCuda, BuiltWithCudaReportsIt) { EXPECT_TRUE(usrecon::built_with_cuda()); }
+
+TEST(KernelCuda, DeviceArrayRoundTripAndPreallocatedOutput) {
+  REQUIRE_GPU("to_device / copy_to_host round trip, add into a preallocated device array");
+  for (std::int64_t n : {1, 255, 256, 257, 1'000'000}) {
+    const auto a = random_array<float>({n}, 1), b = random_array<float>({n}, 2);
+    const auto da = uk::to_device(a), db = uk::to_device(b);
+    EXPECT_EQ(da.copy_to_host().span().size(), a.size());
+    auto out = uk::device_array<float>({n});
+    uk::add(da, db, out);
+    const HostArray<float> c = out.copy_to_host();
+    for (std::int64_t i = 0; i < n; ++i) ASSERT_EQ(c[i], a[i] + b[i]) << "n=" << n;
+  }
+}
+
+TEST(KernelCuda, UfuncsMatchCpuWithBroadcasting) {
+  REQUIRE_GPU("every ready-made ufunc on device arrays vs the CPU");
+  const auto x = random_array<double>({64, 33}, 3, -4.0, 4.0);
+  const auto y = random_array<double>({33}, 4, -4.0, 4.0);
+  const auto dx = uk::to_device(x), dy = uk::to_device(y);
+  const auto check = [](const HostArray<double>& gpu, const HostArray<double>& cpu, double tol) {
+    ASSERT_EQ(gpu.shape(), cpu.shape());
+    for (std::size_t i = 0; i < cpu.size(); ++i) ASSERT_NEAR(gpu[i], cpu[i], tol * (1 + std::abs(cpu[i])));
+  };
+  check(uk::add(dx, dy).copy_to_host(), uk::add(x, y), 0);
+  check(uk::hypot(dx, dy).copy_to_host(), uk::hypot(x, y), 1e-15);
+  check(uk::sqrt(uk::hypot(dx, dy)).copy_to_host(), uk::sqrt(uk::hypot(x, y)), 1e-15);
+  check(uk::gaussian_pdf(dx, 0.5, 1.5).copy_to_host(), uk::gaussian_pdf(x, 0.5, 1.5), 1e-14);
+  check(uk::polar_distance(dx, dy, dy, dx).copy_to_host(), uk::polar_distance(x, y, y, x), 1e-13);
+  auto [gx, gy] = uk::polar_to_cartesian(dx, dy);
+  auto [cx, cy] = uk::polar_to_cartesian(x, y);
+  check(gx.copy_to_host(), cx, 1e-14);
+  check(gy.copy_to_host(), cy, 1e-14);
+  const auto i32 = random_array<std::int32_t>({1000, 7}, 5, -100, 100);
+  const auto di = uk::to_device(i32);
+  const HostArray<std::int32_t> gi = uk::add(di, 10).copy_to_host();
+  for (std::size_t i = 0; i < i32.size(); ++i) ASSERT_EQ(gi[i], i32[i] + 10);
+}
+
+TEST(KernelCuda, UserOpThroughMapCuhWithTwoOutputsOnAStream) {
+  REQUIRE_GPU("a user-defined op instantiated by cuda/map.cuh, on a non-default stream");
+  uk::Stream stream;
+  const auto x = random_array<float>({5, 1000}, 6);
+  const auto s = random_array<float>({5, 1}, 7);
+  const auto dx = uk::to_device(x, stream), ds = uk::to_device(s, stream);
+  auto o1 = uk::device_array<float>({5, 1000}), o2 = uk::device_array<float>({5, 1000});
+  scale_shift(dx, ds, o1, o2, uk::Exec{0, stream});
+  const HostArray<float> r1 = o1.copy_to_host(stream), r2 = o2.copy_to_host(stream);
+  auto [c1, c2] = scale_shift(x, s);
+  for (std::size_t i = 0; i < x.size(); ++i) {
+    ASSERT_EQ(r1[i], c1[i]);
+    ASSERT_EQ(r2[i], c2[i]);
+  }
+}
+
+TEST(KernelCuda, SumMatchesCpu) {
+  REQUIRE_GPU("sum on device arrays (int exact, float within pairwise bound)");
+  for (std::int64_t n : {1, 1023, 1024, 1025, 3'000'017}) {
+    const auto i = random_array<std::int32_t>({n}, 8, -1'000'000'000, 1'000'000'000);
+    EXPECT_EQ(uk::sum(uk::to_device(i)), uk::sum(i)) << "n=" << n;
+    const auto f = random_array<float>({n}, 9, 0.0, 1.0);
+    const double cpu = uk::sum(f);
+    EXPECT_NEAR(uk::sum(uk::to_device(f)), cpu, 1e-6 * cpu + 1e-6) << "n=" << n;
+    const auto df = uk::to_device(f);
+    EXPECT_EQ(uk::sum(df), uk::sum(df)) << "deterministic";
+  }
+}
+
+TEST(KernelCuda, MonteCarloGivesTheCpuCountForTheSameSeed) {
+  REQUIRE_GPU("monte_carlo_pi: GPU count equals CPU count");
+  for (std::uint64_t n : {1ull, 101ull, 1'000'000ull, 10'000'001ull})
+    EXPECT_EQ(uk::monte_carlo_count(n, 1234, uk::Backend::cuda),
+              uk::monte_carlo_count(n, 1234, uk::Backend::cpu))
+        << "n=" << n;
+}
+
+template <class T>
+class KernelCudaMatmul : public ::testing::Test {};
+using MatmulTypes = ::testing::Types<float, double>;
+TYPED_TEST_SUITE(KernelCudaMatmul, MatmulTypes);
+
+TYPED_TEST(KernelCudaMatmul, TiledAndNaiveAgainstCublas) {
+  using T = TypeParam;
+  REQUIRE_GPU("tiled and naive CUDA matmul vs cuBLAS (exact on small integers, bounded on random)");
+  struct D {
+    std::int64_t batch, m, n, k;
+  };
+  for (const D d : {D{1, 1, 1, 1}, D{2, 7, 9, 5}, D{1, 127, 129, 8}, D{3, 128, 128, 128},
+                    D{1, 129, 127, 257}, D{2, 300, 200, 100}, D{1, 64, 64, 7}}) {
+    HostArray<T> a = random_array<T>({d.batch, d.m, d.k}, 10, -4.0, 4.0);
+    HostArray<T> b = random_array<T>({d.batch, d.k, d.n}, 11, -4.0, 4.0);
+    for (T& v : a) v = std::round(v);
+    for (T& v : b) v = std::round(v);
+    const auto da = uk::to_device(a), db = uk::to_device(b);
+    const HostArray<T> ref = uk::matmul(da, db, MatmulAlgo::blas).copy_to_host();
+    const HostArray<T> cpu = uk::matmul(a, b, MatmulAlgo::naive);
+    for (MatmulAlgo algo : {MatmulAlgo::tiled, MatmulAlgo::naive}) {
+      const HostArray<T> c = uk::matmul(da, db, algo).copy_to_host();
+      for (std::size_t i = 0; i < c.size(); ++i) {
+        ASSERT_EQ(c[i], ref[i]) << "algo " << static_cast<int>(algo) << " m=" << d.m;
+        ASSERT_EQ(c[i], cpu[i]);
+      }
+    }
+    const auto ra = random_array<T>({d.batch, d.m, d.k}, 12), rb = random_array<T>({d.batch, d.k, d.n}, 13);
+    const auto dra = uk::to_device(ra), drb = uk::to_device(rb);
+    const HostArray<T> rref = uk::matmul(dra, drb, MatmulAlgo::blas).copy_to_host();
+    const HostArray<T> rt = uk::matmul(dra, drb, MatmulAlgo::tiled).copy_to_host();
+    const double bound = 4.0 * std::numeric_limits<T>::epsilon() * d.k;
+    for (std::size_t i = 0; i < rt.size(); ++i) ASSERT_NEAR(rt[i], rref[i], bound);
+  }
+}
+
+TEST(KernelCuda, StreamsEventsPinnedBuffersAndAsyncCopies) {
+  REQUIRE_GPU("Stream, Event timing, PinnedBuffer, copy_async, DeviceBuffer::reserve_discard");
+  const std::size_t n = 1 << 20;
+  uk::Stream stream;
+  uk::PinnedBuffer<float> host(n);
+  for (std::size_t i = 0; i < n; ++i) host[i] = static_cast<float>(i);
+  uk::DeviceBuffer<float> dev(n);
+  uk::Event start, stop;
+  start.record(stream);
+  uk::copy_async(dev.span(), host.cspan(), stream);
+  uk::DeviceBuffer<float> dev2(n);
+  uk::copy_async(dev2.span(), dev.cspan(), stream);
+  stream.synchronize();
+  for (float& v : host) v = -1.0f;  // safe now: the stream has finished reading it
+  uk::copy_async(host.span(), dev2.cspan(), stream);
+  stop.record(stream);
+  stop.synchronize();
+  EXPECT_TRUE(stop.ready());
+  EXPECT_GE(uk::Event::elapsed_ms(start, stop), 0.0f);
+  for (std::size_t i = 0; i < n; i += 4097) ASSERT_EQ(host[i], static_cast<float>(i));
+  const float* before = dev.data();
+  dev.reserve_discard(n / 2);
+  EXPECT_EQ(dev.data(), before);
+  EXPECT_EQ(dev.size(), n / 2);
+  dev.reserve_discard(2 * n);
+  EXPECT_EQ(dev.size(), 2 * n);
+  dev.zero(stream);
+  stream.synchronize();
+  EXPECT_EQ(uk::sum(uk::In<float>::device(dev.data(), Shape{static_cast<std::int64_t>(2 * n)})), 0.0f);
+  uk::DeviceBuffer<float> moved = std::move(dev);
+  EXPECT_TRUE(dev.empty());
+  EXPECT_EQ(moved.size(), 2 * n);
+  EXPECT_THROW(uk::copy(moved.span(), host.cspan()), usrecon::Error);  // sizes differ
+}
+
+}  // namespace

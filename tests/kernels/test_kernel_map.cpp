@@ -1,0 +1,191 @@
+// Elementwise maps on the CPU: broadcasting, types, several outputs, errors at the call.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdint>
+
+#include "kernel_test_util.hpp"
+#include "usrecon/kernels/map.hpp"
+
+namespace uk = usrecon::kernels;
+using uk::HostArray;
+using uk::Shape;
+using uk::testing::random_array;
+
+namespace {
+
+struct AddTen {
+  template <class T>
+  USRECON_HD T operator()(T x) const {
+    return x + T(10);
+  }
+};
+constexpr uk::Ufunc<AddTen, 1> add_ten{"add_ten"};
+
+struct Fma3 {  // a user op with three inputs
+  template <class T>
+  USRECON_HD T operator()(T a, T b, T c) const {
+    return a * b + c;
+  }
+};
+
+TEST(KernelShape, BroadcastFollowsNumPy) {
+  EXPECT_EQ(uk::broadcast_shapes(std::vector<Shape>{{4}, {4, 4}}, "t"), (Shape{4, 4}));
+  EXPECT_EQ(uk::broadcast_shapes(std::vector<Shape>{{3, 1}, {1, 5}}, "t"), (Shape{3, 5}));
+  EXPECT_EQ(uk::broadcast_shapes(std::vector<Shape>{{}, {2, 3}}, "t"), (Shape{2, 3}));
+  EXPECT_EQ(uk::broadcast_shapes(std::vector<Shape>{{}, {}}, "t"), Shape{});
+  EXPECT_EQ((Shape{3}).to_string(), "(3,)");
+  EXPECT_EQ((Shape{4, 4}).to_string(), "(4, 4)");
+}
+
+TEST(KernelShape, MismatchNamesTheCallAndTheShapes) {
+  try {
+    (void)uk::broadcast_shapes(std::vector<Shape>{{3}, {4, 4}}, "add");
+    FAIL() << "no exception";
+  } catch (const usrecon::Error& e) {
+    EXPECT_STREQ(e.what(), "add: operands could not be broadcast together with shapes (3,) (4, 4)");
+  }
+  EXPECT_THROW(Shape({-1}), usrecon::Error);
+}
+
+TEST(KernelMap, AddVectorToMatrixBroadcastsLikeNumPy) {
+  HostArray<float> a(Shape{4}, std::vector<float>{0, 1, 2, 3});
+  HostArray<float> b(Shape{4, 4});
+  for (std::size_t i = 0; i < b.size(); ++i) b[i] = static_cast<float>(10 * i);
+  const HostArray<float> c = uk::add(a, b);
+  ASSERT_EQ(c.shape(), (Shape{4, 4}));
+  for (std::int64_t i = 0; i < 4; ++i)
+    for (std::int64_t j = 0; j < 4; ++j)
+      EXPECT_EQ(c.at({i, j}), static_cast<float>(j + 10 * (4 * i + j)));
+}
+
+TEST(KernelMap, ScalarOperandsConvertToTheArrayType) {
+  HostArray<std::int32_t> a(Shape{5}, std::vector<std::int32_t>{0, 1, 2, 3, 4});
+  const HostArray<std::int32_t> b = add_ten(a);
+  const HostArray<std::int32_t> c = uk::add(a, 100);
+  for (int i = 0; i < 5; ++i) {
+    EXPECT_EQ(b[i], i + 10);
+    EXPECT_EQ(c[i], i + 100);
+  }
+  const HostArray<double> s = uk::add(1.5, 2.0);  // scalars only: a 0-d result
+  EXPECT_EQ(s.shape(), Shape{});
+  EXPECT_EQ(s[0], 3.5);
+}
+
+TEST(KernelMap, GeneralBroadcastMatchesReference) {
+  const Shape sa{3, 1, 5}, sb{4, 1}, sc{3, 4, 5};
+  const auto a = random_array<double>(sa, 1), b = random_array<double>(sb, 2);
+  const HostArray<double> c = uk::add(a, b);
+  ASSERT_EQ(c.shape(), sc);
+  for (std::int64_t i = 0; i < sc.size(); ++i)
+    EXPECT_EQ(c[i], a[uk::testing::broadcast_offset(sa, sc, i)] +
+                        b[uk::testing::broadcast_offset(sb, sc, i)]);
+}
+
+TEST(KernelMap, PreallocatedOutputIsWrittenInPlace) {
+  const auto a = random_array<float>({1000}, 3), b = random_array<float>({1000}, 4);
+  HostArray<float> out(Shape{1000}, -1.0f);
+  const float* before = out.data();
+  uk::add(a, b, out);
+  EXPECT_EQ(out.data(), before);
+  for (int i = 0; i < 1000; ++i) EXPECT_EQ(out[i], a[i] + b[i]);
+}
+
+TEST(KernelMap, OutputOfWrongShapeThrowsAtTheCall) {
+  const auto a = random_array<float>({4, 4}, 5);
+  HostArray<float> out(Shape{4});
+  EXPECT_THROW(uk::add(a, a, out), usrecon::Error);
+  HostArray<float> bad(Shape{3});
+  EXPECT_THROW((void)uk::add(a, bad), usrecon::Error);
+}
+
+TEST(KernelMap, HostAndDeviceOperandsMixedThrowBeforeAnyKernel) {
+  const auto a = random_array<float>({8}, 6);
+  float* fake_device = reinterpret_cast<float*>(std::uintptr_t{0x1000});  // never dereferenced
+  HostArray<float> out(Shape{8});
+  try {
+    uk::add(a, uk::In<float>::device(fake_device, Shape{8}), out);
+    FAIL() << "no exception";
+  } catch (const usrecon::Error& e) {
+    EXPECT_NE(std::string(e.what()).find("host and device arrays mixed"), std::string::npos);
+  }
+}
+
+TEST(KernelMap, TwoOutputsPolarToCartesian) {
+  const auto rho = random_array<double>({257}, 7, 0.0, 2.0);
+  const auto theta = random_array<double>({257}, 8, -3.0, 3.0);
+  auto [x, y] = uk::polar_to_cartesian(rho, theta);
+  HostArray<double> x2(Shape{257}), y2(Shape{257});
+  uk::polar_to_cartesian(rho, theta, x2, y2);
+  for (int i = 0; i < 257; ++i) {
+    EXPECT_EQ(x[i], rho[i] * std::cos(theta[i]));
+    EXPECT_EQ(y[i], rho[i] * std::sin(theta[i]));
+    EXPECT_EQ(x2[i], x[i]);
+    EXPECT_EQ(y2[i], y[i]);
+  }
+}
+
+TEST(KernelMap, TutorialFunctionsMatchTheirFormulas) {
+  const auto x = random_array<float>({1001}, 9, -5.0, 5.0);
+  const auto y = random_array<float>({1001}, 10, -5.0, 5.0);
+  const HostArray<float> h = uk::hypot(x, y);
+  const HostArray<float> g = uk::gaussian_pdf(x, 1.0f, 2.0f);
+  const HostArray<float> s = uk::sqrt(uk::hypot(x, y));
+  const HostArray<float> d = uk::polar_distance(x, y, y, x);
+  for (int i = 0; i < 1001; ++i) {
+    EXPECT_NEAR(h[i], std::hypot(x[i], y[i]), 1e-6f * std::hypot(x[i], y[i]));
+    const double z = (x[i] - 1.0) / 2.0;
+    EXPECT_NEAR(g[i], std::exp(-0.5 * z * z) / (2.0 * std::sqrt(2.0 * M_PI)), 1e-6);
+    EXPECT_NEAR(s[i], std::sqrt(std::hypot(x[i], y[i])), 1e-5f);
+    const double dx = x[i] * std::cos(y[i]) - y[i] * std::cos(x[i]);
+    const double dy = x[i] * std::sin(y[i]) - y[i] * std::sin(x[i]);
+    EXPECT_NEAR(d[i], std::hypot(dx, dy), 2e-5);
+  }
+  EXPECT_EQ(uk::math::hypot(3.0, 4.0), 5.0);
+  EXPECT_EQ(uk::math::hypot(0.0f, 0.0f), 0.0f);
+}
+
+TEST(KernelMap, UserOpWithThreeInputsAndVectorize) {
+  constexpr auto fma3 = uk::vectorize<3>(Fma3{}, "fma3");
+  const auto a = random_array<std::int64_t>({6, 7}, 11, -1000, 1000);
+  const auto b = random_array<std::int64_t>({7}, 12, -1000, 1000);
+  const HostArray<std::int64_t> c = fma3(a, b, std::int64_t{5});
+  for (std::int64_t i = 0; i < 6; ++i)
+    for (std::int64_t j = 0; j < 7; ++j) EXPECT_EQ(c.at({i, j}), a.at({i, j}) * b[j] + 5);
+}
+
+TEST(KernelMap, EmptyArraysAreFine) {
+  const HostArray<float> a(Shape{0, 3});
+  const HostArray<float> c = uk::add(a, 1.0f);
+  EXPECT_EQ(c.shape(), (Shape{0, 3}));
+  EXPECT_EQ(c.size(), 0u);
+}
+
+// CUB-style: sizes around the CPU chunk (65536) and tiny ones, every type, against a loop.
+template <class T>
+class KernelMapTyped : public ::testing::Test {};
+using MapTypes = ::testing::Types<float, double, std::int32_t, std::int64_t>;
+TYPED_TEST_SUITE(KernelMapTyped, MapTypes);
+
+TYPED_TEST(KernelMapTyped, AddMatchesLoopForAwkwardSizes) {
+  using T = TypeParam;
+  for (std::int64_t n : {1, 3, 17, 65535, 65536, 65537, 131073, (1 << 20) + 3}) {
+    const auto a = random_array<T>({n}, 100 + n, -1000, 1000);
+    const auto b = random_array<T>({n}, 200 + n, -1000, 1000);
+    for (int threads : {1, 3}) {
+      const HostArray<T> c = uk::add(a, b, uk::Exec{threads});
+      for (std::int64_t i = 0; i < n; ++i) ASSERT_EQ(c[i], a[i] + b[i]) << "n=" << n << " i=" << i;
+    }
+  }
+}
+
+TYPED_TEST(KernelMapTyped, RowBroadcastOfManyShortRows) {
+  using T = TypeParam;
+  const auto a = random_array<T>({100003, 3}, 13, -1000, 1000);
+  const auto b = random_array<T>({3}, 14, -1000, 1000);
+  const HostArray<T> c = uk::add(a, b);
+  for (std::int64_t i = 0; i < 100003; ++i)
+    for (std::int64_t j = 0; j < 3; ++j) ASSERT_EQ(c.at({i, j}), a.at({i, j}) + b[j]);
+}
+
+}  // namespace
