@@ -1,0 +1,45 @@
+// MATLAB MAT files (v4, v5 with compressed elements, and v7.3 when matio was built with HDF5),
+// read through the matio library.
+#pragma once
+
+#include <cstddef>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+namespace usrecon::io {
+
+/// A real numeric MATLAB array. dims are in MATLAB's own order and `values` are column-major, as
+/// MATLAB stores them: element (i0, i1, i2, ...) is values[i0 + dims[0] * (i1 + dims[1] * (i2 ...))].
+struct MatArray {
+  std::string name;
+  std::string matlab_class;  ///< "uint8", "double", "single", "int16", ...
+  std::vector<std::size_t> dims;
+  std::vector<double> values;  ///< converted exactly from the stored class (every class fits)
+  std::size_t size() const;
+};
+
+/// One variable of a MAT file: name, class and dims (without reading its data).
+struct MatVariableInfo {
+  std::string name;
+  std::string matlab_class;
+  std::vector<std::size_t> dims;
+  bool is_complex = false;
+};
+
+/// The variables of a MAT file, in file order. Throws InputError naming the file when it is
+/// missing or not a MAT file.
+std::vector<MatVariableInfo> list_mat_variables(const std::filesystem::path& path);
+
+/// Reads variable `name` (a real numeric array; `struct.field` reads a field of a 1x1 struct).
+/// An empty name reads the file's only numeric array, or fails listing the candidates. Throws
+/// InputError naming the file and the variable for a missing variable, a complex, sparse,
+/// character, cell or struct array, or a file matio cannot read.
+MatArray read_mat(const std::filesystem::path& path, const std::string& name = "");
+
+/// Writes real double or uint8 arrays to a MAT v5 file (tests and tools; compressed when
+/// matio supports it). dims in MATLAB order, values column-major.
+void write_mat(const std::filesystem::path& path, const std::vector<MatArray>& arrays,
+               bool as_uint8 = false);
+
+}  // namespace usrecon::io

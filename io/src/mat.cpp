@@ -1,0 +1,193 @@
+// MAT files through matio.
+#include "usrecon/io/mat.hpp"
+
+#include <matio.h>
+
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <memory>
+
+#include "usrecon/io/file.hpp"
+
+namespace fs = std::filesystem;
+
+namespace usrecon::io {
+namespace {
+
+struct MatCloser {
+  void operator()(mat_t* m) const { Mat_Close(m); }
+};
+struct VarFreer {
+  void operator()(matvar_t* v) const { Mat_VarFree(v); }
+};
+using MatFile = std::unique_ptr<mat_t, MatCloser>;
+using MatVar = std::unique_ptr<matvar_t, VarFreer>;
+
+std::string class_name(matio_classes c) {
+  switch (c) {
+    case MAT_C_DOUBLE: return "double";
+    case MAT_C_SINGLE: return "single";
+    case MAT_C_INT8: return "int8";
+    case MAT_C_UINT8: return "uint8";
+    case MAT_C_INT16: return "int16";
+    case MAT_C_UINT16: return "uint16";
+    case MAT_C_INT32: return "int32";
+    case MAT_C_UINT32: return "uint32";
+    case MAT_C_INT64: return "int64";
+    case MAT_C_UINT64: return "uint64";
+    case MAT_C_CHAR: return "char";
+    case MAT_C_STRUCT: return "struct";
+    case MAT_C_CELL: return "cell";
+    case MAT_C_SPARSE: return "sparse";
+    case MAT_C_FUNCTION: return "function";
+    case MAT_C_OBJECT: return "object";
+    default: return "unknown";
+  }
+}
+
+bool numeric(matio_classes c) {
+  switch (c) {
+    case MAT_C_DOUBLE: case MAT_C_SINGLE: case MAT_C_INT8: case MAT_C_UINT8: case MAT_C_INT16:
+    case MAT_C_UINT16: case MAT_C_INT32: case MAT_C_UINT32: case MAT_C_INT64: case MAT_C_UINT64:
+      return true;
+    default:
+      return false;
+  }
+}
+
+std::vector<std::size_t> dims_of(const matvar_t* v) {
+  return std::vector<std::size_t>(v->dims, v->dims + v->rank);
+}
+
+std::string dims_text(const std::vector<std::size_t>& dims) {
+  std::string s;
+  for (std::size_t k = 0; k < dims.size(); ++k) s += (k ? " x " : "") + std::to_string(dims[k]);
+  return s;
+}
+
+MatFile open_mat(const fs::path& path) {
+  std::error_code ec;
+  if (!fs::is_regular_file(path, ec))
+    throw InputError(path.string() + ": " + (fs::exists(path, ec) ? "not a regular file" : "no such file"));
+  MatFile m(Mat_Open(path.c_str(), MAT_ACC_RDONLY));
+  if (!m) throw InputError(path.string() + ": not a MAT file that matio can read");
+  return m;
+}
+
+template <class T>
+void convert(const void* data, std::size_t n, std::vector<double>& out) {
+  const T* p = static_cast<const T*>(data);
+  out.resize(n);
+  for (std::size_t k = 0; k < n; ++k) out[k] = static_cast<double>(p[k]);
+}
+
+}  // namespace
+
+std::size_t MatArray::size() const {
+  std::size_t n = 1;
+  for (std::size_t d : dims) n *= d;
+  return dims.empty() ? 0 : n;
+}
+
+std::vector<MatVariableInfo> list_mat_variables(const fs::path& path) {
+  MatFile m = open_mat(path);
+  std::vector<MatVariableInfo> vars;
+  while (matvar_t* raw = Mat_VarReadNextInfo(m.get())) {
+    MatVar v(raw);
+    vars.push_back({v->name ? v->name : "", class_name(v->class_type), dims_of(v.get()), v->isComplex != 0});
+  }
+  return vars;
+}
+
+MatArray read_mat(const fs::path& path, const std::string& requested) {
+  std::string name = requested;
+  if (name.empty()) {
+    std::vector<std::string> candidates;
+    for (const MatVariableInfo& info : list_mat_variables(path))
+      if (info.matlab_class != "struct" && info.matlab_class != "cell" && info.matlab_class != "char" &&
+          info.matlab_class != "sparse" && !info.is_complex)
+        candidates.push_back(info.name);
+    if (candidates.size() != 1) {
+      std::string list;
+      for (const std::string& c : candidates) list += (list.empty() ? "" : ", ") + c;
+      throw InputError(path.string() + ": name the variable to read with --var (numeric arrays here: " +
+                       (list.empty() ? "none" : list) + ")");
+    }
+    name = candidates.front();
+  }
+  MatFile m = open_mat(path);
+  const std::size_t dot = name.find('.');
+  MatVar top(Mat_VarRead(m.get(), name.substr(0, dot).c_str()));
+  if (!top) throw InputError(path.string() + ": no variable '" + name.substr(0, dot) + "'");
+  const matvar_t* v = top.get();
+  if (dot != std::string::npos) {
+    if (top->class_type != MAT_C_STRUCT)
+      throw InputError(path.string() + ": '" + name.substr(0, dot) + "' is not a struct");
+    v = Mat_VarGetStructFieldByName(top.get(), name.substr(dot + 1).c_str(), 0);
+    if (!v) throw InputError(path.string() + ": struct '" + name.substr(0, dot) + "' has no field '" +
+                             name.substr(dot + 1) + "'");
+  }
+  const std::string what = path.string() + ": variable '" + name + "'";
+  if (!numeric(v->class_type))
+    throw InputError(what + " is a " + class_name(v->class_type) + " array, not a numeric array");
+  if (v->isComplex) throw InputError(what + " is complex; only real channel data are read");
+  MatArray a;
+  a.name = name;
+  a.matlab_class = class_name(v->class_type);
+  a.dims = dims_of(v);
+  const std::size_t n = a.size();
+  if (n > 0 && !v->data) throw InputError(what + ": matio returned no data");
+  switch (v->class_type) {
+    case MAT_C_DOUBLE: convert<double>(v->data, n, a.values); break;
+    case MAT_C_SINGLE: convert<float>(v->data, n, a.values); break;
+    case MAT_C_INT8: convert<std::int8_t>(v->data, n, a.values); break;
+    case MAT_C_UINT8: convert<std::uint8_t>(v->data, n, a.values); break;
+    case MAT_C_INT16: convert<std::int16_t>(v->data, n, a.values); break;
+    case MAT_C_UINT16: convert<std::uint16_t>(v->data, n, a.values); break;
+    case MAT_C_INT32: convert<std::int32_t>(v->data, n, a.values); break;
+    case MAT_C_UINT32: convert<std::uint32_t>(v->data, n, a.values); break;
+    case MAT_C_INT64: convert<std::int64_t>(v->data, n, a.values); break;
+    case MAT_C_UINT64: convert<std::uint64_t>(v->data, n, a.values); break;
+    default: throw InputError(what + ": unsupported class " + class_name(v->class_type));
+  }
+  return a;
+}
+
+void write_mat(const fs::path& path, const std::vector<MatArray>& arrays, bool as_uint8) {
+  const fs::path tmp = path.string() + ".tmp-mat";
+  mat_t* m = Mat_CreateVer(tmp.c_str(), nullptr, MAT_FT_MAT5);
+  if (!m) throw OutputError(path.string() + ": cannot create MAT file");
+  MatFile file(m);
+  for (const MatArray& a : arrays) {
+    if (a.values.size() != a.size())
+      throw Error("write_mat: '" + a.name + "' has " + std::to_string(a.values.size()) +
+                  " values but dims " + dims_text(a.dims));
+    std::vector<std::size_t> dims = a.dims;
+    std::vector<std::uint8_t> bytes;
+    void* data = const_cast<double*>(a.values.data());
+    if (as_uint8) {
+      bytes.resize(a.values.size());
+      for (std::size_t k = 0; k < bytes.size(); ++k)
+        bytes[k] = static_cast<std::uint8_t>(std::lround(std::fmin(255.0, std::fmax(0.0, a.values[k]))));
+      data = bytes.data();
+    }
+    MatVar v(Mat_VarCreate(a.name.c_str(), as_uint8 ? MAT_C_UINT8 : MAT_C_DOUBLE,
+                           as_uint8 ? MAT_T_UINT8 : MAT_T_DOUBLE, static_cast<int>(dims.size()),
+                           dims.data(), data, 0));
+    if (!v || Mat_VarWrite(m, v.get(), MAT_COMPRESSION_ZLIB) != 0) {
+      file.reset();
+      fs::remove(tmp);
+      throw OutputError(path.string() + ": cannot write variable '" + a.name + "'");
+    }
+  }
+  file.reset();
+  std::error_code ec;
+  fs::rename(tmp, path, ec);
+  if (ec) {
+    fs::remove(tmp);
+    throw OutputError(path.string() + ": " + ec.message());
+  }
+}
+
+}  // namespace usrecon::io

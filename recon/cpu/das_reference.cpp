@@ -1,0 +1,59 @@
+// The plain DAS reference loop: double precision, straight from the delay functions.
+#include <cmath>
+
+#include "usrecon/recon/das.hpp"
+#include "usrecon/recon/delay/planewave.hpp"
+#include "usrecon/recon/delay/synthetic_aperture.hpp"
+
+namespace usrecon::recon {
+
+Image das_reference(const AnalyticData& d, const DasProblem& p) {
+  p.validate();
+  const Acquisition& acq = p.acquisition;
+  acq.validate(d.transmits);
+  if (d.samples != p.samples || d.elements != acq.probe.elements)
+    throw Error("DAS reference: data and problem sizes differ");
+  const std::vector<double> ex = acq.probe.positions();
+  const double inv_c_fs = acq.fs / acq.sound_speed, t0_fs = acq.t0 * acq.fs;
+  const int window = static_cast<int>(p.options.window);
+  Image image;
+  image.grid = p.grid;
+  image.data.resize(p.grid.pixels());
+  for (int ix = 0; ix < p.grid.nx; ++ix) {
+    const double x = p.grid.x(ix);
+    for (int iz = 0; iz < p.grid.nz; ++iz) {
+      const double z = p.grid.z(iz);
+      double si = 0, sq = 0;
+      for (int t = 0; t < acq.transmits(); ++t) {
+        for (int e = 0; e < acq.probe.elements; ++e) {
+          const double w = das::receive_apodization(x, z, ex[e], p.options.fnumber, window,
+                                                    p.options.tukey_alpha);
+          if (w == 0.0) continue;
+          double s;
+          if (acq.model == Model::PlaneWave) {
+            const double a = acq.angles[t];
+            s = das::planewave_sample(x, z, ex[e], std::cos(a), std::sin(a),
+                                      das::planewave_x_first(a, ex.front(), ex.back()), inv_c_fs,
+                                      t0_fs);
+          } else {
+            const int te = acq.tx_elements.empty() ? t : acq.tx_elements[t];
+            s = das::synthetic_aperture_sample(x, z, ex[te], ex[e], inv_c_fs, t0_fs);
+          }
+          const float* I = d.i_channel(t, e);
+          const float* Q = d.q_channel(t, e);
+          if (p.options.interp == Interp::Linear) {
+            si += w * das::interp_linear(I, d.samples, s);
+            sq += w * das::interp_linear(Q, d.samples, s);
+          } else {
+            si += w * das::interp_nearest(I, d.samples, s);
+            sq += w * das::interp_nearest(Q, d.samples, s);
+          }
+        }
+      }
+      image.data[std::size_t(ix) * p.grid.nz + iz] = {static_cast<float>(si), static_cast<float>(sq)};
+    }
+  }
+  return image;
+}
+
+}  // namespace usrecon::recon

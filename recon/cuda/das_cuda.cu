@@ -1,0 +1,183 @@
+// The general DAS on CUDA: one thread per pixel (depth fastest across a warp, so neighbouring
+// threads read neighbouring samples), looping over transmits and receive elements with the same
+// USRECON_HD delay, apodization and interpolation functions as the CPU kernels, in the same
+// operation order (receive and transmit paths scaled to samples separately, then added), so that
+// the two backends agree to float rounding.
+#include <cuda_runtime.h>
+
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "usrecon/kernels/cuda_check.hpp"
+#include "usrecon/recon/das.hpp"
+#include "usrecon/recon/delay/planewave.hpp"
+#include "usrecon/recon/delay/synthetic_aperture.hpp"
+
+namespace usrecon::recon {
+namespace {
+
+struct DeviceFree {
+  void operator()(void* p) const { cudaFree(p); }
+};
+template <class T>
+using DevicePtr = std::unique_ptr<T, DeviceFree>;
+
+template <class T>
+DevicePtr<T> device_alloc(std::size_t n) {
+  void* p = nullptr;
+  USRECON_CUDA_CHECK(cudaMalloc(&p, std::max<std::size_t>(n, 1) * sizeof(T)));
+  return DevicePtr<T>(static_cast<T*>(p));
+}
+
+struct Params {
+  int nx, nz, elements, transmits, samples, stride, model, window, linear;
+  double x0, dx, z0, dz;
+  float inv_c_fs, t0_fs, fnumber, alpha;
+};
+
+__global__ void das_kernel(Params p, const float* __restrict__ I, const float* __restrict__ Q,
+                           const float* __restrict__ cos_a, const float* __restrict__ sin_a,
+                           const float* __restrict__ x_first, const int* __restrict__ tx_element,
+                           const float* __restrict__ ex, float2* __restrict__ out) {
+  const int iz = blockIdx.x * blockDim.x + threadIdx.x;
+  const int ix = blockIdx.y;
+  if (iz >= p.nz || ix >= p.nx) return;
+  // Same float values as the CPU: x and z are computed in double from the grid, then rounded.
+  const float x = static_cast<float>(p.x0 + ix * p.dx);
+  const float z = static_cast<float>(p.z0 + iz * p.dz);
+  float acc_i = 0.f, acc_q = 0.f;
+  for (int t = 0; t < p.transmits; ++t) {
+    float tx;
+    if (p.model == 0) {
+      tx = das::sample_position(das::planewave_transmit_distance(x, z, cos_a[t], sin_a[t], x_first[t]),
+                                p.inv_c_fs, p.t0_fs);
+    } else {
+      tx = das::receive_distance(x, z, ex[tx_element[t]]) * p.inv_c_fs - p.t0_fs;
+    }
+    for (int e = 0; e < p.elements; ++e) {
+      const float xe = ex[e];
+      const float w = das::receive_apodization(x, z, xe, p.fnumber, p.window, p.alpha);
+      if (w == 0.f) continue;
+      const float pos = tx + das::receive_distance(x, z, xe) * p.inv_c_fs;
+      const std::size_t off = (std::size_t(t) * p.elements + e) * p.stride + AnalyticData::kFront;
+      const float vi = p.linear ? das::interp_linear(I + off, p.samples, pos)
+                                : das::interp_nearest(I + off, p.samples, pos);
+      const float vq = p.linear ? das::interp_linear(Q + off, p.samples, pos)
+                                : das::interp_nearest(Q + off, p.samples, pos);
+      acc_i += w * vi;
+      acc_q += w * vq;
+    }
+  }
+  out[std::size_t(ix) * p.nz + iz] = make_float2(acc_i, acc_q);
+}
+
+}  // namespace
+
+struct DasCudaBeamformer::Impl {
+  DasProblem problem;
+  Params params{};
+  DevicePtr<float> cos_a, sin_a, x_first, ex, i, q;
+  DevicePtr<int> tx_element;
+  DevicePtr<float2> out;
+  std::size_t data_floats = 0;
+  cudaEvent_t start = nullptr, stop = nullptr;
+  double kernel_s = 0.0;
+  std::string device;
+  ~Impl() {
+    if (start) cudaEventDestroy(start);
+    if (stop) cudaEventDestroy(stop);
+  }
+};
+
+DasCudaBeamformer::DasCudaBeamformer(const DasProblem& problem) : impl_(std::make_unique<Impl>()) {
+  problem.validate();
+  require_cuda("the CUDA DAS beamformer");
+  Impl& c = *impl_;
+  c.problem = problem;
+  const Acquisition& acq = problem.acquisition;
+  Params& p = c.params;
+  p.nx = problem.grid.nx;
+  p.nz = problem.grid.nz;
+  p.elements = acq.probe.elements;
+  p.transmits = acq.transmits();
+  p.samples = problem.samples;
+  p.stride = (AnalyticData::kFront + problem.samples + AnalyticData::kBack + 15) / 16 * 16;
+  p.model = acq.model == Model::PlaneWave ? 0 : 1;
+  p.window = static_cast<int>(problem.options.window);
+  p.linear = problem.options.interp == Interp::Linear;
+  p.x0 = problem.grid.x0;
+  p.dx = problem.grid.dx;
+  p.z0 = problem.grid.z0;
+  p.dz = problem.grid.dz;
+  p.inv_c_fs = static_cast<float>(acq.fs / acq.sound_speed);
+  p.t0_fs = static_cast<float>(acq.t0 * acq.fs);
+  p.fnumber = static_cast<float>(problem.options.fnumber);
+  p.alpha = static_cast<float>(problem.options.tukey_alpha);
+
+  std::vector<float> ca, sa, xf, ex;
+  for (int e = 0; e < acq.probe.elements; ++e) ex.push_back(static_cast<float>(acq.probe.element_x(e)));
+  std::vector<int> te = acq.tx_elements;
+  const float x_min = static_cast<float>(acq.probe.element_x(0));
+  const float x_max = static_cast<float>(acq.probe.element_x(acq.probe.elements - 1));
+  for (double a : acq.angles) {
+    ca.push_back(static_cast<float>(std::cos(a)));
+    sa.push_back(static_cast<float>(std::sin(a)));
+    xf.push_back(das::planewave_x_first(static_cast<float>(a), x_min, x_max));
+  }
+  if (acq.model == Model::SyntheticAperture && te.empty())
+    for (int e = 0; e < acq.probe.elements; ++e) te.push_back(e);
+  c.cos_a = device_alloc<float>(ca.size());
+  c.sin_a = device_alloc<float>(sa.size());
+  c.x_first = device_alloc<float>(xf.size());
+  c.tx_element = device_alloc<int>(te.size());
+  c.ex = device_alloc<float>(ex.size());
+  USRECON_CUDA_CHECK(cudaMemcpy(c.ex.get(), ex.data(), ex.size() * sizeof(float), cudaMemcpyHostToDevice));
+  USRECON_CUDA_CHECK(cudaMemcpy(c.cos_a.get(), ca.data(), ca.size() * sizeof(float), cudaMemcpyHostToDevice));
+  USRECON_CUDA_CHECK(cudaMemcpy(c.sin_a.get(), sa.data(), sa.size() * sizeof(float), cudaMemcpyHostToDevice));
+  USRECON_CUDA_CHECK(cudaMemcpy(c.x_first.get(), xf.data(), xf.size() * sizeof(float), cudaMemcpyHostToDevice));
+  USRECON_CUDA_CHECK(cudaMemcpy(c.tx_element.get(), te.data(), te.size() * sizeof(int), cudaMemcpyHostToDevice));
+  c.data_floats = std::size_t(p.stride) * p.elements * p.transmits;
+  c.i = device_alloc<float>(c.data_floats);
+  c.q = device_alloc<float>(c.data_floats);
+  c.out = device_alloc<float2>(problem.grid.pixels());
+  USRECON_CUDA_CHECK(cudaEventCreate(&c.start));
+  USRECON_CUDA_CHECK(cudaEventCreate(&c.stop));
+  int dev = 0;
+  cudaDeviceProp prop{};
+  USRECON_CUDA_CHECK(cudaGetDevice(&dev));
+  USRECON_CUDA_CHECK(cudaGetDeviceProperties(&prop, dev));
+  c.device = prop.name;
+}
+
+DasCudaBeamformer::~DasCudaBeamformer() = default;
+DasCudaBeamformer::DasCudaBeamformer(DasCudaBeamformer&&) noexcept = default;
+DasCudaBeamformer& DasCudaBeamformer::operator=(DasCudaBeamformer&&) noexcept = default;
+
+void DasCudaBeamformer::beamform(const AnalyticData& data, std::complex<float>* out) {
+  Impl& c = *impl_;
+  const Params& p = c.params;
+  if (data.samples != p.samples || data.elements != p.elements || data.transmits != p.transmits ||
+      data.stride != p.stride)
+    throw Error("CUDA DAS: the data do not match the beamformer's problem");
+  USRECON_CUDA_CHECK(cudaMemcpy(c.i.get(), data.i.data(), c.data_floats * sizeof(float), cudaMemcpyHostToDevice));
+  USRECON_CUDA_CHECK(cudaMemcpy(c.q.get(), data.q.data(), c.data_floats * sizeof(float), cudaMemcpyHostToDevice));
+  constexpr int kThreads = 128;
+  const dim3 grid((p.nz + kThreads - 1) / kThreads, p.nx);
+  USRECON_CUDA_CHECK(cudaEventRecord(c.start));
+  das_kernel<<<grid, kThreads>>>(p, c.i.get(), c.q.get(), c.cos_a.get(), c.sin_a.get(),
+                                 c.x_first.get(), c.tx_element.get(), c.ex.get(), c.out.get());
+  USRECON_CUDA_CHECK_LAUNCH(das_kernel);
+  USRECON_CUDA_CHECK(cudaEventRecord(c.stop));
+  USRECON_CUDA_CHECK(cudaEventSynchronize(c.stop));
+  float ms = 0.f;
+  USRECON_CUDA_CHECK(cudaEventElapsedTime(&ms, c.start, c.stop));
+  c.kernel_s = ms * 1e-3;
+  USRECON_CUDA_CHECK(cudaMemcpy(out, c.out.get(), c.problem.grid.pixels() * sizeof(float2),
+                                cudaMemcpyDeviceToHost));
+}
+
+double DasCudaBeamformer::last_kernel_seconds() const { return impl_->kernel_s; }
+std::string DasCudaBeamformer::device() const { return impl_->device; }
+
+}  // namespace usrecon::recon

@@ -1,0 +1,20 @@
+// CPU-only builds: the CUDA DAS beamformer exists but always reports that CUDA is unavailable.
+#include "usrecon/recon/das.hpp"
+
+namespace usrecon::recon {
+
+struct DasCudaBeamformer::Impl {};
+
+DasCudaBeamformer::DasCudaBeamformer(const DasProblem&) {
+  throw CudaUnavailable("the CUDA DAS beamformer is not available: usrecon was built without CUDA");
+}
+DasCudaBeamformer::~DasCudaBeamformer() = default;
+DasCudaBeamformer::DasCudaBeamformer(DasCudaBeamformer&&) noexcept = default;
+DasCudaBeamformer& DasCudaBeamformer::operator=(DasCudaBeamformer&&) noexcept = default;
+void DasCudaBeamformer::beamform(const AnalyticData&, std::complex<float>*) {
+  throw CudaUnavailable("usrecon was built without CUDA");
+}
+double DasCudaBeamformer::last_kernel_seconds() const { return 0.0; }
+std::string DasCudaBeamformer::device() const { return ""; }
+
+}  // namespace usrecon::recon

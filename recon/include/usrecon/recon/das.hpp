@@ -1,0 +1,112 @@
+// General delay-and-sum: plane-wave compounding and synthetic aperture, on the CPU and CUDA.
+//
+// Input is RF channel data (ChannelData). It is first turned into its analytic signal I + jQ per
+// channel (Hilbert transform along time), so that beamforming sums complex samples and the
+// envelope of the image is simply |image|. Then, for every pixel (x, z):
+//
+//   image(x, z) = sum over transmits t, receive elements e of
+//                 apod_e(x, z) * interp(analytic[t][e], sample_t,e(x, z))
+//
+// with the sample positions of delay/planewave.hpp or delay/synthetic_aperture.hpp and the
+// F-number apodization of delay/common.hpp. Every backend calls those same USRECON_HD functions.
+#pragma once
+
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "usrecon/recon/geometry.hpp"
+
+namespace usrecon::recon {
+
+/// Everything that fixes a beamforming job except the data.
+struct DasProblem {
+  Acquisition acquisition;
+  Grid grid;
+  DasOptions options;
+  int samples = 0;  ///< samples per channel of the data
+  /// Throws Error naming the first invalid parameter.
+  void validate() const;
+  /// Points of the job: pixels x receive elements x transmits (the benchmark unit).
+  double points() const;
+};
+
+/// Analytic signal of every channel, stored the way the kernels read it: each channel is padded
+/// with kFront zeros before and at least kBack zeros after its samples (so that a kernel may read
+/// a small window past either end without a bounds check), channels `stride` floats apart.
+struct AnalyticData {
+  static constexpr int kFront = 16;
+  static constexpr int kBack = 48;
+  int samples = 0, elements = 0, transmits = 0, stride = 0;
+  std::vector<float> i, q;
+  const float* i_channel(int t, int e) const {
+    return i.data() + (std::size_t(t) * elements + e) * stride + kFront;
+  }
+  const float* q_channel(int t, int e) const {
+    return q.data() + (std::size_t(t) * elements + e) * stride + kFront;
+  }
+  /// Zeroed storage for the given sizes.
+  static AnalyticData zeros(int samples, int elements, int transmits);
+};
+
+/// The analytic signal of each channel of RF data (FFT, negative frequencies removed: scipy's
+/// hilbert). threads = 0 uses every hardware thread.
+AnalyticData analytic_signal(const ChannelData& rf, int threads = 0);
+
+/// The plain reference: four nested loops over pixels, transmits and elements in double
+/// precision, straight from the delay functions. Slow; the fast backends are tested against it.
+Image das_reference(const AnalyticData& data, const DasProblem& problem);
+
+/// CPU kernels available; Auto picks AVX-512 when the CPU has it, else the portable scalar loop.
+enum class DasCpuKernel { Auto, Avx512, Scalar };
+std::string to_string(DasCpuKernel kernel);
+
+/// The optimised CPU beamformer: threads over (column, depth chunk) tiles; per tile the receive
+/// delays and apodization of every element are computed once for all transmits, and the inner
+/// loop runs over 16 consecutive depths per AVX-512 vector, reading each channel's samples
+/// through a 32-sample window and an in-register permute instead of gathers.
+class DasCpuBeamformer {
+ public:
+  DasCpuBeamformer(const DasProblem& problem, int threads = 0,
+                   DasCpuKernel kernel = DasCpuKernel::Auto);
+  ~DasCpuBeamformer();
+  DasCpuBeamformer(DasCpuBeamformer&&) noexcept;
+  DasCpuBeamformer& operator=(DasCpuBeamformer&&) noexcept;
+
+  /// Beamforms one frame into out (problem.grid.pixels() values, lateral-major).
+  void beamform(const AnalyticData& data, std::complex<float>* out) const;
+  Image beamform(const AnalyticData& data) const;
+
+  const DasProblem& problem() const;
+  DasCpuKernel kernel() const;
+  int threads() const;
+
+  struct Impl;
+
+ private:
+  std::unique_ptr<Impl> impl_;
+};
+
+/// The CUDA beamformer: the same delay functions in a kernel, one thread per pixel. Construction
+/// throws CudaUnavailable when no device can be used (always, in a build without CUDA).
+class DasCudaBeamformer {
+ public:
+  explicit DasCudaBeamformer(const DasProblem& problem);
+  ~DasCudaBeamformer();
+  DasCudaBeamformer(DasCudaBeamformer&&) noexcept;
+  DasCudaBeamformer& operator=(DasCudaBeamformer&&) noexcept;
+
+  /// Copies data to the device, beamforms, copies the image back into out.
+  void beamform(const AnalyticData& data, std::complex<float>* out);
+  /// Kernel time of the last beamform (seconds, CUDA events), excluding the copies.
+  double last_kernel_seconds() const;
+  /// Device name.
+  std::string device() const;
+
+  struct Impl;
+
+ private:
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace usrecon::recon

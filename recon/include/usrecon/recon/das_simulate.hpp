@@ -1,0 +1,40 @@
+// Simulated channel data for the general models (plane wave, synthetic aperture): point targets
+// and anechoic cysts in speckle, with the delays of delay/planewave.hpp and
+// delay/synthetic_aperture.hpp, so that reconstructions can be checked against truth.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "usrecon/recon/geometry.hpp"
+
+namespace usrecon::recon {
+
+struct PointTarget {
+  double x = 0.0, z = 0.0;  ///< metres
+  double amplitude = 1.0;
+};
+
+struct Cyst {
+  double x = 0.0, z = 0.0, radius = 0.0;  ///< metres; no speckle scatterer falls inside
+};
+
+struct DasSimulationOptions {
+  Acquisition acquisition;
+  int samples = 2048;
+  std::vector<PointTarget> points;
+  std::vector<Cyst> cysts;
+  int speckle = 0;                  ///< random scatterers over the speckle region
+  double speckle_amplitude = 0.1;   ///< their amplitude (normal, this standard deviation)
+  double x_min = 0, x_max = 0;      ///< speckle region (x_max <= x_min: the array's span)
+  double z_min = 0, z_max = 0;      ///< speckle region (z_max <= z_min: 2 mm to the last sample)
+  double center_frequency = 5e6;    ///< pulse centre frequency, Hz
+  double cycles = 2.0;              ///< Gaussian envelope FWHM, in cycles
+  double noise = 0.0;               ///< white noise standard deviation, relative to the peak
+  std::uint64_t seed = 1;
+};
+
+/// RF channel data, normalised so that the largest |value| is 1.
+ChannelData simulate_das_channels(const DasSimulationOptions& options);
+
+}  // namespace usrecon::recon

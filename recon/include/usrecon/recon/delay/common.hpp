@@ -1,0 +1,102 @@
+// Delay-and-sum pieces shared by every general model (plane wave, synthetic aperture) and by every
+// backend: USRECON_HD functions that the CPU kernels and CUDA kernels call alike. Single
+// precision on purpose: it is what the fast kernels compute in; the reference loop calls the same
+// functions with double.
+#pragma once
+
+#include <cmath>
+
+#include "usrecon/kernels/common.hpp"
+
+namespace usrecon::recon::das {
+
+// Square root and floor in the argument's own precision, on the host and in device code.
+USRECON_HD inline float hd_sqrt(float v) { return sqrtf(v); }
+USRECON_HD inline double hd_sqrt(double v) { return sqrt(v); }
+USRECON_HD inline float hd_floor(float v) { return floorf(v); }
+USRECON_HD inline double hd_floor(double v) { return floor(v); }
+
+/// One-way distance from an element at (xe, 0) to the pixel (x, z).
+template <class T>
+USRECON_HD inline T receive_distance(T x, T z, T xe) {
+  const T dx = x - xe;
+  return hd_sqrt(dx * dx + z * z);
+}
+
+/// cos(pi/2 * u)^2 for u in [0, 1] by a polynomial (max error 1e-7), the same on CPU and GPU:
+/// the Hann taper without a libm call in the inner loops. u outside [0, 1] is clamped.
+template <class T>
+USRECON_HD inline T hann_taper(T u) {
+  u = u < T(0) ? T(0) : (u > T(1) ? T(1) : u);
+  // cos^2(pi u / 2) = (1 + cos(pi u)) / 2; cos(pi u) = -cos(pi (1 - u)) folds u into [0, 1/2].
+  const bool fold = u > T(0.5);
+  const T v = fold ? T(1) - u : u;
+  const T y = T(3.14159265358979323846) * v;
+  const T y2 = y * y;
+  // Taylor series of cos up to y^12 on [0, pi/2]: error below 5e-9.
+  T c = T(1.0 / 479001600.0);
+  c = c * y2 - T(1.0 / 3628800.0);
+  c = c * y2 + T(1.0 / 40320.0);
+  c = c * y2 - T(1.0 / 720.0);
+  c = c * y2 + T(1.0 / 24.0);
+  c = c * y2 - T(0.5);
+  c = c * y2 + T(1);
+  const T cos_pi_u = fold ? -c : c;
+  return T(0.5) * (T(1) + cos_pi_u);
+}
+
+/// Window codes for device code (the enum recon::Window converted to an int).
+enum WindowCode : int { kRect = 0, kHann = 1, kTukey = 2 };
+
+/// Window value at r = |x - xe| / (half aperture), r in [0, 1] inside the aperture, 0 outside.
+/// Hann is 1 at the centre and 0 at the edge; Tukey is flat over 1 - alpha and tapers with a Hann
+/// half over the outer alpha.
+template <class T>
+USRECON_HD inline T window_weight(int window, T r, T tukey_alpha) {
+  if (!(r <= T(1))) return T(0);
+  if (window == kRect) return T(1);
+  if (window == kHann) return hann_taper(r);
+  const T flat = T(1) - tukey_alpha;
+  if (r <= flat) return T(1);
+  return hann_taper((r - flat) / tukey_alpha);
+}
+
+/// Receive apodization of element xe for pixel (x, z) by F-number: the aperture at depth z is
+/// z / F wide, centred on x. F = 0 means the full aperture with weight 1.
+template <class T>
+USRECON_HD inline T receive_apodization(T x, T z, T xe, T fnumber, int window, T tukey_alpha) {
+  if (fnumber <= T(0)) return T(1);
+  const T half = z / (T(2) * fnumber);
+  if (!(half > T(0))) return T(0);
+  const T dx = x - xe;
+  return window_weight(window, (dx < T(0) ? -dx : dx) / half, tukey_alpha);
+}
+
+/// Sample position (fractional index) of a two-way path of `distance` metres: distance / c * fs
+/// - t0 * fs, written as distance * inv_c_fs - t0_fs so that kernels can hoist the factors.
+template <class T>
+USRECON_HD inline T sample_position(T distance, T inv_c_fs, T t0_fs) {
+  return distance * inv_c_fs - t0_fs;
+}
+
+/// Linear interpolation of channel[0, n) at fractional position s; samples outside read as 0.
+template <class T, class V>
+USRECON_HD inline T interp_linear(const V* channel, int n, T s) {
+  const T f = hd_floor(s);
+  if (!(f >= T(-1)) || !(f < T(n))) return T(0);
+  const int i = static_cast<int>(f);
+  const T w = s - f;
+  const T a = i >= 0 ? T(channel[i]) : T(0);
+  const T b = i + 1 < n ? T(channel[i + 1]) : T(0);
+  return a + w * (b - a);
+}
+
+/// Nearest-sample interpolation (round half up); outside [0, n) reads 0.
+template <class T, class V>
+USRECON_HD inline T interp_nearest(const V* channel, int n, T s) {
+  const T f = hd_floor(s + T(0.5));
+  if (!(f >= T(0)) || !(f < T(n))) return T(0);
+  return T(channel[static_cast<int>(f)]);
+}
+
+}  // namespace usrecon::recon::das

@@ -1,0 +1,95 @@
+// Geometry of a general delay-and-sum problem, in SI units: the linear array, the acquisition
+// (plane waves or synthetic aperture), the image grid, and the channel data that io reads.
+//
+// Coordinates: x lateral along the array, z depth, metres. Element i of an N-element array with
+// pitch p sits at x_i = (i - (N - 1) / 2) p, z = 0, so x = 0 is the array centre.
+#pragma once
+
+#include <complex>
+#include <cstddef>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "usrecon/kernels/common.hpp"
+
+namespace usrecon::recon {
+
+/// A linear array of equally spaced elements centred on x = 0.
+struct Probe {
+  int elements = 128;
+  double pitch = 0.3e-3;  ///< metres
+  double element_x(int i) const { return (i - 0.5 * (elements - 1)) * pitch; }
+  std::vector<double> positions() const;
+};
+
+/// A rectangular image grid: pixel (ix, iz) is at x = x0 + ix dx, z = z0 + iz dz.
+struct Grid {
+  double x0 = 0.0, dx = 1e-4;
+  int nx = 1;
+  double z0 = 0.0, dz = 1e-4;
+  int nz = 1;
+  double x(int ix) const { return x0 + ix * dx; }
+  double z(int iz) const { return z0 + iz * dz; }
+  std::size_t pixels() const { return std::size_t(nx) * std::size_t(nz); }
+  /// The grid covering [min, max] in steps of d on each axis (the last point at or below max).
+  static Grid from_ranges(double x_min, double x_max, double dx, double z_min, double z_max,
+                          double dz);
+};
+
+enum class Model { PlaneWave, SyntheticAperture };
+std::string to_string(Model model);
+
+/// How the data were acquired. Plane waves: one transmit per steering angle; the transmit time to
+/// (x, z) is (z cos a + (x - x_first) sin a) / c with x_first the first element to fire
+/// (angle > 0: element 0). Synthetic aperture: transmit t fires element tx_elements[t] alone
+/// (all elements in order when the list is empty: full matrix capture).
+struct Acquisition {
+  Model model = Model::PlaneWave;
+  Probe probe;
+  double sound_speed = 1540.0;  ///< m/s
+  double fs = 20e6;             ///< sampling frequency, Hz
+  double t0 = 0.0;              ///< time of sample 0 after the transmit (s)
+  std::vector<double> angles;   ///< plane-wave steering angles, radians, one per transmit
+  std::vector<int> tx_elements; ///< synthetic aperture: the element firing in each transmit
+
+  int transmits() const;
+  /// Throws Error naming the first inconsistent parameter.
+  void validate(int transmits_in_data) const;
+};
+
+/// Receive apodization window over the F-number aperture.
+enum class Window { Rect, Hann, Tukey };
+enum class Interp { Nearest, Linear };
+Window parse_window(std::string_view name);  // "rect" | "hann" | "tukey", else throws Error
+Interp parse_interp(std::string_view name);  // "nearest" | "linear", else throws Error
+std::string to_string(Window window);
+std::string to_string(Interp interp);
+
+/// Beamforming options independent of the backend.
+struct DasOptions {
+  double fnumber = 0.0;  ///< receive F-number; 0 = full aperture everywhere
+  Window window = Window::Rect;
+  double tukey_alpha = 0.5;  ///< taper fraction of the Tukey window
+  Interp interp = Interp::Linear;
+};
+
+/// Channel data as the beamformers take it: real RF, data[(t * elements + e) * samples + s]
+/// (transmit-major, then receive element, samples contiguous).
+struct ChannelData {
+  int samples = 0, elements = 0, transmits = 0;
+  std::vector<float> data;
+  std::size_t size() const { return std::size_t(samples) * elements * transmits; }
+  const float* channel(int t, int e) const {
+    return data.data() + (std::size_t(t) * elements + e) * samples;
+  }
+};
+
+/// A beamformed complex (IQ: analytic-signal) image img[ix * nz + iz], lateral-major, depth
+/// contiguous, like the seed's out[j][i]; |img| is the envelope.
+struct Image {
+  Grid grid;
+  std::vector<std::complex<float>> data;
+};
+
+}  // namespace usrecon::recon

@@ -1,0 +1,122 @@
+// Geometry, options and problem checks of the general DAS models.
+#include <cmath>
+
+#include "usrecon/recon/das.hpp"
+#include "usrecon/recon/geometry.hpp"
+
+namespace usrecon::recon {
+namespace {
+
+void require(bool ok, const std::string& message) {
+  if (!ok) throw Error(message);
+}
+
+}  // namespace
+
+std::vector<double> Probe::positions() const {
+  std::vector<double> x(std::size_t(std::max(elements, 0)));
+  for (int i = 0; i < elements; ++i) x[std::size_t(i)] = element_x(i);
+  return x;
+}
+
+Grid Grid::from_ranges(double x_min, double x_max, double dx, double z_min, double z_max,
+                       double dz) {
+  require(std::isfinite(x_min) && std::isfinite(x_max) && x_max >= x_min,
+          "grid: the x range must be MIN:MAX with MIN <= MAX");
+  require(std::isfinite(z_min) && std::isfinite(z_max) && z_max >= z_min,
+          "grid: the z range must be MIN:MAX with MIN <= MAX");
+  require(dx > 0 && dz > 0 && std::isfinite(dx) && std::isfinite(dz),
+          "grid: --dx and --dz must be positive");
+  const double nx = std::floor((x_max - x_min) / dx + 1e-9) + 1;
+  const double nz = std::floor((z_max - z_min) / dz + 1e-9) + 1;
+  require(nx * nz <= 4e8, "grid: more than 4e8 pixels; use a larger --dx/--dz or smaller ranges");
+  Grid g;
+  g.x0 = x_min;
+  g.dx = dx;
+  g.nx = static_cast<int>(nx);
+  g.z0 = z_min;
+  g.dz = dz;
+  g.nz = static_cast<int>(nz);
+  return g;
+}
+
+std::string to_string(Model model) {
+  return model == Model::PlaneWave ? "planewave" : "sa";
+}
+
+int Acquisition::transmits() const {
+  if (model == Model::PlaneWave) return static_cast<int>(angles.size());
+  return tx_elements.empty() ? probe.elements : static_cast<int>(tx_elements.size());
+}
+
+void Acquisition::validate(int transmits_in_data) const {
+  require(probe.elements >= 1, "geometry: the number of elements must be positive");
+  require(probe.pitch > 0 && std::isfinite(probe.pitch), "geometry: --pitch must be positive");
+  require(sound_speed > 0 && std::isfinite(sound_speed), "geometry: --sound-speed must be positive");
+  require(fs > 0 && std::isfinite(fs), "geometry: --fs must be positive");
+  require(std::isfinite(t0), "geometry: --t0 must be a number");
+  if (model == Model::PlaneWave) {
+    require(!angles.empty(), "plane wave: give the steering angles (--angles-deg)");
+    for (double a : angles)
+      require(std::isfinite(a) && std::fabs(a) < 1.5, "plane wave: steering angles must lie within +-85 degrees");
+  } else {
+    for (int e : tx_elements)
+      require(e >= 0 && e < probe.elements, "synthetic aperture: transmit element " +
+                                                std::to_string(e) + " is not on the array");
+  }
+  if (transmits_in_data >= 0)
+    require(transmits_in_data == transmits(),
+            "the data hold " + std::to_string(transmits_in_data) + " transmits but the " +
+                to_string(model) + " acquisition describes " + std::to_string(transmits()) +
+                (model == Model::PlaneWave ? " (one per steering angle)" : " (one per transmit element)"));
+}
+
+Window parse_window(std::string_view name) {
+  if (name == "rect") return Window::Rect;
+  if (name == "hann") return Window::Hann;
+  if (name == "tukey") return Window::Tukey;
+  throw Error("unknown window '" + std::string(name) + "' (expected rect, hann or tukey)");
+}
+
+Interp parse_interp(std::string_view name) {
+  if (name == "nearest") return Interp::Nearest;
+  if (name == "linear") return Interp::Linear;
+  throw Error("unknown interpolation '" + std::string(name) + "' (expected nearest or linear)");
+}
+
+std::string to_string(Window window) {
+  switch (window) {
+    case Window::Rect: return "rect";
+    case Window::Hann: return "hann";
+    case Window::Tukey: return "tukey";
+  }
+  return "?";
+}
+
+std::string to_string(Interp interp) { return interp == Interp::Linear ? "linear" : "nearest"; }
+
+void DasProblem::validate() const {
+  acquisition.validate(-1);
+  require(samples >= 1, "DAS: the data must hold at least one sample per channel");
+  require(grid.nx >= 1 && grid.nz >= 1 && grid.dx > 0 && grid.dz > 0, "DAS: empty or invalid image grid");
+  require(options.fnumber >= 0 && std::isfinite(options.fnumber), "DAS: --fnumber must be >= 0");
+  require(options.tukey_alpha > 0 && options.tukey_alpha <= 1, "DAS: the Tukey alpha must be in (0, 1]");
+}
+
+double DasProblem::points() const {
+  return double(grid.pixels()) * acquisition.probe.elements * acquisition.transmits();
+}
+
+AnalyticData AnalyticData::zeros(int samples, int elements, int transmits) {
+  AnalyticData d;
+  d.samples = samples;
+  d.elements = elements;
+  d.transmits = transmits;
+  d.stride = (kFront + samples + kBack + 15) / 16 * 16;
+  const std::size_t n = std::size_t(d.stride) * elements * transmits;
+  d.i.assign(n, 0.f);
+  d.q.assign(n, 0.f);
+  return d;
+}
+
+}  // namespace usrecon::recon

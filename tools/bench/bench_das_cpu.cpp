@@ -1,0 +1,86 @@
+// Plane-wave and synthetic-aperture DAS on the CPU, in points per second
+// (points = pixels x receive elements x transmits). The plane-wave case is the size of the real
+// data set RFdata1.mat: 128 elements, 7 angles, 2688 samples, a 40 x 85 mm grid at 0.05 mm.
+#include <benchmark/benchmark.h>
+
+#include <time.h>
+
+#include <numbers>
+
+#include "usrecon/recon/das.hpp"
+#include "usrecon/recon/das_simulate.hpp"
+
+namespace {
+
+using namespace usrecon::recon;
+
+DasProblem planewave_problem(double fnumber) {
+  DasProblem p;
+  p.acquisition.model = Model::PlaneWave;
+  p.acquisition.probe = {128, 0.298e-3};
+  p.acquisition.fs = 20e6;
+  for (int k = -3; k <= 3; ++k) p.acquisition.angles.push_back(0.5 * k * std::numbers::pi / 180);
+  p.samples = 2688;
+  p.grid = Grid::from_ranges(-20e-3, 20e-3, 0.05e-3, 5e-3, 90e-3, 0.05e-3);
+  p.options.fnumber = fnumber;
+  p.options.interp = Interp::Linear;
+  return p;
+}
+
+AnalyticData data_for(const DasProblem& p) {
+  DasSimulationOptions o;
+  o.acquisition = p.acquisition;
+  o.samples = p.samples;
+  o.points = {{0, 20e-3, 1}, {2e-3, 40e-3, 1}};
+  return analytic_signal(simulate_das_channels(o));
+}
+
+void run(benchmark::State& state, const DasProblem& p, DasCpuKernel kernel) {
+  const AnalyticData data = data_for(p);
+  const DasCpuBeamformer beamformer(p, 0, kernel);
+  std::vector<std::complex<float>> out(p.grid.pixels());
+  // The machine may be shared: besides wall-clock points/s, report points per second of this
+  // process's CPU time times the thread count, i.e. the rate on that many dedicated cores.
+  const auto cpu_now = [] {
+    timespec ts{};
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return ts.tv_sec + 1e-9 * ts.tv_nsec;
+  };
+  const double cpu_start = cpu_now();
+  for (auto _ : state) {
+    beamformer.beamform(data, out.data());
+    benchmark::DoNotOptimize(out.data());
+  }
+  state.counters["points/s"] = benchmark::Counter(p.points(), benchmark::Counter::kIsIterationInvariantRate);
+  const double cpu_s = (cpu_now() - cpu_start) / double(state.iterations());
+  state.counters["points/s_dedicated"] = p.points() / (cpu_s / beamformer.threads());
+  state.counters["threads"] = beamformer.threads();
+  state.SetLabel(to_string(beamformer.kernel()));
+}
+
+void BM_PlaneWaveLinearF15(benchmark::State& state) { run(state, planewave_problem(1.5), DasCpuKernel::Auto); }
+void BM_PlaneWaveLinearFullAperture(benchmark::State& state) { run(state, planewave_problem(0.0), DasCpuKernel::Auto); }
+void BM_PlaneWaveLinearF15Scalar(benchmark::State& state) { run(state, planewave_problem(1.5), DasCpuKernel::Scalar); }
+void BM_PlaneWaveHannF15(benchmark::State& state) {
+  DasProblem p = planewave_problem(1.5);
+  p.options.window = Window::Hann;
+  run(state, p, DasCpuKernel::Auto);
+}
+void BM_SyntheticApertureLinear(benchmark::State& state) {
+  DasProblem p;
+  p.acquisition.model = Model::SyntheticAperture;
+  p.acquisition.probe = {64, 0.3e-3};
+  p.samples = 2048;
+  p.grid = Grid::from_ranges(-10e-3, 10e-3, 0.1e-3, 5e-3, 40e-3, 0.05e-3);
+  run(state, p, DasCpuKernel::Auto);
+}
+
+BENCHMARK(BM_PlaneWaveLinearF15)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_PlaneWaveLinearFullAperture)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_PlaneWaveHannF15)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_PlaneWaveLinearF15Scalar)->Unit(benchmark::kMillisecond)->UseRealTime()->Iterations(1);
+BENCHMARK(BM_SyntheticApertureLinear)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+}  // namespace
+
+BENCHMARK_MAIN();
