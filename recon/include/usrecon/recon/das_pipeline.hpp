@@ -1,0 +1,84 @@
+// The general DAS models in the read -> beamform pipeline: channel data from source.txt, NPY or
+// MAT files (any axis order), the geometry from options, and one call that turns a file into an
+// Image. The seed model keeps its own path (pipeline.hpp); Reconstructor dispatches on the model.
+#pragma once
+
+#include <cmath>
+#include <filesystem>
+#include <limits>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "usrecon/recon/das.hpp"
+#include "usrecon/recon/geometry.hpp"
+
+namespace usrecon::recon {
+
+enum class Offset { None, Mean };
+Offset parse_offset(std::string_view name);  // "none" | "mean", else throws Error
+
+/// How to read channel data. `layout` names the array's axes in order, from samples, elements
+/// and transmits (e.g. "samples,elements,transmits"): for NPY in C order (the last axis varies
+/// fastest), for MAT in MATLAB's order (column-major: the first axis varies fastest), so that a
+/// MATLAB [samples x elements x transmits] array and an NPY [samples][elements][transmits] array
+/// are both "samples,elements,transmits". Trailing axes the array lacks count as length 1.
+/// source.txt files are channel-major: one channel of `samples` values per line, transmit by
+/// transmit (channel = transmit * elements + element).
+struct ChannelInput {
+  std::string layout;        ///< empty: samples,elements,transmits
+  std::string var;           ///< MAT variable (empty: the file's only numeric array)
+  Offset offset = Offset::None;  ///< Mean: subtract each channel's mean (MATLAB's RF - mean(RF))
+  int samples = 0;           ///< source.txt only: samples per channel (required there)
+};
+
+/// Reads channel data; `elements` and `transmits` are needed for source.txt only (for the others
+/// they come from the array). Errors name the file.
+ChannelData read_channel_data(const std::filesystem::path& path, const ChannelInput& input,
+                              int elements = 0, int transmits = 0);
+
+/// Rearranges an array into ChannelData: dims in the order named by `layout`, values with the
+/// first axis fastest (column_major) or the last axis fastest (C order).
+ChannelData arrange_channels(const std::vector<double>& values, const std::vector<std::size_t>& dims,
+                             bool column_major, std::string_view layout, Offset offset,
+                             const std::string& name);
+
+/// The image grid as asked for; NaN fields take defaults from the geometry: x over the array's
+/// span, z from max(0, t0 c / 2) to the depth of the last sample, dx = pitch / 2, dz = c / (4 fs).
+struct GridRequest {
+  static constexpr double kUnset = std::numeric_limits<double>::quiet_NaN();
+  double x_min = kUnset, x_max = kUnset, z_min = kUnset, z_max = kUnset, dx = kUnset, dz = kUnset;
+  Grid resolve(const Acquisition& acquisition, int samples) const;
+};
+
+/// Everything the general models need besides the backend.
+struct DasSetup {
+  Acquisition acquisition;  ///< probe.elements = 0: taken from the data
+  GridRequest grid;
+  DasOptions options;
+  ChannelInput input;
+};
+
+/// What reconstruct_das returns: the image, and the description of how it was made for the
+/// frame's JSON (model, geometry, options, backend).
+struct DasFrame {
+  Image image;
+  nlohmann::json parameters;
+  nlohmann::json backend;
+};
+
+enum class BackendKind;
+
+/// Reads `input`, completes the geometry from the data, checks it, forms the analytic signal and
+/// beamforms on the chosen backend (Auto: CUDA when a device is there, else the CPU). Stage
+/// times go into *timing when given.
+DasFrame reconstruct_das(const std::filesystem::path& input, const DasSetup& setup,
+                         BackendKind backend, int threads, nlohmann::json* timing = nullptr);
+
+/// "MIN:MAX" -> {MIN, MAX}. Throws Error naming `what`.
+std::pair<double, double> parse_range(std::string_view text, const std::string& what);
+/// "START:STEP:STOP" (inclusive, MATLAB style) or "A,B,C" or one number. Throws Error.
+std::vector<double> parse_number_list(std::string_view text, const std::string& what);
+
+}  // namespace usrecon::recon

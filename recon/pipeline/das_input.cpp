@@ -1,0 +1,173 @@
+// Channel data for the general models: source.txt, NPY and MAT files in any axis order.
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+
+#include "usrecon/io/file.hpp"
+#include "usrecon/io/mat.hpp"
+#include "usrecon/io/npy.hpp"
+#include "usrecon/io/source_txt.hpp"
+#include "usrecon/recon/das_pipeline.hpp"
+
+namespace fs = std::filesystem;
+
+namespace usrecon::recon {
+namespace {
+
+std::string lower_extension(const fs::path& path) {
+  std::string ext = path.extension().string();
+  std::transform(ext.begin(), ext.end(), ext.begin(), [](unsigned char c) { return std::tolower(c); });
+  return ext;
+}
+
+double parse_number(std::string_view text, const std::string& what) {
+  while (!text.empty() && text.front() == ' ') text.remove_prefix(1);
+  while (!text.empty() && text.back() == ' ') text.remove_suffix(1);
+  double value = 0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (text.empty() || ec != std::errc() || end != text.data() + text.size() || !std::isfinite(value))
+    throw Error(what + ": '" + std::string(text) + "' is not a number");
+  return value;
+}
+
+std::vector<std::string_view> split(std::string_view text, char sep) {
+  std::vector<std::string_view> parts;
+  std::size_t start = 0;
+  for (;;) {
+    const std::size_t at = text.find(sep, start);
+    parts.push_back(text.substr(start, at == std::string_view::npos ? std::string_view::npos : at - start));
+    if (at == std::string_view::npos) return parts;
+    start = at + 1;
+  }
+}
+
+}  // namespace
+
+Offset parse_offset(std::string_view name) {
+  if (name == "none") return Offset::None;
+  if (name == "mean") return Offset::Mean;
+  throw Error("unknown offset '" + std::string(name) + "' (expected none or mean)");
+}
+
+std::pair<double, double> parse_range(std::string_view text, const std::string& what) {
+  const auto parts = split(text, ':');
+  if (parts.size() != 2) throw Error(what + ": expected MIN:MAX, got '" + std::string(text) + "'");
+  const double lo = parse_number(parts[0], what), hi = parse_number(parts[1], what);
+  if (hi < lo) throw Error(what + ": MIN is larger than MAX in '" + std::string(text) + "'");
+  return {lo, hi};
+}
+
+std::vector<double> parse_number_list(std::string_view text, const std::string& what) {
+  const auto colon = split(text, ':');
+  if (colon.size() == 3) {
+    const double start = parse_number(colon[0], what), step = parse_number(colon[1], what),
+                 stop = parse_number(colon[2], what);
+    if (step == 0 || (stop - start) / step < 0)
+      throw Error(what + ": START:STEP:STOP '" + std::string(text) + "' never reaches STOP");
+    const double count = std::floor((stop - start) / step + 1e-9) + 1;
+    if (count > 100000) throw Error(what + ": '" + std::string(text) + "' gives too many values");
+    std::vector<double> values;
+    for (int k = 0; k < static_cast<int>(count); ++k) values.push_back(start + k * step);
+    return values;
+  }
+  if (colon.size() != 1) throw Error(what + ": expected START:STEP:STOP or a comma-separated list");
+  std::vector<double> values;
+  for (std::string_view part : split(text, ',')) values.push_back(parse_number(part, what));
+  return values;
+}
+
+ChannelData arrange_channels(const std::vector<double>& values, const std::vector<std::size_t>& dims,
+                             bool column_major, std::string_view layout, Offset offset,
+                             const std::string& name) {
+  static const char* const kAxes[3] = {"samples", "elements", "transmits"};
+  const std::string layout_text = layout.empty() ? "samples,elements,transmits" : std::string(layout);
+  const auto names = split(layout_text, ',');
+  if (names.size() > 3)
+    throw Error(name + ": --layout '" + layout_text + "' names more than three axes");
+  std::vector<int> role(names.size());  // role[axis] = 0 samples, 1 elements, 2 transmits
+  for (std::size_t a = 0; a < names.size(); ++a) {
+    const auto* found = std::find(std::begin(kAxes), std::end(kAxes), names[a]);
+    if (found == std::end(kAxes))
+      throw Error(name + ": --layout '" + layout_text + "': unknown axis '" + std::string(names[a]) +
+                  "' (use samples, elements, transmits)");
+    role[a] = static_cast<int>(found - std::begin(kAxes));
+    for (std::size_t b = 0; b < a; ++b)
+      if (role[b] == role[a]) throw Error(name + ": --layout '" + layout_text + "' names an axis twice");
+  }
+  std::vector<std::size_t> shape = dims;
+  // MATLAB drops trailing singleton dimensions; so may the user's layout.
+  while (shape.size() > names.size() && shape.back() == 1) shape.pop_back();
+  if (shape.size() > names.size()) {
+    std::string d;
+    for (std::size_t k = 0; k < dims.size(); ++k) d += (k ? " x " : "") + std::to_string(dims[k]);
+    throw Error(name + ": the array is " + d + " but --layout '" + layout_text + "' names only " +
+                std::to_string(names.size()) + " axes");
+  }
+  shape.resize(names.size(), 1);
+  // Strides of each array axis in `values`.
+  std::vector<std::size_t> stride(shape.size(), 1);
+  if (column_major)
+    for (std::size_t a = 1; a < shape.size(); ++a) stride[a] = stride[a - 1] * shape[a - 1];
+  else
+    for (std::size_t a = shape.size() - 1; a-- > 0;) stride[a] = stride[a + 1] * shape[a + 1];
+  std::size_t size[3] = {1, 1, 1}, step[3] = {0, 0, 0};
+  for (std::size_t a = 0; a < shape.size(); ++a) {
+    size[role[a]] = shape[a];
+    step[role[a]] = stride[a];
+  }
+  if (size[0] < 2 || size[1] < 1 || size[2] < 1 || size[0] > (1u << 26) || size[1] > 65536 || size[2] > 65536)
+    throw Error(name + ": implausible channel data shape for layout '" + layout_text + "'");
+  ChannelData rf;
+  rf.samples = static_cast<int>(size[0]);
+  rf.elements = static_cast<int>(size[1]);
+  rf.transmits = static_cast<int>(size[2]);
+  if (rf.size() != values.size()) throw Error(name + ": array size does not match its shape");
+  rf.data.resize(rf.size());
+  for (int t = 0; t < rf.transmits; ++t)
+    for (int e = 0; e < rf.elements; ++e) {
+      const double* src = values.data() + t * step[2] + e * step[1];
+      float* dst = rf.data.data() + (std::size_t(t) * rf.elements + e) * rf.samples;
+      double mean = 0;
+      if (offset == Offset::Mean) {
+        for (int s = 0; s < rf.samples; ++s) mean += src[s * step[0]];
+        mean /= rf.samples;
+      }
+      for (int s = 0; s < rf.samples; ++s) dst[s] = static_cast<float>(src[s * step[0]] - mean);
+    }
+  return rf;
+}
+
+ChannelData read_channel_data(const fs::path& path, const ChannelInput& in, int elements,
+                              int transmits) {
+  const std::string ext = lower_extension(path);
+  if (ext == ".mat") {
+    const io::MatArray a = io::read_mat(path, in.var);
+    return arrange_channels(a.values, a.dims, true, in.layout, in.offset, path.string() + " (" + a.name + ")");
+  }
+  if (!in.var.empty()) throw Error(path.string() + ": --var applies to MAT files only");
+  if (ext == ".npy") {
+    const io::NpyArray a = io::read_npy(path);
+    return arrange_channels(a.to_double(), a.shape, false, in.layout, in.offset, path.string());
+  }
+  // source.txt: channel-major integers.
+  if (elements < 1 || transmits < 1 || in.samples < 1)
+    throw Error(path.string() + ": a source.txt input needs --elements, --samples and the transmits "
+                                "(angles) to be given");
+  const std::vector<std::int32_t> raw =
+      io::read_source_txt(path, std::size_t(elements) * transmits, std::size_t(in.samples));
+  const std::vector<double> values(raw.begin(), raw.end());
+  const std::vector<std::size_t> dims = {std::size_t(in.samples), std::size_t(elements), std::size_t(transmits)};
+  return arrange_channels(values, dims, true, "samples,elements,transmits", in.offset, path.string());
+}
+
+Grid GridRequest::resolve(const Acquisition& acq, int samples) const {
+  const auto pick = [](double v, double fallback) { return std::isnan(v) ? fallback : v; };
+  const double half_span = 0.5 * (acq.probe.elements - 1) * acq.probe.pitch;
+  const double z_first = std::max(0.0, acq.t0 * acq.sound_speed / 2);
+  const double z_last = (acq.t0 + samples / acq.fs) * acq.sound_speed / 2;
+  return Grid::from_ranges(pick(x_min, -half_span), pick(x_max, half_span), pick(dx, acq.probe.pitch / 2),
+                           pick(z_min, z_first), pick(z_max, z_last),
+                           pick(dz, acq.sound_speed / (4 * acq.fs)));
+}
+
+}  // namespace usrecon::recon

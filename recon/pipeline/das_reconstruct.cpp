@@ -1,0 +1,88 @@
+// One file through the general DAS: read, complete and check the geometry, analytic signal,
+// beamform on the chosen backend.
+#include <chrono>
+
+#include "usrecon/recon/das_pipeline.hpp"
+#include "usrecon/recon/pipeline.hpp"
+
+namespace fs = std::filesystem;
+
+namespace usrecon::recon {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+double seconds_since(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+}  // namespace
+
+DasFrame reconstruct_das(const fs::path& input, const DasSetup& setup, BackendKind backend,
+                         int threads, nlohmann::json* timing) {
+  nlohmann::json local;
+  nlohmann::json& times = timing ? *timing : local;
+  auto t = Clock::now();
+  Acquisition acq = setup.acquisition;
+  const ChannelData rf = read_channel_data(input, setup.input, acq.probe.elements, acq.transmits());
+  times["read"] = seconds_since(t);
+  if (acq.probe.elements == 0) acq.probe.elements = rf.elements;
+  if (rf.elements != acq.probe.elements)
+    throw Error(input.string() + ": the data hold " + std::to_string(rf.elements) +
+                " receive elements but --elements says " + std::to_string(acq.probe.elements));
+  acq.validate(rf.transmits);
+
+  DasProblem problem;
+  problem.acquisition = acq;
+  problem.grid = setup.grid.resolve(acq, rf.samples);
+  problem.options = setup.options;
+  problem.samples = rf.samples;
+  problem.validate();
+
+  t = Clock::now();
+  const AnalyticData analytic = analytic_signal(rf, threads);
+  times["analytic"] = seconds_since(t);
+
+  DasFrame frame;
+  frame.image.grid = problem.grid;
+  frame.image.data.resize(problem.grid.pixels());
+  t = Clock::now();
+  bool use_cuda = backend == BackendKind::Cuda || (backend == BackendKind::Auto && cuda_device_count() > 0);
+  if (use_cuda) {
+    try {
+      DasCudaBeamformer gpu(problem);
+      gpu.beamform(analytic, frame.image.data.data());
+      frame.backend = {{"name", "cuda"}, {"device", gpu.device()}, {"kernel_s", gpu.last_kernel_seconds()}};
+    } catch (const CudaUnavailable&) {
+      if (backend == BackendKind::Cuda) throw;
+      use_cuda = false;
+    }
+  }
+  if (!use_cuda) {
+    const DasCpuBeamformer cpu(problem, threads);
+    cpu.beamform(analytic, frame.image.data.data());
+    frame.backend = {{"name", "cpu"}, {"kernel", to_string(cpu.kernel())}, {"threads", cpu.threads()}};
+  }
+  times["beamform"] = seconds_since(t);
+  frame.backend["points_per_s"] = problem.points() / std::max(times["beamform"].get<double>(), 1e-12);
+
+  std::vector<double> angles_deg;
+  for (double a : acq.angles) angles_deg.push_back(a * 180.0 / 3.14159265358979323846);
+  frame.parameters = {
+      {"elements", acq.probe.elements},
+      {"element_pitch_m", acq.probe.pitch},
+      {"samples", rf.samples},
+      {"transmits", rf.transmits},
+      {"sound_speed_m_per_s", acq.sound_speed},
+      {"sampling_hz", acq.fs},
+      {"t0_s", acq.t0},
+      {"fnumber", problem.options.fnumber},
+      {"window", to_string(problem.options.window)},
+      {"interp", to_string(problem.options.interp)},
+      {"offset", setup.input.offset == Offset::Mean ? "mean" : "none"},
+      {"layout", setup.input.layout.empty() ? "samples,elements,transmits" : setup.input.layout}};
+  if (acq.model == Model::PlaneWave) frame.parameters["angles_deg"] = angles_deg;
+  if (!setup.input.var.empty()) frame.parameters["var"] = setup.input.var;
+  return frame;
+}
+
+}  // namespace usrecon::recon
