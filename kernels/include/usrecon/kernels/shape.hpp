@@ -44,8 +44,12 @@ class Shape {
   /// NumPy's spelling: "(4, 4)", "(3,)", "()".
   [[nodiscard]] std::string to_string() const {
     std::string s = "(";
-    for (int i = 0; i < ndim_; ++i) s += (i ? ", " : "") + std::to_string(dims_[i]);
-    return s + (ndim_ == 1 ? ",)" : ")");
+    for (int i = 0; i < ndim_; ++i) {
+      if (i) s += ", ";
+      s += std::to_string(dims_[i]);
+    }
+    s += ndim_ == 1 ? ",)" : ")";
+    return s;
   }
 
  private:
@@ -79,9 +83,12 @@ inline Shape broadcast_shapes(std::span<const Shape> shapes, const std::string& 
         d = s[i];
         continue;
       }
-      std::string list;
-      for (const Shape& t : shapes) list += " " + t.to_string();
-      throw Error(what + ": operands could not be broadcast together with shapes" + list);
+      std::string message = what + ": operands could not be broadcast together with shapes";
+      for (const Shape& t : shapes) {
+        message += ' ';
+        message += t.to_string();
+      }
+      throw Error(message);
     }
   }
   return Shape(std::span<const std::int64_t>(dims.data(), ndim));
