@@ -5,10 +5,12 @@
 //     element, so a frame costs ~1.8 M square roots instead of 3.7e10.
 //  2. order(k, n) == order(n, k) (IEEE addition commutes), so each unordered pair is indexed once
 //     and contributes rf[k][order] + rf[n][order].
-//  3. Eight consecutive depths are handled together. Their orders for one (j, k, n) differ by at
-//     most 14 (a distance grows by at most one grid step per depth step, and one step is
-//     2 * 0.974 samples at most), so the eight samples lie in one 16-sample window of each
-//     channel: one unaligned load and one in-register permute replace eight gathers. Channels are
+//  3. Sixteen consecutive depths are handled together (AVX-512; four with AVX2). Their orders for
+//     one (j, k, n) differ by at most 30 (a distance grows by at most one grid step per depth
+//     step, so the order by at most 2 * 0.974 per step, plus 1 for rounding), so the sixteen
+//     samples lie in one 32-sample window of each channel: two unaligned loads and one
+//     two-register permute replace sixteen gathers, and since order(k, n) == order(n, k) the
+//     windows of channels k and n are summed before that single permute. Channels are
 //     zero-padded, so orders past the end read zeros, which is the seed's `order < samples` test.
 //
 // The index itself is computed fast and checked: t' = e_k + e_n with e = dist * (0.05 / 1.54 * 30)
@@ -28,7 +30,7 @@
 namespace usrecon::recon::seed {
 namespace {
 
-constexpr int kLanes = 8;  // depths per block (one AVX-512 vector of doubles)
+constexpr int kLanes = 16;  // depths per block (two AVX-512 vectors of doubles)
 // Approximate seconds-to-sample factor for t'; only ever used together with the margin test.
 constexpr double kScale = Problem::kGridStepMm / Problem::kSoundSpeedMmPerUs * Problem::kSamplingMhz;
 // x + 1.5 * 2^52 rounds x (|x| < 2^51) to an integer, ties to even, held in the low mantissa bits.
@@ -36,7 +38,7 @@ constexpr double kMagic = 6755399441055744.0;
 // Lanes whose t' is within kMargin of a half-integer are recomputed exactly. The approximation
 // error is < 4e-12, so 1e-7 is a wide safety factor at a cost of ~1 fallback per 5 million.
 constexpr double kMargin = 1e-7;
-constexpr int kPad = 32;  // zero samples after each channel (>= the 16-sample window)
+constexpr int kPad = 48;  // zero samples after each channel (> the 32-sample window)
 
 }  // namespace
 
@@ -96,7 +98,7 @@ void block_scalar(const Impl& c, const std::int32_t* rfp, int block, int jj_begi
 // values are small enough (checked by the caller) that int32 sums cannot overflow.
 #define USRECON_AVX512 __attribute__((target("avx512f,avx512dq,avx512vl,avx512bw")))
 
-// Orders of one (k, n) pair for a block's eight depths, in the low 32 bits of each 64-bit lane.
+// Orders of one (k, n) pair for eight depths from ir0, in the low 32 bits of each 64-bit lane.
 USRECON_AVX512 inline __m512i orders_avx512(const Impl& c, __m512d ek, __m512d en, int dj_k,
                                             int dj_n, int ir0) {
   const __m512d magic = _mm512_set1_pd(kMagic);
@@ -104,8 +106,8 @@ USRECON_AVX512 inline __m512i orders_avx512(const Impl& c, __m512d ek, __m512d e
   const __m512d y = _mm512_add_pd(t, magic);
   const __m512d off = _mm512_abs_pd(_mm512_sub_pd(t, _mm512_sub_pd(y, magic)));
   if (_mm512_cmp_pd_mask(off, _mm512_set1_pd(0.5 - kMargin), _CMP_GT_OQ)) [[unlikely]] {
-    alignas(64) std::int64_t exact[kLanes];
-    for (int l = 0; l < kLanes; ++l) exact[l] = c.exact_order(dj_k, dj_n, ir0 + l);
+    alignas(64) std::int64_t exact[8];
+    for (int l = 0; l < 8; ++l) exact[l] = c.exact_order(dj_k, dj_n, ir0 + l);
     return _mm512_load_si512(exact);
   }
   return _mm512_castpd_si512(y);
@@ -118,46 +120,64 @@ USRECON_AVX512 void block_avx512(const Impl& c, const std::int32_t* rfp, int blo
   const int lanes = std::min(kLanes, c.w.ni - ir0);
   const int samples = c.p.samples;
   const std::size_t row_step = std::size_t(Problem::kElementStep) * c.ni_pad;
+
   for (int jj = jj_begin; jj < jj_end; ++jj) {
     const int j = c.w.j0 + jj;
     const double* e0 = c.scaled_row(j) + ir0;  // element 0; element k is k * row_step lower
-    __m256i acc32 = _mm256_setzero_si256();
-    __m512i acc64 = _mm512_setzero_si512();
+    __m512i acc32 = _mm512_setzero_si512();
+    __m512i acc64_lo = _mm512_setzero_si512(), acc64_hi = _mm512_setzero_si512();
     for (int k = 0; k < c.p.channels; ++k) {
       const int dj_k = j - Problem::kElementStep * k;
-      const __m512d ek = _mm512_loadu_pd(e0 - k * row_step);
+      const double* ek_row = e0 - k * row_step;
+      const __m512d ek_lo = _mm512_loadu_pd(ek_row), ek_hi = _mm512_loadu_pd(ek_row + 8);
       const std::int32_t* rk = rfp + std::size_t(k) * c.stride;
       for (int n = k; n < c.p.channels; ++n) {
         const int dj_n = j - Problem::kElementStep * n;
-        const __m512i o = orders_avx512(c, ek, _mm512_loadu_pd(e0 - n * row_step), dj_k, dj_n, ir0);
+        const double* en_row = e0 - n * row_step;
+        const __m512i o_lo = orders_avx512(c, ek_lo, _mm512_loadu_pd(en_row), dj_k, dj_n, ir0);
         // Lane 0 is the shallowest depth and so the smallest order of the block.
-        const int base = _mm_cvtsi128_si32(_mm512_castsi512_si128(o));
+        const int base = _mm_cvtsi128_si32(_mm512_castsi512_si128(o_lo));
         if (base >= samples) continue;
-        const __m512i rel = _mm512_castsi256_si512(
-            _mm256_sub_epi32(_mm512_cvtepi64_epi32(o), _mm256_set1_epi32(base)));
-        const __m512i wk = _mm512_loadu_si512(rk + base);
+        const __m512i o_hi = orders_avx512(c, ek_hi, _mm512_loadu_pd(en_row + 8), dj_k, dj_n, ir0 + 8);
+        // Sixteen orders within 30 of the base: indices into a 32-sample window (two registers).
+        const __m512i orders16 = _mm512_inserti64x4(
+            _mm512_castsi256_si512(_mm512_cvtepi64_epi32(o_lo)), _mm512_cvtepi64_epi32(o_hi), 1);
+        const __m512i rel = _mm512_sub_epi32(orders16, _mm512_set1_epi32(base));
+        const __m512i wk0 = _mm512_loadu_si512(rk + base), wk1 = _mm512_loadu_si512(rk + base + 16);
         if (n == k) {
-          const __m256i v = _mm512_castsi512_si256(_mm512_permutexvar_epi32(rel, wk));
-          if constexpr (kWide) acc64 = _mm512_add_epi64(acc64, _mm512_cvtepi32_epi64(v));
-          else acc32 = _mm256_add_epi32(acc32, v);
+          const __m512i v = _mm512_permutex2var_epi32(wk0, rel, wk1);
+          if constexpr (kWide) {
+            acc64_lo = _mm512_add_epi64(acc64_lo, _mm512_cvtepi32_epi64(_mm512_castsi512_si256(v)));
+            acc64_hi = _mm512_add_epi64(acc64_hi, _mm512_cvtepi32_epi64(_mm512_extracti64x4_epi64(v, 1)));
+          } else {
+            acc32 = _mm512_add_epi32(acc32, v);
+          }
           continue;
         }
-        const __m512i wn = _mm512_loadu_si512(rfp + std::size_t(n) * c.stride + base);
+        const std::int32_t* rn = rfp + std::size_t(n) * c.stride + base;
+        const __m512i wn0 = _mm512_loadu_si512(rn), wn1 = _mm512_loadu_si512(rn + 16);
         if constexpr (kWide) {
-          const __m256i vk = _mm512_castsi512_si256(_mm512_permutexvar_epi32(rel, wk));
-          const __m256i vn = _mm512_castsi512_si256(_mm512_permutexvar_epi32(rel, wn));
-          acc64 = _mm512_add_epi64(acc64, _mm512_add_epi64(_mm512_cvtepi32_epi64(vk),
-                                                           _mm512_cvtepi32_epi64(vn)));
+          const __m512i vk = _mm512_permutex2var_epi32(wk0, rel, wk1);
+          const __m512i vn = _mm512_permutex2var_epi32(wn0, rel, wn1);
+          acc64_lo = _mm512_add_epi64(acc64_lo, _mm512_add_epi64(
+              _mm512_cvtepi32_epi64(_mm512_castsi512_si256(vk)), _mm512_cvtepi32_epi64(_mm512_castsi512_si256(vn))));
+          acc64_hi = _mm512_add_epi64(acc64_hi, _mm512_add_epi64(
+              _mm512_cvtepi32_epi64(_mm512_extracti64x4_epi64(vk, 1)),
+              _mm512_cvtepi32_epi64(_mm512_extracti64x4_epi64(vn, 1))));
         } else {
-          const __m512i sum = _mm512_add_epi32(wk, wn);
-          acc32 = _mm256_add_epi32(acc32,
-                                   _mm512_castsi512_si256(_mm512_permutexvar_epi32(rel, sum)));
+          acc32 = _mm512_add_epi32(acc32, _mm512_permutex2var_epi32(_mm512_add_epi32(wk0, wn0), rel,
+                                                                    _mm512_add_epi32(wk1, wn1)));
         }
       }
     }
     alignas(64) double result[kLanes];
-    if constexpr (kWide) _mm512_store_pd(result, _mm512_cvtepi64_pd(acc64));
-    else _mm512_store_pd(result, _mm512_cvtepi32_pd(acc32));
+    if constexpr (kWide) {
+      _mm512_store_pd(result, _mm512_cvtepi64_pd(acc64_lo));
+      _mm512_store_pd(result + 8, _mm512_cvtepi64_pd(acc64_hi));
+    } else {
+      _mm512_store_pd(result, _mm512_cvtepi32_pd(_mm512_castsi512_si256(acc32)));
+      _mm512_store_pd(result + 8, _mm512_cvtepi32_pd(_mm512_extracti64x4_epi64(acc32, 1)));
+    }
     std::memcpy(out + std::size_t(jj) * c.w.ni + ir0, result, sizeof(double) * lanes);
   }
 }

@@ -67,7 +67,8 @@ Reconstructor::Reconstructor(ReconstructOptions options, fs::path out_dir)
     : options_(std::move(options)), out_dir_(std::move(out_dir)) {
   if (!(options_.dynamic_range_db > 0.0))
     throw Error("the dynamic range must be a positive number of dB");
-  backend_ = make_seed_backend(options_.backend, options_.problem, options_.threads, &notice_);
+  if (options_.model == ReconModel::Seed)
+    backend_ = make_seed_backend(options_.backend, options_.problem, options_.threads, &notice_);
   std::error_code ec;
   fs::create_directories(out_dir_, ec);
   if (ec || !fs::is_directory(out_dir_))
@@ -78,6 +79,7 @@ Reconstructor::Reconstructor(ReconstructOptions options, fs::path out_dir)
 Reconstructor::~Reconstructor() = default;
 
 FrameReport Reconstructor::reconstruct(const fs::path& input) {
+  if (options_.model != ReconModel::Seed) return reconstruct_das_file(input);
   FrameReport report;
   report.input = input;
   const auto start = Clock::now();

@@ -77,10 +77,13 @@ TEST(ReconSeedModel, SampleIndexMatchesTheSeedFormula) {
 }
 
 TEST(ReconSeedCpu, MatchesReferenceOnSmallProblemsEveryKernel) {
-  // Window sizes around the 8-depth block: 1, odd, block +- 1, and columns past a task's 32.
-  const seed::Problem p{40, 70, 12, 60};
+  // Window depths around the blocks (4 for AVX2, 16 for AVX-512): 1, odd, block +- 1, several
+  // blocks; columns past a task's 32.
+  const seed::Problem p{60, 70, 12, 60};
   const std::vector<seed::Window> windows = {
-      {0, 1, 0, 1}, {3, 7, 5, 9}, {8, 9, 0, 33}, {31, 9, 40, 30}, {0, 40, 0, 70}, {13, 27, 2, 65}};
+      {0, 1, 0, 1},    {3, 7, 5, 9},    {8, 9, 0, 33},   {31, 9, 40, 30}, {0, 40, 0, 70},
+      {13, 27, 2, 65}, {0, 15, 10, 5},  {1, 16, 10, 5},  {2, 17, 0, 70},  {5, 33, 30, 12},
+      {0, 60, 0, 3},   {44, 16, 60, 10}};
   unsigned seed_value = 1;
   for (const auto& w : windows) {
     const auto rf = random_rf(p, -30000, 30000, seed_value++);

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "commands.hpp"
+#include "das_options.hpp"
 #include "usrecon/recon/pipeline.hpp"
 
 namespace fs = std::filesystem;
@@ -20,6 +21,7 @@ struct ReconstructArgs {
   std::string out_dir;
   std::string backend = "auto";
   recon::ReconstructOptions options;
+  DasArgs das;  // --model and the general models' options (das_options.hpp)
 };
 
 // One line per file; on a terminal a progress bar redrawn in place instead.
@@ -71,6 +73,7 @@ int run(const ReconstructArgs& args) {
     return 1;
   }
   recon::ReconstructOptions options = args.options;
+  finish_das_options(args.das, options);
   options.backend = recon::parse_backend(args.backend);
   recon::Reconstructor reconstructor(options, args.out_dir);
   if (!reconstructor.backend_notice().empty())
@@ -91,7 +94,7 @@ int run(const ReconstructArgs& args) {
   std::printf("usrecon: %zu of %zu reconstructed, %zu failed, in %.2f s (beamforming %.2f s per "
               "frame on %s); outputs in %s\n",
               ok, inputs.size(), failed, wall, ok ? beamform_s / double(ok) : 0.0,
-              reconstructor.backend().describe().value("name", "?").c_str(),
+              reconstructor.backend_name().c_str(),
               fs::absolute(args.out_dir).lexically_normal().string().c_str());
   return failed == 0 ? 0 : 1;
 }
@@ -121,6 +124,7 @@ Command add_reconstruct(CLI::App& app) {
   app.add_option("--samples", args->options.problem.samples, "Samples per channel")
       ->check(CLI::Range(1, 1 << 24))
       ->capture_default_str();
+  add_das_options(app, args->das, args->options);
   app.footer(
       "Each input <stem> gives <stem>.png (8-bit B-mode, depth down the rows), <stem>.json (grid in "
       "metres, parameters, backend, stage times) and with --save-raw <stem>.npy. A bad file is "

@@ -11,5 +11,6 @@ using Command = std::function<int()>;  // returns the process exit code
 
 Command add_reconstruct(CLI::App& app);
 Command add_simulate(CLI::App& app);
+Command add_metrics(CLI::App& app);
 
 }  // namespace usrecon::cli

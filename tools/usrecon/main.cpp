@@ -15,6 +15,9 @@ int main(int argc, char** argv) {
       "simulate", "Write simulated channel data (source.txt format) for point targets and speckle");
   const usrecon::cli::Command run_reconstruct = usrecon::cli::add_reconstruct(*reconstruct);
   const usrecon::cli::Command run_simulate = usrecon::cli::add_simulate(*simulate);
+  auto* metrics = app.add_subcommand(
+      "metrics", "Measure point targets (position, FWHM) and cysts (CNR, gCNR) in a raw image, as JSON");
+  const usrecon::cli::Command run_metrics = usrecon::cli::add_metrics(*metrics);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -23,6 +26,7 @@ int main(int argc, char** argv) {
   try {
     if (reconstruct->parsed()) return run_reconstruct();
     if (simulate->parsed()) return run_simulate();
+    if (metrics->parsed()) return run_metrics();
   } catch (const std::exception& e) {
     std::fprintf(stderr, "usrecon: error: %s\n", e.what());
     return 1;

@@ -9,6 +9,7 @@
 #include <string_view>
 #include <vector>
 
+#include "usrecon/recon/das_pipeline.hpp"
 #include "usrecon/recon/delay/seed.hpp"
 
 namespace usrecon::recon {
@@ -33,12 +34,21 @@ class SeedBackend {
 std::unique_ptr<SeedBackend> make_seed_backend(BackendKind kind, const seed::Problem& problem,
                                                int threads, std::string* notice = nullptr);
 
+/// The delay model: the seed's (its fixed geometry, source.txt input, real float64 image) or the
+/// general ones of das.hpp (any geometry, IQ beamforming, complex image).
+enum class ReconModel { Seed, PlaneWave, SyntheticAperture };
+ReconModel parse_model(std::string_view name);  // "seed" | "planewave" | "sa", else throws Error
+std::string to_string(ReconModel model);
+
 struct ReconstructOptions {
-  seed::Problem problem;             ///< channels, samples and grid of every input
+  ReconModel model = ReconModel::Seed;
+  seed::Problem problem;             ///< seed model: channels, samples and grid of every input
+  DasSetup das;                      ///< general models: geometry, grid, apodization, input
   BackendKind backend = BackendKind::Auto;
   int threads = 0;                   ///< CPU threads, 0 = all
   double dynamic_range_db = 60.0;    ///< B-mode dynamic range
-  bool save_raw = false;             ///< also write <stem>.npy, the raw beamformed float64 array
+  bool save_raw = false;             ///< also write <stem>.npy, the raw beamformed array (seed:
+                                     ///< float64; general models: complex64 IQ), [nx][nz]
   bool overwrite = false;            ///< replace existing outputs (otherwise they are kept)
 };
 
@@ -69,14 +79,21 @@ class Reconstructor {
   /// Never throws for a problem with one input: it is reported in the FrameReport.
   FrameReport reconstruct(const std::filesystem::path& input);
 
+  /// The seed model's backend (only with ReconModel::Seed).
   const SeedBackend& backend() const { return *backend_; }
+  /// Name of the backend that ran (or will run) the frames: "cpu" or "cuda".
+  std::string backend_name() const;
   /// Set when `auto` fell back to the CPU (why), empty otherwise.
   const std::string& backend_notice() const { return notice_; }
 
  private:
   ReconstructOptions options_;
   std::filesystem::path out_dir_;
-  std::unique_ptr<SeedBackend> backend_;
+  // The general models' path (recon/pipeline/das_reconstruct.cpp).
+  FrameReport reconstruct_das_file(const std::filesystem::path& input);
+  std::string last_backend_;  // general models: the backend of the last frame
+
+  std::unique_ptr<SeedBackend> backend_;  // seed model only
   std::string notice_;
   std::vector<std::string> stems_done_;  // stems written in this run, to refuse collisions
 };

@@ -1,0 +1,54 @@
+// Image-quality metrics as PICMUS defines them (Liebgott et al., IEEE IUS 2016): for point
+// targets, the position of the maximum and its distance from the truth, and the axial and lateral
+// full widths at half maximum (-6 dB) on profiles through the maximum interpolated 10x; for cysts,
+// the contrast-to-noise ratio on the dB image and the generalized CNR (gCNR, Rodriguez-Molares
+// et al. 2020) on the envelope.
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <span>
+#include <vector>
+
+#include "usrecon/recon/geometry.hpp"
+
+namespace usrecon::recon {
+
+/// Envelope |image|, lateral-major like the image.
+std::vector<double> envelope(const Image& image);
+
+struct PointMetrics {
+  double true_x = 0, true_z = 0;  ///< metres
+  double x = 0, z = 0;            ///< position of the maximum within the search radius
+  double error = 0;               ///< distance of the maximum from the truth
+  double fwhm_axial = 0, fwhm_lateral = 0;  ///< -6 dB widths, metres (NaN when not closed)
+  double peak = 0;                ///< envelope at the maximum
+};
+
+/// Finds the envelope maximum within `search_radius` of (x, z) and measures its -6 dB widths
+/// along depth and across. env[ix * nz + iz] on `grid`. Throws Error when the search region
+/// holds no pixel.
+PointMetrics measure_point(std::span<const double> env, const Grid& grid, double x, double z,
+                           double search_radius);
+
+/// -6 dB width of a profile around sample `peak` (10x linear interpolation of the dB profile),
+/// in units of the sample step; NaN if the profile never falls 6 dB on one side.
+double fwhm_samples(std::span<const double> profile, int peak);
+
+struct CystMetrics {
+  double x = 0, z = 0, radius = 0;
+  double cnr_db = 0;  ///< 20 log10(|mu_in - mu_out| / sqrt((var_in + var_out) / 2)), on dB values
+  double cnr = 0;     ///< the same ratio, linear
+  double contrast_db = 0;  ///< mean dB inside minus mean dB outside
+  double gcnr = 0;    ///< 1 - overlap of the inside and background envelope histograms
+  std::size_t inside_pixels = 0, background_pixels = 0;
+};
+
+/// Inside: the disk of radius inner * radius; background: the ring between 1.25 and 1.6 radius
+/// (PICMUS-style regions that keep clear of the cyst's edge).
+CystMetrics measure_cyst(std::span<const double> env, const Grid& grid, double x, double z,
+                         double radius, double inner = 0.8);
+
+nlohmann::json to_json(const PointMetrics& m);
+nlohmann::json to_json(const CystMetrics& m);
+
+}  // namespace usrecon::recon

@@ -1,0 +1,124 @@
+// usrecon metrics IMAGE.npy [--point X,Z]... [--cyst X,Z,R]... [--truth FILE] [-o FILE]
+#include <cstdio>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "commands.hpp"
+#include "usrecon/io/file.hpp"
+#include "usrecon/io/npy.hpp"
+#include "usrecon/recon/bmode.hpp"
+#include "usrecon/recon/metrics.hpp"
+
+namespace fs = std::filesystem;
+
+namespace usrecon::cli {
+namespace {
+
+struct MetricsArgs {
+  std::string image, grid, truth, output;
+  std::vector<std::string> points, cysts;
+  double search_radius = 1e-3;
+};
+
+std::vector<double> numbers(const std::string& text, const std::string& option, std::size_t n) {
+  std::vector<double> v;
+  std::stringstream in(text);
+  std::string field;
+  while (std::getline(in, field, ',')) {
+    try {
+      std::size_t used = 0;
+      v.push_back(std::stod(field, &used));
+      if (used != field.size()) throw std::invalid_argument(field);
+    } catch (const std::exception&) {
+      throw Error(option + " '" + text + "': '" + field + "' is not a number");
+    }
+  }
+  if (v.size() != n) throw Error(option + " '" + text + "': expected " + std::to_string(n) + " numbers (metres)");
+  return v;
+}
+
+int run(const MetricsArgs& args) {
+  const fs::path image_path = args.image;
+  const fs::path grid_path = args.grid.empty() ? fs::path(image_path).replace_extension(".json") : fs::path(args.grid);
+  const nlohmann::json meta = nlohmann::json::parse(io::read_file(grid_path), nullptr, false);
+  if (meta.is_discarded() || !meta.contains("grid"))
+    throw Error(grid_path.string() + ": not a JSON file with a \"grid\" object (give --grid)");
+  const nlohmann::json& gj = meta["grid"];
+  recon::Grid g;
+  g.x0 = gj.at("x0");
+  g.dx = gj.at("dx");
+  g.nx = gj.at("nx");
+  g.z0 = gj.at("z0");
+  g.dz = gj.at("dz");
+  g.nz = gj.at("nz");
+  const io::NpyArray a = io::read_npy(image_path);
+  if (a.shape.size() != 2 || a.shape[0] != std::size_t(g.nx) || a.shape[1] != std::size_t(g.nz))
+    throw Error(image_path.string() + ": array shape does not match the grid [nx][nz] of " + grid_path.string());
+  std::vector<double> env;
+  if (a.dtype == io::DType::c64 || a.dtype == io::DType::c128) {
+    recon::Image img;
+    img.grid = g;
+    if (a.dtype == io::DType::c64) {
+      const auto v = a.as<std::complex<float>>();
+      img.data.assign(v.begin(), v.end());
+    } else {
+      for (std::complex<double> c : a.as<std::complex<double>>()) img.data.emplace_back(c);
+    }
+    env = recon::envelope(img);
+  } else {
+    env = recon::envelope_along_depth(a.to_double(), g.nx, g.nz);  // real RF image: Hilbert along depth
+  }
+
+  std::vector<std::array<double, 2>> points;
+  std::vector<std::array<double, 3>> cysts;
+  for (const std::string& p : args.points) {
+    const auto v = numbers(p, "--point", 2);
+    points.push_back({v[0], v[1]});
+  }
+  for (const std::string& c : args.cysts) {
+    const auto v = numbers(c, "--cyst", 3);
+    cysts.push_back({v[0], v[1], v[2]});
+  }
+  if (!args.truth.empty()) {
+    const nlohmann::json truth = nlohmann::json::parse(io::read_file(args.truth), nullptr, false);
+    if (truth.is_discarded()) throw Error(args.truth + ": not valid JSON");
+    for (const auto& p : truth.value("points", nlohmann::json::array())) points.push_back({p.at("x"), p.at("z")});
+    for (const auto& c : truth.value("cysts", nlohmann::json::array())) cysts.push_back({c.at("x"), c.at("z"), c.at("radius")});
+  }
+  if (points.empty() && cysts.empty()) throw Error("nothing to measure: give --point, --cyst or --truth");
+
+  nlohmann::json out = {{"image", image_path.string()}, {"search_radius", args.search_radius},
+                        {"units", "metres"}, {"points", nlohmann::json::array()},
+                        {"cysts", nlohmann::json::array()}};
+  for (const auto& p : points)
+    out["points"].push_back(recon::to_json(recon::measure_point(env, g, p[0], p[1], args.search_radius)));
+  for (const auto& c : cysts)
+    out["cysts"].push_back(recon::to_json(recon::measure_cyst(env, g, c[0], c[1], c[2])));
+  const std::string text = out.dump(2) + "\n";
+  if (args.output.empty()) std::fputs(text.c_str(), stdout);
+  else io::write_file_atomic(args.output, text);
+  return 0;
+}
+
+}  // namespace
+
+Command add_metrics(CLI::App& app) {
+  auto args = std::make_shared<MetricsArgs>();
+  app.add_option("image", args->image, "Raw image written by reconstruct --save-raw (<stem>.npy)")->required();
+  app.add_option("--grid", args->grid, "JSON with the image's \"grid\" (default: <stem>.json beside the image)");
+  app.add_option("--point", args->points, "Point target X,Z in metres (repeatable)");
+  app.add_option("--cyst", args->cysts, "Cyst X,Z,RADIUS in metres (repeatable)");
+  app.add_option("--truth", args->truth, "JSON with \"points\" [{x, z}] and \"cysts\" [{x, z, radius}] (as written by simulate --truth)");
+  app.add_option("--search-radius", args->search_radius, "Where to look for each point's maximum, metres")
+      ->check(CLI::PositiveNumber)->capture_default_str();
+  app.add_option("-o,--output", args->output, "Write the JSON here instead of standard output");
+  app.footer("Points: position of the envelope maximum within the search radius, its distance from "
+             "the truth, axial and lateral -6 dB widths on profiles through it (10x interpolated). "
+             "Cysts: CNR on the dB image (inside 0.8 R, background ring 1.25-1.6 R) and gCNR. As PICMUS.");
+  return [args] { return run(*args); };
+}
+
+}  // namespace usrecon::cli

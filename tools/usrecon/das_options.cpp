@@ -1,0 +1,75 @@
+#include "das_options.hpp"
+
+#include <numbers>
+
+namespace usrecon::cli {
+
+void add_das_options(CLI::App& app, DasArgs& args, recon::ReconstructOptions& options) {
+  recon::DasSetup& das = options.das;
+  recon::Acquisition& acq = das.acquisition;
+  acq.probe.elements = 0;  // from the data unless given
+  const std::string g = "General models (--model planewave | sa)";
+  app.set_config("--config", "", "Read options from a TOML or INI file (key = value, the long option names)");
+  app.add_option("--model", args.model,
+                 "Delay model: seed (the seed's fixed geometry), planewave (steered plane waves, "
+                 "coherent compounding), sa (synthetic aperture / full matrix capture)")
+      ->check(CLI::IsMember({"seed", "planewave", "sa"}))
+      ->capture_default_str();
+  app.add_option("--elements", acq.probe.elements, "Array elements (default: from the data)")
+      ->check(CLI::Range(1, 65536))->group(g);
+  app.add_option("--pitch", acq.probe.pitch, "Element pitch in metres; element i at x = (i - (N-1)/2) pitch")
+      ->check(CLI::PositiveNumber)->capture_default_str()->group(g);
+  app.add_option("--sound-speed", acq.sound_speed, "Speed of sound, m/s")
+      ->check(CLI::PositiveNumber)->capture_default_str()->group(g);
+  app.add_option("--fs", acq.fs, "Sampling frequency, Hz")->check(CLI::PositiveNumber)->capture_default_str()->group(g);
+  app.add_option("--t0", acq.t0, "Time of sample 0 after the transmit (s)")->capture_default_str()->group(g);
+  app.add_option("--angles-deg", args.angles_deg,
+                 "Plane-wave steering angles in degrees: START:STEP:STOP or A,B,C; angle > 0 means "
+                 "element 0 fires first")->group(g);
+  app.add_option("--tx-elements", acq.tx_elements,
+                 "Synthetic aperture: the element firing in each transmit (default: every element in order)")
+      ->delimiter(',')->group(g);
+  app.add_option("--x-range", args.x_range, "Image lateral range MIN:MAX in metres (default: the array's span)")->group(g);
+  app.add_option("--z-range", args.z_range, "Image depth range MIN:MAX in metres (default: 0 to the last sample)")->group(g);
+  app.add_option("--dx", das.grid.dx, "Lateral pixel step in metres (default: pitch / 2)")->check(CLI::PositiveNumber)->group(g);
+  app.add_option("--dz", das.grid.dz, "Depth pixel step in metres (default: c / (4 fs))")->check(CLI::PositiveNumber)->group(g);
+  app.add_option("--fnumber", das.options.fnumber, "Receive F-number (aperture z / F); 0 = full aperture")
+      ->check(CLI::Range(0.0, 100.0))->capture_default_str()->group(g);
+  app.add_option("--window", args.window, "Receive apodization window over the aperture")
+      ->check(CLI::IsMember({"rect", "hann", "tukey"}))->capture_default_str()->group(g);
+  app.add_option("--tukey-alpha", args.tukey_alpha, "Tapered fraction of the Tukey window")
+      ->check(CLI::Range(0.01, 1.0))->capture_default_str()->group(g);
+  app.add_option("--interp", args.interp, "Interpolation of the delayed samples")
+      ->check(CLI::IsMember({"nearest", "linear"}))->capture_default_str()->group(g);
+  app.add_option("--layout", das.input.layout,
+                 "Axes of the channel-data array in order, e.g. samples,elements,transmits (NPY: C "
+                 "order; MAT: MATLAB's order) [default: samples,elements,transmits]")->group(g);
+  app.add_option("--var", das.input.var, "MAT file: the variable holding the channel data")->group(g);
+  app.add_option("--offset", args.offset, "mean: subtract each channel's mean (unsigned data)")
+      ->check(CLI::IsMember({"none", "mean"}))->capture_default_str()->group(g);
+}
+
+void finish_das_options(const DasArgs& args, recon::ReconstructOptions& options) {
+  options.model = recon::parse_model(args.model);
+  if (options.model == recon::ReconModel::Seed) return;
+  recon::DasSetup& das = options.das;
+  das.options.window = recon::parse_window(args.window);
+  das.options.interp = recon::parse_interp(args.interp);
+  das.options.tukey_alpha = args.tukey_alpha;
+  das.input.offset = recon::parse_offset(args.offset);
+  das.input.samples = options.problem.samples;
+  if (!args.x_range.empty())
+    std::tie(das.grid.x_min, das.grid.x_max) = recon::parse_range(args.x_range, "--x-range");
+  if (!args.z_range.empty())
+    std::tie(das.grid.z_min, das.grid.z_max) = recon::parse_range(args.z_range, "--z-range");
+  das.acquisition.angles.clear();
+  if (options.model == recon::ReconModel::PlaneWave) {
+    if (args.angles_deg.empty()) throw Error("--model planewave needs --angles-deg");
+    for (double deg : recon::parse_number_list(args.angles_deg, "--angles-deg"))
+      das.acquisition.angles.push_back(deg * std::numbers::pi / 180.0);
+  } else if (!args.angles_deg.empty()) {
+    throw Error("--angles-deg applies to --model planewave only");
+  }
+}
+
+}  // namespace usrecon::cli

@@ -1,0 +1,29 @@
+// The options of `usrecon reconstruct` for the general models (--model planewave | sa): geometry,
+// grid, apodization, interpolation and channel-data input. Registered next to the seed's options;
+// they can also come from a TOML/INI file (--config).
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <string>
+
+#include "usrecon/recon/pipeline.hpp"
+
+namespace usrecon::cli {
+
+struct DasArgs {
+  std::string model = "seed";
+  std::string x_range, z_range, angles_deg;
+  std::string window = "rect", interp = "linear", offset = "none";
+  double tukey_alpha = 0.5;
+};
+
+/// Adds --model, --elements, --pitch, --sound-speed, --fs, --t0, --x-range, --z-range, --dx, --dz,
+/// --angles-deg, --tx-elements, --fnumber, --window, --tukey-alpha, --interp, --layout, --var,
+/// --offset and --config to `app`, storing into args and options.das.
+void add_das_options(CLI::App& app, DasArgs& args, recon::ReconstructOptions& options);
+
+/// Converts what add_das_options stored (model, ranges, angles, names) into options. Throws Error
+/// with the option's name for a bad value.
+void finish_das_options(const DasArgs& args, recon::ReconstructOptions& options);
+
+}  // namespace usrecon::cli
