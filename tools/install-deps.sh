@@ -11,6 +11,7 @@ packages=(
   libopenblas-dev libmatio-dev libhdf5-dev
   python3-numpy python3-numba
   xvfb x11-apps imagemagick
+  clang libclang-rt-14-dev            # tools/fuzz.sh: libFuzzer, ASan and UBSan runtimes for clang
 )
 
 missing=()

@@ -27,11 +27,27 @@ bool same_file(const fs::path& a, const fs::path& b) {
 
 }  // namespace
 
+std::uintmax_t input_byte_limit(const seed::Problem& problem) {
+  constexpr std::uintmax_t kBytesPerValue = 32, kSlackBytes = std::uintmax_t{1} << 20;
+  return std::uintmax_t(problem.channels) * std::uintmax_t(problem.samples) * kBytesPerValue +
+         kSlackBytes;
+}
+
+nlohmann::json to_json(const FrameReport& report) {
+  nlohmann::json outputs = nlohmann::json::array();
+  for (const fs::path& output : report.outputs) outputs.push_back(output.string());
+  return {{"input", report.input.string()},
+          {"status", report.ok ? "ok" : "failed"},
+          {"error", report.ok ? nlohmann::json(nullptr) : nlohmann::json(report.error)},
+          {"outputs", std::move(outputs)},
+          {"timing_s", report.timing_s}};
+}
+
 std::vector<fs::path> expand_inputs(const std::vector<fs::path>& paths) {
   std::vector<fs::path> inputs;
   for (const fs::path& path : paths) {
     std::error_code ec;
-    if (!fs::is_directory(path, ec)) {
+    if (path.extension() == ".txt" || !fs::is_directory(path, ec)) {
       inputs.push_back(path);
       continue;
     }
@@ -104,7 +120,8 @@ FrameReport Reconstructor::reconstruct(const fs::path& input) {
     }
 
     auto t = Clock::now();
-    const std::vector<std::int32_t> rf = io::read_source_txt(input, p.channels, p.samples);
+    const std::vector<std::int32_t> rf = io::parse_source_txt(
+        io::read_file(input, input_byte_limit(p)), p.channels, p.samples, input.string());
     report.timing_s["read"] = seconds_since(t);
 
     t = Clock::now();

@@ -4,9 +4,11 @@
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "batch_control.hpp"
 #include "commands.hpp"
 #include "das_options.hpp"
 #include "usrecon/recon/pipeline.hpp"
@@ -20,6 +22,7 @@ struct ReconstructArgs {
   std::vector<std::string> inputs;
   std::string out_dir;
   std::string backend = "auto";
+  std::string report;  // --report FILE: JSON list of every input's status and timings
   recon::ReconstructOptions options;
   DasArgs das;  // --model and the general models' options (das_options.hpp)
 };
@@ -79,24 +82,44 @@ int run(const ReconstructArgs& args) {
   if (!reconstructor.backend_notice().empty())
     std::fprintf(stderr, "usrecon: %s\n", reconstructor.backend_notice().c_str());
 
+  std::optional<BatchReport> batch_report;
+  if (!args.report.empty()) batch_report.emplace(args.report, inputs);
+
   Progress progress(inputs.size());
-  std::size_t failed = 0;
+  std::size_t failed = 0, processed = 0;
   double beamform_s = 0.0;
-  for (std::size_t idx = 0; idx < inputs.size(); ++idx) {
+  const StopOnSignal stop;  // Ctrl-C / SIGTERM: finish the current frame, then stop
+  for (std::size_t idx = 0; idx < inputs.size() && !stop.requested(); ++idx) {
     const recon::FrameReport report = reconstructor.reconstruct(inputs[idx]);
     if (!report.ok) ++failed;
     beamform_s += report.timing_s.value("beamform", 0.0);
     progress.done(idx, report);
+    if (batch_report) batch_report->add(report);
+    ++processed;
   }
   progress.finish();
   const double wall = std::chrono::duration<double>(Clock::now() - start).count();
-  const std::size_t ok = inputs.size() - failed;
+  const std::size_t ok = processed - failed;
   std::printf("usrecon: %zu of %zu reconstructed, %zu failed, in %.2f s (beamforming %.2f s per "
               "frame on %s); outputs in %s\n",
               ok, inputs.size(), failed, wall, ok ? beamform_s / double(ok) : 0.0,
               reconstructor.backend_name().c_str(),
               fs::absolute(args.out_dir).lexically_normal().string().c_str());
-  return failed == 0 ? 0 : 1;
+  bool report_failed = false;
+  if (batch_report) {
+    try {
+      batch_report->write();
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "usrecon: error: %s\n", e.what());
+      report_failed = true;
+    }
+  }
+  if (stop.requested()) {
+    std::fprintf(stderr, "usrecon: interrupted after %zu of %zu files; the rest were not processed\n",
+                 processed, inputs.size());
+    return 128 + stop.signal();
+  }
+  return failed == 0 && !report_failed ? 0 : 1;
 }
 
 }  // namespace
@@ -117,6 +140,9 @@ Command add_reconstruct(CLI::App& app) {
       ->capture_default_str();
   app.add_flag("--save-raw", args->options.save_raw,
                "Also write <stem>.npy: the raw beamformed float64 array [lateral][depth], the seed's out");
+  app.add_option("--report", args->report,
+                 "Write a JSON list of every input's status (ok, failed, not_processed), error, "
+                 "outputs and stage times to this file (replaced if it exists), also when stopped by Ctrl-C");
   app.add_flag("--overwrite", args->options.overwrite, "Replace existing outputs (otherwise they are kept and the file is reported)");
   app.add_option("--channels", args->options.problem.channels, "Channels (= elements) per file")
       ->check(CLI::Range(1, 1024))
@@ -128,7 +154,9 @@ Command add_reconstruct(CLI::App& app) {
   app.footer(
       "Each input <stem> gives <stem>.png (8-bit B-mode, depth down the rows), <stem>.json (grid in "
       "metres, parameters, backend, stage times) and with --save-raw <stem>.npy. A bad file is "
-      "reported and skipped; the exit code is 1 when any file failed.");
+      "reported and skipped; the exit code is 1 when any file failed. Inputs larger than 32 bytes per "
+      "value plus 1 MiB are refused unread. Ctrl-C (or SIGTERM) stops after the current frame, "
+      "with exit code 130 (143).");
   return [args] { return run(*args); };
 }
 

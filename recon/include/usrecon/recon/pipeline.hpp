@@ -1,6 +1,7 @@
 // read -> beamform -> B-mode -> write, for one file at a time of a batch.
 #pragma once
 
+#include <cstdint>
 #include <filesystem>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -61,8 +62,18 @@ struct FrameReport {
   nlohmann::json timing_s;                    ///< seconds per stage
 };
 
+/// {"input", "status": "ok" | "failed", "error" (null when ok), "outputs", "timing_s"}: one entry
+/// of `usrecon reconstruct --report`.
+nlohmann::json to_json(const FrameReport& report);
+
+/// Largest source.txt accepted for a problem, in bytes: 32 bytes per value (an int32 needs at most
+/// 11 characters plus separators) plus 1 MiB of slack for blank lines and padding. A bigger file
+/// is refused before it is read, with a message that states this limit.
+std::uintmax_t input_byte_limit(const seed::Problem& problem);
+
 /// Files stay as given; a directory contributes its regular *.txt files, sorted by name. Paths
-/// that do not exist are kept, so that processing reports them.
+/// that do not exist are kept, so that processing reports them. A path whose name ends in .txt is
+/// always taken as a file: a directory named like a file is reported when processed, not scanned.
 std::vector<std::filesystem::path> expand_inputs(const std::vector<std::filesystem::path>& paths);
 
 /// Output file stem for an input: its stem with every character outside [A-Za-z0-9._-] replaced

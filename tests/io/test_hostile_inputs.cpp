@@ -1,0 +1,137 @@
+// Hostile inputs straight into the parsers: the corpus in tests/corpus/source_txt (each case's
+// verdict in expected.tsv), and every fuzz seed and saved fuzz crash through the fuzz targets'
+// own checks (tests/fuzz/fuzz_checks*.hpp), so a crash once found stays fixed.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <string>
+#include <vector>
+
+#include "../fuzz/fuzz_checks.hpp"
+#if __has_include("usrecon/io/mat.hpp")
+#include "../fuzz/fuzz_checks_mat.hpp"
+#define USRECON_TEST_MAT 1
+#endif
+#include "usrecon/io/file.hpp"
+#include "usrecon/io/source_txt.hpp"
+
+namespace fs = std::filesystem;
+
+namespace {
+
+const fs::path kCorpus = fs::path(USRECON_SOURCE_DIR) / "tests" / "corpus";
+
+struct Case {
+  std::string file;
+  std::string verdict;  // "same", "valid" or the expected error fragment
+};
+
+std::vector<Case> read_expected() {
+  std::vector<Case> cases;
+  std::ifstream in(kCorpus / "source_txt" / "expected.tsv");
+  for (std::string line; std::getline(in, line);) {
+    if (line.empty() || line[0] == '#') continue;
+    const auto tab = line.find('\t');
+    if (tab != std::string::npos) cases.push_back({line.substr(0, tab), line.substr(tab + 1)});
+  }
+  return cases;
+}
+
+std::vector<std::uint8_t> read_bytes(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+}  // namespace
+
+TEST(IoHostile, EveryCorpusFileIsListedAndEveryListedFileExists) {
+  const std::vector<Case> cases = read_expected();
+  ASSERT_GE(cases.size(), 20u);
+  std::size_t txt_files = 0;
+  for (const auto& entry : fs::directory_iterator(kCorpus / "source_txt")) {
+    if (entry.path().extension() != ".txt") continue;
+    ++txt_files;
+    const auto name = entry.path().filename().string();
+    EXPECT_TRUE(std::any_of(cases.begin(), cases.end(), [&](const Case& c) { return c.file == name; }))
+        << name << " has no line in expected.tsv";
+  }
+  EXPECT_EQ(txt_files, cases.size());
+}
+
+TEST(IoHostile, CorpusGivesTheStatedVerdictNamingTheFile) {
+  const std::vector<std::int32_t> same = {1, -2, 3, 4, 5, -6};
+  for (const Case& c : read_expected()) {
+    SCOPED_TRACE(c.file);
+    const fs::path path = kCorpus / "source_txt" / c.file;
+    if (c.verdict == "same" || c.verdict == "valid") {
+      std::vector<std::int32_t> rf;
+      ASSERT_NO_THROW(rf = usrecon::io::read_source_txt(path, 2, 3));
+      if (c.verdict == "same") EXPECT_EQ(rf, same);
+      continue;
+    }
+    try {
+      usrecon::io::read_source_txt(path, 2, 3);
+      ADD_FAILURE() << "accepted";
+    } catch (const usrecon::io::InputError& e) {
+      EXPECT_EQ(std::string(e.what()), path.string() + ": " + c.verdict);
+    }
+  }
+}
+
+TEST(IoHostile, ReadFileRefusesAFileOverItsLimitNamingTheLimit) {
+  const fs::path path = fs::temp_directory_path() / ("usrecon-iohostile-" + std::to_string(::getpid()));
+  std::ofstream(path) << std::string(1001, ' ');
+  EXPECT_EQ(usrecon::io::read_file(path, 1001).size(), 1001u);
+  try {
+    usrecon::io::read_file(path, 1000);
+    ADD_FAILURE() << "a file over the limit was read";
+  } catch (const usrecon::io::InputError& e) {
+    EXPECT_NE(std::string(e.what()).find(path.string()), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("larger than 1000 bytes"), std::string::npos) << e.what();
+  }
+  fs::remove(path);
+}
+
+/// Every seed of a fuzz target and every saved regression input for it passes the target's checks.
+void run_fuzz_inputs(const std::string& target, void (*check)(std::span<const std::uint8_t>)) {
+  std::size_t count = 0;
+  for (const fs::path& dir : {fs::path(USRECON_SOURCE_DIR) / "tests" / "fuzz" / "corpus" / target,
+                              kCorpus / "regressions" / target}) {
+    if (!fs::is_directory(dir)) continue;
+    for (const auto& entry : fs::directory_iterator(dir)) {
+      SCOPED_TRACE(entry.path().string());
+      const std::vector<std::uint8_t> bytes = read_bytes(entry.path());
+      EXPECT_NO_THROW(check(bytes));
+      ++count;
+    }
+  }
+  EXPECT_GT(count, 0u) << "no seeds for " << target;
+}
+
+TEST(IoFuzzRegression, SourceTxtSeedsAndCrashesPassTheChecks) {
+  run_fuzz_inputs("source_txt", usrecon::fuzz::check_source_txt);
+}
+TEST(IoFuzzRegression, NpySeedsAndCrashesPassTheChecks) {
+  run_fuzz_inputs("npy", usrecon::fuzz::check_npy);
+}
+#ifdef USRECON_TEST_MAT
+TEST(IoFuzzRegression, MatSeedsAndCrashesPassTheChecks) {
+  run_fuzz_inputs("mat", usrecon::fuzz::check_mat);
+}
+#endif
+
+TEST(IoFuzzRegression, ChecksCatchAContractViolation) {
+  // The source.txt check compares with a reference reader: feed it the reference's own verdicts.
+  std::vector<std::int32_t> values;
+  EXPECT_TRUE(usrecon::fuzz::reference_source_txt(" +7\t-0\r\n00012 -2147483648", values));
+  EXPECT_EQ(values, (std::vector<std::int32_t>{7, 0, 12, INT32_MIN}));
+  for (const char* bad : {"+-5", "-", "1.5", "2147483648", "0x10", "5a"}) {
+    values.clear();
+    EXPECT_FALSE(usrecon::fuzz::reference_source_txt(bad, values)) << bad;
+  }
+  EXPECT_THROW(usrecon::fuzz::require(false, "x"), usrecon::fuzz::ContractViolation);
+}

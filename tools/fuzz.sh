@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# Fuzzes every parser with libFuzzer under AddressSanitizer + UBSan: builds tests/fuzz with clang++
+# into ${BUILD_DIR:-build-fuzz} and runs each target for ${FUZZ_SECONDS:-60} s, starting from its
+# seed corpus (tests/fuzz/corpus/<target>) and saved crashes (tests/corpus/regressions/<target>).
+# Targets: source_txt, npy, and mat (when io/include/usrecon/io/mat.hpp exists); or name some:
+#   tools/fuzz.sh npy
+# A crash (or leak, timeout, sanitizer finding, broken check) fails the script after it is
+# minimised into ${BUILD_DIR}/fuzz-artifacts/<target>/; add that file to
+# tests/corpus/regressions/<target>/ and IoFuzzRegression runs it in every test suite run.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+build_dir=${BUILD_DIR:-build-fuzz}
+seconds=${FUZZ_SECONDS:-60}
+max_len=${FUZZ_MAX_LEN:-4096}
+
+targets=("$@")
+if [ ${#targets[@]} -eq 0 ]; then
+  targets=(source_txt npy)
+  [ -f io/include/usrecon/io/mat.hpp ] && targets+=(mat)
+fi
+
+mkdir -p "$build_dir"
+# The libraries get coverage instrumentation (fuzzer-no-link); the targets link libFuzzer itself.
+cmake -S . -B "$build_dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_COMPILER=clang++ \
+  -DCMAKE_CXX_FLAGS=-fsanitize=fuzzer-no-link -DUSRECON_SANITIZE=ON -DUSRECON_FUZZ=ON \
+  -DUSRECON_CUDA=OFF -DUSRECON_BUILD_BENCHMARKS=OFF > "$build_dir.configure.log" 2>&1 \
+  || { cat "$build_dir.configure.log"; exit 1; }
+cmake --build "$build_dir" -j "$(nproc)" --target "${targets[@]/#/fuzz_}"
+
+export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:halt_on_error=1}
+export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
+status=0
+for target in "${targets[@]}"; do
+  exe="$build_dir/tests/fuzz/fuzz_$target"
+  work="$build_dir/fuzz-corpus/$target"          # grows from run to run
+  artifacts="$build_dir/fuzz-artifacts/$target"
+  mkdir -p "$work" "$artifacts"
+  seeds=("tests/fuzz/corpus/$target")
+  [ -d "tests/corpus/regressions/$target" ] && seeds+=("tests/corpus/regressions/$target")
+  log="$build_dir/fuzz-$target.log"
+  echo "fuzz: $target for ${seconds} s (max_len $max_len)"
+  if "$exe" -max_total_time="$seconds" -max_len="$max_len" -timeout=10 -rss_limit_mb=2048 \
+       -malloc_limit_mb=1024 -print_final_stats=1 -artifact_prefix="$artifacts/" \
+       "$work" "${seeds[@]}" > "$log" 2>&1; then
+    # One line of figures: runs, executions per second, coverage and corpus size.
+    runs=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$log" | grep -o '[0-9]*$' || true)
+    speed=$(grep -o 'stat::average_exec_per_sec: *[0-9]*' "$log" | grep -o '[0-9]*$' || true)
+    last=$(grep -E '^#[0-9]+' "$log" | tail -1 || true)
+    echo "fuzz: $target clean: ${runs:-?} runs, ${speed:-?} exec/s; last: ${last}"
+  else
+    status=1
+    echo "fuzz: $target FAILED; log $log:"
+    grep -E 'ERROR|SUMMARY|runtime error|Test unit written|uncaught|what\(\)' "$log" | head -20 || true
+    for crash in "$artifacts"/crash-* "$artifacts"/leak-* "$artifacts"/timeout-* "$artifacts"/oom-*; do
+      [ -f "$crash" ] || continue
+      "$exe" -minimize_crash=1 -max_total_time=30 -exact_artifact_path="$crash.min" "$crash" \
+        > "$crash.minimize.log" 2>&1 || true
+      echo "fuzz: minimised input: $crash.min (add it to tests/corpus/regressions/$target/)"
+    done
+  fi
+done
+exit $status

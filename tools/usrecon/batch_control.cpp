@@ -1,0 +1,83 @@
+#include "batch_control.hpp"
+
+#include <signal.h>
+
+#include <csignal>
+#include <string>
+#include <system_error>
+
+#include "usrecon/io/file.hpp"
+#include "usrecon/kernels/common.hpp"
+
+namespace fs = std::filesystem;
+
+namespace usrecon::cli {
+namespace {
+
+volatile std::sig_atomic_t received_signal = 0;
+
+extern "C" void on_stop_signal(int signal_number) {
+  if (received_signal != 0) {
+    // Second signal: the user insists. Default action, i.e. die now.
+    std::signal(signal_number, SIG_DFL);
+    std::raise(signal_number);
+    return;
+  }
+  received_signal = signal_number;
+}
+
+struct sigaction previous_int {}, previous_term {};
+
+}  // namespace
+
+StopOnSignal::StopOnSignal() {
+  received_signal = 0;
+  struct sigaction action {};
+  action.sa_handler = on_stop_signal;
+  sigemptyset(&action.sa_mask);
+  action.sa_flags = SA_RESTART;  // reads, writes and fsync carry on; only the flag changes
+  ::sigaction(SIGINT, &action, &previous_int);
+  ::sigaction(SIGTERM, &action, &previous_term);
+}
+
+StopOnSignal::~StopOnSignal() {
+  ::sigaction(SIGINT, &previous_int, nullptr);
+  ::sigaction(SIGTERM, &previous_term, nullptr);
+}
+
+int StopOnSignal::signal() const { return received_signal; }
+
+BatchReport::BatchReport(fs::path path, const std::vector<fs::path>& inputs)
+    : path_(std::move(path)), inputs_(inputs) {
+  std::error_code ec;
+  if (fs::is_directory(path_, ec))
+    throw Error("--report " + path_.string() + " is a directory; give a file name");
+  for (const fs::path& input : inputs_) {
+    if (fs::exists(path_, ec) && fs::exists(input, ec) && fs::equivalent(path_, input, ec))
+      throw Error("--report " + path_.string() + " is one of the inputs; it would be overwritten");
+  }
+}
+
+void BatchReport::add(const recon::FrameReport& report) {
+  entries_ += recon::to_json(report).dump();
+  entries_ += ",\n";
+  ++added_;
+}
+
+void BatchReport::write() const {
+  std::string text = "[\n" + entries_;
+  for (std::size_t idx = added_; idx < inputs_.size(); ++idx) {
+    text += nlohmann::json{{"input", inputs_[idx].string()},
+                           {"status", "not_processed"},
+                           {"error", nullptr},
+                           {"outputs", nlohmann::json::array()},
+                           {"timing_s", nlohmann::json::object()}}
+                .dump();
+    text += ",\n";
+  }
+  if (text.size() > 2) text.resize(text.size() - 2);  // the last ",\n"
+  text += "\n]\n";
+  io::write_file_atomic(path_, text);
+}
+
+}  // namespace usrecon::cli

@@ -1,0 +1,54 @@
+// What `usrecon reconstruct` needs around its batch loop: stopping cleanly on Ctrl-C / SIGTERM
+// and the --report file.
+#pragma once
+
+#include <cstddef>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "usrecon/recon/pipeline.hpp"
+
+namespace usrecon::cli {
+
+/// While alive, SIGINT and SIGTERM only raise a flag, which the batch loop checks between
+/// frames: the frame in progress is finished (its outputs are written atomically, so nothing is
+/// ever half-written) and the loop stops. A second signal gets the default action (the process
+/// dies at once; at most a hidden ".<name>.tmp-<pid>-<n>" temporary can then remain, never a
+/// truncated output). The previous handlers are restored on destruction.
+class StopOnSignal {
+ public:
+  StopOnSignal();
+  ~StopOnSignal();
+  StopOnSignal(const StopOnSignal&) = delete;
+  StopOnSignal& operator=(const StopOnSignal&) = delete;
+
+  /// The signal received (SIGINT or SIGTERM), 0 while none.
+  int signal() const;
+  bool requested() const { return signal() != 0; }
+};
+
+/// The JSON list written by --report: one entry per input, in batch order, each
+/// {"input", "status", "error", "outputs", "timing_s"} (see recon::to_json), one entry a line.
+/// Inputs a stopped batch never reached are listed with status "not_processed". Entries are kept
+/// as compact text (a few hundred bytes each), not as JSON trees, so that memory stays flat over
+/// long batches.
+class BatchReport {
+ public:
+  /// Refuses (usrecon::Error) a path that is a directory or one of the inputs, before any work.
+  BatchReport(std::filesystem::path path, const std::vector<std::filesystem::path>& inputs);
+
+  void add(const recon::FrameReport& report);
+  /// Writes the file atomically (temp file + rename), listing every input; throws io::OutputError.
+  void write() const;
+
+ private:
+  std::filesystem::path path_;
+  std::vector<std::filesystem::path> inputs_;
+  std::string entries_;  // the entries so far, each followed by ",\n"
+  std::size_t added_ = 0;
+};
+
+}  // namespace usrecon::cli
