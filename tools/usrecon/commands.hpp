@@ -12,5 +12,6 @@ using Command = std::function<int()>;  // returns the process exit code
 Command add_reconstruct(CLI::App& app);
 Command add_simulate(CLI::App& app);
 Command add_metrics(CLI::App& app);
+Command add_view(CLI::App& app);
 
 }  // namespace usrecon::cli

@@ -18,6 +18,9 @@ int main(int argc, char** argv) {
   auto* metrics = app.add_subcommand(
       "metrics", "Measure point targets (position, FWHM) and cysts (CNR, gCNR) in a raw image, as JSON");
   const usrecon::cli::Command run_metrics = usrecon::cli::add_metrics(*metrics);
+  auto* view = app.add_subcommand(
+      "view", "Show a reconstruction (.npy/.png) with axes in mm and a dB colour bar, or --export it");
+  const usrecon::cli::Command run_view = usrecon::cli::add_view(*view);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -27,6 +30,7 @@ int main(int argc, char** argv) {
     if (reconstruct->parsed()) return run_reconstruct();
     if (simulate->parsed()) return run_simulate();
     if (metrics->parsed()) return run_metrics();
+    if (view->parsed()) return run_view();
   } catch (const std::exception& e) {
     std::fprintf(stderr, "usrecon: error: %s\n", e.what());
     return 1;

@@ -1,0 +1,246 @@
+#include "usrecon/viewer/frame.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <optional>
+#include <nlohmann/json.hpp>
+#include <system_error>
+
+#include "usrecon/io/file.hpp"
+#include "usrecon/io/npy.hpp"
+#include "usrecon/io/png.hpp"
+#include "usrecon/kernels/common.hpp"
+#include "usrecon/recon/bmode.hpp"
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace usrecon::viewer {
+namespace {
+
+std::string format(const char* fmt, double value) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, fmt, value);
+  return buf;
+}
+
+json read_json(const fs::path& file) {
+  const std::string text = io::read_file(file);
+  try {
+    return json::parse(text);
+  } catch (const json::exception& e) {
+    throw io::InputError(file.string() + ": not valid JSON (" + e.what() + ")");
+  }
+}
+
+double grid_number(const json& grid, const char* key, const fs::path& file) {
+  const auto it = grid.find(key);
+  if (it == grid.end() || !it->is_number())
+    throw io::InputError(file.string() + ": \"grid\" has no number \"" + key + "\"");
+  const double v = it->get<double>();
+  if (!std::isfinite(v)) throw io::InputError(file.string() + ": \"grid\"." + key + " is not finite");
+  return v;
+}
+
+/// The "grid" of a reconstruction's .json, checked against the image's size.
+Grid read_grid(const json& meta, const fs::path& file, int nx, int nz) {
+  const auto it = meta.find("grid");
+  if (it == meta.end() || !it->is_object())
+    throw io::InputError(file.string() + ": no \"grid\" object (x0, dx, nx, z0, dz, nz in metres)");
+  const json& g = *it;
+  Grid grid;
+  grid.metric = true;
+  grid.x0 = grid_number(g, "x0", file);
+  grid.dx = grid_number(g, "dx", file);
+  grid.z0 = grid_number(g, "z0", file);
+  grid.dz = grid_number(g, "dz", file);
+  const double jnx = grid_number(g, "nx", file), jnz = grid_number(g, "nz", file);
+  if (!(grid.dx > 0.0) || !(grid.dz > 0.0))
+    throw io::InputError(file.string() + ": \"grid\" steps dx and dz must be positive");
+  if (jnx != nx || jnz != nz)
+    throw io::InputError(file.string() + ": \"grid\" is " + format("%.0f", jnx) + " x " +
+                         format("%.0f", jnz) + " (nx x nz) but the image is " + std::to_string(nx) +
+                         " x " + std::to_string(nz));
+  grid.nx = nx;
+  grid.nz = nz;
+  return grid;
+}
+
+/// The title's second line: model, acquisition parameters and grid, from the .json.
+std::vector<std::string> describe(const json& meta, const Grid& grid) {
+  std::vector<std::string> parts;
+  if (const auto m = meta.find("model"); m != meta.end() && m->is_string())
+    parts.push_back("model " + m->get<std::string>());
+  const json params = meta.value("parameters", json::object());
+  const auto num = [&](const char* key) -> std::optional<double> {
+    const auto it = params.find(key);
+    if (it == params.end() || !it->is_number()) return std::nullopt;
+    return it->get<double>();
+  };
+  const auto channels = num("channels"), samples = num("samples");
+  if (channels && samples)
+    parts.push_back(format("%.0f channels", *channels) + format(" x %.0f samples", *samples));
+  if (const auto c = num("sound_speed_m_per_s")) parts.push_back(format("c = %g m/s", *c));
+  if (const auto fs_hz = num("sampling_hz")) parts.push_back(format("fs = %g MHz", *fs_hz * 1e-6));
+  if (const auto pitch = num("element_pitch_m")) parts.push_back(format("pitch %.3g mm", *pitch * 1e3));
+  // Parameters of other models: shown as they are.
+  static const char* const known[] = {"channels", "samples", "sound_speed_m_per_s", "sampling_hz",
+                                      "element_pitch_m", "dynamic_range_db"};
+  for (const auto& [key, value] : params.items()) {
+    if (std::find(std::begin(known), std::end(known), key) != std::end(known)) continue;
+    if (value.is_number()) parts.push_back(key + " " + format("%g", value.get<double>()));
+    else if (value.is_string() || value.is_boolean()) parts.push_back(key + " " + value.dump());
+  }
+  std::string g = std::to_string(grid.nx) + " x " + std::to_string(grid.nz) + " grid, ";
+  g += grid.dx == grid.dz ? format("step %.3g mm", grid.dx * 1e3)
+                          : format("dx %.3g mm", grid.dx * 1e3) + format(", dz %.3g mm", grid.dz * 1e3);
+  parts.push_back(g);
+  return parts;
+}
+
+Frame load_npy(const fs::path& file) {
+  const io::NpyArray array = io::read_npy(file);
+  if (array.shape.size() != 2) {
+    std::string shape;
+    for (std::size_t d : array.shape) shape += (shape.empty() ? "" : ", ") + std::to_string(d);
+    throw io::InputError(file.string() + ": expected a 2-D array [nx][nz] (a reconstruction's raw "
+                         "output), got " + std::to_string(array.shape.size()) + "-D shape (" +
+                         shape + ")");
+  }
+  if (array.shape[0] == 0 || array.shape[1] == 0 || array.shape[0] > (1u << 20) ||
+      array.shape[1] > (1u << 20))
+    throw io::InputError(file.string() + ": unusable image size " + std::to_string(array.shape[0]) +
+                         " x " + std::to_string(array.shape[1]));
+  std::vector<double> raw;
+  try {
+    raw = array.to_double();
+  } catch (const std::exception& e) {
+    throw io::InputError(file.string() + ": " + e.what());
+  }
+  if (!std::all_of(raw.begin(), raw.end(), [](double v) { return std::isfinite(v); }))
+    throw io::InputError(file.string() + ": holds NaN or infinite values");
+  const int nx = static_cast<int>(array.shape[0]), nz = static_cast<int>(array.shape[1]);
+  const fs::path meta_file = sidecar_json(file);
+  std::error_code ec;
+  if (!fs::exists(meta_file, ec))
+    throw io::InputError(file.string() + ": its grid file " + meta_file.string() +
+                         " is missing (usrecon reconstruct --save-raw writes it beside the .npy)");
+  const json meta = read_json(meta_file);
+  const Grid grid = read_grid(meta, meta_file, nx, nz);
+  return frame_from_raw(file.filename().string(), raw, grid, describe(meta, grid));
+}
+
+Frame load_png(const fs::path& file) {
+  int width = 0, height = 0;
+  std::vector<std::uint8_t> px = io::read_png_gray8(file, width, height);
+  Grid grid{0.0, 1.0, width, 0.0, 1.0, height, false};
+  double dr = 0.0;
+  std::vector<std::string> details;
+  const fs::path meta_file = sidecar_json(file);
+  std::error_code ec;
+  if (fs::exists(meta_file, ec)) {
+    const json meta = read_json(meta_file);
+    grid = read_grid(meta, meta_file, width, height);
+    details = describe(meta, grid);
+    const json params = meta.value("parameters", json::object());
+    if (const auto it = params.find("dynamic_range_db"); it != params.end() && it->is_number()) {
+      dr = it->get<double>();
+      if (!(dr > 0.0) || !std::isfinite(dr))
+        throw io::InputError(meta_file.string() + ": \"parameters\".dynamic_range_db must be positive");
+    }
+  } else {
+    details.push_back(std::to_string(width) + " x " + std::to_string(height) + " pixels, no " +
+                      meta_file.filename().string() + ": axes in pixels");
+  }
+  return frame_from_bmode(file.filename().string(), std::move(px), grid, dr, std::move(details));
+}
+
+}  // namespace
+
+namespace {
+
+/// A frame with its name, details and grid, the grid checked against the `count` values given.
+Frame frame_for(std::string name, std::size_t count, const char* values, const Grid& grid,
+                std::vector<std::string> details) {
+  if (grid.nx <= 0 || grid.nz <= 0 || count != std::size_t(grid.nx) * grid.nz)
+    throw Error(name + ": " + std::to_string(count) + " " + values + " for a " +
+                std::to_string(grid.nx) + " x " + std::to_string(grid.nz) + " grid");
+  Frame frame;
+  frame.name = std::move(name);
+  frame.details = std::move(details);
+  frame.grid = grid;
+  return frame;
+}
+
+}  // namespace
+
+Frame frame_from_raw(std::string name, std::span<const double> raw, const Grid& grid,
+                     std::vector<std::string> details) {
+  Frame frame = frame_for(std::move(name), raw.size(), "values", grid, std::move(details));
+  frame.envelope = recon::envelope_along_depth(raw, grid.nx, grid.nz);
+  frame.envelope_peak = *std::max_element(frame.envelope.begin(), frame.envelope.end());
+  return frame;
+}
+
+Frame frame_from_bmode(std::string name, std::vector<std::uint8_t> px, const Grid& grid,
+                       double dynamic_range_db, std::vector<std::string> details) {
+  Frame frame = frame_for(std::move(name), px.size(), "pixels", grid, std::move(details));
+  frame.bmode = std::move(px);
+  frame.bmode_dr_db = dynamic_range_db;
+  return frame;
+}
+
+std::string lower_extension(const fs::path& file) {
+  std::string ext = file.extension().string();
+  std::transform(ext.begin(), ext.end(), ext.begin(), [](unsigned char c) { return std::tolower(c); });
+  return ext;
+}
+
+fs::path sidecar_json(const fs::path& file) {
+  fs::path meta = file;
+  meta.replace_extension(".json");
+  return meta;
+}
+
+bool is_viewable(const fs::path& file) {
+  const std::string ext = lower_extension(file);
+  if (ext == ".npy") return true;
+  if (ext != ".png") return false;
+  return lower_extension(file.stem()) != ".view";
+}
+
+Frame load_frame(const fs::path& file) {
+  std::error_code ec;
+  if (!fs::exists(file, ec)) throw io::InputError(file.string() + ": no such file");
+  if (fs::is_directory(file, ec))
+    throw io::InputError(file.string() + ": is a directory, not an image file");
+  const std::string ext = lower_extension(file);
+  if (ext == ".npy") return load_npy(file);
+  if (ext == ".png") return load_png(file);
+  throw io::InputError(file.string() + ": cannot view a '" + ext +
+                       "' file; expected a reconstruction's .npy (with its .json) or .png" +
+                       (ext == ".txt" ? " (channel data: run usrecon reconstruct on it first)" : ""));
+}
+
+std::vector<fs::path> list_viewable(const fs::path& dir) {
+  std::vector<fs::path> files;
+  std::error_code ec;
+  fs::directory_iterator it(dir, ec);
+  if (ec) throw io::InputError(dir.string() + ": cannot read the directory (" + ec.message() + ")");
+  for (const fs::directory_entry& entry : it) {
+    if (entry.is_regular_file(ec) && is_viewable(entry.path())) files.push_back(entry.path());
+  }
+  std::sort(files.begin(), files.end());
+  // <stem>.png next to <stem>.npy: the same reconstruction, keep the raw one.
+  const std::vector<fs::path> all = files;
+  std::erase_if(files, [&](const fs::path& f) {
+    if (lower_extension(f) != ".png") return false;
+    fs::path raw = f;
+    raw.replace_extension(".npy");
+    return std::binary_search(all.begin(), all.end(), raw);
+  });
+  return files;
+}
+
+}  // namespace usrecon::viewer
