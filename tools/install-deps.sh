@@ -10,7 +10,7 @@ packages=(
   libgtest-dev libgmock-dev libbenchmark-dev
   libopenblas-dev libmatio-dev libhdf5-dev
   python3-numpy python3-numba
-  xvfb x11-apps imagemagick
+  xvfb x11-apps x11-utils xdotool
   clang libclang-rt-14-dev            # tools/fuzz.sh: libFuzzer, ASan and UBSan runtimes for clang
 )
 
