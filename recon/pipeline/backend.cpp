@@ -26,6 +26,30 @@ class CpuSeedBackend final : public SeedBackend {
   int threads_;
 };
 
+// The seed model on the GPU (seed_cuda.hpp). Double precision is bit-exact with the CPU.
+class CudaSeedBackend final : public SeedBackend {
+ public:
+  CudaSeedBackend(const seed::Problem& problem, seed::Precision precision)
+      : beamformer_(problem, seed::full_window(problem), precision) {}
+
+  void beamform(std::span<const std::int32_t> rf, std::span<double> out) override {
+    last_ = beamformer_.beamform(rf, out);
+  }
+  nlohmann::json describe() const override {
+    return {{"name", "cuda"},
+            {"device", beamformer_.device_name()},
+            {"precision", seed::to_string(beamformer_.precision())},
+            {"exact", true}};
+  }
+  nlohmann::json last_timing_s() const override {
+    return {{"h2d", last_.h2d_ms * 1e-3}, {"kernel", last_.kernel_ms * 1e-3}, {"d2h", last_.d2h_ms * 1e-3}};
+  }
+
+ private:
+  seed::SeedCudaBeamformer beamformer_;
+  seed::GpuTiming last_;
+};
+
 }  // namespace
 
 BackendKind parse_backend(std::string_view name) {
@@ -36,11 +60,25 @@ BackendKind parse_backend(std::string_view name) {
 }
 
 std::unique_ptr<SeedBackend> make_seed_backend(BackendKind kind, const seed::Problem& problem,
-                                               int threads, std::string* notice) {
-  if (kind == BackendKind::Cuda)
-    throw CudaUnavailable("--backend cuda: the CUDA backend of the seed model is not available yet "
-                          "in this version; use --backend cpu or auto");
-  if (kind == BackendKind::Auto && notice) *notice = "";
+                                               int threads, std::string* notice,
+                                               seed::Precision precision) {
+  if (notice) notice->clear();
+  if (kind == BackendKind::Cuda) return std::make_unique<CudaSeedBackend>(problem, precision);
+  if (kind == BackendKind::Auto) {
+    // CudaUnavailable (no build support, driver, device or memory) falls back; any other CUDA
+    // error is a real failure and propagates.
+    std::string why;
+    if (cuda_device_count() == 0) {
+      why = built_with_cuda() ? "none found" : "built without CUDA";
+    } else {
+      try {
+        return std::make_unique<CudaSeedBackend>(problem, precision);
+      } catch (const CudaUnavailable& e) {
+        why = e.what();
+      }
+    }
+    if (notice) *notice = "no CUDA device (" + why + "); using the CPU";
+  }
   return std::make_unique<CpuSeedBackend>(problem, threads);
 }
 

@@ -12,6 +12,7 @@
 
 #include "usrecon/recon/das_pipeline.hpp"
 #include "usrecon/recon/delay/seed.hpp"
+#include "usrecon/recon/seed_cuda.hpp"
 
 namespace usrecon::recon {
 
@@ -27,13 +28,17 @@ class SeedBackend {
   virtual void beamform(std::span<const std::int32_t> rf, std::span<double> out) = 0;
   /// What ran, for the per-frame JSON: {"name": ..., and backend-specific details}.
   virtual nlohmann::json describe() const = 0;
+  /// Device stage times of the last frame in seconds, measured with CUDA events
+  /// ({"h2d", "kernel", "d2h"}); empty for the CPU.
+  virtual nlohmann::json last_timing_s() const { return nlohmann::json::object(); }
 };
 
 /// Chooses and builds a backend. `Cuda` throws CudaUnavailable when it cannot be served; `Auto`
 /// uses CUDA when a device is there and otherwise the CPU, putting a one-line explanation in
-/// *notice when it fell back.
+/// *notice when it fell back. `precision` selects the CUDA kernel (the CPU is always exact).
 std::unique_ptr<SeedBackend> make_seed_backend(BackendKind kind, const seed::Problem& problem,
-                                               int threads, std::string* notice = nullptr);
+                                               int threads, std::string* notice = nullptr,
+                                               seed::Precision precision = seed::Precision::Double);
 
 /// The delay model: the seed's (its fixed geometry, source.txt input, real float64 image) or the
 /// general ones of das.hpp (any geometry, IQ beamforming, complex image).
@@ -46,6 +51,7 @@ struct ReconstructOptions {
   seed::Problem problem;             ///< seed model: channels, samples and grid of every input
   DasSetup das;                      ///< general models: geometry, grid, apodization, input
   BackendKind backend = BackendKind::Auto;
+  seed::Precision precision = seed::Precision::Double;  ///< CUDA index arithmetic (--precision)
   int threads = 0;                   ///< CPU threads, 0 = all
   double dynamic_range_db = 60.0;    ///< B-mode dynamic range
   bool save_raw = false;             ///< also write <stem>.npy, the raw beamformed array (seed:

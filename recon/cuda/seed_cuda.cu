@@ -1,0 +1,213 @@
+// The seed model on a CUDA GPU. The per-thread program (gpu::thread_pixels) and the plan live in
+// seed_cuda.hpp, host-device, so CPU tests run exactly what this kernel runs; this file adds the
+// launch, the device buffers and the streams.
+#include <cuda_runtime.h>
+
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "usrecon/kernels/cuda_check.hpp"
+#include "usrecon/kernels/cuda_memory.hpp"
+#include "usrecon/recon/seed_cuda.hpp"
+
+namespace usrecon::recon::seed {
+namespace {
+
+namespace k = usrecon::kernels;
+
+template <class Real, class Acc>
+__global__ void __launch_bounds__(gpu::kBlockDepths* gpu::kBlockColumns)
+    seed_kernel(gpu::Args<Real> a, int groups, int columns, int ni, int nj, double* out) {
+  const int ir = blockIdx.x * gpu::kBlockDepths + threadIdx.x;  // < ni_pad: table is padded
+  const int c = blockIdx.y * gpu::kBlockColumns + threadIdx.y;
+  if (c >= columns) return;
+  const int jj = Problem::kElementStep * gpu::kPixels * (c % groups) + c / groups;
+  Acc acc[gpu::kPixels];
+  gpu::thread_pixels<Real, true>(a, ir, jj, acc);
+  if (ir >= ni) return;
+#pragma unroll
+  for (int m = 0; m < gpu::kPixels; ++m) {
+    const int col = jj + Problem::kElementStep * m;
+    if (col < nj) out[std::size_t(col) * ni + ir] = double(acc[m]);
+  }
+}
+
+// Launch errors name the kernel (USRECON_CUDA_CHECK_LAUNCH names only cudaGetLastError).
+void check_launch(const char* kernel, int line) {
+  const cudaError_t status = cudaGetLastError();
+  if (status != cudaSuccess)
+    cuda_detail::throw_cuda_error(status, (std::string("launch of ") + kernel).c_str(), __FILE__,
+                                  line);
+}
+
+template <class Real, class Acc>
+void launch(const gpu::Plan& plan, const gpu::Args<Real>& args, double* out, cudaStream_t stream,
+            const char* name) {
+  seed_kernel<Real, Acc><<<dim3(plan.grid_x, plan.grid_y),
+                           dim3(gpu::kBlockDepths, gpu::kBlockColumns), 0, stream>>>(
+      args, plan.groups, plan.columns, plan.w.ni, plan.w.nj, out);
+  check_launch(name, __LINE__);
+}
+
+template <class Real, class Acc>
+void prefer_l1() {
+  // No shared memory is used: give the whole unified cache to L1, where the gathers hit.
+  USRECON_CUDA_CHECK(cudaFuncSetAttribute(seed_kernel<Real, Acc>,
+                                          cudaFuncAttributePreferredSharedMemoryCarveout, 0));
+}
+
+}  // namespace
+
+struct SeedCudaBeamformer::Impl {
+  gpu::Plan plan;
+  Precision precision = Precision::Double;
+  std::string device;
+  k::DeviceBuffer<double> table64;
+  k::DeviceBuffer<float> table32;
+  struct Slot {
+    k::Stream stream;
+    k::DeviceBuffer<std::int32_t> rf;   // zero-padded channels, stride plan.stride
+    k::DeviceBuffer<double> out;        // the image
+    k::PinnedBuffer<double> host_out;   // where the image comes back
+    k::PinnedBuffer<std::int32_t> staging;  // beamform(): pageable input copied here first
+    k::Event start, h2d_done, kernel_done, d2h_done;
+    bool pending = false;
+  };
+  std::vector<Slot> slots;
+
+  Slot& slot(int s) {
+    if (s < 0 || s >= int(slots.size()))
+      throw Error("seed CUDA backend: slot " + std::to_string(s) + " out of range");
+    return slots[std::size_t(s)];
+  }
+};
+
+SeedCudaBeamformer::SeedCudaBeamformer(const Problem& problem, const Window& window,
+                                       Precision precision, int streams)
+    : impl_(std::make_unique<Impl>()) {
+  require_cuda("--backend cuda (the seed model's CUDA backend)");
+  if (streams < 1 || streams > 16) throw Error("seed CUDA backend: streams must be in [1, 16]");
+  Impl& c = *impl_;
+  c.plan = gpu::make_plan(problem, window);
+  c.precision = precision;
+  int device = 0;
+  USRECON_CUDA_CHECK(cudaGetDevice(&device));
+  cudaDeviceProp prop{};
+  USRECON_CUDA_CHECK(cudaGetDeviceProperties(&prop, device));
+  c.device = prop.name;
+
+  // The distance table depends on the geometry alone: computed and uploaded once.
+  if (precision == Precision::Double) {
+    const std::vector<double> table = gpu::make_table<double>(c.plan);
+    c.table64 = k::DeviceBuffer<double>(table.size());
+    k::copy(c.table64.span(), std::span<const double>(table));
+    prefer_l1<double, int>();
+    prefer_l1<double, long long>();
+  } else {
+    const std::vector<float> table = gpu::make_table<float>(c.plan);
+    c.table32 = k::DeviceBuffer<float>(table.size());
+    k::copy(c.table32.span(), std::span<const float>(table));
+    prefer_l1<float, int>();
+    prefer_l1<float, long long>();
+  }
+  const std::size_t pixels = std::size_t(window.ni) * window.nj;
+  c.slots.reserve(std::size_t(streams));
+  for (int s = 0; s < streams; ++s) {
+    Impl::Slot slot{k::Stream(),
+                    k::DeviceBuffer<std::int32_t>(c.plan.rf_size()),
+                    k::DeviceBuffer<double>(pixels),
+                    k::PinnedBuffer<double>(pixels),
+                    k::PinnedBuffer<std::int32_t>(std::size_t(problem.channels) * problem.samples),
+                    k::Event(), k::Event(), k::Event(), k::Event()};
+    slot.rf.zero();  // the padding stays zero: frames overwrite only the first `samples` per channel
+    c.slots.push_back(std::move(slot));
+  }
+}
+
+SeedCudaBeamformer::~SeedCudaBeamformer() {
+  if (!impl_) return;
+  for (Impl::Slot& slot : impl_->slots) {
+    // Buffers must outlive the work enqueued on them; errors cannot be reported from here.
+    if (slot.pending) cudaStreamSynchronize(slot.stream.get());
+  }
+}
+SeedCudaBeamformer::SeedCudaBeamformer(SeedCudaBeamformer&&) noexcept = default;
+SeedCudaBeamformer& SeedCudaBeamformer::operator=(SeedCudaBeamformer&&) noexcept = default;
+
+void SeedCudaBeamformer::enqueue(int s, std::span<const std::int32_t> rf) {
+  Impl& c = *impl_;
+  Impl::Slot& slot = c.slot(s);
+  const Problem& p = c.plan.p;
+  if (slot.pending) throw Error("seed CUDA backend: slot " + std::to_string(s) + " is still busy");
+  if (rf.size() != std::size_t(p.channels) * p.samples)
+    throw Error("seed model: channel data has " + std::to_string(rf.size()) + " values, expected " +
+                std::to_string(std::size_t(p.channels) * p.samples));
+  const bool narrow = gpu::int32_sums_safe(p.channels, rf);
+  cudaStream_t stream = slot.stream.get();
+
+  slot.start.record(slot.stream);
+  // Host -> device into the padded layout: one strided copy, the padding is left as it is.
+  USRECON_CUDA_CHECK(cudaMemcpy2DAsync(slot.rf.data(), sizeof(std::int32_t) * c.plan.stride,
+                                       rf.data(), sizeof(std::int32_t) * p.samples,
+                                       sizeof(std::int32_t) * p.samples, p.channels,
+                                       cudaMemcpyHostToDevice, stream));
+  slot.h2d_done.record(slot.stream);
+  if (c.precision == Precision::Double) {
+    const gpu::Args<double> args{c.table64.data(), slot.rf.data(), c.plan.ni_pad, c.plan.dj_min,
+                                 c.plan.stride,    p.channels,     c.plan.w.i0,   c.plan.w.j0};
+    if (narrow) launch<double, int>(c.plan, args, slot.out.data(), stream, "seed_kernel<double, int>");
+    else launch<double, long long>(c.plan, args, slot.out.data(), stream, "seed_kernel<double, long long>");
+  } else {
+    const gpu::Args<float> args{c.table32.data(), slot.rf.data(), c.plan.ni_pad, c.plan.dj_min,
+                                c.plan.stride,    p.channels,     c.plan.w.i0,   c.plan.w.j0};
+    if (narrow) launch<float, int>(c.plan, args, slot.out.data(), stream, "seed_kernel<float, int>");
+    else launch<float, long long>(c.plan, args, slot.out.data(), stream, "seed_kernel<float, long long>");
+  }
+  slot.kernel_done.record(slot.stream);
+  k::copy_async(slot.host_out.span(), slot.out.cspan(), slot.stream);
+  slot.d2h_done.record(slot.stream);
+  slot.pending = true;
+}
+
+std::span<const double> SeedCudaBeamformer::finish(int s, GpuTiming* timing) {
+  Impl::Slot& slot = impl_->slot(s);
+  if (!slot.pending) throw Error("seed CUDA backend: slot " + std::to_string(s) + " has no frame");
+  slot.pending = false;  // whatever happens next, the slot is free again
+  slot.d2h_done.synchronize();
+  if (timing) {
+    timing->h2d_ms = k::Event::elapsed_ms(slot.start, slot.h2d_done);
+    timing->kernel_ms = k::Event::elapsed_ms(slot.h2d_done, slot.kernel_done);
+    timing->d2h_ms = k::Event::elapsed_ms(slot.kernel_done, slot.d2h_done);
+  }
+  return slot.host_out.cspan();
+}
+
+bool SeedCudaBeamformer::pending(int s) const {
+  return const_cast<Impl&>(*impl_).slot(s).pending;
+}
+
+GpuTiming SeedCudaBeamformer::beamform(std::span<const std::int32_t> rf, std::span<double> out) {
+  Impl& c = *impl_;
+  if (out.size() != std::size_t(c.plan.w.ni) * c.plan.w.nj)
+    throw Error("seed model: output has " + std::to_string(out.size()) + " values, expected " +
+                std::to_string(std::size_t(c.plan.w.ni) * c.plan.w.nj));
+  Impl::Slot& slot = c.slot(0);
+  if (slot.pending) finish(0);
+  if (rf.size() != slot.staging.size())
+    throw Error("seed model: channel data has " + std::to_string(rf.size()) + " values, expected " +
+                std::to_string(slot.staging.size()));
+  std::memcpy(slot.staging.data(), rf.data(), rf.size_bytes());
+  enqueue(0, slot.staging.cspan());
+  GpuTiming timing;
+  const std::span<const double> image = finish(0, &timing);
+  std::memcpy(out.data(), image.data(), image.size_bytes());
+  return timing;
+}
+
+int SeedCudaBeamformer::streams() const { return int(impl_->slots.size()); }
+const gpu::Plan& SeedCudaBeamformer::plan() const { return impl_->plan; }
+Precision SeedCudaBeamformer::precision() const { return impl_->precision; }
+const std::string& SeedCudaBeamformer::device_name() const { return impl_->device; }
+
+}  // namespace usrecon::recon::seed

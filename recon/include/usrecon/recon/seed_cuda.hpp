@@ -1,0 +1,364 @@
+// The seed model on a CUDA GPU: the plan and per-thread program the kernel runs (host-device, so
+// CPU tests run them too), and the beamformer that owns device tables, streams and buffers.
+//
+// Work split. One thread computes kPixels pixels of one depth i: laterals j, j + 6, ...,
+// j + 6 (kPixels - 1). For pixel m, channel k and element n the distances are those of the
+// offsets j - 6 (k - m) and j - 6 (n - m); with q = k - m and r = n - m every pixel of the thread
+// reads the same table rows E(q) = dist(i, j - 6 q), so one index computation
+// order(q, r) = round(E(q) + E(r)) serves all kPixels pixels, each adding rf[q + m][order] +
+// rf[r + m][order] (the (k, n) symmetry: q <= r, the diagonal once). A warp is 32 consecutive
+// depths of one lateral, so table reads and output writes are coalesced and the 32 gathers of one
+// channel lie within ~64 consecutive samples.
+//
+// Exactness (Precision::Double): as the CPU backend, the index is t' = e_q + e_r with
+// e = dist * kScale (< 4e-12 from the seed's t); a lane whose t' is within kMargin of a
+// half-integer recomputes the seed's own expression with seed::distance and seed::sample_index.
+// Samples are int32 and sums are integers (int32 when |rf| is small enough, int64 otherwise), so
+// the order of accumulation does not matter and the result equals the seed's bit for bit.
+//
+// Precision::Single: float scaled distances and a float sum, rounded half to even. Plain float
+// rounding alone is far from the seed (orders within ~2.5e-4 of a half-integer flip; measured on
+// the CPU on data/example.txt: relative L2 ~2e-2, hundreds of times the 1e-4 target), so lanes
+// within a guard band of a half-integer (~0.1% of them) recompute the seed's expression: the
+// single path is exact too, and what it differs by is still measured (compare_images) and
+// reported. Accumulation is exact in both.
+//
+// Channels are zero-padded on the device past the largest order any pixel can reach, which is the
+// seed's `order < samples` test without a comparison.
+#pragma once
+
+#include <algorithm>
+#include <bit>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "usrecon/kernels/common.hpp"
+#include "usrecon/kernels/parallel.hpp"
+#include "usrecon/recon/delay/seed.hpp"
+
+#if defined(__CUDACC__)
+#define USRECON_UNROLL _Pragma("unroll")
+#else
+#define USRECON_UNROLL
+#endif
+
+namespace usrecon::recon::seed {
+
+/// --precision: `Double` is bit-exact with the seed; `Single` is the float32 index fast path.
+enum class Precision { Double, Single };
+inline Precision parse_precision(std::string_view name) {
+  if (name == "double") return Precision::Double;
+  if (name == "single") return Precision::Single;
+  throw Error("unknown precision '" + std::string(name) + "' (expected double or single)");
+}
+inline std::string to_string(Precision precision) {
+  return precision == Precision::Double ? "double" : "single";
+}
+
+namespace gpu {
+
+constexpr int kPixels = 4;        ///< pixels per thread (laterals 6 apart)
+constexpr int kBlockDepths = 32;  ///< threads of a block along depth (one warp)
+constexpr int kBlockColumns = 4;  ///< warps per block, each a column-thread
+/// The seconds-to-sample factor, in the CPU backend's operation order.
+constexpr double kScale =
+    Problem::kGridStepMm / Problem::kSoundSpeedMmPerUs * Problem::kSamplingMhz;
+constexpr double kMagic = 6755399441055744.0;  ///< 1.5 * 2^52: x + kMagic rounds x, ties to even
+constexpr float kMagicF = 12582912.0f;         ///< 1.5 * 2^23, the same for float (|x| < 2^22)
+constexpr double kMargin = 1e-7;               ///< see the CPU backend: error < 4e-12
+
+/// Sizes and layouts of one problem on the device, computed on the host. Column-threads:
+/// c in [0, columns) has residue r = c / groups and group g = c % groups (neighbouring warps of a
+/// block read neighbouring table rows); its pixels are window laterals 6 kPixels g + r + 6 m.
+struct Plan {
+  Problem p;
+  Window w;
+  int ni_pad = 0;   ///< depths per table row: window depth rounded up to kBlockDepths
+  int groups = 0;   ///< column groups per residue: ceil(nj / (6 kPixels))
+  int columns = 0;  ///< 6 * groups column-threads
+  int dj_min = 0;   ///< lateral offset of table row 0
+  int rows = 0;     ///< table rows: every offset j - 6 q any thread reads
+  int stride = 0;   ///< ints per zero-padded channel on the device (> any reachable order)
+  int grid_x = 0, grid_y = 0;  ///< launch grid; blocks are kBlockDepths x kBlockColumns
+  std::size_t table_size() const { return std::size_t(rows) * ni_pad; }
+  std::size_t rf_size() const { return std::size_t(p.channels) * stride; }
+};
+
+namespace detail {
+inline int round_up(int x, int to) { return (x + to - 1) / to * to; }
+}  // namespace detail
+
+/// The plan for a problem and window (throws usrecon::Error when they are invalid).
+inline Plan make_plan(const Problem& problem, const Window& window) {
+  if (problem.nz <= 0 || problem.nx <= 0 || problem.channels <= 0 || problem.samples <= 0 ||
+      problem.nz > 16384 || problem.nx > 16384 || problem.channels > 1024 ||
+      problem.samples > (1 << 24))
+    throw Error("seed model (CUDA): grid, channel or sample count out of range");
+  if (window.ni <= 0 || window.nj <= 0 || window.i0 < 0 || window.j0 < 0 ||
+      window.i0 + window.ni > problem.nz || window.j0 + window.nj > problem.nx)
+    throw Error("seed model (CUDA): the window is empty or outside the grid");
+  constexpr int kStep = Problem::kElementStep;
+  Plan plan;
+  plan.p = problem;
+  plan.w = window;
+  plan.ni_pad = detail::round_up(window.ni, kBlockDepths);
+  plan.groups = (window.nj + kStep * kPixels - 1) / (kStep * kPixels);
+  plan.columns = kStep * plan.groups;
+  // Offsets j - 6 q for window laterals j (padded to whole groups) and q in [1 - kPixels, channels).
+  plan.dj_min = window.j0 - kStep * (problem.channels - 1);
+  const int dj_max = window.j0 + kStep * kPixels * plan.groups - 1;
+  plan.rows = dj_max - plan.dj_min + 1;
+  // The largest order: the farthest table entry twice, plus rounding (float adds at most one).
+  const int i_max = window.i0 + plan.ni_pad - 1;
+  const int dj_far = std::max(std::abs(plan.dj_min), std::abs(dj_max));
+  const double t_max = 2.0 * distance(i_max, dj_far) * kScale;
+  plan.stride = detail::round_up(std::max(problem.samples, int(std::ceil(t_max)) + 3), 32);
+  plan.grid_x = plan.ni_pad / kBlockDepths;
+  plan.grid_y = (plan.columns + kBlockColumns - 1) / kBlockColumns;
+  return plan;
+}
+
+/// Host copies of the tables the device holds: scaled[row * ni_pad + ir] = distance(i0 + ir,
+/// dj_min + row) * kScale, in double (Precision::Double) or rounded to float (Single).
+template <class Real>
+std::vector<Real> make_table(const Plan& plan) {
+  std::vector<Real> table(plan.table_size());
+  for (int row = 0; row < plan.rows; ++row)
+    for (int ir = 0; ir < plan.ni_pad; ++ir)
+      table[std::size_t(row) * plan.ni_pad + ir] =
+          static_cast<Real>(distance(plan.w.i0 + ir, plan.dj_min + row) * kScale);
+  return table;
+}
+
+/// The zero-padded device layout of one frame: rf[k * samples + s] -> out[k * stride + s].
+inline void pad_channels(const Plan& plan, std::span<const std::int32_t> rf,
+                         std::span<std::int32_t> out) {
+  if (rf.size() != std::size_t(plan.p.channels) * plan.p.samples || out.size() != plan.rf_size())
+    throw Error("seed model (CUDA): pad_channels: wrong sizes");
+  std::fill(out.begin(), out.end(), 0);
+  for (int k = 0; k < plan.p.channels; ++k)
+    std::copy_n(rf.begin() + std::ptrdiff_t(k) * plan.p.samples, plan.p.samples,
+                out.begin() + std::ptrdiff_t(k) * plan.stride);
+}
+
+/// True when int32 accumulation cannot overflow: channels^2 terms of |value| <= max |rf|.
+inline bool int32_sums_safe(int channels, std::span<const std::int32_t> rf) {
+  std::int64_t max_abs = 0;
+  for (const std::int32_t v : rf) max_abs = std::max<std::int64_t>(max_abs, std::llabs(v));
+  return max_abs <= std::int64_t{2147483647} / (std::int64_t(channels) * channels);
+}
+
+template <class T>
+USRECON_HD inline T load(const T* p) {
+#if defined(__CUDA_ARCH__)
+  return __ldg(p);
+#else
+  return *p;
+#endif
+}
+
+/// round(e_q + e_r) half to even, exact (the seed's index) in double. `exact` recomputes.
+USRECON_HD inline int order_f64(double eq, double er, int i, int dj_q, int dj_r) {
+  const double t = eq + er;
+  const double y = t + kMagic;
+#if defined(__CUDA_ARCH__)
+  int order = __double2loint(y);
+#else
+  int order = static_cast<int>(static_cast<std::uint32_t>(std::bit_cast<std::uint64_t>(y)));
+#endif
+  const double off = fabs(t - (y - kMagic));
+  if (off > 0.5 - kMargin) order = sample_index(distance(i, dj_q), distance(i, dj_r));
+  return order;
+}
+
+/// The single-precision index: round(e_q + e_r) in float, half to even. With kGuard, a lane
+/// whose float sum may round otherwise than the seed's t recomputes the seed's own expression, so
+/// the result is still exact: the float sum is within 2^-23 t of the exact one (each scaled
+/// distance rounded to float is off by at most 2^-24 of itself, the float addition by 2^-24 t,
+/// the double values by < 1e-15 t), and the guard band is twice that.
+template <bool kGuard>
+USRECON_HD inline int order_f32(float eq, float er, int i, int dj_q, int dj_r) {
+  const float t = eq + er;
+  const float y = t + kMagicF;
+#if defined(__CUDA_ARCH__)
+  int order = __float_as_int(y) - __float_as_int(kMagicF);
+#else
+  int order =
+      static_cast<int>(std::bit_cast<std::uint32_t>(y) - std::bit_cast<std::uint32_t>(kMagicF));
+#endif
+  if constexpr (kGuard) {
+    const float off = fabsf(t - (y - kMagicF));  // exact: |t - round(t)| <= 0.5
+    if (off > 0.5f - (t * 0x1p-22f + 1e-6f))
+      order = sample_index(distance(i, dj_q), distance(i, dj_r));
+  }
+  return order;
+}
+
+/// Everything one thread reads. Pointers are device pointers on the GPU, host ones on the CPU.
+template <class Real>
+struct Args {
+  const Real* table;        ///< Plan::table_size() scaled distances
+  const std::int32_t* rf;   ///< Plan::rf_size() zero-padded samples
+  int ni_pad, dj_min, stride, channels, i0, j0;
+};
+
+/// The per-thread program: pixels (ir, jj + 6 m), m < kPixels, of column-thread c, into acc[m].
+/// Real = double is the exact path, float the single-precision one (kGuard: exact too; without
+/// it, plain float rounding). Acc is int or long long.
+template <class Real, bool kGuard, class Acc>
+USRECON_HD inline void thread_pixels(const Args<Real>& a, int ir, int jj, Acc (&acc)[kPixels]) {
+  for (int m = 0; m < kPixels; ++m) acc[m] = 0;
+  const int i = a.i0 + ir;
+  const int j = a.j0 + jj;
+  // Row of offset j - 6 q; decreasing q by one moves 6 rows up.
+  const Real* row0 = a.table + std::size_t(j - a.dj_min) * a.ni_pad + ir;
+  const std::ptrdiff_t row_step = std::ptrdiff_t(Problem::kElementStep) * a.ni_pad;
+  for (int q = 1 - kPixels; q < a.channels; ++q) {
+    const Real eq = load(row0 - q * row_step);
+    for (int r = q; r < a.channels; ++r) {
+      const Real er = load(row0 - r * row_step);
+      int order;
+      if constexpr (sizeof(Real) == sizeof(double)) {
+        order = order_f64(eq, er, i, j - Problem::kElementStep * q, j - Problem::kElementStep * r);
+      } else {
+        order = order_f32<kGuard>(eq, er, i, j - Problem::kElementStep * q,
+                                  j - Problem::kElementStep * r);
+      }
+      const std::int32_t* base = a.rf + order;
+      // Pixel m uses channels k = q + m and n = r + m: both must exist.
+      USRECON_UNROLL
+      for (int m = 0; m < kPixels; ++m) {
+        if (q + m < 0 || r + m >= a.channels) continue;
+        Acc v = load(base + std::ptrdiff_t(q + m) * a.stride);
+        if (r != q) v += load(base + std::ptrdiff_t(r + m) * a.stride);
+        acc[m] += v;
+      }
+    }
+  }
+}
+
+/// Runs the kernel's per-thread program for every thread on the CPU (threads = 0: all cores) and
+/// writes the image out[jj * ni + ir] exactly as the GPU would. `padded` is pad_channels' output.
+template <class Real, bool kGuard = true>
+void run_plan_on_cpu(const Plan& plan, std::span<const Real> table,
+                     std::span<const std::int32_t> padded, bool int32_sums, std::span<double> out,
+                     int threads = 0) {
+  const Args<Real> a{table.data(), padded.data(), plan.ni_pad, plan.dj_min, plan.stride,
+                     plan.p.channels, plan.w.i0, plan.w.j0};
+  kernels::parallel_for(std::size_t(plan.columns), 1, threads, [&](std::size_t b, std::size_t e) {
+    for (std::size_t c = b; c < e; ++c) {
+      const int jj = Problem::kElementStep * kPixels * int(c % plan.groups) + int(c / plan.groups);
+      for (int ir = 0; ir < plan.w.ni; ++ir) {
+        long long acc64[kPixels];
+        if (int32_sums) {
+          int acc32[kPixels];
+          thread_pixels<Real, kGuard>(a, ir, jj, acc32);
+          for (int m = 0; m < kPixels; ++m) acc64[m] = acc32[m];
+        } else {
+          thread_pixels<Real, kGuard>(a, ir, jj, acc64);
+        }
+        for (int m = 0; m < kPixels; ++m) {
+          const int col = jj + Problem::kElementStep * m;
+          if (col < plan.w.nj) out[std::size_t(col) * plan.w.ni + ir] = double(acc64[m]);
+        }
+      }
+    }
+  });
+}
+
+/// The GPU's result for `precision`, computed on the CPU through the same plan, tables and thread
+/// program (slow: the reference for GPU tests, and the CPU measurement of the single-precision
+/// error).
+inline void beamform_gpu_model(std::span<const std::int32_t> rf, const Problem& problem,
+                               const Window& window, Precision precision, std::span<double> out,
+                               int threads = 0, bool guard = true) {
+  const Plan plan = make_plan(problem, window);
+  if (out.size() != std::size_t(window.ni) * window.nj)
+    throw Error("seed model (CUDA): output has the wrong size");
+  std::vector<std::int32_t> padded(plan.rf_size());
+  pad_channels(plan, rf, padded);
+  const bool narrow = int32_sums_safe(problem.channels, rf);
+  if (precision == Precision::Double)
+    run_plan_on_cpu<double>(plan, make_table<double>(plan), padded, narrow, out, threads);
+  else if (guard)
+    run_plan_on_cpu<float, true>(plan, make_table<float>(plan), padded, narrow, out, threads);
+  else
+    run_plan_on_cpu<float, false>(plan, make_table<float>(plan), padded, narrow, out, threads);
+}
+
+}  // namespace gpu
+
+/// How far an image is from a reference: fraction of pixels that differ at all, relative L2
+/// error ||a - ref|| / ||ref|| (0 when both are zero) and the largest absolute difference.
+struct ImageDiff {
+  double fraction_differing = 0.0;
+  double relative_l2 = 0.0;
+  double max_abs = 0.0;
+  std::size_t differing = 0;
+};
+inline ImageDiff compare_images(std::span<const double> image, std::span<const double> reference) {
+  if (image.size() != reference.size()) throw Error("compare_images: the images differ in size");
+  ImageDiff d;
+  double err2 = 0.0, ref2 = 0.0;
+  for (std::size_t p = 0; p < image.size(); ++p) {
+    const double e = image[p] - reference[p];
+    if (image[p] != reference[p]) ++d.differing;
+    err2 += e * e;
+    ref2 += reference[p] * reference[p];
+    d.max_abs = std::max(d.max_abs, std::abs(e));
+  }
+  d.fraction_differing = image.empty() ? 0.0 : double(d.differing) / double(image.size());
+  d.relative_l2 = ref2 > 0.0 ? std::sqrt(err2 / ref2) : (err2 > 0.0 ? INFINITY : 0.0);
+  return d;
+}
+
+/// Stage times of one frame on the GPU, from CUDA events (milliseconds).
+struct GpuTiming {
+  double h2d_ms = 0.0, kernel_ms = 0.0, d2h_ms = 0.0;
+};
+
+/// The seed beamformer on the current CUDA device. Construction uploads the distance table once
+/// and allocates every device and pinned buffer for `streams` frames in flight; frames then cost
+/// only their copies and the kernel. Throws CudaUnavailable when CUDA cannot be used (built
+/// without CUDA, no driver or device, out of memory) and usrecon::Error naming the CUDA call on
+/// any other CUDA failure.
+class SeedCudaBeamformer {
+ public:
+  SeedCudaBeamformer(const Problem& problem, const Window& window,
+                     Precision precision = Precision::Double, int streams = 2);
+  ~SeedCudaBeamformer();
+  SeedCudaBeamformer(SeedCudaBeamformer&&) noexcept;
+  SeedCudaBeamformer& operator=(SeedCudaBeamformer&&) noexcept;
+
+  /// One frame, synchronously: rf[k * samples + s] (any host memory) -> out[jj * ni + ir].
+  GpuTiming beamform(std::span<const std::int32_t> rf, std::span<double> out);
+
+  /// Asynchronous use, one frame per slot in [0, streams()): enqueue copies rf to the device,
+  /// runs the kernel and copies the image back into the slot's pinned output, all on the slot's
+  /// stream, and returns at once. rf must stay valid and unchanged until finish(slot); when it is
+  /// pinned (kernels::PinnedBuffer) the copy is truly asynchronous. A slot must be finished
+  /// before it is enqueued again.
+  void enqueue(int slot, std::span<const std::int32_t> rf);
+  /// Waits for the slot's frame; the image lives in pinned memory until the slot's next enqueue.
+  std::span<const double> finish(int slot, GpuTiming* timing = nullptr);
+  bool pending(int slot) const;
+
+  int streams() const;
+  const gpu::Plan& plan() const;
+  Precision precision() const;
+  /// The device's name, e.g. "NVIDIA H200".
+  const std::string& device_name() const;
+
+  struct Impl;
+
+ private:
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace usrecon::recon::seed

@@ -1,0 +1,133 @@
+// The CUDA backend against the CPU: bit-exact in double, and the single-precision kernel bit for
+// bit with its CPU model (test_seed_cuda_plan.cpp). Every test that needs a device skips, saying
+// why, when there is none; the rest of the suite runs as usual.
+#include <gtest/gtest.h>
+
+#include <vector>
+
+#include "usrecon/kernels/common.hpp"
+#include "usrecon/kernels/cuda_memory.hpp"
+#include "usrecon/recon/pipeline.hpp"
+#include "usrecon/recon/seed_cpu.hpp"
+#include "usrecon/recon/seed_cuda.hpp"
+#include "test_seed_cuda_util.hpp"
+
+namespace seed = usrecon::recon::seed;
+namespace recon = usrecon::recon;
+
+#define USRECON_REQUIRE_DEVICE()                                                              \
+  do {                                                                                        \
+    if (!usrecon::built_with_cuda()) GTEST_SKIP() << "built without CUDA (-DUSRECON_CUDA=OFF)"; \
+    if (usrecon::cuda_device_count() == 0) GTEST_SKIP() << "no CUDA device on this machine";  \
+  } while (0)
+
+using usrecon::test::example_frame;
+
+TEST(ReconSeedCuda, WithoutADeviceConstructionThrowsCudaUnavailable) {
+  if (usrecon::cuda_device_count() > 0) GTEST_SKIP() << "a CUDA device is present";
+  const seed::Problem p{40, 30, 8, 100};
+  EXPECT_THROW(seed::SeedCudaBeamformer(p, seed::full_window(p)), usrecon::CudaUnavailable);
+  std::string notice;
+  const auto backend = recon::make_seed_backend(recon::BackendKind::Auto, p, 1, &notice);
+  EXPECT_EQ(backend->describe().value("name", ""), "cpu");
+  EXPECT_NE(notice.find("no CUDA device"), std::string::npos) << notice;
+  EXPECT_NE(notice.find("using the CPU"), std::string::npos) << notice;
+}
+
+TEST(ReconSeedCuda, BitExactWithTheCpuOnRandomDataAndOddSizes) {
+  USRECON_REQUIRE_DEVICE();
+  const struct {
+    seed::Problem p;
+    seed::Window w;
+  } cases[] = {
+      {{37, 29, 9, 300}, {0, 37, 0, 29}},
+      {{77, 53, 16, 700}, {0, 77, 0, 53}},
+      {{130, 101, 32, 900}, {7, 100, 13, 77}},
+      {{200, 150, 128, 2000}, {0, 200, 0, 150}},
+  };
+  unsigned seed_value = 5;
+  for (const auto& c : cases) {
+    for (const int amplitude : {100, 2000000000}) {  // int32 sums and int64 sums
+      const std::vector<std::int32_t> rf = usrecon::test::random_frame(c.p, amplitude, ++seed_value);
+      const std::size_t pixels = std::size_t(c.w.ni) * c.w.nj;
+      std::vector<double> cpu(pixels), model(pixels), gpu_image(pixels, -1.0);
+      seed::beamform_cpu(rf, c.p, c.w, cpu);
+      for (const seed::Precision precision : {seed::Precision::Double, seed::Precision::Single}) {
+        seed::SeedCudaBeamformer beamformer(c.p, c.w, precision);
+        std::fill(gpu_image.begin(), gpu_image.end(), -1.0);  // every pixel must be written
+        beamformer.beamform(rf, gpu_image);
+        const seed::ImageDiff vs_cpu = seed::compare_images(gpu_image, cpu);
+        EXPECT_EQ(vs_cpu.differing, 0u) << seed::to_string(precision) << " " << c.p.nz << "x"
+                                        << c.p.nx << " amplitude " << amplitude;
+        seed::gpu::beamform_gpu_model(rf, c.p, c.w, precision, model);
+        EXPECT_EQ(seed::compare_images(gpu_image, model).differing, 0u);
+      }
+    }
+  }
+}
+
+TEST(ReconSeedCuda, ExampleFullGridDoubleExactSingleMeasured) {
+  USRECON_REQUIRE_DEVICE();
+  const std::vector<std::int32_t> rf = example_frame();
+  const seed::Problem p;
+  ASSERT_EQ(rf.size(), std::size_t(p.channels) * p.samples);
+  const seed::Window w = seed::full_window(p);
+  std::vector<double> cpu(std::size_t(p.nz) * p.nx), out(cpu.size());
+  seed::beamform_cpu(rf, p, w, cpu);
+  seed::SeedCudaBeamformer dbl(p, w, seed::Precision::Double);
+  const seed::GpuTiming t = dbl.beamform(rf, out);
+  EXPECT_EQ(seed::compare_images(out, cpu).differing, 0u);
+  RecordProperty("double_kernel_ms", std::to_string(t.kernel_ms));
+  seed::SeedCudaBeamformer single(p, w, seed::Precision::Single);
+  const seed::GpuTiming ts = single.beamform(rf, out);
+  const seed::ImageDiff d = seed::compare_images(out, cpu);
+  std::printf("single: %.6f of pixels differ, relative L2 %.3e (kernel %.3f ms, double %.3f ms)\n",
+              d.fraction_differing, d.relative_l2, ts.kernel_ms, t.kernel_ms);
+  EXPECT_LE(d.relative_l2, 1e-4);
+}
+
+TEST(ReconSeedCuda, OverlappedStreamsGiveTheSequentialResults) {
+  USRECON_REQUIRE_DEVICE();
+  const seed::Problem p{150, 120, 64, 1500};
+  const seed::Window w = seed::full_window(p);
+  const std::size_t pixels = std::size_t(p.nz) * p.nx;
+  seed::SeedCudaBeamformer beamformer(p, w, seed::Precision::Double, 3);
+  constexpr int kFrames = 8;
+  std::vector<usrecon::kernels::PinnedBuffer<std::int32_t>> inputs;
+  std::vector<std::vector<double>> expected;
+  for (int f = 0; f < kFrames; ++f) {
+    const std::vector<std::int32_t> rf = usrecon::test::random_frame(p, 1000, 100 + f);
+    inputs.emplace_back(rf.size());
+    std::copy(rf.begin(), rf.end(), inputs.back().begin());
+    expected.emplace_back(pixels);
+    seed::beamform_cpu(rf, p, w, expected.back());
+  }
+  for (int f = 0; f < kFrames + beamformer.streams(); ++f) {
+    const int slot = f % beamformer.streams();
+    if (beamformer.pending(slot)) {
+      const int done = f - beamformer.streams();
+      seed::GpuTiming t;
+      const std::span<const double> image = beamformer.finish(slot, &t);
+      const std::vector<double> copy(image.begin(), image.end());
+      EXPECT_EQ(seed::compare_images(copy, expected[std::size_t(done)]).differing, 0u) << "frame " << done;
+      EXPECT_GT(t.kernel_ms, 0.0);
+    }
+    if (f < kFrames) beamformer.enqueue(slot, inputs[std::size_t(f)].cspan());
+  }
+  EXPECT_THROW(beamformer.finish(0), usrecon::Error);  // nothing pending
+}
+
+TEST(ReconSeedCuda, BackendSelectionUsesTheDevice) {
+  USRECON_REQUIRE_DEVICE();
+  const seed::Problem p{40, 30, 8, 100};
+  std::string notice;
+  const auto backend = recon::make_seed_backend(recon::BackendKind::Auto, p, 1, &notice);
+  EXPECT_EQ(backend->describe().value("name", ""), "cuda");
+  EXPECT_TRUE(notice.empty()) << notice;
+  const auto single = recon::make_seed_backend(recon::BackendKind::Cuda, p, 1, nullptr,
+                                               seed::Precision::Single);
+  EXPECT_EQ(single->describe().value("precision", ""), "single");
+  std::vector<double> out(std::size_t(p.nz) * p.nx);
+  single->beamform(usrecon::test::random_frame(p, 10, 1), out);
+  EXPECT_TRUE(single->last_timing_s().contains("kernel"));
+}

@@ -1,0 +1,137 @@
+// The CUDA backend's plan and per-thread program, run on the CPU: what the kernel computes is
+// checked here on every machine, a GPU or not (test_seed_cuda.cpp compares the GPU with these).
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <vector>
+
+#include "usrecon/recon/seed_cpu.hpp"
+#include "usrecon/recon/seed_cuda.hpp"
+#include "test_seed_cuda_util.hpp"
+
+namespace seed = usrecon::recon::seed;
+namespace gpu = usrecon::recon::seed::gpu;
+
+namespace {
+
+using usrecon::test::random_frame;
+
+struct Case {
+  seed::Problem problem;
+  seed::Window window;
+};
+
+// Sizes that are not multiples of the block (32 depths, 24 laterals per column-thread group),
+// sub-windows away from the origin, few and many channels, short channels (orders past the end).
+std::vector<Case> odd_cases() {
+  return {
+      {{37, 29, 9, 300}, {0, 37, 0, 29}},
+      {{70, 61, 16, 180}, {5, 33, 7, 41}},
+      {{45, 100, 24, 500}, {12, 33, 50, 25}},
+      {{33, 25, 1, 64}, {0, 33, 0, 25}},
+  };
+}
+
+}  // namespace
+
+TEST(ReconSeedGpuPlan, CoversTheWindowAndEveryReachableOrder) {
+  for (const Case& c : odd_cases()) {
+    const gpu::Plan plan = gpu::make_plan(c.problem, c.window);
+    EXPECT_GE(plan.grid_x * gpu::kBlockDepths, c.window.ni);
+    EXPECT_EQ(plan.ni_pad % gpu::kBlockDepths, 0);
+    EXPECT_GE(plan.grid_y * gpu::kBlockColumns, plan.columns);
+    EXPECT_GE(plan.groups * 6 * gpu::kPixels, c.window.nj);
+    EXPECT_EQ(plan.stride % 32, 0);
+    // Every table entry pair rounds (in double and in float) to an order inside the padding.
+    const std::vector<double> table = gpu::make_table<double>(plan);
+    double max_entry = 0.0;
+    for (const double e : table) max_entry = std::max(max_entry, e);
+    EXPECT_LT(std::lrint(2 * max_entry) + 1, plan.stride);
+    EXPECT_LT(std::lrint(2.0f * float(max_entry)) + 1, plan.stride);
+  }
+  EXPECT_THROW(gpu::make_plan({10, 10, 4, 50}, {5, 10, 0, 10}), usrecon::Error);
+}
+
+TEST(ReconSeedGpuPlan, FloatIndexRoundsHalfToEven) {
+  EXPECT_EQ(gpu::order_f32<false>(0.25f, 0.25f, 0, 0, 0), 0);  // 0.5 -> 0
+  EXPECT_EQ(gpu::order_f32<false>(0.75f, 0.75f, 0, 0, 0), 2);  // 1.5 -> 2
+  EXPECT_EQ(gpu::order_f32<false>(1.25f, 1.25f, 0, 0, 0), 2);  // 2.5 -> 2
+  EXPECT_EQ(gpu::order_f32<false>(1000.0f, 1000.75f, 0, 0, 0), 2001);
+  EXPECT_EQ(gpu::order_f32<false>(0.1f, 0.2f, 0, 0, 0), 0);
+}
+
+TEST(ReconSeedGpuPlan, GuardedIndicesEqualTheSeedsEverywhere) {
+  // Every (i, dj_q, dj_r) of a 64-deep, 200-wide patch: both fast indices against the seed's.
+  const gpu::Plan plan = gpu::make_plan({64, 200, 20, 2000}, {0, 64, 0, 200});
+  const std::vector<double> t64 = gpu::make_table<double>(plan);
+  const std::vector<float> t32 = gpu::make_table<float>(plan);
+  std::size_t compared = 0, float_flips = 0;
+  for (int ir = 0; ir < 64; ++ir) {
+    for (int a = 0; a < plan.rows; a += 3) {
+      for (int b = a; b < plan.rows; b += 7) {
+        const std::size_t ia = std::size_t(a) * plan.ni_pad + ir, ib = std::size_t(b) * plan.ni_pad + ir;
+        const int dj_a = plan.dj_min + a, dj_b = plan.dj_min + b;
+        const int exact = seed::sample_index(seed::distance(ir, dj_a), seed::distance(ir, dj_b));
+        ASSERT_EQ(gpu::order_f64(t64[ia], t64[ib], ir, dj_a, dj_b), exact);
+        ASSERT_EQ(gpu::order_f32<true>(t32[ia], t32[ib], ir, dj_a, dj_b), exact);
+        float_flips += gpu::order_f32<false>(t32[ia], t32[ib], ir, dj_a, dj_b) != exact;
+        ++compared;
+      }
+    }
+  }
+  RecordProperty("unguarded_float_flips", std::to_string(float_flips) + " of " + std::to_string(compared));
+}
+
+TEST(ReconSeedGpuPlan, ThreadProgramIsBitExactWithTheReference) {
+  unsigned seed_value = 11;
+  for (const Case& c : odd_cases()) {
+    // Small values (int32 sums) and large ones (int64 sums).
+    for (const int amplitude : {50, 2000000000}) {
+      const std::vector<std::int32_t> rf = random_frame(c.problem, amplitude, ++seed_value);
+      const std::size_t pixels = std::size_t(c.window.ni) * c.window.nj;
+      std::vector<double> reference(pixels), model(pixels, -1.0);
+      seed::beamform_reference(rf, c.problem, c.window, reference);
+      for (const seed::Precision precision : {seed::Precision::Double, seed::Precision::Single}) {
+        std::fill(model.begin(), model.end(), -1.0);
+        gpu::beamform_gpu_model(rf, c.problem, c.window, precision, model);
+        const seed::ImageDiff d = seed::compare_images(model, reference);
+        EXPECT_EQ(d.differing, 0u) << seed::to_string(precision) << " amplitude " << amplitude
+                                   << " problem " << c.problem.nz << "x" << c.problem.nx;
+      }
+    }
+  }
+}
+
+TEST(ReconSeedGpuPlan, CompareImagesMeasuresTheMismatch) {
+  const std::vector<double> ref = {3.0, 4.0, 0.0, 0.0};
+  const std::vector<double> img = {3.0, 4.0, 0.0, 0.5};
+  const seed::ImageDiff d = seed::compare_images(img, ref);
+  EXPECT_EQ(d.differing, 1u);
+  EXPECT_DOUBLE_EQ(d.fraction_differing, 0.25);
+  EXPECT_DOUBLE_EQ(d.relative_l2, 0.1);
+  EXPECT_DOUBLE_EQ(d.max_abs, 0.5);
+  EXPECT_EQ(seed::parse_precision("single"), seed::Precision::Single);
+  EXPECT_THROW(seed::parse_precision("half"), usrecon::Error);
+}
+
+// The precision target without a GPU: the single-precision program's image of the bundled example
+// against the exact CPU image (relative L2 <= 1e-4). Plain float rounding is measured too.
+TEST(ReconSeedGpuPlan, SinglePrecisionErrorOnExampleFullGrid) {
+  const std::vector<std::int32_t> rf = usrecon::test::example_frame();
+  const seed::Problem p;
+  ASSERT_EQ(rf.size(), std::size_t(p.channels) * p.samples);
+  const seed::Window w = seed::full_window(p);
+  std::vector<double> exact(std::size_t(p.nz) * p.nx), single(exact.size()), plain(exact.size());
+  seed::beamform_cpu(rf, p, w, exact);
+  gpu::beamform_gpu_model(rf, p, w, seed::Precision::Single, single);
+  gpu::beamform_gpu_model(rf, p, w, seed::Precision::Single, plain, 0, /*guard=*/false);
+  const seed::ImageDiff d = seed::compare_images(single, exact);
+  const seed::ImageDiff u = seed::compare_images(plain, exact);
+  std::printf("single (guarded): %.6f of pixels differ, relative L2 %.3e\n"
+              "plain float32 rounding: %.6f of pixels differ, relative L2 %.3e\n",
+              d.fraction_differing, d.relative_l2, u.fraction_differing, u.relative_l2);
+  RecordProperty("single_relative_l2", std::to_string(d.relative_l2));
+  RecordProperty("plain_float_relative_l2", std::to_string(u.relative_l2));
+  EXPECT_LE(d.relative_l2, 1e-4);
+  EXPECT_EQ(d.differing, 0u);  // the guard makes it exact
+}

@@ -1,0 +1,215 @@
+// The seed model on the GPU, timed honestly: kernel milliseconds per frame from CUDA events (double
+// and single precision, median of repeats after warm-up), the single-precision mismatch against
+// the exact CPU image, and end-to-end batch throughput over >= 100 frames from pinned host
+// buffers with H2D copy, kernel and D2H copy of consecutive frames overlapped on several streams.
+//
+// Needs no Google Benchmark, OpenCV or JSON library (tools/gpu-check.sh builds it with nvcc alone
+// where those are missing). Prints one `RESULT key=value` line per figure, for gpu-check.sh.
+//
+//   bench_seed_cuda [--data FILE] [--frames N] [--streams S] [--repeats R] [--verify]
+//
+// --verify also checks bit-exactness against the CPU on random data and odd grid sizes (what the
+// GTest suite checks; for machines without GTest). Exit status: 0 ok, 1 a check failed, 2 no
+// device or bad arguments.
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "usrecon/kernels/common.hpp"
+#include "usrecon/kernels/cuda_memory.hpp"
+#include "usrecon/recon/seed_cpu.hpp"
+#include "usrecon/recon/seed_cuda.hpp"
+
+#ifndef USRECON_SOURCE_DIR
+#define USRECON_SOURCE_DIR "."
+#endif
+
+namespace seed = usrecon::recon::seed;
+namespace kn = usrecon::kernels;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+std::vector<std::int32_t> read_frame(const std::string& path) {
+  std::ifstream in(path);
+  std::vector<std::int32_t> rf;
+  for (long v; in >> v;) rf.push_back(std::int32_t(v));
+  return rf;
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v.empty() ? 0.0 : v[v.size() / 2];
+}
+
+void result(const char* key, double value) { std::printf("RESULT %s=%.6g\n", key, value); }
+
+bool verify_random(int& failures) {
+  struct Case {
+    seed::Problem p;
+    seed::Window w;
+  };
+  const Case cases[] = {{{37, 29, 9, 300}, {0, 37, 0, 29}},
+                        {{77, 53, 16, 700}, {0, 77, 0, 53}},
+                        {{130, 101, 32, 900}, {7, 100, 13, 77}},
+                        {{200, 150, 128, 2000}, {0, 200, 0, 150}}};
+  std::mt19937 rng(42);
+  for (const Case& c : cases) {
+    for (const int amplitude : {100, 2000000000}) {
+      std::uniform_int_distribution<std::int32_t> value(-amplitude, amplitude);
+      std::vector<std::int32_t> rf(std::size_t(c.p.channels) * c.p.samples);
+      for (std::int32_t& v : rf) v = value(rng);
+      const std::size_t pixels = std::size_t(c.w.ni) * c.w.nj;
+      std::vector<double> cpu(pixels), image(pixels);
+      seed::beamform_cpu(rf, c.p, c.w, cpu);
+      for (const seed::Precision precision : {seed::Precision::Double, seed::Precision::Single}) {
+        seed::SeedCudaBeamformer beamformer(c.p, c.w, precision);
+        std::fill(image.begin(), image.end(), -1.0);
+        beamformer.beamform(rf, image);
+        const seed::ImageDiff d = seed::compare_images(image, cpu);
+        const bool ok = d.differing == 0;
+        std::printf("verify %-6s %4dx%-4d ch=%-3d amplitude=%-10d: %s (%zu pixels differ)\n",
+                    seed::to_string(precision).c_str(), c.p.nz, c.p.nx, c.p.channels, amplitude,
+                    ok ? "bit-exact" : "MISMATCH", d.differing);
+        if (!ok && precision == seed::Precision::Double) ++failures;
+      }
+    }
+  }
+  return failures == 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::string data = USRECON_SOURCE_DIR "/data/example.txt";
+  int frames = 200, streams = 3, repeats = 10;
+  bool verify = false;
+  for (int a = 1; a < argc; ++a) {
+    const std::string arg = argv[a];
+    auto next = [&]() -> const char* {
+      if (a + 1 >= argc) {
+        std::fprintf(stderr, "bench_seed_cuda: %s needs a value\n", arg.c_str());
+        std::exit(2);
+      }
+      return argv[++a];
+    };
+    if (arg == "--data") data = next();
+    else if (arg == "--frames") frames = std::atoi(next());
+    else if (arg == "--streams") streams = std::atoi(next());
+    else if (arg == "--repeats") repeats = std::atoi(next());
+    else if (arg == "--verify") verify = true;
+    else {
+      std::fprintf(stderr, "usage: bench_seed_cuda [--data FILE] [--frames N] [--streams S] "
+                           "[--repeats R] [--verify]\n");
+      return 2;
+    }
+  }
+  if (usrecon::cuda_device_count() == 0) {
+    std::fprintf(stderr, "bench_seed_cuda: no CUDA device; nothing to measure\n");
+    return 2;
+  }
+  try {
+    const seed::Problem p;
+    const seed::Window w = seed::full_window(p);
+    const std::vector<std::int32_t> rf = read_frame(data);
+    if (rf.size() != std::size_t(p.channels) * p.samples) {
+      std::fprintf(stderr, "bench_seed_cuda: %s holds %zu values, expected %d x %d\n", data.c_str(),
+                   rf.size(), p.channels, p.samples);
+      return 2;
+    }
+    const std::size_t pixels = std::size_t(p.nz) * p.nx;
+    int failures = 0;
+
+    auto t0 = Clock::now();
+    std::vector<double> exact(pixels);
+    seed::beamform_cpu(rf, p, w, exact);
+    const double cpu_ms = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+    result("cpu_frame_ms", cpu_ms);
+
+    std::vector<double> image(pixels);
+    for (const seed::Precision precision : {seed::Precision::Double, seed::Precision::Single}) {
+      const std::string name = seed::to_string(precision);
+      seed::SeedCudaBeamformer beamformer(p, w, precision);
+      beamformer.beamform(rf, image);  // warm-up: module load, first-touch
+      std::vector<double> kernel_ms, h2d_ms, d2h_ms;
+      for (int r = 0; r < repeats; ++r) {
+        std::fill(image.begin(), image.end(), -1.0);
+        const seed::GpuTiming t = beamformer.beamform(rf, image);
+        kernel_ms.push_back(t.kernel_ms);
+        h2d_ms.push_back(t.h2d_ms);
+        d2h_ms.push_back(t.d2h_ms);
+      }
+      const seed::ImageDiff d = seed::compare_images(image, exact);
+      std::printf("%s: kernel %.3f ms (median of %d; min %.3f, max %.3f), H2D %.3f ms, D2H %.3f ms; "
+                  "vs exact CPU: %zu pixels differ (%.3g), relative L2 %.3g\n",
+                  name.c_str(), median(kernel_ms), repeats,
+                  *std::min_element(kernel_ms.begin(), kernel_ms.end()),
+                  *std::max_element(kernel_ms.begin(), kernel_ms.end()), median(h2d_ms),
+                  median(d2h_ms), d.differing, d.fraction_differing, d.relative_l2);
+      result(("kernel_ms_" + name).c_str(), median(kernel_ms));
+      result(("h2d_ms_" + name).c_str(), median(h2d_ms));
+      result(("d2h_ms_" + name).c_str(), median(d2h_ms));
+      result(("fraction_differing_" + name).c_str(), d.fraction_differing);
+      result(("relative_l2_" + name).c_str(), d.relative_l2);
+      if (precision == seed::Precision::Double && d.differing != 0) ++failures;
+      if (d.relative_l2 > 1e-4) ++failures;
+    }
+
+    // Batch: `frames` frames from pinned buffers, `streams` in flight. Eight distinct inputs (the
+    // example plus noise) rotate, so copies are real and no two neighbours share a buffer.
+    for (const seed::Precision precision : {seed::Precision::Double, seed::Precision::Single}) {
+      const std::string name = seed::to_string(precision);
+      seed::SeedCudaBeamformer beamformer(p, w, precision, streams);
+      constexpr int kInputs = 8;
+      std::vector<kn::PinnedBuffer<std::int32_t>> inputs;
+      std::mt19937 rng(7);
+      std::uniform_int_distribution<int> noise(-3, 3);
+      for (int f = 0; f < kInputs; ++f) {
+        inputs.emplace_back(rf.size());
+        for (std::size_t s = 0; s < rf.size(); ++s) inputs.back()[s] = rf[s] + (f ? noise(rng) : 0);
+      }
+      auto run_batch = [&](int n, double* stage_ms) {
+        double checksum = 0.0;
+        for (int f = 0; f < n + beamformer.streams(); ++f) {
+          const int slot = f % beamformer.streams();
+          if (beamformer.pending(slot)) {
+            seed::GpuTiming t;
+            const std::span<const double> out = beamformer.finish(slot, &t);
+            checksum += out[out.size() / 2];
+            if (stage_ms) *stage_ms += t.h2d_ms + t.kernel_ms + t.d2h_ms;
+          }
+          if (f < n) beamformer.enqueue(slot, inputs[std::size_t(f % kInputs)].cspan());
+        }
+        return checksum;
+      };
+      run_batch(beamformer.streams(), nullptr);  // warm-up
+      double stage_ms = 0.0;
+      const auto start = Clock::now();
+      const double checksum = run_batch(frames, &stage_ms);
+      const double wall_s = std::chrono::duration<double>(Clock::now() - start).count();
+      std::printf("%s batch: %d frames on %d streams in %.3f s = %.1f frames/s (sum of stage times "
+                  "%.1f ms = %.2fx the wall time: overlap; checksum %.0f)\n",
+                  name.c_str(), frames, streams, wall_s, frames / wall_s, stage_ms,
+                  stage_ms / 1e3 / wall_s, checksum);
+      result(("batch_fps_" + name).c_str(), frames / wall_s);
+      result(("batch_overlap_" + name).c_str(), stage_ms / 1e3 / wall_s);
+    }
+    result("frames", frames);
+
+    if (verify) {
+      verify_random(failures);
+      result("verify_failures", failures);
+    }
+    std::printf("%s\n", failures ? "bench_seed_cuda: CHECKS FAILED" : "bench_seed_cuda: checks passed");
+    return failures ? 1 : 0;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "bench_seed_cuda: error: %s\n", e.what());
+    return 1;
+  }
+}
