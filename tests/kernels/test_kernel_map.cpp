@@ -111,6 +111,20 @@ TEST(KernelMap, HostAndDeviceOperandsMixedThrowBeforeAnyKernel) {
   }
 }
 
+TEST(KernelMap, UserOpOnDeviceArraysFromPlainCppThrowsInsteadOfFailingToLink) {
+  // No CUDA kernel for AddTen is instantiated in this (non-nvcc) file: the call must throw a
+  // clear error (CudaUnavailable in a build without CUDA), never touch the fake pointers.
+  float* fake = reinterpret_cast<float*>(std::uintptr_t{0x1000});
+  uk::Out<float> out = uk::Out<float>::device(fake, Shape{4});
+  try {
+    add_ten(uk::In<float>::device(fake, Shape{4}), out);
+    FAIL() << "no exception";
+  } catch (const usrecon::Error& e) {
+    const std::string what = e.what();
+    EXPECT_TRUE(what.find("add_ten") != std::string::npos || !usrecon::built_with_cuda()) << what;
+  }
+}
+
 TEST(KernelMap, TwoOutputsPolarToCartesian) {
   const auto rho = random_array<double>({257}, 7, 0.0, 2.0);
   const auto theta = random_array<double>({257}, 8, -3.0, 3.0);
