@@ -4,6 +4,8 @@
 # seed corpus (tests/fuzz/corpus/<target>) and saved crashes (tests/corpus/regressions/<target>).
 # Targets: source_txt, npy, and mat (when io/include/usrecon/io/mat.hpp exists); or name some:
 #   tools/fuzz.sh npy
+# Inputs are at most 4 KiB, so one allocation over 256 MiB means a parser trusted a size field:
+# libFuzzer reports it (-malloc_limit_mb) like a crash.
 # A crash (or leak, timeout, sanitizer finding, broken check) fails the script after it is
 # minimised into ${BUILD_DIR}/fuzz-artifacts/<target>/; add that file to
 # tests/corpus/regressions/<target>/ and IoFuzzRegression runs it in every test suite run.
@@ -40,7 +42,7 @@ for target in "${targets[@]}"; do
   log="$build_dir/fuzz-$target.log"
   echo "fuzz: $target for ${seconds} s (max_len $max_len)"
   if "$exe" -max_total_time="$seconds" -max_len="$max_len" -timeout=10 -rss_limit_mb=2048 \
-       -malloc_limit_mb=1024 -print_final_stats=1 -artifact_prefix="$artifacts/" \
+       -malloc_limit_mb=256 -print_final_stats=1 -artifact_prefix="$artifacts/" \
        "$work" "${seeds[@]}" > "$log" 2>&1; then
     # One line of figures: runs, executions per second, coverage and corpus size.
     runs=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$log" | grep -o '[0-9]*$' || true)

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <fstream>
 #include <memory>
 
 #include "usrecon/io/file.hpp"
@@ -66,10 +67,50 @@ std::string dims_text(const std::vector<std::size_t>& dims) {
   return s;
 }
 
+/// matio trusts the sizes in a MAT v4 header and allocates what they claim (an 80-byte file could
+/// cost a gigabyte; found by tools/fuzz.sh), so a file without the v5/v7.3 header is walked first:
+/// every v4 variable's header and data must fit in the file. What is not recognisably v4 is left
+/// for matio to refuse.
+void check_mat4_sizes(const fs::path& path) {
+  std::error_code ec;
+  const std::uintmax_t file_bytes = fs::file_size(path, ec);
+  std::ifstream in(path, std::ios::binary);
+  if (ec || !in) return;
+  char head[128] = {};
+  in.read(head, sizeof head);
+  if (in.gcount() == sizeof head && ((head[126] == 'I' && head[127] == 'M') ||
+                                     (head[126] == 'M' && head[127] == 'I')))
+    return;  // v5 or v7.3
+  constexpr std::uintmax_t kElementBytes[] = {8, 4, 4, 2, 2, 1};  // by the type's P digit
+  for (std::uintmax_t offset = 0; file_bytes - offset >= 20;) {
+    std::uint32_t h[5];
+    in.clear();
+    in.seekg(static_cast<std::streamoff>(offset));
+    if (!in.read(reinterpret_cast<char*>(h), sizeof h)) return;
+    if (h[0] > 4999) {  // the M digit says big-endian: the header too is big-endian
+      for (std::uint32_t& word : h) word = __builtin_bswap32(word);
+      if (h[0] > 4999) return;
+    }
+    const std::uint32_t precision = (h[0] / 10) % 10;
+    if (precision > 5 || h[1] > INT32_MAX || h[2] > INT32_MAX || h[4] > INT32_MAX) return;
+    const std::uintmax_t left = file_bytes - offset - 20;  // after this header
+    std::uintmax_t data_bytes = kElementBytes[precision] * (h[3] != 0 ? 2 : 1);
+    if (__builtin_mul_overflow(data_bytes, std::uintmax_t{h[1]}, &data_bytes) ||
+        __builtin_mul_overflow(data_bytes, std::uintmax_t{h[2]}, &data_bytes) || h[4] > left ||
+        data_bytes > left - h[4])
+      throw InputError(path.string() + ": not a MAT file that matio can read: a MAT v4 header at byte " +
+                       std::to_string(offset) + " claims " + std::to_string(h[1]) + " x " +
+                       std::to_string(h[2]) + " values, more than the " +
+                       std::to_string(file_bytes - offset) + " bytes left in the file");
+    offset += 20 + h[4] + data_bytes;
+  }
+}
+
 MatFile open_mat(const fs::path& path) {
   std::error_code ec;
   if (!fs::is_regular_file(path, ec))
     throw InputError(path.string() + ": " + (fs::exists(path, ec) ? "not a regular file" : "no such file"));
+  check_mat4_sizes(path);
   MatFile m(Mat_Open(path.c_str(), MAT_ACC_RDONLY));
   if (!m) throw InputError(path.string() + ": not a MAT file that matio can read");
   return m;

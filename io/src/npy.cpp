@@ -14,6 +14,7 @@
 #include <optional>
 #include <string>
 
+#include "printable.hpp"
 #include "usrecon/io/file.hpp"
 
 namespace usrecon::io {
@@ -23,6 +24,9 @@ static_assert(std::endian::native == std::endian::little,
               "usrecon's .npy support assumes a little-endian host");
 
 namespace {
+
+/// Header text from the file (a key, a descr) as it may appear in a message (see printable.hpp).
+std::string shown(std::string_view header_text) { return detail::printable(header_text, 40); }
 
 constexpr std::array<char, 6> kMagic = {'\x93', 'N', 'U', 'M', 'P', 'Y'};
 /// numpy aligns the data start to this many bytes (numpy.lib.format.ARRAY_ALIGN).
@@ -110,7 +114,7 @@ class HeaderParser {
       const std::string key = string_literal();
       expect(':');
       const auto claim = [&](bool& seen) {
-        if (seen) fail("the key '" + key + "' appears twice");
+        if (seen) fail("the key '" + shown(key) + "' appears twice");
         seen = true;
       };
       if (key == "descr") {
@@ -128,14 +132,14 @@ class HeaderParser {
         claim(have_shape);
         fields.shape = shape_tuple();
       } else {
-        fail("unexpected key '" + key + "' (expected 'descr', 'fortran_order' and 'shape')");
+        fail("unexpected key '" + shown(key) + "' (expected 'descr', 'fortran_order' and 'shape')");
       }
       skip_spaces();
       if (peek() == ',') {
         ++position_;
         skip_spaces();
       } else if (peek() != '}') {
-        fail("expected ',' or '}' after the value of '" + key + "'");
+        fail("expected ',' or '}' after the value of '" + shown(key) + "'");
       }
     }
     ++position_;  // the closing '}'
@@ -228,7 +232,7 @@ class HeaderParser {
 /// fine. Big-endian and every other kind of dtype are refused with a message that says why.
 DType dtype_from_descr(const std::string& descr, const std::string& name) {
   const auto unsupported = [&](const std::string& why) {
-    return InputError(name + ": unsupported .npy dtype '" + descr + "'" + why +
+    return InputError(name + ": unsupported .npy dtype '" + shown(descr) + "'" + why +
                       "; supported dtypes: " + supported_descrs());
   };
   if (descr.size() < 2) throw unsupported("");
@@ -378,7 +382,7 @@ NpyArray parse_npy(std::span<const std::byte> bytes, const std::string& name) {
   const std::span<const std::byte> data = bytes.subspan(preamble_bytes + header_bytes);
   if (data.size() != *expected_bytes) {
     throw InputError(name + ": the .npy data has " + std::to_string(data.size()) +
-                     " bytes, but shape " + shape_text(array.shape) + " of '" + fields.descr +
+                     " bytes, but shape " + shape_text(array.shape) + " of '" + shown(fields.descr) +
                      "' needs " + std::to_string(*expected_bytes) + " bytes");
   }
   if (fields.fortran_order && array.shape.size() > 1) {

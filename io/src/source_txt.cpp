@@ -6,6 +6,7 @@
 #include <string>
 #include <system_error>
 
+#include "printable.hpp"
 #include "usrecon/io/file.hpp"
 
 namespace usrecon::io {
@@ -15,26 +16,8 @@ constexpr bool is_separator(char c) {
   return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v';
 }
 
-/// A token as it may safely appear in a message: at most kMaxShownBytes bytes (then "..."), and
-/// every byte that is not printable ASCII (or is a quote or backslash) written as \xNN, so binary
-/// garbage cannot corrupt a terminal or a log.
-std::string printable_token(std::string_view token) {
-  constexpr std::size_t kMaxShownBytes = 20;
-  constexpr char kHexDigits[] = "0123456789ABCDEF";
-  std::string shown;
-  for (std::size_t i = 0; i < token.size() && i < kMaxShownBytes; ++i) {
-    const auto byte = static_cast<unsigned char>(token[i]);
-    if (byte >= 0x20 && byte < 0x7F && byte != '"' && byte != '\\') {
-      shown += static_cast<char>(byte);
-    } else {
-      shown += "\\x";
-      shown += kHexDigits[byte >> 4];
-      shown += kHexDigits[byte & 0xF];
-    }
-  }
-  if (token.size() > kMaxShownBytes) shown += "...";
-  return shown;
-}
+/// A token as it may safely appear in a message: at most 20 bytes, binary bytes escaped.
+std::string printable_token(std::string_view token) { return detail::printable(token, 20); }
 
 /// Multiplies the layout dimensions, refusing an overflow (a caller error, not a file error).
 std::size_t value_count(std::size_t channels, std::size_t samples) {

@@ -70,7 +70,9 @@ TEST(IoHostile, CorpusGivesTheStatedVerdictNamingTheFile) {
     if (c.verdict == "same" || c.verdict == "valid") {
       std::vector<std::int32_t> rf;
       ASSERT_NO_THROW(rf = usrecon::io::read_source_txt(path, 2, 3));
-      if (c.verdict == "same") EXPECT_EQ(rf, same);
+      if (c.verdict == "same") {
+        EXPECT_EQ(rf, same);
+      }
       continue;
     }
     try {
@@ -135,3 +137,41 @@ TEST(IoFuzzRegression, ChecksCatchAContractViolation) {
   }
   EXPECT_THROW(usrecon::fuzz::require(false, "x"), usrecon::fuzz::ContractViolation);
 }
+
+#ifdef USRECON_TEST_MAT
+TEST(IoHostile, MatV4HeaderClaimingMoreThanTheFileHoldsIsRefusedBeforeMatioAllocates) {
+  // Found by fuzz_mat: matio allocated what a v4 header claims (2^30 doubles from 40 bytes here).
+  const fs::path path = fs::temp_directory_path() / ("usrecon-iohostile-" + std::to_string(::getpid()) + ".mat");
+  const std::int32_t header[5] = {0, 1 << 20, 1 << 10, 0, 3};  // double, 2^20 x 2^10, real, "rf\0"
+  {
+    std::ofstream out(path, std::ios::binary);
+    out.write(reinterpret_cast<const char*>(header), sizeof header);
+    out.write("rf\0", 3);
+    out.write(std::string(16, '\0').data(), 16);
+  }
+  for (const auto& read : {+[](const fs::path& p) { (void)usrecon::io::list_mat_variables(p); },
+                           +[](const fs::path& p) { (void)usrecon::io::read_mat(p, "rf"); }}) {
+    try {
+      read(path);
+      ADD_FAILURE() << "accepted";
+    } catch (const usrecon::io::InputError& e) {
+      EXPECT_NE(std::string(e.what()).find(path.string() + ": not a MAT file that matio can read: a MAT v4 "
+                                           "header at byte 0 claims 1048576 x 1024 values"),
+                std::string::npos)
+          << e.what();
+    }
+  }
+  // The same header with its data present is read (the check refuses only what does not fit).
+  const std::int32_t small[5] = {0, 2, 1, 0, 3};
+  {
+    std::ofstream out(path, std::ios::binary | std::ios::trunc);
+    out.write(reinterpret_cast<const char*>(small), sizeof small);
+    out.write("rf\0", 3);
+    const double values[2] = {1.5, -2.0};
+    out.write(reinterpret_cast<const char*>(values), sizeof values);
+  }
+  const usrecon::io::MatArray array = usrecon::io::read_mat(path, "rf");
+  EXPECT_EQ(array.values, (std::vector<double>{1.5, -2.0}));
+  fs::remove(path);
+}
+#endif
