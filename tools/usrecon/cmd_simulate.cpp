@@ -8,7 +8,10 @@
 
 #include "commands.hpp"
 #include "usrecon/io/file.hpp"
+#include "usrecon/io/npy.hpp"
 #include "usrecon/io/source_txt.hpp"
+#include "usrecon/recon/das_pipeline.hpp"
+#include "usrecon/recon/das_simulate.hpp"
 #include "usrecon/recon/simulate.hpp"
 
 namespace fs = std::filesystem;
@@ -22,6 +25,11 @@ struct SimulateArgs {
   std::vector<std::string> points;
   bool overwrite = false;
   recon::SimulationOptions options;
+  // General models (--model planewave | sa): output is NPY float32 [samples][elements][transmits].
+  std::string model = "seed";
+  std::string angles_deg = "0";
+  std::vector<std::string> cysts;
+  recon::DasSimulationOptions das;
 };
 
 recon::Scatterer parse_point(const std::string& text) {
@@ -42,7 +50,84 @@ recon::Scatterer parse_point(const std::string& text) {
   return {values[0], values[1], values.size() == 3 ? values[2] : 1.0};
 }
 
+std::vector<double> millimetres(const std::string& text, const std::string& option, std::size_t n) {
+  std::vector<double> v;
+  for (double mm : recon::parse_number_list(text, option)) v.push_back(mm * 1e-3);
+  if (v.size() != n) throw Error(option + " '" + text + "': expected " + std::to_string(n) + " numbers (mm)");
+  return v;
+}
+
+// Plane-wave or synthetic-aperture channel data with the geometry of das_simulate.hpp.
+int run_das(SimulateArgs& args) {
+  recon::DasSimulationOptions& o = args.das;
+  recon::Acquisition& acq = o.acquisition;
+  acq.model = args.model == "planewave" ? recon::Model::PlaneWave : recon::Model::SyntheticAperture;
+  if (acq.model == recon::Model::PlaneWave)
+    for (double deg : recon::parse_number_list(args.angles_deg, "--angles-deg"))
+      acq.angles.push_back(deg * 3.14159265358979323846 / 180.0);
+  o.samples = args.options.problem.samples;
+  o.speckle = args.options.speckle;
+  o.speckle_amplitude = args.options.speckle_amplitude;
+  o.center_frequency = args.options.center_mhz * 1e6;
+  o.cycles = args.options.cycles;
+  o.seed = args.options.seed;
+  for (const std::string& text : args.points) {
+    const std::vector<double> v = recon::parse_number_list(text, "--point");
+    if (v.size() < 2 || v.size() > 3) throw Error("--point '" + text + "': expected X_MM,Z_MM[,AMPLITUDE]");
+    o.points.push_back({v[0] * 1e-3, v[1] * 1e-3, v.size() == 3 ? v[2] : 1.0});
+  }
+  for (const std::string& text : args.cysts) {
+    const std::vector<double> v = millimetres(text, "--cyst", 3);
+    o.cysts.push_back({v[0], v[1], v[2]});
+  }
+  if (o.points.empty() && o.speckle == 0) throw Error("nothing to simulate: give --point and/or --speckle");
+  const recon::ChannelData rf = recon::simulate_das_channels(o);
+  // [samples][elements][transmits] in C order: the default --layout of reconstruct.
+  std::vector<float> out(rf.size());
+  for (int t = 0; t < rf.transmits; ++t)
+    for (int e = 0; e < rf.elements; ++e)
+      for (int k = 0; k < rf.samples; ++k)
+        out[(std::size_t(k) * rf.elements + e) * rf.transmits + t] = rf.channel(t, e)[k];
+  const std::size_t shape[3] = {std::size_t(rf.samples), std::size_t(rf.elements), std::size_t(rf.transmits)};
+  io::write_npy(args.output, io::DType::f32, shape, out.data());
+  if (!args.truth.empty()) {
+    nlohmann::json truth = {{"channel_data", fs::path(args.output).filename().string()},
+                            {"model", args.model},
+                            {"units", "metres; x from the array centre, z depth"},
+                            {"layout", "samples,elements,transmits"},
+                            {"elements", acq.probe.elements},
+                            {"pitch", acq.probe.pitch},
+                            {"sound_speed", acq.sound_speed},
+                            {"fs", acq.fs},
+                            {"t0", acq.t0},
+                            {"center_frequency", o.center_frequency},
+                            {"speckle", o.speckle},
+                            {"seed", o.seed},
+                            {"points", nlohmann::json::array()},
+                            {"cysts", nlohmann::json::array()}};
+    if (acq.model == recon::Model::PlaneWave) truth["angles_deg"] = recon::parse_number_list(args.angles_deg, "--angles-deg");
+    for (const recon::PointTarget& p : o.points)
+      truth["points"].push_back({{"x", p.x}, {"z", p.z}, {"amplitude", p.amplitude}});
+    for (const recon::Cyst& c : o.cysts) truth["cysts"].push_back({{"x", c.x}, {"z", c.z}, {"radius", c.radius}});
+    io::write_file_atomic(args.truth, truth.dump(2) + "\n");
+  }
+  std::printf("usrecon: wrote %s (%s: %d samples x %d elements x %d transmits, %zu points, %zu cysts, "
+              "%d speckle scatterers)%s%s\n",
+              args.output.c_str(), args.model.c_str(), rf.samples, rf.elements, rf.transmits,
+              o.points.size(), o.cysts.size(), o.speckle, args.truth.empty() ? "" : "; truth in ",
+              args.truth.c_str());
+  return 0;
+}
+
 int run(SimulateArgs& args) {
+  if (args.model != "seed") {
+    for (const fs::path target : {fs::path(args.output), fs::path(args.truth)}) {
+      std::error_code ec;
+      if (!target.empty() && !args.overwrite && fs::exists(target, ec))
+        throw Error(target.string() + " already exists (kept; use --overwrite to replace it)");
+    }
+    return run_das(args);
+  }
   for (const std::string& text : args.points) args.options.points.push_back(parse_point(text));
   if (args.options.points.empty() && args.options.speckle == 0)
     throw Error("nothing to simulate: give --point and/or --speckle");
@@ -79,7 +164,8 @@ Command add_simulate(CLI::App& app) {
   auto& o = args->options;
   app.add_option("-o,--output", args->output, "Channel data file to write (source.txt format)")->required();
   app.add_option("--point", args->points,
-                 "Point target X_MM,Z_MM[,AMPLITUDE]: x lateral from element 0, z depth (repeatable)");
+                 "Point target X_MM,Z_MM[,AMPLITUDE]: x lateral from element 0 (seed) or from the "
+                 "array centre (planewave, sa), z depth (repeatable)");
   app.add_option("--speckle", o.speckle, "Number of random weak scatterers")->check(CLI::Range(0, 1000000))->capture_default_str();
   app.add_option("--speckle-amplitude", o.speckle_amplitude, "Amplitude of speckle scatterers (uniform in [-a, a])")->capture_default_str();
   app.add_option("--noise", o.noise, "White noise standard deviation, in output units")->check(CLI::NonNegativeNumber)->capture_default_str();
@@ -91,6 +177,18 @@ Command add_simulate(CLI::App& app) {
   app.add_option("--samples", o.problem.samples, "Samples per channel")->check(CLI::Range(1, 1 << 24))->capture_default_str();
   app.add_option("--truth", args->truth, "Also write the true target positions as JSON");
   app.add_flag("--overwrite", args->overwrite, "Replace existing files");
+  const std::string g = "General models (--model planewave | sa; output NPY float32 [samples][elements][transmits])";
+  auto& acq = args->das.acquisition;
+  app.add_option("--model", args->model, "seed (the seed's geometry, source.txt out), planewave or sa")
+      ->check(CLI::IsMember({"seed", "planewave", "sa"}))->capture_default_str();
+  app.add_option("--elements", acq.probe.elements, "Array elements")->check(CLI::Range(1, 4096))->capture_default_str()->group(g);
+  app.add_option("--pitch", acq.probe.pitch, "Element pitch, metres")->check(CLI::PositiveNumber)->capture_default_str()->group(g);
+  app.add_option("--sound-speed", acq.sound_speed, "Speed of sound, m/s")->check(CLI::PositiveNumber)->capture_default_str()->group(g);
+  app.add_option("--fs", acq.fs, "Sampling frequency, Hz")->check(CLI::PositiveNumber)->capture_default_str()->group(g);
+  app.add_option("--t0", acq.t0, "Time of sample 0 after the transmit, s")->capture_default_str()->group(g);
+  app.add_option("--angles-deg", args->angles_deg, "Plane-wave angles: START:STEP:STOP or A,B,C")->capture_default_str()->group(g);
+  app.add_option("--tx-elements", acq.tx_elements, "Synthetic aperture: transmitting elements (default: all)")->delimiter(',')->group(g);
+  app.add_option("--cyst", args->cysts, "Anechoic cyst X_MM,Z_MM,R_MM (x from the array centre; repeatable)")->group(g);
   app.footer("The forward model is the seed's: all elements fire at once and channel k records "
              "every element's two-way path, so `usrecon reconstruct` focuses the points back.");
   return [args] { return run(*args); };

@@ -9,7 +9,11 @@ void add_das_options(CLI::App& app, DasArgs& args, recon::ReconstructOptions& op
   recon::Acquisition& acq = das.acquisition;
   acq.probe.elements = 0;  // from the data unless given
   const std::string g = "General models (--model planewave | sa)";
-  app.set_config("--config", "", "Read options from a TOML or INI file (key = value, the long option names)");
+  args.app = &app;
+  args.bound = &options;
+  app.add_option("--config", args.config,
+                 "Read options from a TOML or INI file: `name = value` lines with the long option "
+                 "names (e.g. pitch = 0.298e-3); options on the command line take precedence");
   app.add_option("--model", args.model,
                  "Delay model: seed (the seed's fixed geometry), planewave (steered plane waves, "
                  "coherent compounding), sa (synthetic aperture / full matrix capture)")
@@ -49,7 +53,41 @@ void add_das_options(CLI::App& app, DasArgs& args, recon::ReconstructOptions& op
       ->check(CLI::IsMember({"none", "mean"}))->capture_default_str()->group(g);
 }
 
+namespace {
+
+// CLI11's own --config only reaches the top-level app; a subcommand reads its file here. Every
+// `name = value` item (in any section) sets option --name unless the command line already did.
+void apply_config(const DasArgs& args) {
+  if (args.config.empty() || !args.app) return;
+  std::vector<CLI::ConfigItem> items;
+  try {
+    items = CLI::ConfigTOML().from_file(args.config);
+  } catch (const CLI::Error& e) {
+    throw Error("--config " + args.config + ": " + e.what());
+  }
+  for (const CLI::ConfigItem& item : items) {
+    if (item.name == "++" || item.name == "--" || item.name.empty()) continue;  // section markers
+    CLI::Option* opt = nullptr;
+    try {
+      opt = args.app->get_option("--" + item.name);
+    } catch (const CLI::OptionNotFound&) {
+      throw Error("--config " + args.config + ": unknown option '" + item.name + "'");
+    }
+    if (opt->count() > 0 || item.name == "config") continue;
+    try {
+      opt->add_result(item.inputs);
+      opt->run_callback();
+    } catch (const CLI::Error& e) {
+      throw Error("--config " + args.config + ": " + item.name + ": " + e.what());
+    }
+  }
+}
+
+}  // namespace
+
 void finish_das_options(const DasArgs& args, recon::ReconstructOptions& options) {
+  apply_config(args);
+  if (args.bound && args.bound != &options) options = *args.bound;  // with what the file set
   options.model = recon::parse_model(args.model);
   if (options.model == recon::ReconModel::Seed) return;
   recon::DasSetup& das = options.das;

@@ -11,6 +11,9 @@
 namespace usrecon::cli {
 
 struct DasArgs {
+  CLI::App* app = nullptr;                      // the subcommand, to apply --config after parsing
+  recon::ReconstructOptions* bound = nullptr;   // the options its flags write into
+  std::string config;
   std::string model = "seed";
   std::string x_range, z_range, angles_deg;
   std::string window = "rect", interp = "linear", offset = "none";
@@ -22,7 +25,7 @@ struct DasArgs {
 /// --offset and --config to `app`, storing into args and options.das.
 void add_das_options(CLI::App& app, DasArgs& args, recon::ReconstructOptions& options);
 
-/// Converts what add_das_options stored (model, ranges, angles, names) into options. Throws Error
+/// Applies --config (options the command line did not give), then converts what add_das_options stored (model, ranges, angles, names) into options. Throws Error
 /// with the option's name for a bad value.
 void finish_das_options(const DasArgs& args, recon::ReconstructOptions& options);
 
