@@ -1,0 +1,195 @@
+#!/usr/bin/env bash
+# The one script to run on a lent GPU (an H200), from the repository root:
+#   tools/gpu-check.sh
+# Builds for sm_90, runs the GPU tests, the GPU benchmark (bench_seed_cuda) and the seed's Numba
+# CUDA kernel on the same GPU, and prints a table of what was measured. Finishes in under 8
+# minutes: every step runs under `timeout` with what is left of the budget, and a failed step is
+# reported while the rest still runs, so the table always comes out.
+#
+# The device machine may lack this project's C++ packages (OpenCV, CLI11, GTest, Google Benchmark,
+# nlohmann-json) and cannot install any. So:
+#   1. If the full CMake project configures (all packages there), it builds tests_recon and
+#      bench_seed_cuda and runs `ctest -R Cuda`.
+#   2. Otherwise it compiles what the GPU path needs with nvcc alone (kernels' CUDA core, the seed
+#      CPU and CUDA backends, the benchmark: no package needed) and runs `bench_seed_cuda --verify`
+#      in place of the GTest suite (the same comparisons: bit-exact with the CPU on random data and
+#      on grid sizes that are not multiples of the block).
+# The Numba script is looked for at ../shared/bench/seed_numba_cuda.py (beside the checkout; that
+# folder does not travel to the device machine), shared/bench/ and .gpu-check/ in the checkout, or
+# $SEED_NUMBA_SCRIPT. Logs go to $OUT (when set, as on the device machine) or build-gpu-check/.
+#
+# Environment: GPU_CHECK_BUDGET_S (default 460), GPU_CHECK_FRAMES (default 200), JOBS,
+# GPU_CHECK_MINIMAL=1 (skip the CMake attempt: nvcc-only build, --verify instead of ctest).
+set -euo pipefail
+
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+ROOT=$(pwd)
+BUDGET=${GPU_CHECK_BUDGET_S:-460}
+FRAMES=${GPU_CHECK_FRAMES:-200}
+JOBS=${JOBS:-$(nproc 2>/dev/null || echo 4)}
+START=$(date +%s)
+WORK=$ROOT/build-gpu-check
+LOGS=${OUT:-$WORK/logs}
+mkdir -p "$WORK" "$LOGS"
+LOG=$LOGS/gpu-check.log
+: >"$LOG"
+
+declare -A STATUS=()
+ORDER=()
+
+say() { echo "gpu-check: $*" | tee -a "$LOG"; }
+left() { echo $((BUDGET - ($(date +%s) - START))); }
+
+# run_step NAME MAX_SECONDS COMMAND...: runs with min(MAX, budget left - 20 s), logs, records.
+run_step() {
+  local name=$1 max=$2
+  shift 2
+  local limit
+  limit=$(left)
+  limit=$((limit - 20))
+  ((limit > max)) && limit=$max
+  ORDER+=("$name")
+  if ((limit < 10)); then
+    STATUS[$name]="skipped (time budget spent)"
+    say "$name: skipped, the time budget is spent"
+    return 1
+  fi
+  say "== $name (limit ${limit}s)"
+  local rc=0
+  timeout --kill-after=10 "$limit" "$@" >"$WORK/$name.log" 2>&1 || rc=$?
+  cat "$WORK/$name.log" >>"$LOG"
+  tail -n 25 "$WORK/$name.log"
+  if ((rc == 0)); then
+    STATUS[$name]="ok"
+  elif ((rc == 124 || rc == 137)); then
+    STATUS[$name]="timed out after ${limit}s"
+  else
+    STATUS[$name]="failed (exit $rc)"
+  fi
+  say "$name: ${STATUS[$name]}"
+  ((rc == 0))
+}
+
+say "started $(date -u +%FT%TZ) in $ROOT; budget ${BUDGET}s"
+command -v nvidia-smi >/dev/null && nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm \
+  --format=csv,noheader 2>&1 | tee -a "$LOG" || say "nvidia-smi not found"
+NVCC=$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)
+[[ -x $NVCC ]] || say "nvcc not found: nothing can be built"
+
+# ---- 1. Build -------------------------------------------------------------------------------------
+BENCH=""
+MODE=""
+if [[ ${GPU_CHECK_MINIMAL:-0} == 1 ]]; then
+  say "GPU_CHECK_MINIMAL=1: skipping the full CMake build"
+elif run_step configure 60 cmake -S "$ROOT" -B "$WORK/cmake" -DCMAKE_BUILD_TYPE=Release \
+  -DCMAKE_CUDA_ARCHITECTURES=90 -DCMAKE_CUDA_COMPILER="$NVCC" -DUSRECON_CUDA=ON; then
+  if run_step build 240 cmake --build "$WORK/cmake" --target tests_recon bench_seed_cuda -j "$JOBS"; then
+    MODE=cmake
+    BENCH=$WORK/cmake/tools/bench/bench_seed_cuda
+  fi
+fi
+if [[ -z $MODE ]]; then
+  say "full CMake build unavailable (see above); building the GPU path with nvcc alone"
+  build_minimal() {
+    local obj=$WORK/min
+    mkdir -p "$obj"
+    local flags=(-std=c++20 -O3 --fmad=false -arch=sm_90 -Xcompiler -ffp-contract=off
+                 -I"$ROOT/kernels/include" -I"$ROOT/recon/include" -DUSRECON_HAVE_CUDA=1
+                 -DUSRECON_SOURCE_DIR="\"$ROOT\"")
+    local sources=(kernels/cpu/parallel.cpp kernels/cpu/errors.cpp kernels/cuda/cuda_info.cu
+                   kernels/cuda/cuda_memory.cu recon/cpu/seed_cpu.cpp recon/cpu/seed_reference.cpp
+                   recon/cuda/seed_cuda.cu tools/bench/bench_seed_cuda.cu)
+    local pids=() src
+    for src in "${sources[@]}"; do
+      "$NVCC" "${flags[@]}" -c "$ROOT/$src" -o "$obj/$(basename "$src").o" &
+      pids+=($!)
+    done
+    local failed=0 pid
+    for pid in "${pids[@]}"; do wait "$pid" || failed=1; done
+    ((failed == 0)) || return 1
+    "$NVCC" -arch=sm_90 "$obj"/*.o -lcublas -o "$obj/bench_seed_cuda"
+  }
+  export -f build_minimal
+  export NVCC ROOT WORK
+  if run_step build-minimal 300 bash -c build_minimal; then
+    MODE=minimal
+    BENCH=$WORK/min/bench_seed_cuda
+  fi
+fi
+
+# ---- 2. GPU tests ---------------------------------------------------------------------------------
+if [[ $MODE == cmake ]]; then
+  run_step gpu-tests 200 ctest --test-dir "$WORK/cmake" -R Cuda --output-on-failure || true
+elif [[ $MODE == minimal ]]; then
+  say "no GTest here: bench_seed_cuda --verify runs the GPU-vs-CPU comparisons instead"
+fi
+
+# ---- 3. Benchmark ---------------------------------------------------------------------------------
+BENCH_OUT=$WORK/bench.out
+: >"$BENCH_OUT"
+if [[ -n $BENCH ]]; then
+  verify=()
+  [[ $MODE == minimal ]] && verify=(--verify)
+  run_step bench 150 "$BENCH" --data "$ROOT/data/example.txt" --frames "$FRAMES" --streams 3 \
+    "${verify[@]}" || true
+  cp "$WORK/bench.log" "$BENCH_OUT" 2>/dev/null || true
+fi
+
+# ---- 4. The seed's Numba CUDA kernel on the same GPU ----------------------------------------------
+NUMBA=""
+for candidate in "${SEED_NUMBA_SCRIPT:-}" "$ROOT/../shared/bench/seed_numba_cuda.py" \
+  "$ROOT/shared/bench/seed_numba_cuda.py" "$ROOT/.gpu-check/seed_numba_cuda.py"; do
+  if [[ -n $candidate && -f $candidate ]]; then NUMBA=$candidate; break; fi
+done
+NUMBA_OUT=$WORK/numba.log
+: >"$NUMBA_OUT"
+if [[ -z $NUMBA ]]; then
+  ORDER+=(numba)
+  STATUS[numba]="skipped (seed_numba_cuda.py not found; copy it to .gpu-check/ and carry it)"
+  say "${STATUS[numba]}"
+else
+  PYTHONUNBUFFERED=1 run_step numba 240 python3 "$NUMBA" "$ROOT/data/example.txt" || true
+fi
+
+# ---- 5. The table ---------------------------------------------------------------------------------
+get() { sed -n "s/^RESULT $1=//p" "$BENCH_OUT" | tail -n 1; }
+NUMBA_S=$(sed -n 's/^kernel seconds median \([0-9.eE+-]*\).*/\1/p' "$NUMBA_OUT" 2>/dev/null | tail -n 1)
+KD=$(get kernel_ms_double)
+KS=$(get kernel_ms_single)
+FD=$(get batch_fps_double)
+FS=$(get batch_fps_single)
+fmt() { [[ -n ${1:-} ]] && printf '%.4g' "$1" || printf 'n/a'; }
+ratio() { [[ -n ${1:-} && -n ${2:-} ]] && awk -v a="$1" -v b="$2" 'BEGIN { printf "%.0fx", a / b }' || printf 'n/a'; }
+meets() {  # value op target; '?' when the value was not measured
+  [[ ${1:-} =~ ^[0-9.eE+-]+$ ]] || { printf '?'; return; }
+  awk -v v="$1" -v t="$3" -v op="$2" 'BEGIN { ok = (op == "<=") ? (v <= t) : (v >= t); printf ok ? "yes" : "NO" }'
+}
+NUMBA_MS=""
+[[ -n $NUMBA_S ]] && NUMBA_MS=$(awk -v s="$NUMBA_S" 'BEGIN { printf "%.6g", s * 1000 }')
+RATIO_S=$(ratio "$NUMBA_MS" "$KS")
+RATIO_D=$(ratio "$NUMBA_MS" "$KD")
+{
+  echo
+  echo "usrecon gpu-check ($(date -u +%FT%TZ), $(($(date +%s) - START)) s, build: ${MODE:-none})"
+  echo "steps:"
+  for name in "${ORDER[@]}"; do printf '  %-14s %s\n' "$name" "${STATUS[$name]}"; done
+  echo
+  printf '| %-44s | %12s | %10s | %4s |\n' "measure" "value" "target" "met"
+  printf '|%s|%s|%s|%s|\n' "----------------------------------------------" "--------------" "------------" "------"
+  printf '| %-44s | %12s | %10s | %4s |\n' "kernel ms/frame, double (exact)" "$(fmt "$KD")" "" ""
+  printf '| %-44s | %12s | %10s | %4s |\n' "kernel ms/frame, single" "$(fmt "$KS")" "<= 5" "$(meets "$KS" '<=' 5)"
+  printf '| %-44s | %12s | %10s | %4s |\n' "batch frames/s, double ($FRAMES frames, pinned)" "$(fmt "$FD")" ">= 150" "$(meets "$FD" '>=' 150)"
+  printf '| %-44s | %12s | %10s | %4s |\n' "batch frames/s, single ($FRAMES frames, pinned)" "$(fmt "$FS")" ">= 150" "$(meets "$FS" '>=' 150)"
+  printf '| %-44s | %12s | %10s | %4s |\n' "batch overlap (stage time / wall), single" "$(fmt "$(get batch_overlap_single)")" "> 1" ""
+  printf '| %-44s | %12s | %10s | %4s |\n' "single vs exact: fraction of pixels differing" "$(fmt "$(get fraction_differing_single)")" "" ""
+  printf '| %-44s | %12s | %10s | %4s |\n' "single vs exact: relative L2" "$(fmt "$(get relative_l2_single)")" "<= 1e-4" "$(meets "$(get relative_l2_single)" '<=' 1e-4)"
+  printf '| %-44s | %12s | %10s | %4s |\n' "double vs exact: fraction of pixels differing" "$(fmt "$(get fraction_differing_double)")" "0" "$(meets "$(get fraction_differing_double)" '<=' 0)"
+  printf '| %-44s | %12s | %10s | %4s |\n' "seed Numba CUDA kernel ms/frame" "$(fmt "$NUMBA_MS")" "" ""
+  printf '| %-44s | %12s | %10s | %4s |\n' "speed-up vs Numba, single kernel" "$RATIO_S" ">= 100x" "$(meets "${RATIO_S%x}" '>=' 100)"
+  printf '| %-44s | %12s | %10s | %4s |\n' "speed-up vs Numba, double kernel" "$RATIO_D" "" ""
+  printf '| %-44s | %12s | %10s | %4s |\n' "CPU (this machine) ms/frame, exact" "$(fmt "$(get cpu_frame_ms)")" "" ""
+} | tee -a "$LOG" | tee "$LOGS/gpu-check-table.txt"
+
+failed=0
+for name in "${ORDER[@]}"; do [[ ${STATUS[$name]} == ok* ]] || failed=1; done
+exit $failed
