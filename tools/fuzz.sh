@@ -36,6 +36,7 @@ for target in "${targets[@]}"; do
   exe="$build_dir/tests/fuzz/fuzz_$target"
   work="$build_dir/fuzz-corpus/$target"          # grows from run to run
   artifacts="$build_dir/fuzz-artifacts/$target"
+  rm -rf "$artifacts"                               # this run's findings only
   mkdir -p "$work" "$artifacts"
   seeds=("tests/fuzz/corpus/$target")
   [ -d "tests/corpus/regressions/$target" ] && seeds+=("tests/corpus/regressions/$target")
@@ -53,7 +54,7 @@ for target in "${targets[@]}"; do
     status=1
     echo "fuzz: $target FAILED; log $log:"
     grep -E 'ERROR|SUMMARY|runtime error|Test unit written|uncaught|what\(\)' "$log" | head -20 || true
-    for crash in "$artifacts"/crash-* "$artifacts"/leak-* "$artifacts"/timeout-* "$artifacts"/oom-*; do
+    for crash in "$artifacts"/*; do
       [ -f "$crash" ] || continue
       "$exe" -minimize_crash=1 -max_total_time=30 -exact_artifact_path="$crash.min" "$crash" \
         > "$crash.minimize.log" 2>&1 || true

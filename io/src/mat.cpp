@@ -67,6 +67,52 @@ std::string dims_text(const std::vector<std::size_t>& dims) {
   return s;
 }
 
+/// MAT v5 (uncompressed elements): matio allocates what a tag claims too (a dims tag claiming 2^30
+/// dimensions: an 8 GiB malloc, found by tools/fuzz.sh), so every top-level element must fit in
+/// the file and a matrix's dims subelement in its matrix. Compressed elements are left to matio.
+void check_mat5_sizes(const fs::path& path, std::ifstream& in, std::uintmax_t file_bytes,
+                      bool big_endian) {
+  const auto word = [&](const char* bytes) {
+    std::uint32_t value;
+    std::memcpy(&value, bytes, 4);
+    return big_endian ? __builtin_bswap32(value) : value;
+  };
+  const auto refuse = [&](std::uintmax_t offset, const std::string& what) {
+    return InputError(path.string() + ": not a MAT file that matio can read: the element at byte " +
+                      std::to_string(offset) + " " + what);
+  };
+  constexpr std::uint32_t kMiMatrix = 14;
+  char version[2];
+  in.clear();
+  in.seekg(124);
+  if (!in.read(version, 2) || version[big_endian ? 1 : 0] != 0 || version[big_endian ? 0 : 1] != 1)
+    return;  // not 0x0100: v7.3 (HDF5) is read by HDF5, not by this walk
+  for (std::uintmax_t offset = 128; file_bytes - offset >= 8;) {
+    char tag[24];
+    in.clear();
+    in.seekg(static_cast<std::streamoff>(offset));
+    const std::uintmax_t got = in.read(tag, sizeof tag) ? sizeof tag : std::uintmax_t(in.gcount());
+    if (got < 8) return;
+    const std::uint32_t type = word(tag), bytes = word(tag + 4);
+    if ((type >> 16) != 0) return;  // a small data element: never at the top level; matio refuses
+    if (bytes > file_bytes - offset - 8)
+      throw refuse(offset, "claims " + std::to_string(bytes) + " bytes, more than the " +
+                               std::to_string(file_bytes - offset - 8) + " left in the file");
+    // miMATRIX: array flags (16 bytes), then the dims tag at +24 from the element start.
+    if (type == kMiMatrix && bytes >= 24 && got == sizeof tag) {
+      char dims_tag[8];
+      if (!in.read(dims_tag, sizeof dims_tag)) return;
+      const std::uint32_t dims_word = word(dims_tag);
+      const std::uint32_t dims_bytes = (dims_word >> 16) != 0 ? (dims_word >> 16) : word(dims_tag + 4);
+      if (dims_bytes > bytes - 24)
+        throw refuse(offset, "has a dims subelement of " + std::to_string(dims_bytes) +
+                                 " bytes in a matrix of " + std::to_string(bytes) + " bytes");
+    }
+    // Elements are padded to 8 bytes, except compressed ones (type 15).
+    offset += 8 + bytes + (type != 15 && bytes % 8 != 0 ? 8 - bytes % 8 : 0);
+  }
+}
+
 /// matio trusts the sizes in a MAT v4 header and allocates what they claim (an 80-byte file could
 /// cost a gigabyte; found by tools/fuzz.sh), so a file without the v5/v7.3 header is walked first:
 /// every v4 variable's header and data must fit in the file. What is not recognisably v4 is left
@@ -79,8 +125,10 @@ void check_mat4_sizes(const fs::path& path) {
   char head[128] = {};
   in.read(head, sizeof head);
   if (in.gcount() == sizeof head && ((head[126] == 'I' && head[127] == 'M') ||
-                                     (head[126] == 'M' && head[127] == 'I')))
-    return;  // v5 or v7.3
+                                     (head[126] == 'M' && head[127] == 'I'))) {
+    check_mat5_sizes(path, in, file_bytes, head[126] == 'M');
+    return;
+  }
   constexpr std::uintmax_t kElementBytes[] = {8, 4, 4, 2, 2, 1};  // by the type's P digit
   for (std::uintmax_t offset = 0; file_bytes - offset >= 20;) {
     std::uint32_t h[5];
@@ -92,7 +140,10 @@ void check_mat4_sizes(const fs::path& path) {
       if (h[0] > 4999) return;
     }
     const std::uint32_t precision = (h[0] / 10) % 10;
-    if (precision > 5 || h[1] > INT32_MAX || h[2] > INT32_MAX || h[4] > INT32_MAX) return;
+    if (precision > 5) return;
+    if (h[1] > INT32_MAX || h[2] > INT32_MAX || h[4] > INT32_MAX)
+      throw InputError(path.string() + ": not a MAT file that matio can read: a MAT v4 header at byte " +
+                       std::to_string(offset) + " has a negative size");
     const std::uintmax_t left = file_bytes - offset - 20;  // after this header
     std::uintmax_t data_bytes = kElementBytes[precision] * (h[3] != 0 ? 2 : 1);
     if (__builtin_mul_overflow(data_bytes, std::uintmax_t{h[1]}, &data_bytes) ||

@@ -174,4 +174,27 @@ TEST(IoHostile, MatV4HeaderClaimingMoreThanTheFileHoldsIsRefusedBeforeMatioAlloc
   EXPECT_EQ(array.values, (std::vector<double>{1.5, -2.0}));
   fs::remove(path);
 }
+
+TEST(IoHostile, MatV5DimsTagClaimingMoreThanItsMatrixIsRefusedBeforeMatioAllocates) {
+  // Found by fuzz_mat: a dims tag of 0xFFFF0008 bytes made matio malloc 8 GiB.
+  const fs::path path = kCorpus / "regressions" / "mat" / "v5_dims_tag_claims_2pow30_dims";
+  try {
+    (void)usrecon::io::list_mat_variables(path);
+    ADD_FAILURE() << "accepted";
+  } catch (const usrecon::io::InputError& e) {
+    EXPECT_NE(std::string(e.what()).find(path.string() + ": not a MAT file that matio can read: the "
+                                         "element at byte 128 has a dims subelement of 4294901768 bytes"),
+              std::string::npos)
+        << e.what();
+  }
+  // Minimised from it: a v4 header with a negative column count (matio memset 2 GB for 44 bytes).
+  const fs::path v4 = kCorpus / "regressions" / "mat" / "v4_negative_column_count";
+  try {
+    (void)usrecon::io::list_mat_variables(v4);
+    ADD_FAILURE() << "accepted";
+  } catch (const usrecon::io::InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("a MAT v4 header at byte 0 has a negative size"), std::string::npos)
+        << e.what();
+  }
+}
 #endif
