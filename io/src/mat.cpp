@@ -3,6 +3,7 @@
 
 #include <matio.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -67,9 +68,10 @@ std::string dims_text(const std::vector<std::size_t>& dims) {
   return s;
 }
 
-/// MAT v5 (uncompressed elements): matio allocates what a tag claims too (a dims tag claiming 2^30
-/// dimensions: an 8 GiB malloc, found by tools/fuzz.sh), so every top-level element must fit in
-/// the file and a matrix's dims subelement in its matrix. Compressed elements are left to matio.
+/// MAT v5 (uncompressed elements): matio allocates what a tag claims too (a dims or name tag
+/// claiming 4 GiB: an 8 GiB or 4 GiB malloc, found by tools/fuzz.sh), so every element must fit in
+/// the file, and every subelement of a matrix (recursively, for cells and structs) in its matrix.
+/// Compressed elements are left to matio.
 void check_mat5_sizes(const fs::path& path, std::ifstream& in, std::uintmax_t file_bytes,
                       bool big_endian) {
   const auto word = [&](const char* bytes) {
@@ -77,40 +79,42 @@ void check_mat5_sizes(const fs::path& path, std::ifstream& in, std::uintmax_t fi
     std::memcpy(&value, bytes, 4);
     return big_endian ? __builtin_bswap32(value) : value;
   };
-  const auto refuse = [&](std::uintmax_t offset, const std::string& what) {
-    return InputError(path.string() + ": not a MAT file that matio can read: the element at byte " +
-                      std::to_string(offset) + " " + what);
-  };
-  constexpr std::uint32_t kMiMatrix = 14;
+  constexpr std::uint32_t kMiMatrix = 14, kMiCompressed = 15;
+  constexpr int kMaxDepth = 16;
   char version[2];
   in.clear();
   in.seekg(124);
   if (!in.read(version, 2) || version[big_endian ? 1 : 0] != 0 || version[big_endian ? 0 : 1] != 1)
     return;  // not 0x0100: v7.3 (HDF5) is read by HDF5, not by this walk
-  for (std::uintmax_t offset = 128; file_bytes - offset >= 8;) {
-    char tag[24];
-    in.clear();
-    in.seekg(static_cast<std::streamoff>(offset));
-    const std::uintmax_t got = in.read(tag, sizeof tag) ? sizeof tag : std::uintmax_t(in.gcount());
-    if (got < 8) return;
-    const std::uint32_t type = word(tag), bytes = word(tag + 4);
-    if ((type >> 16) != 0) return;  // a small data element: never at the top level; matio refuses
-    if (bytes > file_bytes - offset - 8)
-      throw refuse(offset, "claims " + std::to_string(bytes) + " bytes, more than the " +
-                               std::to_string(file_bytes - offset - 8) + " left in the file");
-    // miMATRIX: array flags (16 bytes), then the dims tag at +24 from the element start.
-    if (type == kMiMatrix && bytes >= 24 && got == sizeof tag) {
-      char dims_tag[8];
-      if (!in.read(dims_tag, sizeof dims_tag)) return;
-      const std::uint32_t dims_word = word(dims_tag);
-      const std::uint32_t dims_bytes = (dims_word >> 16) != 0 ? (dims_word >> 16) : word(dims_tag + 4);
-      if (dims_bytes > bytes - 24)
-        throw refuse(offset, "has a dims subelement of " + std::to_string(dims_bytes) +
-                                 " bytes in a matrix of " + std::to_string(bytes) + " bytes");
+  // Walks the elements in [offset, end); returns false where the layout is not one this walk
+  // knows (matio then decides).
+  const auto walk = [&](auto& self, std::uintmax_t offset, std::uintmax_t end, int depth) -> bool {
+    while (end - offset >= 8) {
+      char tag[8];
+      in.clear();
+      in.seekg(static_cast<std::streamoff>(offset));
+      if (!in.read(tag, sizeof tag)) return false;
+      const std::uint32_t first = word(tag);
+      if ((first >> 16) != 0) {  // small data element: 4 bytes of data inside the 8-byte tag
+        if ((first >> 16) > 4) return false;
+        offset += 8;
+        continue;
+      }
+      const std::uint32_t type = first, bytes = word(tag + 4);
+      if (bytes > end - offset - 8)
+        throw InputError(path.string() + ": not a MAT file that matio can read: the element at byte " +
+                         std::to_string(offset) + " claims " + std::to_string(bytes) +
+                         " bytes, more than the " + std::to_string(end - offset - 8) + " left in " +
+                         (depth == 0 ? "the file" : "its matrix"));
+      if (type == kMiMatrix && depth < kMaxDepth && !self(self, offset + 8, offset + 8 + bytes, depth + 1))
+        return false;
+      // Elements are padded to 8 bytes, except compressed ones.
+      const std::uintmax_t padding = type != kMiCompressed && bytes % 8 != 0 ? 8 - bytes % 8 : 0;
+      offset += 8 + bytes + std::min<std::uintmax_t>(padding, end - offset - 8 - bytes);
     }
-    // Elements are padded to 8 bytes, except compressed ones (type 15).
-    offset += 8 + bytes + (type != 15 && bytes % 8 != 0 ? 8 - bytes % 8 : 0);
-  }
+    return true;
+  };
+  walk(walk, 128, file_bytes, 0);
 }
 
 /// matio trusts the sizes in a MAT v4 header and allocates what they claim (an 80-byte file could

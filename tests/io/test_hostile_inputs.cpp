@@ -183,11 +183,21 @@ TEST(IoHostile, MatV5DimsTagClaimingMoreThanItsMatrixIsRefusedBeforeMatioAllocat
     ADD_FAILURE() << "accepted";
   } catch (const usrecon::io::InputError& e) {
     EXPECT_NE(std::string(e.what()).find(path.string() + ": not a MAT file that matio can read: the "
-                                         "element at byte 128 has a dims subelement of 4294901768 bytes"),
+                                         "element at byte 152 claims 4294901768 bytes, more than the "
+                                         "40 left in its matrix"),
               std::string::npos)
         << e.what();
   }
-  // Minimised from it: a v4 header with a negative column count (matio memset 2 GB for 44 bytes).
+  // A name tag claiming 4 GiB inside a matrix (matio malloc'ed and memset 600 MB for 200 bytes).
+  const fs::path name = kCorpus / "regressions" / "mat" / "v5_name_tag_claims_4gib";
+  try {
+    (void)usrecon::io::list_mat_variables(name);
+    ADD_FAILURE() << "accepted";
+  } catch (const usrecon::io::InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("the element at byte 168 claims 4294836227 bytes"), std::string::npos)
+        << e.what();
+  }
+  // Minimised from the first: a v4 header with a negative column count (matio memset 2 GB for 44 bytes).
   const fs::path v4 = kCorpus / "regressions" / "mat" / "v4_negative_column_count";
   try {
     (void)usrecon::io::list_mat_variables(v4);
