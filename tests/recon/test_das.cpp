@@ -83,7 +83,11 @@ INSTANTIATE_TEST_SUITE_P(
                       Variant{Model::PlaneWave, Window::Tukey, Interp::Nearest, 2.0},
                       Variant{Model::PlaneWave, Window::Rect, Interp::Linear, 0.0},
                       Variant{Model::SyntheticAperture, Window::Rect, Interp::Linear, 1.5},
-                      Variant{Model::SyntheticAperture, Window::Hann, Interp::Nearest, 0.0}));
+                      Variant{Model::SyntheticAperture, Window::Hann, Interp::Nearest, 0.0}),
+    [](const ::testing::TestParamInfo<Variant>& info) {
+      return to_string(info.param.model) + "_" + to_string(info.param.window) + "_" +
+             to_string(info.param.interp) + "_F" + std::to_string(int(info.param.fnumber * 10));
+    });
 
 TEST(ReconDasDelay, PlaneWaveFiresFromTheFirstElement) {
   // angle > 0: element 0 (x_min) fires first; the wavefront reaches x_first at z = 0 at time 0.
