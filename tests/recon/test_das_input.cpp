@@ -1,0 +1,120 @@
+// Channel data for the general models: axis layouts of NPY (C order) and MAT (column-major)
+// arrays, per-channel mean removal, source.txt, option parsing.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include "../test_support.hpp"
+#include "usrecon/io/mat.hpp"
+#include "usrecon/io/npy.hpp"
+#include "usrecon/io/source_txt.hpp"
+#include "usrecon/recon/das_pipeline.hpp"
+
+namespace fs = std::filesystem;
+
+namespace usrecon::recon {
+namespace {
+
+// value(s, e, t) = 100 t + 10 e + s, for 4 samples, 3 elements, 2 transmits.
+double value(int s, int e, int t) { return 100.0 * t + 10.0 * e + s; }
+
+void expect_channels(const ChannelData& rf) {
+  ASSERT_EQ(rf.samples, 4);
+  ASSERT_EQ(rf.elements, 3);
+  ASSERT_EQ(rf.transmits, 2);
+  for (int t = 0; t < 2; ++t)
+    for (int e = 0; e < 3; ++e)
+      for (int s = 0; s < 4; ++s) EXPECT_EQ(rf.channel(t, e)[s], value(s, e, t));
+}
+
+TEST(ReconDasInput, LayoutsInCOrderAndColumnMajor) {
+  // C order [transmits][samples][elements]: the last axis is fastest.
+  std::vector<double> c_order;
+  for (int t = 0; t < 2; ++t)
+    for (int s = 0; s < 4; ++s)
+      for (int e = 0; e < 3; ++e) c_order.push_back(value(s, e, t));
+  expect_channels(arrange_channels(c_order, {2, 4, 3}, false, "transmits,samples,elements", Offset::None, "x"));
+  // MATLAB [samples x elements x transmits], column-major: the first axis is fastest.
+  std::vector<double> matlab;
+  for (int t = 0; t < 2; ++t)
+    for (int e = 0; e < 3; ++e)
+      for (int s = 0; s < 4; ++s) matlab.push_back(value(s, e, t));
+  expect_channels(arrange_channels(matlab, {4, 3, 2}, true, "samples,elements,transmits", Offset::None, "x"));
+  // A 2-D array is one transmit; MATLAB's trailing singleton is dropped.
+  const ChannelData one = arrange_channels(std::vector<double>(matlab.begin(), matlab.begin() + 12), {4, 3},
+                                           true, "", Offset::None, "x");
+  EXPECT_EQ(one.transmits, 1);
+  EXPECT_THROW(arrange_channels(matlab, {4, 3, 2}, true, "samples,elements", Offset::None, "x"), Error);
+  EXPECT_THROW(arrange_channels(matlab, {4, 3, 2}, true, "samples,samples,transmits", Offset::None, "x"), Error);
+  EXPECT_THROW(arrange_channels(matlab, {4, 3, 2}, true, "samples,lines,transmits", Offset::None, "x"), Error);
+}
+
+TEST(ReconDasInput, OffsetMeanRemovesEachChannelsMean) {
+  std::vector<double> matlab;
+  for (int t = 0; t < 2; ++t)
+    for (int e = 0; e < 3; ++e)
+      for (int s = 0; s < 4; ++s) matlab.push_back(value(s, e, t));
+  const ChannelData rf = arrange_channels(matlab, {4, 3, 2}, true, "", Offset::Mean, "x");
+  for (int t = 0; t < 2; ++t)
+    for (int e = 0; e < 3; ++e)
+      for (int s = 0; s < 4; ++s) EXPECT_FLOAT_EQ(rf.channel(t, e)[s], s - 1.5f);
+}
+
+class ReconDasInputFiles : public usrecon::testing::TempDir {};
+
+TEST_F(ReconDasInputFiles, NpyMatAndSourceTxtReadAlike) {
+  std::vector<float> npy;  // [samples][elements][transmits]
+  for (int s = 0; s < 4; ++s)
+    for (int e = 0; e < 3; ++e)
+      for (int t = 0; t < 2; ++t) npy.push_back(static_cast<float>(value(s, e, t)));
+  const std::size_t shape[3] = {4, 3, 2};
+  io::write_npy(dir_ / "rf.npy", io::DType::f32, shape, npy.data());
+  expect_channels(read_channel_data(dir_ / "rf.npy", {}));
+
+  io::MatArray m{"RF", "", {4, 3, 2}, {}};
+  for (int t = 0; t < 2; ++t)
+    for (int e = 0; e < 3; ++e)
+      for (int s = 0; s < 4; ++s) m.values.push_back(value(s, e, t));
+  io::write_mat(dir_ / "rf.mat", {m}, true);
+  ChannelInput in;
+  in.var = "RF";
+  expect_channels(read_channel_data(dir_ / "rf.mat", in));
+  in.var = "nope";
+  EXPECT_THROW(read_channel_data(dir_ / "rf.mat", in), Error);
+
+  std::vector<std::int32_t> txt;  // channel-major, transmit by transmit
+  for (int t = 0; t < 2; ++t)
+    for (int e = 0; e < 3; ++e)
+      for (int s = 0; s < 4; ++s) txt.push_back(static_cast<std::int32_t>(value(s, e, t)));
+  io::write_source_txt(dir_ / "rf.txt", txt, 6, 4);
+  ChannelInput t;
+  t.samples = 4;
+  expect_channels(read_channel_data(dir_ / "rf.txt", t, 3, 2));
+  EXPECT_THROW(read_channel_data(dir_ / "rf.txt", t), Error);  // needs elements and transmits
+}
+
+TEST(ReconDasInput, RangesAndLists) {
+  EXPECT_EQ(parse_range("-20e-3:20e-3", "--x-range"), (std::pair<double, double>{-20e-3, 20e-3}));
+  EXPECT_THROW(parse_range("5:1", "--z-range"), Error);
+  EXPECT_THROW(parse_range("5", "--z-range"), Error);
+  const std::vector<double> angles = parse_number_list("-1.5:0.5:1.5", "--angles-deg");
+  ASSERT_EQ(angles.size(), 7u);
+  EXPECT_DOUBLE_EQ(angles.front(), -1.5);
+  EXPECT_DOUBLE_EQ(angles.back(), 1.5);
+  EXPECT_EQ(parse_number_list("-2, 0,3", "--angles-deg"), (std::vector<double>{-2, 0, 3}));
+  EXPECT_EQ(parse_number_list("4", "--angles-deg"), (std::vector<double>{4}));
+  EXPECT_THROW(parse_number_list("1:0:2", "--angles-deg"), Error);
+  EXPECT_THROW(parse_number_list("1,x", "--angles-deg"), Error);
+  // Grid defaults: the array's span, zero to the last sample's depth.
+  Acquisition acq;
+  acq.probe = {11, 1e-3};
+  acq.fs = 1540;  // one sample = 1 m of round trip = 0.5 m of depth
+  const Grid g = GridRequest{}.resolve(acq, 4);
+  EXPECT_DOUBLE_EQ(g.x0, -5e-3);
+  EXPECT_EQ(g.nx, 11 * 2 - 1);
+  EXPECT_DOUBLE_EQ(g.z0, 0.0);
+  EXPECT_NEAR(g.z(g.nz - 1), 2.0, 0.25);
+}
+
+}  // namespace
+}  // namespace usrecon::recon
