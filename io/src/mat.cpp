@@ -106,8 +106,30 @@ void check_mat5_sizes(const fs::path& path, std::ifstream& in, std::uintmax_t fi
                          std::to_string(offset) + " claims " + std::to_string(bytes) +
                          " bytes, more than the " + std::to_string(end - offset - 8) + " left in " +
                          (depth == 0 ? "the file" : "its matrix"));
-      if (type == kMiMatrix && depth < kMaxDepth && !self(self, offset + 8, offset + 8 + bytes, depth + 1))
-        return false;
+      if (type == kMiMatrix && depth < kMaxDepth) {
+        if (!self(self, offset + 8, offset + 8 + bytes, depth + 1)) return false;
+        // matio allocates dims-product elements before reading the data: each must have at least
+        // one byte in the file (sparse arrays, class 5, store only their nonzeros: left to matio).
+        char head[40];
+        in.clear();
+        in.seekg(static_cast<std::streamoff>(offset + 8));
+        if (bytes < 32 || !in.read(head, std::min<std::streamsize>(sizeof head, bytes))) return false;
+        const std::uint32_t array_class = word(head + 8) & 0xFF, dims_first = word(head + 16);
+        const bool small_dims = (dims_first >> 16) != 0;
+        const std::uint32_t dims_bytes = small_dims ? dims_first >> 16 : word(head + 20);
+        std::uintmax_t elements = 1;
+        for (std::uint32_t k = 0; k + 4 <= dims_bytes && array_class != 5; k += 4) {
+          char dim[4];
+          in.clear();
+          in.seekg(static_cast<std::streamoff>(offset + 8 + (small_dims ? 20 : 24) + k));
+          if (!in.read(dim, 4)) return false;
+          if (__builtin_mul_overflow(elements, std::uintmax_t{word(dim)}, &elements)) elements = UINTMAX_MAX;
+        }
+        if (array_class != 5 && elements > bytes)
+          throw InputError(path.string() + ": not a MAT file that matio can read: the matrix at byte " +
+                           std::to_string(offset) + " claims " + std::to_string(elements) +
+                           " elements in " + std::to_string(bytes) + " bytes");
+      }
       // Elements are padded to 8 bytes, except compressed ones.
       const std::uintmax_t padding = type != kMiCompressed && bytes % 8 != 0 ? 8 - bytes % 8 : 0;
       offset += 8 + bytes + std::min<std::uintmax_t>(padding, end - offset - 8 - bytes);

@@ -47,9 +47,10 @@ inline void check_mat(std::span<const std::uint8_t> data) {
   for (std::size_t idx = 0; idx < variables.size() && idx < kMaxVariablesRead; ++idx) {
     try {
       const io::MatArray array = io::read_mat(scratch.path, variables[idx].name);
-      std::size_t count = 1;
+      std::size_t count = array.dims.empty() ? 0 : 1;  // MatArray::size()'s convention
       for (const std::size_t extent : array.dims) count *= extent;
-      require(array.values.size() == count, "value count does not match the dims");
+      require(array.values.size() == count && array.size() == count,
+              "value count does not match the dims");
     } catch (const io::InputError& error) {
       names_file(error);
     }

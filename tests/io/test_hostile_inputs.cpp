@@ -188,6 +188,9 @@ TEST(IoHostile, MatSizeFieldsLargerThanTheFileAreRefusedBeforeMatioAllocates) {
                      "the element at byte 152 claims 4294901768 bytes, more than the 40 left in its matrix");
   // A name tag claiming 4 GiB inside a matrix (matio malloc'ed and memset 600 MB for 200 bytes).
   expect_mat_refused(regressions / "v5_name_tag_claims_4gib", "the element at byte 168 claims 4294836227 bytes");
+  // Dims 3 x 2936012801 with 6 bytes of data: matio malloc'ed 17.6 GB before reading them.
+  expect_mat_refused(regressions / "v5_dims_product_exceeds_data",
+                     "the matrix at byte 128 claims 8808038403 elements in 64 bytes");
   // Minimised from the first: a v4 header with a negative column count (2 GB memset for 44 bytes).
   expect_mat_refused(regressions / "v4_negative_column_count", "a MAT v4 header at byte 0 has a negative size");
 }
