@@ -56,7 +56,9 @@ for target in "${targets[@]}"; do
     grep -E 'ERROR|SUMMARY|runtime error|Test unit written|uncaught|what\(\)' "$log" | head -20 || true
     for crash in "$artifacts"/*; do
       [ -f "$crash" ] || continue
-      "$exe" -minimize_crash=1 -max_total_time=30 -exact_artifact_path="$crash.min" "$crash" \
+      case "$crash" in *.min | *.log) continue ;; esac
+      "$exe" -minimize_crash=1 -max_total_time=30 -malloc_limit_mb=256 -timeout=10 \
+        -exact_artifact_path="$crash.min" "$crash" \
         > "$crash.minimize.log" 2>&1 || true
       echo "fuzz: minimised input: $crash.min (add it to tests/corpus/regressions/$target/)"
     done

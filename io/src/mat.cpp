@@ -167,6 +167,12 @@ void check_mat4_sizes(const fs::path& path) {
     }
     const std::uint32_t precision = (h[0] / 10) % 10;
     if (precision > 5) return;
+    // A sparse matrix (T digit 2) is stored as its (nonzeros + 1) x 3 (or x 4, complex) triplets;
+    // matio sizes its buffers from mrows alone.
+    if (h[0] % 10 == 2 && h[2] != 3 && h[2] != 4)
+      throw InputError(path.string() + ": not a MAT file that matio can read: the sparse MAT v4 "
+                       "matrix at byte " + std::to_string(offset) + " has " + std::to_string(h[2]) +
+                       " columns, not 3 or 4");
     if (h[1] > INT32_MAX || h[2] > INT32_MAX || h[4] > INT32_MAX)
       throw InputError(path.string() + ": not a MAT file that matio can read: a MAT v4 header at byte " +
                        std::to_string(offset) + " has a negative size");
