@@ -2,6 +2,7 @@
 #include "usrecon/io/mat.hpp"
 
 #include <matio.h>
+#include <zlib.h>
 
 #include <algorithm>
 #include <cmath>
@@ -9,6 +10,7 @@
 #include <cstring>
 #include <fstream>
 #include <memory>
+#include <sstream>
 
 #include "usrecon/io/file.hpp"
 
@@ -68,11 +70,13 @@ std::string dims_text(const std::vector<std::size_t>& dims) {
   return s;
 }
 
-/// MAT v5 (uncompressed elements): matio allocates what a tag claims too (a dims or name tag
-/// claiming 4 GiB: an 8 GiB or 4 GiB malloc, found by tools/fuzz.sh), so every element must fit in
-/// the file, and every subelement of a matrix (recursively, for cells and structs) in its matrix.
-/// Compressed elements are left to matio.
-void check_mat5_sizes(const fs::path& path, std::ifstream& in, std::uintmax_t file_bytes,
+/// MAT v5: matio allocates what a tag claims (a dims or name tag claiming 4 GiB: an 8 GiB or
+/// 4 GiB malloc; dims of 3 x 2^31 with 6 bytes of data: 17 GB; found by tools/fuzz.sh), so every
+/// element must fit in the file, every subelement of a matrix (recursively, for cells and
+/// structs) in its matrix, and a matrix may not claim more elements than it has bytes.
+/// Compressed elements are inflated up to their first MiB and checked the same way, their
+/// decompressed size bounded by deflate's largest ratio (1032:1).
+void check_mat5_sizes(const fs::path& path, std::ifstream& file, std::uintmax_t file_bytes,
                       bool big_endian) {
   const auto word = [&](const char* bytes) {
     std::uint32_t value;
@@ -82,18 +86,27 @@ void check_mat5_sizes(const fs::path& path, std::ifstream& in, std::uintmax_t fi
   constexpr std::uint32_t kMiMatrix = 14, kMiCompressed = 15;
   constexpr int kMaxDepth = 16;
   char version[2];
-  in.clear();
-  in.seekg(124);
-  if (!in.read(version, 2) || version[big_endian ? 1 : 0] != 0 || version[big_endian ? 0 : 1] != 1)
+  file.clear();
+  file.seekg(124);
+  if (!file.read(version, 2) || version[big_endian ? 1 : 0] != 0 || version[big_endian ? 0 : 1] != 1)
     return;  // not 0x0100: v7.3 (HDF5) is read by HDF5, not by this walk
-  // Walks the elements in [offset, end); returns false where the layout is not one this walk
-  // knows (matio then decides).
-  const auto walk = [&](auto& self, std::uintmax_t offset, std::uintmax_t end, int depth) -> bool {
+  std::string where;  // "" for the file itself, else which compressed element is being walked
+  const auto refuse = [&](const char* what, std::uintmax_t offset, const std::string& detail) {
+    return InputError(path.string() + ": not a MAT file that matio can read: " + where + "the " + what +
+                      " at byte " + std::to_string(offset) + " " + detail);
+  };
+  // Walks the elements of `in` in [offset, end); returns false where it cannot see further (matio
+  // then decides).
+  const auto walk = [&](auto& self, std::istream& in, std::uintmax_t offset, std::uintmax_t end,
+                        int depth) -> bool {
+    const auto read_at = [&](std::uintmax_t at, char* out, std::size_t n) {
+      in.clear();
+      in.seekg(static_cast<std::streamoff>(at));
+      return static_cast<bool>(in.read(out, static_cast<std::streamsize>(n)));
+    };
     while (end - offset >= 8) {
       char tag[8];
-      in.clear();
-      in.seekg(static_cast<std::streamoff>(offset));
-      if (!in.read(tag, sizeof tag)) return false;
+      if (!read_at(offset, tag, sizeof tag)) return false;
       const std::uint32_t first = word(tag);
       if ((first >> 16) != 0) {  // small data element: 4 bytes of data inside the 8-byte tag
         if ((first >> 16) > 4) return false;
@@ -102,33 +115,54 @@ void check_mat5_sizes(const fs::path& path, std::ifstream& in, std::uintmax_t fi
       }
       const std::uint32_t type = first, bytes = word(tag + 4);
       if (bytes > end - offset - 8)
-        throw InputError(path.string() + ": not a MAT file that matio can read: the element at byte " +
-                         std::to_string(offset) + " claims " + std::to_string(bytes) +
-                         " bytes, more than the " + std::to_string(end - offset - 8) + " left in " +
-                         (depth == 0 ? "the file" : "its matrix"));
+        throw refuse("element", offset,
+                     "claims " + std::to_string(bytes) + " bytes, more than the " +
+                         std::to_string(end - offset - 8) + " left in " +
+                         (depth == 0 ? "the file" : where.empty() || depth > 1 ? "its matrix" : "it"));
       if (type == kMiMatrix && depth < kMaxDepth) {
-        if (!self(self, offset + 8, offset + 8 + bytes, depth + 1)) return false;
         // matio allocates dims-product elements before reading the data: each must have at least
-        // one byte in the file (sparse arrays, class 5, store only their nonzeros: left to matio).
-        char head[40];
-        in.clear();
-        in.seekg(static_cast<std::streamoff>(offset + 8));
-        if (bytes < 32 || !in.read(head, std::min<std::streamsize>(sizeof head, bytes))) return false;
+        // one byte (sparse arrays, class 5, store only their nonzeros: left to matio).
+        char head[24];
+        if (bytes < 24 || !read_at(offset + 8, head, sizeof head)) return false;
         const std::uint32_t array_class = word(head + 8) & 0xFF, dims_first = word(head + 16);
         const bool small_dims = (dims_first >> 16) != 0;
         const std::uint32_t dims_bytes = small_dims ? dims_first >> 16 : word(head + 20);
-        std::uintmax_t elements = 1;
-        for (std::uint32_t k = 0; k + 4 <= dims_bytes && array_class != 5; k += 4) {
-          char dim[4];
-          in.clear();
-          in.seekg(static_cast<std::streamoff>(offset + 8 + (small_dims ? 20 : 24) + k));
-          if (!in.read(dim, 4)) return false;
-          if (__builtin_mul_overflow(elements, std::uintmax_t{word(dim)}, &elements)) elements = UINTMAX_MAX;
+        if (array_class != 5 && dims_bytes <= bytes - 24) {
+          std::uintmax_t elements = 1;
+          for (std::uint32_t k = 0; k + 4 <= dims_bytes; k += 4) {
+            char dim[4];
+            if (!read_at(offset + 8 + (small_dims ? 20 : 24) + k, dim, 4)) return false;
+            if (__builtin_mul_overflow(elements, std::uintmax_t{word(dim)}, &elements))
+              elements = UINTMAX_MAX;
+          }
+          if (elements > bytes)
+            throw refuse("matrix", offset, "claims " + std::to_string(elements) + " elements in " +
+                                               std::to_string(bytes) + " bytes");
         }
-        if (array_class != 5 && elements > bytes)
-          throw InputError(path.string() + ": not a MAT file that matio can read: the matrix at byte " +
-                           std::to_string(offset) + " claims " + std::to_string(elements) +
-                           " elements in " + std::to_string(bytes) + " bytes");
+        if (!self(self, in, offset + 8, offset + 8 + bytes, depth + 1)) return false;
+      }
+      if (type == kMiCompressed && depth == 0) {
+        // Inflate the start of the element and walk that.
+        constexpr std::size_t kWindow = std::size_t{1} << 20;
+        std::string compressed(std::min<std::uintmax_t>(bytes, kWindow), '\0');
+        if (!read_at(offset + 8, compressed.data(), compressed.size())) return false;
+        std::string inflated(kWindow, '\0');
+        z_stream z{};
+        if (inflateInit(&z) != Z_OK) return false;
+        z.next_in = reinterpret_cast<Bytef*>(compressed.data());
+        z.avail_in = static_cast<uInt>(compressed.size());
+        z.next_out = reinterpret_cast<Bytef*>(inflated.data());
+        z.avail_out = static_cast<uInt>(inflated.size());
+        const int status = inflate(&z, Z_SYNC_FLUSH);
+        inflated.resize(z.total_out);
+        inflateEnd(&z);
+        if (status != Z_OK && status != Z_STREAM_END && status != Z_BUF_ERROR) return true;  // matio decides
+        std::istringstream element(inflated);
+        const std::uintmax_t inner_end =
+            status == Z_STREAM_END ? inflated.size() : std::uintmax_t{bytes} * 1032 + 64;
+        where = "the compressed element at byte " + std::to_string(offset) + ": ";
+        self(self, element, 0, inner_end, 1);
+        where.clear();
       }
       // Elements are padded to 8 bytes, except compressed ones.
       const std::uintmax_t padding = type != kMiCompressed && bytes % 8 != 0 ? 8 - bytes % 8 : 0;
@@ -136,7 +170,7 @@ void check_mat5_sizes(const fs::path& path, std::ifstream& in, std::uintmax_t fi
     }
     return true;
   };
-  walk(walk, 128, file_bytes, 0);
+  walk(walk, file, 128, file_bytes, 0);
 }
 
 /// matio trusts the sizes in a MAT v4 header and allocates what they claim (an 80-byte file could

@@ -191,6 +191,9 @@ TEST(IoHostile, MatSizeFieldsLargerThanTheFileAreRefusedBeforeMatioAllocates) {
   // Dims 3 x 2936012801 with 6 bytes of data: matio malloc'ed 17.6 GB before reading them.
   expect_mat_refused(regressions / "v5_dims_product_exceeds_data",
                      "the matrix at byte 128 claims 8808038403 elements in 64 bytes");
+  // The same inside a compressed element (matio malloc'ed 805 MB for 175 bytes).
+  expect_mat_refused(regressions / "v5_compressed_dims_product_exceeds_data",
+                     "the compressed element at byte 128: the matrix at byte 0 claims");
   // A sparse v4 matrix of 285212674 x 0: matio sized its buffers from the rows alone (1.1 GB).
   expect_mat_refused(regressions / "v4_sparse_without_triplet_columns",
                      "the sparse MAT v4 matrix at byte 0 has 0 columns, not 3 or 4");
