@@ -4,9 +4,6 @@
 #include <chrono>
 #include <cmath>
 
-#include "usrecon/io/file.hpp"
-#include "usrecon/io/npy.hpp"
-#include "usrecon/io/png.hpp"
 #include "usrecon/recon/bmode.hpp"
 #include "usrecon/recon/das_pipeline.hpp"
 #include "usrecon/recon/pipeline.hpp"
@@ -19,14 +16,6 @@ namespace {
 using Clock = std::chrono::steady_clock;
 double seconds_since(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
-}
-
-std::vector<fs::path> removed_on_failure(std::vector<fs::path>& written) {
-  for (const fs::path& f : written) {
-    std::error_code ec;
-    fs::remove(f, ec);
-  }
-  return {};
 }
 
 }  // namespace
@@ -53,89 +42,36 @@ std::string Reconstructor::backend_name() const {
   return options_.backend == BackendKind::Cuda ? "cuda" : "cpu";
 }
 
-FrameReport Reconstructor::reconstruct_das_file(const fs::path& input) {
-  FrameReport report;
-  report.input = input;
-  const auto start = Clock::now();
-  try {
-    const std::string stem = output_stem(input);
-    if (std::find(stems_done_.begin(), stems_done_.end(), stem) != stems_done_.end())
-      throw Error(input.string() + ": its outputs would be named '" + stem +
-                  ".*', like those of an earlier input of this run; rename one of them");
-    const fs::path png = out_dir_ / (stem + ".png");
-    const fs::path npy = out_dir_ / (stem + ".npy");
-    const fs::path json = out_dir_ / (stem + ".json");
-    std::vector<fs::path> targets = {png, json};
-    if (options_.save_raw) targets.push_back(npy);
-    for (const fs::path& target : targets) {
-      std::error_code ec;
-      if (fs::exists(target, ec) && fs::exists(input, ec) && fs::equivalent(target, input, ec))
-        throw Error(input.string() + ": output " + target.string() + " would overwrite the input");
-      if (!options_.overwrite && fs::exists(target, ec))
-        throw Error(input.string() + ": output " + target.string() +
-                    " already exists (kept; use --overwrite to replace it)");
-    }
+Reconstructor::Frame Reconstructor::beamform_das(const fs::path& input, FrameReport& report) {
+  DasSetup setup = options_.das;
+  setup.acquisition.model =
+      options_.model == ReconModel::PlaneWave ? Model::PlaneWave : Model::SyntheticAperture;
+  DasFrame das = reconstruct_das(input, setup, options_.backend, options_.threads, &report.timing_s);
+  last_backend_ = das.backend.value("name", "?");
+  const Grid& g = das.image.grid;
 
-    DasSetup setup = options_.das;
-    setup.acquisition.model =
-        options_.model == ReconModel::PlaneWave ? Model::PlaneWave : Model::SyntheticAperture;
-    const DasFrame frame =
-        reconstruct_das(input, setup, options_.backend, options_.threads, &report.timing_s);
-    last_backend_ = frame.backend.value("name", "?");
-    const Grid& g = frame.image.grid;
+  const auto t = Clock::now();
+  Frame frame;
+  frame.nx = g.nx;
+  frame.nz = g.nz;
+  std::vector<double> env(das.image.data.size());
+  std::transform(das.image.data.begin(), das.image.data.end(), env.begin(),
+                 [](std::complex<float> v) { return double(std::abs(v)); });
+  frame.pixels = log_compress(env, g.nx, g.nz, options_.dynamic_range_db);
+  report.timing_s["bmode"] = seconds_since(t);
 
-    auto t = Clock::now();
-    std::vector<double> env(frame.image.data.size());
-    std::transform(frame.image.data.begin(), frame.image.data.end(), env.begin(),
-                   [](std::complex<float> v) { return double(std::abs(v)); });
-    const std::vector<std::uint8_t> pixels = log_compress(env, g.nx, g.nz, options_.dynamic_range_db);
-    report.timing_s["bmode"] = seconds_since(t);
-
-    t = Clock::now();
-    nlohmann::json meta = {
-        {"input", input.string()},
-        {"model", to_string(options_.model)},
-        {"grid", {{"x0", g.x0}, {"dx", g.dx}, {"nx", g.nx}, {"z0", g.z0}, {"dz", g.dz}, {"nz", g.nz}}},
-        {"grid_note", "metres; x lateral from the array centre along the raw array's first axis, z "
-                      "depth along its second; element i sits at x = (i - (N - 1) / 2) pitch, z = 0"},
-        {"parameters", frame.parameters},
-        {"backend", frame.backend},
-        {"outputs", {{"png", png.filename().string()}}}};
-    meta["parameters"]["dynamic_range_db"] = options_.dynamic_range_db;
-    if (options_.save_raw) {
-      meta["outputs"]["raw"] = npy.filename().string();
-      meta["outputs"]["raw_layout"] =
-          "complex64 [nx][nz]: the beamformed analytic (IQ) signal; its modulus is the envelope";
-    }
-    std::vector<fs::path> written;
-    try {
-      io::write_png_gray8(png, g.nx, g.nz, pixels);
-      written.push_back(png);
-      if (options_.save_raw) {
-        const std::size_t shape[2] = {std::size_t(g.nx), std::size_t(g.nz)};
-        io::write_npy(npy, io::DType::c64, shape, frame.image.data.data());
-        written.push_back(npy);
-      }
-      report.timing_s["write"] = seconds_since(t);
-      report.timing_s["total"] = seconds_since(start);
-      meta["timing_s"] = report.timing_s;
-      io::write_file_atomic(json, meta.dump(2) + "\n");
-      written.push_back(json);
-    } catch (...) {
-      written = removed_on_failure(written);
-      throw;
-    }
-    stems_done_.push_back(stem);
-    report.outputs = written;
-    report.ok = true;
-  } catch (const std::exception& e) {
-    report.ok = false;
-    report.error = e.what();
-    if (report.error.find(input.string()) == std::string::npos)
-      report.error = input.string() + ": " + report.error;
-  }
-  if (!report.timing_s.contains("total")) report.timing_s["total"] = seconds_since(start);
-  return report;
+  frame.meta = {
+      {"input", input.string()},
+      {"model", to_string(options_.model)},
+      {"grid", {{"x0", g.x0}, {"dx", g.dx}, {"nx", g.nx}, {"z0", g.z0}, {"dz", g.dz}, {"nz", g.nz}}},
+      {"grid_note", "metres; x lateral from the array centre along the raw array's first axis, z "
+                    "depth along its second; element i sits at x = (i - (N - 1) / 2) pitch, z = 0"},
+      {"parameters", das.parameters},
+      {"backend", das.backend}};
+  frame.meta["parameters"]["dynamic_range_db"] = options_.dynamic_range_db;
+  frame.raw_iq = std::move(das.image.data);
+  frame.raw_layout = "complex64 [nx][nz]: the beamformed analytic (IQ) signal; its modulus is the envelope";
+  return frame;
 }
 
 DasFrame reconstruct_das(const fs::path& input, const DasSetup& setup, BackendKind backend,

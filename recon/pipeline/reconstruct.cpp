@@ -94,92 +94,113 @@ Reconstructor::Reconstructor(ReconstructOptions options, fs::path out_dir)
 
 Reconstructor::~Reconstructor() = default;
 
+Reconstructor::Targets Reconstructor::plan_outputs(const fs::path& input) const {
+  Targets t;
+  t.stem = output_stem(input);
+  if (std::find(stems_done_.begin(), stems_done_.end(), t.stem) != stems_done_.end())
+    throw Error(input.string() + ": its outputs would be named '" + t.stem +
+                ".*', like those of an earlier input of this run; rename one of them");
+  t.png = out_dir_ / (t.stem + ".png");
+  t.npy = out_dir_ / (t.stem + ".npy");
+  t.json = out_dir_ / (t.stem + ".json");
+  std::vector<fs::path> targets = {t.png, t.json};
+  if (options_.save_raw) targets.push_back(t.npy);
+  for (const fs::path& target : targets) {
+    if (same_file(target, input))
+      throw Error(input.string() + ": output " + target.string() + " would overwrite the input");
+    std::error_code ec;
+    if (!options_.overwrite && fs::exists(target, ec))
+      throw Error(input.string() + ": output " + target.string() +
+                  " already exists (kept; use --overwrite to replace it)");
+  }
+  return t;
+}
+
+Reconstructor::Frame Reconstructor::beamform_seed(const fs::path& input, FrameReport& report) {
+  const seed::Problem& p = options_.problem;
+  auto t = Clock::now();
+  const std::vector<std::int32_t> rf = io::parse_source_txt(
+      io::read_file(input, input_byte_limit(p)), p.channels, p.samples, input.string());
+  report.timing_s["read"] = seconds_since(t);
+
+  t = Clock::now();
+  Frame frame;
+  frame.nx = p.nx;
+  frame.nz = p.nz;
+  frame.raw_real.resize(std::size_t(p.nx) * p.nz);
+  backend_->beamform(rf, frame.raw_real);
+  report.timing_s["beamform"] = seconds_since(t);
+
+  t = Clock::now();
+  const std::vector<double> env = envelope_along_depth(frame.raw_real, p.nx, p.nz);
+  frame.pixels = log_compress(env, p.nx, p.nz, options_.dynamic_range_db);
+  report.timing_s["bmode"] = seconds_since(t);
+
+  const double step_m = seed::Problem::kGridStepMm * 1e-3;
+  frame.meta = {
+      {"input", input.string()},
+      {"model", "seed"},
+      {"grid", {{"x0", 0.0}, {"dx", step_m}, {"nx", p.nx}, {"z0", 0.0}, {"dz", step_m}, {"nz", p.nz}}},
+      {"grid_note", "x is lateral along the raw array's first axis (the seed's j), z is depth "
+                    "(the seed's i); element k sits at x = 6 k dx, z = 0"},
+      {"parameters",
+       {{"channels", p.channels},
+        {"samples", p.samples},
+        {"element_pitch_m", seed::Problem::kElementStep * step_m},
+        {"sound_speed_m_per_s", seed::Problem::kSoundSpeedMmPerUs * 1e3},
+        {"sampling_hz", seed::Problem::kSamplingMhz * 1e6},
+        {"dynamic_range_db", options_.dynamic_range_db}}},
+      {"backend", backend_->describe()}};
+  frame.raw_layout = "float64 [nx][nz], the seed's out[j][i]";
+  return frame;
+}
+
+std::vector<fs::path> Reconstructor::write_frame(const Targets& targets, Frame& frame,
+                                                 FrameReport& report, Clock::time_point start) const {
+  const auto t = Clock::now();
+  nlohmann::json& meta = frame.meta;
+  meta["outputs"] = {{"png", targets.png.filename().string()}};
+  if (options_.save_raw) {
+    meta["outputs"]["raw"] = targets.npy.filename().string();
+    meta["outputs"]["raw_layout"] = frame.raw_layout;
+  }
+  // Written in order png, npy, json; if one fails, the ones already written for this input are
+  // removed again so that a failed input leaves nothing behind.
+  std::vector<fs::path> written;
+  try {
+    io::write_png_gray8(targets.png, frame.nx, frame.nz, frame.pixels);
+    written.push_back(targets.png);
+    if (options_.save_raw) {
+      const std::size_t shape[2] = {std::size_t(frame.nx), std::size_t(frame.nz)};
+      if (frame.raw_iq.empty()) io::write_npy(targets.npy, io::DType::f64, shape, frame.raw_real.data());
+      else io::write_npy(targets.npy, io::DType::c64, shape, frame.raw_iq.data());
+      written.push_back(targets.npy);
+    }
+    report.timing_s["write"] = seconds_since(t);
+    report.timing_s["total"] = seconds_since(start);
+    meta["timing_s"] = report.timing_s;
+    io::write_file_atomic(targets.json, meta.dump(2) + "\n");
+    written.push_back(targets.json);
+  } catch (...) {
+    for (const fs::path& f : written) {
+      std::error_code ec;
+      fs::remove(f, ec);
+    }
+    throw;
+  }
+  return written;
+}
+
 FrameReport Reconstructor::reconstruct(const fs::path& input) {
-  if (options_.model != ReconModel::Seed) return reconstruct_das_file(input);
   FrameReport report;
   report.input = input;
   const auto start = Clock::now();
-  const seed::Problem& p = options_.problem;
   try {
-    const std::string stem = output_stem(input);
-    if (std::find(stems_done_.begin(), stems_done_.end(), stem) != stems_done_.end())
-      throw Error(input.string() + ": its outputs would be named '" + stem +
-                  ".*', like those of an earlier input of this run; rename one of them");
-    const fs::path png = out_dir_ / (stem + ".png");
-    const fs::path npy = out_dir_ / (stem + ".npy");
-    const fs::path json = out_dir_ / (stem + ".json");
-    std::vector<fs::path> targets = {png, json};
-    if (options_.save_raw) targets.push_back(npy);
-    for (const fs::path& target : targets) {
-      if (same_file(target, input))
-        throw Error(input.string() + ": output " + target.string() + " would overwrite the input");
-      std::error_code ec;
-      if (!options_.overwrite && fs::exists(target, ec))
-        throw Error(input.string() + ": output " + target.string() +
-                    " already exists (kept; use --overwrite to replace it)");
-    }
-
-    auto t = Clock::now();
-    const std::vector<std::int32_t> rf = io::parse_source_txt(
-        io::read_file(input, input_byte_limit(p)), p.channels, p.samples, input.string());
-    report.timing_s["read"] = seconds_since(t);
-
-    t = Clock::now();
-    std::vector<double> raw(std::size_t(p.nx) * p.nz);
-    backend_->beamform(rf, raw);
-    report.timing_s["beamform"] = seconds_since(t);
-
-    t = Clock::now();
-    const std::vector<double> env = envelope_along_depth(raw, p.nx, p.nz);
-    const std::vector<std::uint8_t> pixels = log_compress(env, p.nx, p.nz, options_.dynamic_range_db);
-    report.timing_s["bmode"] = seconds_since(t);
-
-    t = Clock::now();
-    const double step_m = seed::Problem::kGridStepMm * 1e-3;
-    nlohmann::json meta = {
-        {"input", input.string()},
-        {"model", "seed"},
-        {"grid", {{"x0", 0.0}, {"dx", step_m}, {"nx", p.nx}, {"z0", 0.0}, {"dz", step_m}, {"nz", p.nz}}},
-        {"grid_note", "x is lateral along the raw array's first axis (the seed's j), z is depth "
-                      "(the seed's i); element k sits at x = 6 k dx, z = 0"},
-        {"parameters",
-         {{"channels", p.channels},
-          {"samples", p.samples},
-          {"element_pitch_m", seed::Problem::kElementStep * step_m},
-          {"sound_speed_m_per_s", seed::Problem::kSoundSpeedMmPerUs * 1e3},
-          {"sampling_hz", seed::Problem::kSamplingMhz * 1e6},
-          {"dynamic_range_db", options_.dynamic_range_db}}},
-        {"backend", backend_->describe()},
-        {"outputs", {{"png", png.filename().string()}}}};
-    if (options_.save_raw) {
-      meta["outputs"]["raw"] = npy.filename().string();
-      meta["outputs"]["raw_layout"] = "float64 [nx][nz], the seed's out[j][i]";
-    }
-    // Written in order png, npy, json; if one fails, the ones already written for this input are
-    // removed again so that a failed input leaves nothing behind.
-    std::vector<fs::path> written;
-    try {
-      io::write_png_gray8(png, p.nx, p.nz, pixels);
-      written.push_back(png);
-      if (options_.save_raw) {
-        const std::size_t shape[2] = {std::size_t(p.nx), std::size_t(p.nz)};
-        io::write_npy(npy, io::DType::f64, shape, raw.data());
-        written.push_back(npy);
-      }
-      report.timing_s["write"] = seconds_since(t);
-      report.timing_s["total"] = seconds_since(start);
-      meta["timing_s"] = report.timing_s;
-      io::write_file_atomic(json, meta.dump(2) + "\n");
-      written.push_back(json);
-    } catch (...) {
-      for (const fs::path& f : written) {
-        std::error_code ec;
-        fs::remove(f, ec);
-      }
-      throw;
-    }
-    stems_done_.push_back(stem);
-    report.outputs = written;
+    const Targets targets = plan_outputs(input);
+    Frame frame = options_.model == ReconModel::Seed ? beamform_seed(input, report)
+                                                     : beamform_das(input, report);
+    report.outputs = write_frame(targets, frame, report, start);
+    stems_done_.push_back(targets.stem);
     report.ok = true;
   } catch (const std::exception& e) {
     report.ok = false;

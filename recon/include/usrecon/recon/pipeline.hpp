@@ -1,6 +1,8 @@
 // read -> beamform -> B-mode -> write, for one file at a time of a batch.
 #pragma once
 
+#include <chrono>
+#include <complex>
 #include <cstdint>
 #include <filesystem>
 #include <memory>
@@ -106,8 +108,27 @@ class Reconstructor {
  private:
   ReconstructOptions options_;
   std::filesystem::path out_dir_;
-  // The general models' path (recon/pipeline/das_reconstruct.cpp).
-  FrameReport reconstruct_das_file(const std::filesystem::path& input);
+  // One input, whatever the model: where its outputs go (checked before any work)...
+  struct Targets {
+    std::string stem;
+    std::filesystem::path png, npy, json;
+  };
+  Targets plan_outputs(const std::filesystem::path& input) const;
+  // ...what the model made of it...
+  struct Frame {
+    int nx = 0, nz = 0;
+    std::vector<std::uint8_t> pixels;            ///< B-mode, depth down the rows
+    nlohmann::json meta;                         ///< the JSON, less "outputs" and "timing_s"
+    std::vector<double> raw_real;                ///< seed: float64 RF image [nx][nz]
+    std::vector<std::complex<float>> raw_iq;     ///< general models: complex64 IQ image [nx][nz]
+    std::string raw_layout;
+  };
+  Frame beamform_seed(const std::filesystem::path& input, FrameReport& report);
+  Frame beamform_das(const std::filesystem::path& input, FrameReport& report);  // das_reconstruct.cpp
+  // ...and writing it: png, npy, json, atomically; a failure removes what was written.
+  std::vector<std::filesystem::path> write_frame(const Targets& targets, Frame& frame,
+                                                 FrameReport& report,
+                                                 std::chrono::steady_clock::time_point start) const;
   std::string last_backend_;  // general models: the backend of the last frame
 
   std::unique_ptr<SeedBackend> backend_;  // seed model only
