@@ -108,8 +108,10 @@ void check_mat5_sizes(const fs::path& path, std::ifstream& file, std::uintmax_t 
       char tag[8];
       if (!read_at(offset, tag, sizeof tag)) return false;
       const std::uint32_t first = word(tag);
-      if ((first >> 16) != 0) {  // small data element: 4 bytes of data inside the 8-byte tag
-        if ((first >> 16) > 4) return false;
+      if ((first >> 16) != 0) {  // small data element: at most 4 bytes of data inside the tag
+        if ((first >> 16) > 4)
+          throw refuse("element", offset, "is a small data element of " + std::to_string(first >> 16) +
+                                              " bytes (at most 4 fit)");
         offset += 8;
         continue;
       }

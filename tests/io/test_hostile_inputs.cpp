@@ -194,6 +194,9 @@ TEST(IoHostile, MatSizeFieldsLargerThanTheFileAreRefusedBeforeMatioAllocates) {
   // The same inside a compressed element (matio malloc'ed 805 MB for 175 bytes).
   expect_mat_refused(regressions / "v5_compressed_dims_product_exceeds_data",
                      "the compressed element at byte 128: the matrix at byte 0 claims");
+  // A "small" element claiming 254 bytes (matio malloc'ed 805 MB for 200 bytes).
+  expect_mat_refused(regressions / "v5_small_element_too_big",
+                     "the element at byte 144 is a small data element of 254 bytes");
   // A sparse v4 matrix of 285212674 x 0: matio sized its buffers from the rows alone (1.1 GB).
   expect_mat_refused(regressions / "v4_sparse_without_triplet_columns",
                      "the sparse MAT v4 matrix at byte 0 has 0 columns, not 3 or 4");
