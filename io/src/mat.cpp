@@ -216,7 +216,7 @@ void check_mat4_sizes(const fs::path& path) {
     std::uintmax_t data_bytes = kElementBytes[precision] * (h[3] != 0 ? 2 : 1);
     if (__builtin_mul_overflow(data_bytes, std::uintmax_t{h[1]}, &data_bytes) ||
         __builtin_mul_overflow(data_bytes, std::uintmax_t{h[2]}, &data_bytes) || h[4] > left ||
-        data_bytes > left - h[4])
+        data_bytes > left - h[4] || h[1] > file_bytes || h[2] > file_bytes)  // 0 x 2^30: matio still allocates
       throw InputError(path.string() + ": not a MAT file that matio can read: a MAT v4 header at byte " +
                        std::to_string(offset) + " claims " + std::to_string(h[1]) + " x " +
                        std::to_string(h[2]) + " values, more than the " +

@@ -197,6 +197,9 @@ TEST(IoHostile, MatSizeFieldsLargerThanTheFileAreRefusedBeforeMatioAllocates) {
   // A "small" element claiming 254 bytes (matio malloc'ed 805 MB for 200 bytes).
   expect_mat_refused(regressions / "v5_small_element_too_big",
                      "the element at byte 144 is a small data element of 254 bytes");
+  // A big-endian v4 matrix of 0 x 1095322998 (matio malloc'ed 1.7 GB for 36 bytes).
+  expect_mat_refused(regressions / "v4_empty_matrix_with_huge_column_count",
+                     "a MAT v4 header at byte 0 claims 0 x 1095322998 values");
   // A sparse v4 matrix of 285212674 x 0: matio sized its buffers from the rows alone (1.1 GB).
   expect_mat_refused(regressions / "v4_sparse_without_triplet_columns",
                      "the sparse MAT v4 matrix at byte 0 has 0 columns, not 3 or 4");
