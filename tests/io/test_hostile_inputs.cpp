@@ -197,6 +197,9 @@ TEST(IoHostile, MatSizeFieldsLargerThanTheFileAreRefusedBeforeMatioAllocates) {
   // A "small" element claiming 254 bytes (matio malloc'ed 805 MB for 200 bytes).
   expect_mat_refused(regressions / "v5_small_element_too_big",
                      "the element at byte 144 is a small data element of 254 bytes");
+  // A compressed element whose zlib stream breaks after a bad small element (matio calloc'ed 400 MB).
+  expect_mat_refused(regressions / "v5_compressed_stream_error_after_bad_element",
+                     "the compressed element at byte 128: the element at byte 24 is a small data element");
   // A big-endian v4 matrix of 0 x 1095322998 (matio malloc'ed 1.7 GB for 36 bytes).
   expect_mat_refused(regressions / "v4_empty_matrix_with_huge_column_count",
                      "a MAT v4 header at byte 0 claims 0 x 1095322998 values");
