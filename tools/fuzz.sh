@@ -25,8 +25,8 @@ mkdir -p "$build_dir"
 # The libraries get coverage instrumentation (fuzzer-no-link); the targets link libFuzzer itself.
 cmake -S . -B "$build_dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_COMPILER=clang++ \
   -DCMAKE_CXX_FLAGS=-fsanitize=fuzzer-no-link -DUSRECON_SANITIZE=ON -DUSRECON_FUZZ=ON \
-  -DUSRECON_CUDA=OFF -DUSRECON_BUILD_BENCHMARKS=OFF > "$build_dir.configure.log" 2>&1 \
-  || { cat "$build_dir.configure.log"; exit 1; }
+  -DUSRECON_CUDA=OFF -DUSRECON_BUILD_BENCHMARKS=OFF > "$build_dir/configure.log" 2>&1 \
+  || { cat "$build_dir/configure.log"; exit 1; }
 cmake --build "$build_dir" -j "$(nproc)" --target "${targets[@]/#/fuzz_}"
 
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:halt_on_error=1}

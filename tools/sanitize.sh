@@ -20,8 +20,8 @@ build_dir=${BUILD_DIR:-build-asan}
 tools/install-deps.sh
 mkdir -p "$build_dir"
 cmake -S . -B "$build_dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DUSRECON_SANITIZE=ON \
-  -DUSRECON_CUDA=OFF -DUSRECON_BUILD_BENCHMARKS=OFF > "$build_dir.configure.log" 2>&1 \
-  || { cat "$build_dir.configure.log"; exit 1; }
+  -DUSRECON_CUDA=OFF -DUSRECON_BUILD_BENCHMARKS=OFF > "$build_dir/configure.log" 2>&1 \
+  || { cat "$build_dir/configure.log"; exit 1; }
 cmake --build "$build_dir" -j "$(nproc)"
 
 # halt_on_error/abort_on_error: a finding fails the test (and any usrecon it spawned) at once.
