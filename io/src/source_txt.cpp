@@ -57,13 +57,21 @@ TokenResult parse_int32_token(std::string_view token, std::int32_t& value) {
 
 std::vector<std::int32_t> parse_source_txt(std::string_view text, std::size_t channels,
                                            std::size_t samples, const std::string& name) {
+  std::vector<std::int32_t> rf(value_count(channels, samples));
+  parse_source_txt_into(text, rf, channels, samples, name);
+  return rf;
+}
+
+void parse_source_txt_into(std::string_view text, std::span<std::int32_t> rf, std::size_t channels,
+                           std::size_t samples, const std::string& name) {
   const std::size_t expected = value_count(channels, samples);
   const auto layout = [&] {
     return std::to_string(expected) + " (" + std::to_string(channels) + " channels x " +
            std::to_string(samples) + " samples)";
   };
-
-  std::vector<std::int32_t> rf(expected);
+  if (rf.size() != expected)
+    throw Error("parse_source_txt_into(" + name + "): destination holds " +
+                std::to_string(rf.size()) + " values, expected " + layout());
   std::size_t found = 0;
   std::size_t line = 1;           // 1-based; only '\n' ends a line, so CRLF counts once
   std::size_t line_start = 0;     // byte offset of the current line's first byte
@@ -107,7 +115,6 @@ std::vector<std::int32_t> parse_source_txt(std::string_view text, std::size_t ch
   if (found != expected) {
     throw InputError(name + ": found " + std::to_string(found) + " values, expected " + layout());
   }
-  return rf;
 }
 
 std::vector<std::int32_t> read_source_txt(const std::filesystem::path& path, std::size_t channels,

@@ -1,6 +1,9 @@
 // Backend selection: the CPU beamformer, and CUDA when it is there.
+#include <algorithm>
 #include <string>
+#include <vector>
 
+#include "usrecon/kernels/cuda_memory.hpp"
 #include "usrecon/kernels/parallel.hpp"
 #include "usrecon/recon/pipeline.hpp"
 #include "usrecon/recon/seed_cpu.hpp"
@@ -12,7 +15,8 @@ class CpuSeedBackend final : public SeedBackend {
  public:
   CpuSeedBackend(const seed::Problem& problem, int threads)
       : beamformer_(problem, seed::full_window(problem)),
-        threads_(threads > 0 ? threads : kernels::hardware_threads()) {}
+        threads_(threads > 0 ? threads : kernels::hardware_threads()),
+        inputs_(3, std::vector<std::int32_t>(std::size_t(problem.channels) * problem.samples)) {}
 
   void beamform(std::span<const std::int32_t> rf, std::span<double> out) override {
     beamformer_.beamform(rf, out, threads_);
@@ -20,17 +24,27 @@ class CpuSeedBackend final : public SeedBackend {
   nlohmann::json describe() const override {
     return {{"name", "cpu"}, {"kernel", seed::to_string(beamformer_.kernel())}, {"threads", threads_}};
   }
+  // Three slots: the next frame is parsed while one is beamformed and one waits for it.
+  int slots() const override { return int(inputs_.size()); }
+  std::span<std::int32_t> input(int slot) override { return inputs_.at(std::size_t(slot)); }
+  void submit(int) override {}
+  void collect(int slot, std::span<double> out) override { beamform(input(slot), out); }
 
  private:
   seed::SeedCpuBeamformer beamformer_;
   int threads_;
+  std::vector<std::vector<std::int32_t>> inputs_;
 };
 
 // The seed model on the GPU (seed_cuda.hpp). Double precision is bit-exact with the CPU.
 class CudaSeedBackend final : public SeedBackend {
  public:
   CudaSeedBackend(const seed::Problem& problem, seed::Precision precision)
-      : beamformer_(problem, seed::full_window(problem), precision) {}
+      : beamformer_(problem, seed::full_window(problem), precision) {
+    // One page-locked input buffer per stream, allocated once for the whole batch.
+    for (int slot = 0; slot < beamformer_.streams(); ++slot)
+      inputs_.emplace_back(std::size_t(problem.channels) * problem.samples);
+  }
 
   void beamform(std::span<const std::int32_t> rf, std::span<double> out) override {
     last_ = beamformer_.beamform(rf, out);
@@ -44,10 +58,22 @@ class CudaSeedBackend final : public SeedBackend {
   nlohmann::json last_timing_s() const override {
     return {{"h2d", last_.h2d_ms * 1e-3}, {"kernel", last_.kernel_ms * 1e-3}, {"d2h", last_.d2h_ms * 1e-3}};
   }
+  int slots() const override { return beamformer_.streams(); }
+  std::span<std::int32_t> input(int slot) override {
+    auto& buffer = inputs_.at(std::size_t(slot));
+    return {buffer.data(), buffer.size()};
+  }
+  void submit(int slot) override { beamformer_.enqueue(slot, input(slot)); }
+  void collect(int slot, std::span<double> out) override {
+    const std::span<const double> image = beamformer_.finish(slot, &last_);
+    if (image.size() != out.size()) throw Error("seed model (CUDA): collected image has the wrong size");
+    std::copy(image.begin(), image.end(), out.begin());
+  }
 
  private:
   seed::SeedCudaBeamformer beamformer_;
   seed::GpuTiming last_;
+  std::vector<kernels::PinnedBuffer<std::int32_t>> inputs_;
 };
 
 }  // namespace

@@ -84,7 +84,8 @@ Reconstructor::Reconstructor(ReconstructOptions options, fs::path out_dir)
   if (!(options_.dynamic_range_db > 0.0))
     throw Error("the dynamic range must be a positive number of dB");
   if (options_.model == ReconModel::Seed)
-    backend_ = make_seed_backend(options_.backend, options_.problem, options_.threads, &notice_);
+    backend_ = make_seed_backend(options_.backend, options_.problem, options_.threads, &notice_,
+                                 options_.precision);
   std::error_code ec;
   fs::create_directories(out_dir_, ec);
   if (ec || !fs::is_directory(out_dir_))
@@ -94,9 +95,10 @@ Reconstructor::Reconstructor(ReconstructOptions options, fs::path out_dir)
 
 Reconstructor::~Reconstructor() = default;
 
-Reconstructor::Targets Reconstructor::plan_outputs(const fs::path& input) const {
+Reconstructor::Targets Reconstructor::plan_outputs(const fs::path& input) {
   Targets t;
   t.stem = output_stem(input);
+  std::lock_guard lock(stems_mutex_);
   if (std::find(stems_done_.begin(), stems_done_.end(), t.stem) != stems_done_.end())
     throw Error(input.string() + ": its outputs would be named '" + t.stem +
                 ".*', like those of an earlier input of this run; rename one of them");
@@ -113,25 +115,52 @@ Reconstructor::Targets Reconstructor::plan_outputs(const fs::path& input) const 
       throw Error(input.string() + ": output " + target.string() +
                   " already exists (kept; use --overwrite to replace it)");
   }
+  stems_done_.push_back(t.stem);
   return t;
+}
+
+void Reconstructor::release_stem(const std::string& stem) {
+  std::lock_guard lock(stems_mutex_);
+  const auto it = std::find(stems_done_.begin(), stems_done_.end(), stem);
+  if (it != stems_done_.end()) stems_done_.erase(it);
+}
+
+void Reconstructor::record_failure(FrameReport& report, const std::exception& e) {
+  report.ok = false;
+  report.error = e.what();
+  // Every message names the input; io errors already do, others get it prefixed.
+  const std::string name = report.input.string();
+  if (report.error.find(name) == std::string::npos) report.error = name + ": " + report.error;
+}
+
+void Reconstructor::read_seed(const fs::path& input, std::span<std::int32_t> rf,
+                              FrameReport& report) const {
+  const seed::Problem& p = options_.problem;
+  const auto t = Clock::now();
+  io::parse_source_txt_into(io::read_file(input, input_byte_limit(p)), rf, p.channels, p.samples,
+                            input.string());
+  report.timing_s["read"] = seconds_since(t);
 }
 
 Reconstructor::Frame Reconstructor::beamform_seed(const fs::path& input, FrameReport& report) {
   const seed::Problem& p = options_.problem;
-  auto t = Clock::now();
-  const std::vector<std::int32_t> rf = io::parse_source_txt(
-      io::read_file(input, input_byte_limit(p)), p.channels, p.samples, input.string());
-  report.timing_s["read"] = seconds_since(t);
-
-  t = Clock::now();
+  std::vector<std::int32_t> rf(std::size_t(p.channels) * p.samples);
+  read_seed(input, rf, report);
+  const auto t = Clock::now();
   Frame frame;
-  frame.nx = p.nx;
-  frame.nz = p.nz;
   frame.raw_real.resize(std::size_t(p.nx) * p.nz);
   backend_->beamform(rf, frame.raw_real);
   report.timing_s["beamform"] = seconds_since(t);
+  for (const auto& [stage, seconds] : backend_->last_timing_s().items()) report.timing_s[stage] = seconds;
+  finish_seed(input, frame, report);
+  return frame;
+}
 
-  t = Clock::now();
+void Reconstructor::finish_seed(const fs::path& input, Frame& frame, FrameReport& report) const {
+  const seed::Problem& p = options_.problem;
+  const auto t = Clock::now();
+  frame.nx = p.nx;
+  frame.nz = p.nz;
   const std::vector<double> env = envelope_along_depth(frame.raw_real, p.nx, p.nz);
   frame.pixels = log_compress(env, p.nx, p.nz, options_.dynamic_range_db);
   report.timing_s["bmode"] = seconds_since(t);
@@ -152,8 +181,8 @@ Reconstructor::Frame Reconstructor::beamform_seed(const fs::path& input, FrameRe
         {"dynamic_range_db", options_.dynamic_range_db}}},
       {"backend", backend_->describe()}};
   frame.raw_layout = "float64 [nx][nz], the seed's out[j][i]";
-  return frame;
 }
+
 
 std::vector<fs::path> Reconstructor::write_frame(const Targets& targets, Frame& frame,
                                                  FrameReport& report, Clock::time_point start) const {
@@ -195,19 +224,17 @@ FrameReport Reconstructor::reconstruct(const fs::path& input) {
   FrameReport report;
   report.input = input;
   const auto start = Clock::now();
+  std::string claimed;
   try {
     const Targets targets = plan_outputs(input);
+    claimed = targets.stem;
     Frame frame = options_.model == ReconModel::Seed ? beamform_seed(input, report)
                                                      : beamform_das(input, report);
     report.outputs = write_frame(targets, frame, report, start);
-    stems_done_.push_back(targets.stem);
     report.ok = true;
   } catch (const std::exception& e) {
-    report.ok = false;
-    report.error = e.what();
-    // Every message names the input; io errors already do, others get it prefixed.
-    if (report.error.find(input.string()) == std::string::npos)
-      report.error = input.string() + ": " + report.error;
+    record_failure(report, e);
+    if (!claimed.empty()) release_stem(claimed);
   }
   if (!report.timing_s.contains("total")) report.timing_s["total"] = seconds_since(start);
   return report;

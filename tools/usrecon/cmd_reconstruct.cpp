@@ -1,7 +1,9 @@
 // usrecon reconstruct FILE... -o DIR
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
+#include <map>
 #include <cstdio>
 #include <filesystem>
 #include <optional>
@@ -23,6 +25,8 @@ struct ReconstructArgs {
   std::string out_dir;
   std::string backend = "auto";
   std::string report;  // --report FILE: JSON list of every input's status and timings
+  std::string precision = "double";
+  bool profile = false;
   recon::ReconstructOptions options;
   DasArgs das;  // --model and the general models' options (das_options.hpp)
 };
@@ -66,6 +70,30 @@ class Progress {
   bool drawn_ = false;
 };
 
+// --profile: the median of each stage over the frames that succeeded.
+class StageProfile {
+ public:
+  void add(const nlohmann::json& timing_s) {
+    for (const auto& [stage, seconds] : timing_s.items())
+      if (seconds.is_number()) stages_[stage].push_back(seconds.get<double>());
+  }
+  void print(double wall_s, std::size_t frames) const {
+    std::printf("profile: %zu frames in %.3f s wall = %.2f frames/s\n", frames, wall_s,
+                wall_s > 0 ? double(frames) / wall_s : 0.0);
+    for (const char* stage : {"read", "beamform", "h2d", "kernel", "d2h", "bmode", "write", "total"}) {
+      const auto it = stages_.find(stage);
+      if (it == stages_.end() || it->second.empty()) continue;
+      std::vector<double> v = it->second;
+      std::sort(v.begin(), v.end());
+      std::printf("profile: %-8s median %9.3f ms  (min %9.3f, max %9.3f)\n", stage,
+                  v[v.size() / 2] * 1e3, v.front() * 1e3, v.back() * 1e3);
+    }
+  }
+
+ private:
+  std::map<std::string, std::vector<double>> stages_;
+};
+
 int run(const ReconstructArgs& args) {
   using Clock = std::chrono::steady_clock;
   const auto start = Clock::now();
@@ -78,6 +106,7 @@ int run(const ReconstructArgs& args) {
   recon::ReconstructOptions options = args.options;
   finish_das_options(args.das, options);
   options.backend = recon::parse_backend(args.backend);
+  options.precision = recon::seed::parse_precision(args.precision);
   recon::Reconstructor reconstructor(options, args.out_dir);
   if (!reconstructor.backend_notice().empty())
     std::fprintf(stderr, "usrecon: %s\n", reconstructor.backend_notice().c_str());
@@ -86,20 +115,24 @@ int run(const ReconstructArgs& args) {
   if (!args.report.empty()) batch_report.emplace(args.report, inputs);
 
   Progress progress(inputs.size());
-  std::size_t failed = 0, processed = 0;
+  std::size_t failed = 0;
   double beamform_s = 0.0;
-  const StopOnSignal stop;  // Ctrl-C / SIGTERM: finish the current frame, then stop
-  for (std::size_t idx = 0; idx < inputs.size() && !stop.requested(); ++idx) {
-    const recon::FrameReport report = reconstructor.reconstruct(inputs[idx]);
-    if (!report.ok) ++failed;
-    beamform_s += report.timing_s.value("beamform", 0.0);
-    progress.done(idx, report);
-    if (batch_report) batch_report->add(report);
-    ++processed;
-  }
+  StageProfile profile;
+  const StopOnSignal stop;  // Ctrl-C / SIGTERM: finish the frames already read, then stop
+  const std::size_t processed = reconstructor.reconstruct_batch(
+      inputs,
+      [&](std::size_t idx, const recon::FrameReport& report) {
+        if (!report.ok) ++failed;
+        beamform_s += report.timing_s.value("beamform", 0.0);
+        if (report.ok) profile.add(report.timing_s);
+        progress.done(idx, report);
+        if (batch_report) batch_report->add(report);
+      },
+      [&] { return stop.requested(); });
   progress.finish();
   const double wall = std::chrono::duration<double>(Clock::now() - start).count();
   const std::size_t ok = processed - failed;
+  if (args.profile) profile.print(wall, ok);
   std::printf("usrecon: %zu of %zu reconstructed, %zu failed, in %.2f s (beamforming %.2f s per "
               "frame on %s); outputs in %s\n",
               ok, inputs.size(), failed, wall, ok ? beamform_s / double(ok) : 0.0,
@@ -132,6 +165,14 @@ Command add_reconstruct(CLI::App& app) {
   app.add_option("--backend", args->backend, "Where to beamform: auto (CUDA if a device is there, else CPU), cpu, cuda")
       ->check(CLI::IsMember({"auto", "cpu", "cuda"}))
       ->capture_default_str();
+  app.add_option("--precision", args->precision,
+                 "CUDA index arithmetic of the seed model: double (bit-exact with the seed) or single "
+                 "(float32 with an exactness guard)")
+      ->check(CLI::IsMember({"double", "single"}))
+      ->capture_default_str();
+  app.add_flag("--profile", args->profile,
+               "Print a per-stage time summary at the end (median ms per frame: read, beamform, "
+               "CUDA-event h2d/kernel/d2h, bmode, write) and the batch throughput");
   app.add_option("--threads", args->options.threads, "CPU threads (0 = all hardware threads)")
       ->check(CLI::Range(0, 4096))
       ->capture_default_str();

@@ -1,4 +1,6 @@
 // usrecon: delay-and-sum ultrasound reconstruction from the command line.
+#include <malloc.h>
+
 #include <cstdio>
 #include <exception>
 
@@ -6,6 +8,11 @@
 #include "usrecon/kernels/common.hpp"
 
 int main(int argc, char** argv) {
+  // Frames are a few large buffers (images of ~7 MB) made and freed on several threads. glibc
+  // raises its mmap threshold after such frees and then serves them from per-thread arenas that
+  // keep growing with fragmentation; a fixed threshold keeps them mmapped and returned to the
+  // system at once, so memory stays flat over batches of any length.
+  mallopt(M_MMAP_THRESHOLD, 1 << 20);
   CLI::App app{"usrecon — delay-and-sum ultrasound image reconstruction"};
   app.require_subcommand(1);
   app.set_version_flag("--version", "usrecon 0.1.0");

@@ -19,6 +19,11 @@ namespace usrecon::io {
 std::vector<std::int32_t> parse_source_txt(std::string_view text, std::size_t channels,
                                            std::size_t samples, const std::string& name);
 
+/// The same, into caller-owned memory of exactly channels * samples values (for example a
+/// page-locked buffer that a GPU copies from). On error `rf` holds a partial frame.
+void parse_source_txt_into(std::string_view text, std::span<std::int32_t> rf, std::size_t channels,
+                           std::size_t samples, const std::string& name);
+
 /// Reads and parses a source.txt file (see parse_source_txt); errors name the path.
 std::vector<std::int32_t> read_source_txt(const std::filesystem::path& path, std::size_t channels,
                                           std::size_t samples);

@@ -5,6 +5,8 @@
 #include <complex>
 #include <cstdint>
 #include <filesystem>
+#include <functional>
+#include <mutex>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <span>
@@ -33,6 +35,18 @@ class SeedBackend {
   /// Device stage times of the last frame in seconds, measured with CUDA events
   /// ({"h2d", "kernel", "d2h"}); empty for the CPU.
   virtual nlohmann::json last_timing_s() const { return nlohmann::json::object(); }
+
+  /// Pipelined use, as the batch path drives it: frames live in numbered slots [0, slots()).
+  /// The caller parses a frame straight into input(slot) — page-locked memory on CUDA, so the
+  /// host-to-device copy is truly asynchronous —, submit(slot) starts it (on CUDA: copy, kernel
+  /// and copy back queued on the slot's own stream, so consecutive frames overlap), and
+  /// collect(slot, out) waits for it and stores the image in out; last_timing_s() then describes
+  /// that frame. A slot is refilled only after its collect. The CPU backend beamforms inside
+  /// collect, while the caller parses the next frame into the other slot.
+  virtual int slots() const = 0;
+  virtual std::span<std::int32_t> input(int slot) = 0;
+  virtual void submit(int slot) = 0;
+  virtual void collect(int slot, std::span<double> out) = 0;
 };
 
 /// Chooses and builds a backend. `Cuda` throws CudaUnavailable when it cannot be served; `Auto`
@@ -98,6 +112,16 @@ class Reconstructor {
   /// Never throws for a problem with one input: it is reported in the FrameReport.
   FrameReport reconstruct(const std::filesystem::path& input);
 
+  /// A whole batch, in input order, each input reported to done(index, report) as soon as its
+  /// outputs are written (done runs on one thread, in order). For the seed model the stages
+  /// overlap: a reader thread parses the next inputs into the backend's slots while the backend
+  /// beamforms, and a writer thread does B-mode and writing of the previous frame. stop() is
+  /// asked before each new input is read; frames already read are finished. Returns the number
+  /// of inputs reported.
+  std::size_t reconstruct_batch(const std::vector<std::filesystem::path>& inputs,
+                                const std::function<void(std::size_t, const FrameReport&)>& done,
+                                const std::function<bool()>& stop);
+
   /// The seed model's backend (only with ReconModel::Seed).
   const SeedBackend& backend() const { return *backend_; }
   /// Name of the backend that ran (or will run) the frames: "cpu" or "cuda".
@@ -113,7 +137,8 @@ class Reconstructor {
     std::string stem;
     std::filesystem::path png, npy, json;
   };
-  Targets plan_outputs(const std::filesystem::path& input) const;
+  // Also claims the stem for this run (released again by release_stem if the input fails).
+  Targets plan_outputs(const std::filesystem::path& input);
   // ...what the model made of it...
   struct Frame {
     int nx = 0, nz = 0;
@@ -124,6 +149,15 @@ class Reconstructor {
     std::string raw_layout;
   };
   Frame beamform_seed(const std::filesystem::path& input, FrameReport& report);
+  // The seed model in stages (beamform_seed is read -> backend -> finish_seed on one thread).
+  void read_seed(const std::filesystem::path& input, std::span<std::int32_t> rf, FrameReport& report) const;
+  void finish_seed(const std::filesystem::path& input, Frame& frame, FrameReport& report) const;
+  std::size_t reconstruct_batch_seed(const std::vector<std::filesystem::path>& inputs,
+                                     const std::function<void(std::size_t, const FrameReport&)>& done,
+                                     const std::function<bool()>& stop);
+  // An input that failed: its message names it.
+  static void record_failure(FrameReport& report, const std::exception& e);
+  void release_stem(const std::string& stem);
   Frame beamform_das(const std::filesystem::path& input, FrameReport& report);  // das_reconstruct.cpp
   // ...and writing it: png, npy, json, atomically; a failure removes what was written.
   std::vector<std::filesystem::path> write_frame(const Targets& targets, Frame& frame,
@@ -133,7 +167,10 @@ class Reconstructor {
 
   std::unique_ptr<SeedBackend> backend_;  // seed model only
   std::string notice_;
-  std::vector<std::string> stems_done_;  // stems written in this run, to refuse collisions
+  // Stems claimed in this run, to refuse collisions; claimed when an input's outputs are
+  // planned, released if it fails. Guarded by stems_mutex_ (the batch plans on its reader thread).
+  std::vector<std::string> stems_done_;
+  mutable std::mutex stems_mutex_;
 };
 
 }  // namespace usrecon::recon
