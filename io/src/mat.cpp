@@ -124,8 +124,17 @@ void check_mat5_sizes(const fs::path& path, std::ifstream& file, std::uintmax_t 
       if (type == kMiMatrix && depth < kMaxDepth) {
         // matio allocates dims-product elements before reading the data: each must have at least
         // one byte (sparse arrays, class 5, store only their nonzeros: left to matio).
+        // A matrix holds at least its flags and dims (24 bytes); only an empty cell or struct
+        // field may be a 0-byte matrix. matio reads the header whatever the size claims.
+        if (bytes == 0 && depth > 0) {
+          offset += 8;
+          continue;
+        }
+        if (bytes < 24)
+          throw refuse("matrix", offset, "claims " + std::to_string(bytes) +
+                                             " bytes, too few for its flags and dimensions (24)");
         char head[24];
-        if (bytes < 24 || !read_at(offset + 8, head, sizeof head)) return false;
+        if (!read_at(offset + 8, head, sizeof head)) return false;
         const std::uint32_t array_class = word(head + 8) & 0xFF, dims_first = word(head + 16);
         const bool small_dims = (dims_first >> 16) != 0;
         const std::uint32_t dims_bytes = small_dims ? dims_first >> 16 : word(head + 20);

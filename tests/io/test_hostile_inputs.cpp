@@ -194,6 +194,9 @@ TEST(IoHostile, MatSizeFieldsLargerThanTheFileAreRefusedBeforeMatioAllocates) {
   // The same inside a compressed element (matio malloc'ed 805 MB for 175 bytes).
   expect_mat_refused(regressions / "v5_compressed_dims_product_exceeds_data",
                      "the compressed element at byte 128: the matrix at byte 0 claims");
+  // A top-level matrix of 0 bytes followed by garbage (matio malloc'ed 512 MiB for 160 bytes).
+  expect_mat_refused(regressions / "v5_zero_byte_top_level_matrix",
+                     "the matrix at byte 128 claims 0 bytes, too few for its flags and dimensions");
   // A "small" element claiming 254 bytes (matio malloc'ed 805 MB for 200 bytes).
   expect_mat_refused(regressions / "v5_small_element_too_big",
                      "the element at byte 144 is a small data element of 254 bytes");
