@@ -111,7 +111,7 @@ class VirtualScreen {
                     log, fds[1], kChildFd);
     ::close(fds[1]);
     std::string number;
-    const auto end = Clock::now() + 20s;
+    const auto end = Clock::now() + 60s;
     while (Clock::now() < end) {
       pollfd p{fds[0], POLLIN, 0};
       if (::poll(&p, 1, 200) <= 0) continue;
@@ -225,9 +225,11 @@ class CliViewWindow : public usrecon::testing::TempDir {
     if (cv::norm(found, expected, cv::NORM_INF) != 0.0) return {};
     return best;
   }
+  // Waits are generous (60 s): they end as soon as the picture is there, and Qt starting under
+  // ASan on a busy CI machine can be slow.
   std::optional<cv::Point> wait_for_picture(const cv::Mat& expected) {
     std::optional<cv::Point> at;
-    wait_until([&] { return (at = find_on_screen(expected)).has_value() || !viewer_->running(); }, 20s);
+    wait_until([&] { return (at = find_on_screen(expected)).has_value() || !viewer_->running(); }, 60s);
     if (!at) ADD_FAILURE() << "the expected picture is not on the screen" << keep_last_shot();
     return at;
   }
@@ -253,7 +255,7 @@ class CliViewWindow : public usrecon::testing::TempDir {
           }
           return found.has_value() || !viewer_->running();
         },
-        20s);
+        60s);
     if (!found) ADD_FAILURE() << "none of the expected pictures is on the screen" << keep_last_shot();
     return found;
   }
@@ -329,7 +331,7 @@ TEST_F(CliViewWindow, ShowsTheAnnotatedPictureOfTheBundledExample) {
   // The window appears, titled with the file and its place in the directory.
   const bool shown = wait_until(
       [&] { return windows().find("\"usrecon view: example.npy (1/1)\"") != std::string::npos || !viewer_->running(); },
-      20s);
+      60s);
   ASSERT_TRUE(shown && viewer_->running()) << windows() << "\n" << viewer_log();
 
   // On the screen, pixel for pixel: the picture --export writes (image, axes in mm, colour bar in
@@ -389,7 +391,7 @@ TEST_F(CliViewWindow, CursorReadoutAndKeysStepSaveAndQuit) {
   // s: the view (without the status line) saved as <stem>.view.png in --save-dir.
   xdotool("key s");
   const fs::path saved = dir_ / "saved" / "b.view.png";
-  ASSERT_TRUE(wait_until([&] { return fs::exists(saved); }, 10s)) << viewer_log();
+  ASSERT_TRUE(wait_until([&] { return fs::exists(saved); }, 30s)) << viewer_log();
   cv::Mat png;
   ASSERT_TRUE(wait_until([&] { return !(png = cv::imread(saved.string(), cv::IMREAD_COLOR)).empty(); }, 5s));
   const cv::Mat expected_b = viewer::render_view(b, settings);
@@ -407,7 +409,7 @@ TEST_F(CliViewWindow, CursorReadoutAndKeysStepSaveAndQuit) {
 
   // q: the viewer closes and exits 0.
   xdotool("key q");
-  EXPECT_EQ(viewer_->wait_exit(10s), 0) << viewer_log();
+  EXPECT_EQ(viewer_->wait_exit(30s), 0) << viewer_log();
 }
 
 TEST_F(CliViewWindow, TrackbarsSetDynamicRangeAndGain) {
