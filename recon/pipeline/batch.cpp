@@ -14,6 +14,7 @@
 #include <optional>
 #include <thread>
 
+#include "stage_clock.hpp"
 #include "usrecon/recon/pipeline.hpp"
 
 namespace fs = std::filesystem;
@@ -21,7 +22,8 @@ namespace fs = std::filesystem;
 namespace usrecon::recon {
 namespace {
 
-using Clock = std::chrono::steady_clock;
+using detail::Clock;
+using detail::seconds_since;
 
 // A minimal bounded blocking queue: push waits while `capacity` items are queued, so a fast
 // stage cannot pile up frames (7 MB each) ahead of a slow one; close() wakes the consumer once
@@ -151,7 +153,7 @@ std::size_t Reconstructor::reconstruct_batch_seed(
         }
       }
       if (!job->report.timing_s.contains("total"))
-        job->report.timing_s["total"] = std::chrono::duration<double>(Clock::now() - job->start).count();
+        job->report.timing_s["total"] = seconds_since(job->start);
       job->frame = Frame{};  // free the image before reporting: memory stays flat over a batch
       if (done_error) continue;
       try {
@@ -175,7 +177,7 @@ std::size_t Reconstructor::reconstruct_batch_seed(
       // beamforming itself; on CUDA mostly waiting for the device, whose own stage times come
       // from CUDA events (h2d, kernel, d2h).
       job.report.timing_s["beamform"] =
-          job.submit_s + std::chrono::duration<double>(Clock::now() - t).count();
+          job.submit_s + seconds_since(t);
       for (const auto& [stage, seconds] : backend_->last_timing_s().items()) job.report.timing_s[stage] = seconds;
     } catch (const std::exception& e) {
       fail(job, e);
@@ -194,7 +196,7 @@ std::size_t Reconstructor::reconstruct_batch_seed(
     try {
       const auto t = Clock::now();
       backend_->submit(job->slot);
-      job->submit_s = std::chrono::duration<double>(Clock::now() - t).count();
+      job->submit_s = seconds_since(t);
     } catch (const std::exception& e) {
       fail(*job, e);
       release_slot(job->slot);

@@ -7,16 +7,15 @@
 #include "usrecon/recon/bmode.hpp"
 #include "usrecon/recon/das_pipeline.hpp"
 #include "usrecon/recon/pipeline.hpp"
+#include "stage_clock.hpp"
 
 namespace fs = std::filesystem;
 
 namespace usrecon::recon {
 namespace {
 
-using Clock = std::chrono::steady_clock;
-double seconds_since(Clock::time_point start) {
-  return std::chrono::duration<double>(Clock::now() - start).count();
-}
+using detail::Clock;
+using detail::seconds_since;
 
 }  // namespace
 

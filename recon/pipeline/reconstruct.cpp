@@ -9,16 +9,15 @@
 #include "usrecon/io/source_txt.hpp"
 #include "usrecon/recon/bmode.hpp"
 #include "usrecon/recon/pipeline.hpp"
+#include "stage_clock.hpp"
 
 namespace fs = std::filesystem;
 
 namespace usrecon::recon {
 namespace {
 
-using Clock = std::chrono::steady_clock;
-double seconds_since(Clock::time_point start) {
-  return std::chrono::duration<double>(Clock::now() - start).count();
-}
+using detail::Clock;
+using detail::seconds_since;
 
 bool same_file(const fs::path& a, const fs::path& b) {
   std::error_code ec;
