@@ -178,7 +178,9 @@ std::size_t Reconstructor::reconstruct_batch_seed(
       // from CUDA events (h2d, kernel, d2h).
       job.report.timing_s["beamform"] =
           job.submit_s + seconds_since(t);
-      for (const auto& [stage, seconds] : backend_->last_timing_s().items()) job.report.timing_s[stage] = seconds;
+      // Named first: a range-for over a temporary's items() would outlive the temporary.
+      const nlohmann::json device_times = backend_->last_timing_s();
+      for (const auto& [stage, seconds] : device_times.items()) job.report.timing_s[stage] = seconds;
     } catch (const std::exception& e) {
       fail(job, e);
     }

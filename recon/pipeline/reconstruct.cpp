@@ -150,7 +150,9 @@ Reconstructor::Frame Reconstructor::beamform_seed(const fs::path& input, FrameRe
   frame.raw_real.resize(std::size_t(p.nx) * p.nz);
   backend_->beamform(rf, frame.raw_real);
   report.timing_s["beamform"] = seconds_since(t);
-  for (const auto& [stage, seconds] : backend_->last_timing_s().items()) report.timing_s[stage] = seconds;
+  // Named first: a range-for over a temporary's items() would outlive the temporary.
+  const nlohmann::json device_times = backend_->last_timing_s();
+  for (const auto& [stage, seconds] : device_times.items()) report.timing_s[stage] = seconds;
   finish_seed(input, frame, report);
   return frame;
 }
