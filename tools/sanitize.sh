@@ -26,6 +26,9 @@ cmake --build "$build_dir" -j "$(nproc)"
 
 # halt_on_error/abort_on_error: a finding fails the test (and any usrecon it spawned) at once.
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:halt_on_error=1:abort_on_error=1:detect_stack_use_after_return=1}
+# Leaks inside third-party GUI libraries (Qt, dbus, fontconfig under HighGUI) are suppressed by
+# library name; leaks in usrecon's own code still fail the run.
+export LSAN_OPTIONS=${LSAN_OPTIONS:-suppressions=$(pwd)/tools/lsan.supp:print_suppressions=0}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
 ctest --test-dir "$build_dir" --output-on-failure -j "$(nproc)" --timeout 1800 \
   -E 'ReconSeedCpu\.FullGridMatchesReference|CliSeedNumba\.|CliHostileBatch\.|KernelConsumer\.' "$@"
