@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstdio>
 #include <cstring>
 #include <fstream>
 #include <memory>
@@ -88,8 +89,19 @@ void check_mat5_sizes(const fs::path& path, std::ifstream& file, std::uintmax_t 
   char version[2];
   file.clear();
   file.seekg(124);
-  if (!file.read(version, 2) || version[big_endian ? 1 : 0] != 0 || version[big_endian ? 0 : 1] != 1)
-    return;  // not 0x0100: v7.3 (HDF5) is read by HDF5, not by this walk
+  if (!file.read(version, 2)) return;
+  const int version_major = version[big_endian ? 0 : 1], version_minor = version[big_endian ? 1 : 0];
+  if (version_minor == 0 && version_major == 2) return;  // v7.3 (HDF5) is read by HDF5, not walked
+  // MATLAB writes 0x0100 (v5/v7) or 0x0200 (v7.3); matio mis-sizes allocations on other values
+  // (fuzz finding: a 1.4 GB malloc from a 149-byte file with version 0x4100).
+  if (version_minor != 0 || version_major != 1)
+    throw InputError(path.string() + ": not a MAT file that matio can read: header version 0x" +
+                     [&] {
+                       char hex[8];
+                       std::snprintf(hex, sizeof hex, "%02X%02X", unsigned(version_major) & 0xFF,
+                                     unsigned(version_minor) & 0xFF);
+                       return std::string(hex);
+                     }() + " (expected 0100 or 0200)");
   std::string where;  // "" for the file itself, else which compressed element is being walked
   const auto refuse = [&](const char* what, std::uintmax_t offset, const std::string& detail) {
     return InputError(path.string() + ": not a MAT file that matio can read: " + where + "the " + what +

@@ -194,6 +194,8 @@ TEST(IoHostile, MatSizeFieldsLargerThanTheFileAreRefusedBeforeMatioAllocates) {
   // The same inside a compressed element (matio malloc'ed 805 MB for 175 bytes).
   expect_mat_refused(regressions / "v5_compressed_dims_product_exceeds_data",
                      "the compressed element at byte 128: the matrix at byte 0 claims");
+  // A v5 header with version 0x4100 (matio malloc'ed 1.4 GB for 149 bytes).
+  expect_mat_refused(regressions / "v5_header_version_4100", "header version 0x4100 (expected 0100 or 0200)");
   // A top-level matrix of 0 bytes followed by garbage (matio malloc'ed 512 MiB for 160 bytes).
   expect_mat_refused(regressions / "v5_zero_byte_top_level_matrix",
                      "the matrix at byte 128 claims 0 bytes, too few for its flags and dimensions");
