@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "commands.hpp"
+#include "number_fields.hpp"
 #include "usrecon/io/file.hpp"
 #include "usrecon/io/npy.hpp"
 #include "usrecon/recon/bmode.hpp"
@@ -24,18 +25,7 @@ struct MetricsArgs {
 };
 
 std::vector<double> numbers(const std::string& text, const std::string& option, std::size_t n) {
-  std::vector<double> v;
-  std::stringstream in(text);
-  std::string field;
-  while (std::getline(in, field, ',')) {
-    try {
-      std::size_t used = 0;
-      v.push_back(std::stod(field, &used));
-      if (used != field.size()) throw std::invalid_argument(field);
-    } catch (const std::exception&) {
-      throw Error(option + " '" + text + "': '" + field + "' is not a number");
-    }
-  }
+  const std::vector<double> v = number_fields(text, option);
   if (v.size() != n) throw Error(option + " '" + text + "': expected " + std::to_string(n) + " numbers (metres)");
   return v;
 }

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "commands.hpp"
+#include "number_fields.hpp"
 #include "usrecon/io/file.hpp"
 #include "usrecon/io/npy.hpp"
 #include "usrecon/io/source_txt.hpp"
@@ -33,18 +34,7 @@ struct SimulateArgs {
 };
 
 recon::Scatterer parse_point(const std::string& text) {
-  std::vector<double> values;
-  std::stringstream in(text);
-  std::string field;
-  while (std::getline(in, field, ',')) {
-    try {
-      std::size_t used = 0;
-      values.push_back(std::stod(field, &used));
-      if (used != field.size()) throw std::invalid_argument(field);
-    } catch (const std::exception&) {
-      throw Error("--point '" + text + "': '" + field + "' is not a number");
-    }
-  }
+  const std::vector<double> values = number_fields(text, "--point");
   if (values.size() < 2 || values.size() > 3)
     throw Error("--point '" + text + "': expected X_MM,Z_MM or X_MM,Z_MM,AMPLITUDE");
   return {values[0], values[1], values.size() == 3 ? values[2] : 1.0};
