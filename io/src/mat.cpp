@@ -5,13 +5,15 @@
 #include <zlib.h>
 
 #include <algorithm>
+#include <array>
+#include <bit>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
 #include <memory>
-#include <sstream>
+#include <stdexcept>
 
 #include "usrecon/io/file.hpp"
 
@@ -71,13 +73,123 @@ std::string dims_text(const std::vector<std::size_t>& dims) {
   return s;
 }
 
+/// Forward-only bytes of MAT v5 elements: the file itself, or what one compressed element inflates
+/// to. Reads never go back before the end of the previous one, so a compressed element is inflated
+/// once, through a fixed buffer, however large it is.
+class ElementBytes {
+ public:
+  virtual ~ElementBytes() = default;
+  /// Reads n bytes at `at` (not before the end of the previous read) into `out`, or skips them
+  /// when `out` is null; false when the bytes end first.
+  virtual bool read(std::uintmax_t at, char* out, std::size_t n) = 0;
+  /// Why the bytes ended early ("" when they simply ended).
+  virtual std::string failure() const { return ""; }
+};
+
+class FileBytes final : public ElementBytes {
+ public:
+  FileBytes(std::istream& file, std::uintmax_t file_bytes) : file_(file), file_bytes_(file_bytes) {}
+  bool read(std::uintmax_t at, char* out, std::size_t n) override {
+    if (at > file_bytes_ || n > file_bytes_ - at) return false;
+    if (out == nullptr) return true;
+    file_.clear();
+    file_.seekg(static_cast<std::streamoff>(at));
+    return static_cast<bool>(file_.read(out, static_cast<std::streamsize>(n)));
+  }
+
+ private:
+  std::istream& file_;
+  std::uintmax_t file_bytes_;
+};
+
+/// The inflated content of the compressed element whose zlib stream is the `compressed_bytes` bytes
+/// at `start` in `file`. A stream that is corrupt or stops before its end is a failure: matio would
+/// read the garbage or the part before it.
+class InflatedBytes final : public ElementBytes {
+ public:
+  InflatedBytes(std::istream& file, std::uintmax_t start, std::uintmax_t compressed_bytes)
+      : file_(file), next_input_(start), input_left_(compressed_bytes) {
+    if (inflateInit(&z_) != Z_OK) state_ = State::kFailed, failure_ = "zlib cannot start";
+  }
+  ~InflatedBytes() override { inflateEnd(&z_); }
+  InflatedBytes(const InflatedBytes&) = delete;
+  InflatedBytes& operator=(const InflatedBytes&) = delete;
+
+  bool read(std::uintmax_t at, char* out, std::size_t n) override {
+    if (at < position_) throw std::logic_error("InflatedBytes::read: going back");
+    while (position_ < at)
+      if (!produce(scratch_.data(), std::min<std::uintmax_t>(at - position_, scratch_.size())))
+        return false;
+    if (out != nullptr) return produce(out, n);
+    while (n > 0) {
+      const std::size_t chunk = std::min(n, scratch_.size());
+      if (!produce(scratch_.data(), chunk)) return false;
+      n -= chunk;
+    }
+    return true;
+  }
+  std::string failure() const override { return failure_; }
+  /// Inflates the rest of the stream: true when it ends cleanly.
+  bool drain() {
+    while (produce(scratch_.data(), scratch_.size())) {
+    }
+    return state_ == State::kEnded;
+  }
+
+ private:
+  enum class State { kInflating, kEnded, kFailed };
+
+  /// Inflates exactly n bytes (n <= 64 KiB) into `out`; false when the stream ends or fails first.
+  bool produce(char* out, std::size_t n) {
+    z_.next_out = reinterpret_cast<Bytef*>(out);
+    z_.avail_out = static_cast<uInt>(n);
+    while (z_.avail_out > 0 && state_ == State::kInflating) {
+      if (z_.avail_in == 0) {
+        if (input_left_ == 0) {
+          state_ = State::kFailed, failure_ = "its zlib stream is cut off before its end";
+          break;
+        }
+        const std::size_t chunk = static_cast<std::size_t>(std::min<std::uintmax_t>(input_left_, input_.size()));
+        file_.clear();
+        file_.seekg(static_cast<std::streamoff>(next_input_));
+        if (!file_.read(input_.data(), static_cast<std::streamsize>(chunk))) {
+          state_ = State::kFailed, failure_ = "its zlib stream runs past the end of the file";
+          break;
+        }
+        next_input_ += chunk;
+        input_left_ -= chunk;
+        z_.next_in = reinterpret_cast<Bytef*>(input_.data());
+        z_.avail_in = static_cast<uInt>(chunk);
+      }
+      const int status = inflate(&z_, Z_NO_FLUSH);
+      if (status == Z_STREAM_END) {
+        state_ = State::kEnded;
+      } else if (status != Z_OK && !(status == Z_BUF_ERROR && z_.avail_in == 0)) {
+        state_ = State::kFailed;
+        failure_ = std::string("its zlib stream is corrupt (") + (z_.msg ? z_.msg : "error") + ")";
+      }
+    }
+    position_ += n - z_.avail_out;
+    return z_.avail_out == 0;
+  }
+
+  std::istream& file_;
+  std::uintmax_t next_input_, input_left_;
+  std::uintmax_t position_ = 0;  // inflated bytes produced so far
+  z_stream z_{};
+  State state_ = State::kInflating;
+  std::string failure_;
+  std::array<char, 1 << 16> input_{}, scratch_{};
+};
+
 /// MAT v5: matio allocates what a tag claims (a dims or name tag claiming 4 GiB: an 8 GiB or
-/// 4 GiB malloc; dims of 3 x 2^31 with 6 bytes of data: 17 GB; found by tools/fuzz.sh), so every
-/// element must fit in the file, every subelement of a matrix (recursively, for cells and
-/// structs) in its matrix, and a matrix may not claim more elements than it has bytes.
-/// Compressed elements are inflated up to their first MiB and checked the same way, their
-/// decompressed size bounded by deflate's largest ratio (1032:1).
-void check_mat5_sizes(const fs::path& path, std::ifstream& file, std::uintmax_t file_bytes,
+/// 4 GiB malloc; dims of 3 x 2^31 with 6 bytes of data: 17 GB; found by tools/fuzz.sh), so before
+/// matio sees the file every element is walked as matio will read it: each must fit in the file
+/// (or in its compressed element's inflated stream), every subelement of a matrix (recursively,
+/// for cells and structs) in its matrix, and a matrix may not claim more elements than it has
+/// bytes. A compressed element is inflated in full, in one pass through a fixed buffer, and must
+/// be a clean zlib stream.
+void check_mat5_sizes(const fs::path& path, std::istream& file, std::uintmax_t file_bytes,
                       bool big_endian) {
   const auto word = [&](const char* bytes) {
     std::uint32_t value;
@@ -85,7 +197,10 @@ void check_mat5_sizes(const fs::path& path, std::ifstream& file, std::uintmax_t 
     return big_endian ? __builtin_bswap32(value) : value;
   };
   constexpr std::uint32_t kMiMatrix = 14, kMiCompressed = 15;
+  constexpr std::uint32_t kMiInt8 = 1, kMiInt32 = 5, kMiUint32 = 6;
+  constexpr std::uint32_t kCellClass = 1, kStructClass = 2, kObjectClass = 3, kSparseClass = 5;
   constexpr int kMaxDepth = 16;
+  constexpr std::uintmax_t kUnknownEnd = UINTMAX_MAX;  // a compressed element's inflated length
   char version[2];
   file.clear();
   file.seekg(124);
@@ -103,22 +218,31 @@ void check_mat5_sizes(const fs::path& path, std::ifstream& file, std::uintmax_t 
                        return std::string(hex);
                      }() + " (expected 0100 or 0200)");
   std::string where;  // "" for the file itself, else which compressed element is being walked
-  const auto refuse = [&](const char* what, std::uintmax_t offset, const std::string& detail) {
+  const auto refuse = [&](const std::string& what, std::uintmax_t offset, const std::string& detail) {
     return InputError(path.string() + ": not a MAT file that matio can read: " + where + "the " + what +
                       " at byte " + std::to_string(offset) + " " + detail);
   };
-  // Walks the elements of `in` in [offset, end); returns false where it cannot see further (matio
-  // then decides).
-  const auto walk = [&](auto& self, std::istream& in, std::uintmax_t offset, std::uintmax_t end,
-                        int depth) -> bool {
-    const auto read_at = [&](std::uintmax_t at, char* out, std::size_t n) {
-      in.clear();
-      in.seekg(static_cast<std::streamoff>(at));
-      return static_cast<bool>(in.read(out, static_cast<std::streamsize>(n)));
-    };
+  // Reads n bytes at `at` of the element at `offset`, refusing the file where they are missing.
+  const auto need = [&](ElementBytes& in, std::uintmax_t at, char* out, std::size_t n, const char* what,
+                        std::uintmax_t offset) {
+    if (in.read(at, out, n)) return;
+    const std::string failure = in.failure();
+    throw refuse(what, offset,
+                 failure.empty() ? "is cut off: the data end before byte " + std::to_string(at + n)
+                                 : "is cut off: " + failure);
+  };
+  // Walks the elements in [offset, end) of `in`, as a matrix's subelements when depth > 0.
+  const auto walk = [&](auto& self, ElementBytes& in, std::uintmax_t offset, std::uintmax_t end,
+                        int depth) -> std::uintmax_t {
+    const std::string container = depth == 0 ? "the file" : "its matrix";
+    std::uintmax_t matrices = 0;  // miMATRIX elements at this level (a cell's cells, a struct's fields)
     while (end - offset >= 8) {
       char tag[8];
-      if (!read_at(offset, tag, sizeof tag)) return false;
+      if (end == kUnknownEnd) {
+        if (!in.read(offset, tag, sizeof tag)) return matrices;  // the stream ended (drain() judges)
+      } else {
+        need(in, offset, tag, sizeof tag, "element", offset);
+      }
       const std::uint32_t first = word(tag);
       if ((first >> 16) != 0) {  // small data element: at most 4 bytes of data inside the tag
         if ((first >> 16) > 4)
@@ -128,72 +252,127 @@ void check_mat5_sizes(const fs::path& path, std::ifstream& file, std::uintmax_t 
         continue;
       }
       const std::uint32_t type = first, bytes = word(tag + 4);
-      if (bytes > end - offset - 8)
+      if (end != kUnknownEnd && bytes > end - offset - 8)
         throw refuse("element", offset,
                      "claims " + std::to_string(bytes) + " bytes, more than the " +
-                         std::to_string(end - offset - 8) + " left in " +
-                         (depth == 0 ? "the file" : where.empty() || depth > 1 ? "its matrix" : "it"));
-      if (type == kMiMatrix && depth < kMaxDepth) {
-        // matio allocates dims-product elements before reading the data: each must have at least
-        // one byte (sparse arrays, class 5, store only their nonzeros: left to matio).
-        // A matrix holds at least its flags and dims (24 bytes); only an empty cell or struct
-        // field may be a 0-byte matrix. matio reads the header whatever the size claims.
-        if (bytes == 0 && depth > 0) {
-          offset += 8;
-          continue;
-        }
-        if (bytes < 24)
+                         std::to_string(end - offset - 8) + " left in " + container);
+      const std::uintmax_t element_end = offset + 8 + bytes;
+      if (type == kMiMatrix) ++matrices;
+      if (type == kMiMatrix && depth < kMaxDepth && !(bytes == 0 && depth > 0)) {
+        // matio reads a matrix's parts by position, not by their tags (flags, then dims, then the
+        // name, then the class's own parts), so each part must have exactly the layout MATLAB
+        // writes, or matio and this walk would read different bytes. Only an empty cell or struct
+        // field may be a 0-byte matrix (skipped above).
+        if (bytes < 40)
           throw refuse("matrix", offset, "claims " + std::to_string(bytes) +
-                                             " bytes, too few for its flags and dimensions (24)");
-        char head[24];
-        if (!read_at(offset + 8, head, sizeof head)) return false;
-        const std::uint32_t array_class = word(head + 8) & 0xFF, dims_first = word(head + 16);
-        const bool small_dims = (dims_first >> 16) != 0;
-        const std::uint32_t dims_bytes = small_dims ? dims_first >> 16 : word(head + 20);
-        if (array_class != 5 && dims_bytes <= bytes - 24) {
-          std::uintmax_t elements = 1;
-          for (std::uint32_t k = 0; k + 4 <= dims_bytes; k += 4) {
-            char dim[4];
-            if (!read_at(offset + 8 + (small_dims ? 20 : 24) + k, dim, 4)) return false;
-            if (__builtin_mul_overflow(elements, std::uintmax_t{word(dim)}, &elements))
-              elements = UINTMAX_MAX;
+                                             " bytes, too few for its flags, dimensions and name (40)");
+        char head[24];  // flags tag, flags (class in the low byte; nzmax), dims tag
+        need(in, offset + 8, head, sizeof head, "matrix", offset);
+        if (word(head) != kMiUint32 || word(head + 4) != 8)
+          throw refuse("matrix", offset, "has array flags that are not 8 bytes of miUINT32");
+        const std::uint32_t array_class = word(head + 8) & 0xFF, nonzeros = word(head + 12);
+        const std::uintmax_t dims_at = offset + 24;
+        const std::uint32_t dims_first = word(head + 16), dims_bytes = word(head + 20);
+        if ((dims_first >> 16) > 4)
+          throw refuse("element", dims_at, "is a small data element of " + std::to_string(dims_first >> 16) +
+                                               " bytes (at most 4 fit)");
+        if (dims_first != kMiInt32)
+          throw refuse("matrix", offset, "has dimensions that are not an miINT32 element");
+        if (dims_bytes > bytes - 24)
+          throw refuse("element", dims_at, "claims " + std::to_string(dims_bytes) + " bytes, more than the " +
+                                               std::to_string(bytes - 24) + " left in its matrix");
+        if (dims_bytes < 8 || dims_bytes % 4 != 0)
+          throw refuse("matrix", offset, "has " + std::to_string(dims_bytes) +
+                                             " bytes of dimensions (at least 2, of 4 bytes each)");
+        // matio allocates dims-product elements (cells, fields) before reading them: each must
+        // have at least one byte.
+        std::uintmax_t elements = 1;
+        for (std::uint32_t k = 0; k < dims_bytes; k += 4) {
+          char dim[4];
+          need(in, dims_at + 8 + k, dim, 4, "matrix", offset);
+          if (__builtin_mul_overflow(elements, std::uintmax_t{word(dim)}, &elements)) elements = UINTMAX_MAX;
+        }
+        if (elements > bytes)
+          throw refuse("matrix", offset, "claims " + std::to_string(elements) + " elements in " +
+                                             std::to_string(bytes) + " bytes");
+        if (array_class == kSparseClass && nonzeros > bytes)
+          throw refuse("matrix", offset, "claims " + std::to_string(nonzeros) + " nonzeros in " +
+                                             std::to_string(bytes) + " bytes");
+        // The name: miINT8, in the small format (at most 4 characters) or a padded element.
+        std::uintmax_t at = dims_at + 8 + dims_bytes + (dims_bytes % 8);
+        const auto fits = [&](std::uintmax_t n) { return at <= element_end && element_end - at >= n; };
+        const auto int8_element = [&](const char* what) {
+          if (!fits(8)) throw refuse(what, at, "does not fit in its matrix");
+          char name_tag[8];
+          need(in, at, name_tag, sizeof name_tag, what, at);
+          const std::uint32_t first = word(name_tag);
+          if ((first >> 16) != 0) {
+            if ((first & 0xFFFF) != kMiInt8 || (first >> 16) > 4)
+              throw refuse(what, at, "is not a small miINT8 element of at most 4 bytes");
+            at += 8;
+            return std::uintmax_t{first >> 16};
           }
-          if (elements > bytes)
-            throw refuse("matrix", offset, "claims " + std::to_string(elements) + " elements in " +
+          const std::uint32_t length = word(name_tag + 4);
+          if (first != kMiInt8)
+            throw refuse(what, at, "is an element of type " + std::to_string(first) + ", not miINT8");
+          if (length > element_end - at - 8)
+            throw refuse(what, at, "claims " + std::to_string(length) + " bytes, more than the " +
+                                       std::to_string(element_end - at - 8) + " left in its matrix");
+          need(in, at + 8, nullptr, length, what, at);
+          at += 8 + length + (length % 8 ? 8 - length % 8 : 0);
+          return std::uintmax_t{length};
+        };
+        int8_element("name");
+        // A struct (and an object, after its class name) lists its field names: an miINT32 small
+        // element with the padded name length L, then L bytes per field. matio makes
+        // elements x fields matrices and reads that many.
+        std::uintmax_t expected_matrices = array_class == kCellClass ? elements : 0;
+        if (array_class == kStructClass || array_class == kObjectClass) {
+          if (array_class == kObjectClass) int8_element("class name");
+          if (!fits(8)) throw refuse("field name length", at, "does not fit in its matrix");
+          char length_tag[8];
+          need(in, at, length_tag, sizeof length_tag, "field name length", at);
+          const std::uint32_t name_length = word(length_tag + 4);
+          if (word(length_tag) != (kMiInt32 | 4u << 16) || name_length == 0)
+            throw refuse("field name length", at, "is not a small miINT32 element above 0");
+          at += 8;
+          const std::uintmax_t names_bytes = int8_element("field names");
+          if (names_bytes % name_length != 0)
+            throw refuse("field names", at, "are not a whole number of " + std::to_string(name_length) +
+                                                "-byte names");
+          if (__builtin_mul_overflow(elements, names_bytes / name_length, &expected_matrices) ||
+              expected_matrices > bytes)
+            throw refuse("matrix", offset, "claims " + std::to_string(elements) + " elements of " +
+                                               std::to_string(names_bytes / name_length) + " fields in " +
                                                std::to_string(bytes) + " bytes");
         }
-        if (!self(self, in, offset + 8, offset + 8 + bytes, depth + 1)) return false;
-      }
-      if (type == kMiCompressed && depth == 0) {
-        // Inflate the start of the element and walk that.
-        constexpr std::size_t kWindow = std::size_t{1} << 20;
-        std::string compressed(std::min<std::uintmax_t>(bytes, kWindow), '\0');
-        if (!read_at(offset + 8, compressed.data(), compressed.size())) return false;
-        std::string inflated(kWindow, '\0');
-        z_stream z{};
-        if (inflateInit(&z) != Z_OK) return false;
-        z.next_in = reinterpret_cast<Bytef*>(compressed.data());
-        z.avail_in = static_cast<uInt>(compressed.size());
-        z.next_out = reinterpret_cast<Bytef*>(inflated.data());
-        z.avail_out = static_cast<uInt>(inflated.size());
-        const int status = inflate(&z, Z_SYNC_FLUSH);
-        inflated.resize(z.total_out);
-        inflateEnd(&z);
-        // On a zlib error the prefix inflated so far is still what matio will read: walk it too.
-        std::istringstream element(inflated);
-        const std::uintmax_t inner_end =
-            status == Z_STREAM_END ? inflated.size() : std::uintmax_t{bytes} * 1032 + 64;
+        const std::uintmax_t parts = self(self, in, std::min(at, element_end), element_end, depth + 1);
+        need(in, element_end, nullptr, 0, "matrix", offset);  // its last (< 8) bytes too
+        if ((array_class == kCellClass || array_class == kStructClass || array_class == kObjectClass) &&
+            parts != expected_matrices)
+          throw refuse("matrix", offset, "holds " + std::to_string(parts) + " matrices where its " +
+                                             (array_class == kCellClass ? "cells" : "fields") + " need " +
+                                             std::to_string(expected_matrices));
+      } else if (type == kMiCompressed && depth == 0) {
+        InflatedBytes inflated(file, offset + 8, bytes);
         where = "the compressed element at byte " + std::to_string(offset) + ": ";
-        self(self, element, 0, inner_end, 1);
+        self(self, inflated, 0, kUnknownEnd, 1);
+        if (!inflated.drain()) {
+          where.clear();
+          throw refuse("compressed element", offset, "is not a clean zlib stream: " + inflated.failure());
+        }
         where.clear();
+      } else {
+        need(in, offset + 8, nullptr, bytes, "element", offset);  // its bytes must all be there
       }
       // Elements are padded to 8 bytes, except compressed ones.
       const std::uintmax_t padding = type != kMiCompressed && bytes % 8 != 0 ? 8 - bytes % 8 : 0;
-      offset += 8 + bytes + std::min<std::uintmax_t>(padding, end - offset - 8 - bytes);
+      offset = element_end + std::min<std::uintmax_t>(padding, end - element_end);
     }
-    return true;
+    return matrices;
   };
-  walk(walk, file, 128, file_bytes, 0);
+  FileBytes whole_file(file, file_bytes);
+  walk(walk, whole_file, 128, file_bytes, 0);
 }
 
 /// matio trusts the sizes in a MAT v4 header and allocates what they claim (an 80-byte file could
@@ -218,12 +397,19 @@ void check_mat4_sizes(const fs::path& path) {
     in.clear();
     in.seekg(static_cast<std::streamoff>(offset));
     if (!in.read(reinterpret_cast<char*>(h), sizeof h)) return;
-    if (h[0] > 4999) {  // the M digit says big-endian: the header too is big-endian
+    // The type word MOPT as matio decodes it: read natively, byte-swapped when outside 0..4052,
+    // then its M digit alone (0 little-endian, 1 big-endian) says how the other four words are
+    // stored, whatever the type word needed (fuzz finding: a swapped type word with M = 0 and a
+    // native name length of 2^28 + 2^25).
+    std::int32_t mopt;
+    std::memcpy(&mopt, &h[0], 4);
+    if (mopt < 0 || mopt > 4052) mopt = static_cast<std::int32_t>(__builtin_bswap32(h[0]));
+    if (mopt < 0 || mopt > 4052) return;  // matio refuses it
+    const int machine = mopt / 1000, zero = (mopt / 100) % 10, precision = (mopt / 10) % 10;
+    if (machine > 1 || zero != 0 || precision > 5 || mopt % 10 > 2) return;  // likewise
+    if ((machine == 1) != (std::endian::native == std::endian::big))
       for (std::uint32_t& word : h) word = __builtin_bswap32(word);
-      if (h[0] > 4999) return;
-    }
-    const std::uint32_t precision = (h[0] / 10) % 10;
-    if (precision > 5) return;
+    h[0] = static_cast<std::uint32_t>(mopt);
     // A sparse matrix (T digit 2) is stored as its (nonzeros + 1) x 3 (or x 4, complex) triplets;
     // matio sizes its buffers from mrows alone.
     if (h[0] % 10 == 2 && h[2] != 3 && h[2] != 4)
@@ -234,6 +420,10 @@ void check_mat4_sizes(const fs::path& path) {
       throw InputError(path.string() + ": not a MAT file that matio can read: a MAT v4 header at byte " +
                        std::to_string(offset) + " has a negative size");
     const std::uintmax_t left = file_bytes - offset - 20;  // after this header
+    if (h[4] > left)  // matio mallocs the name's length before reading it
+      throw InputError(path.string() + ": not a MAT file that matio can read: a MAT v4 header at byte " +
+                       std::to_string(offset) + " claims a name of " + std::to_string(h[4]) +
+                       " bytes, more than the " + std::to_string(left) + " left in the file");
     std::uintmax_t data_bytes = kElementBytes[precision] * (h[3] != 0 ? 2 : 1);
     if (__builtin_mul_overflow(data_bytes, std::uintmax_t{h[1]}, &data_bytes) ||
         __builtin_mul_overflow(data_bytes, std::uintmax_t{h[2]}, &data_bytes) || h[4] > left ||

@@ -3,8 +3,13 @@
 // own checks (tests/fuzz/fuzz_checks*.hpp), so a crash once found stays fixed.
 #include <gtest/gtest.h>
 #include <unistd.h>
+#include <zlib.h>
 
 #include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <random>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -178,6 +183,148 @@ TEST(IoHostile, MatV4HeaderClaimingMoreThanTheFileHoldsIsRefusedBeforeMatioAlloc
   }
   const usrecon::io::MatArray array = usrecon::io::read_mat(path, "rf");
   EXPECT_EQ(array.values, (std::vector<double>{1.5, -2.0}));
+  // An empty matrix of 0 x 2^30: no data to read, but matio still sizes buffers from the columns.
+  const std::int32_t empty[5] = {0, 0, 1 << 30, 0, 3};
+  {
+    std::ofstream out(path, std::ios::binary | std::ios::trunc);
+    out.write(reinterpret_cast<const char*>(empty), sizeof empty);
+    out.write("rf\0", 3);
+  }
+  expect_mat_refused(path, "a MAT v4 header at byte 0 claims 0 x 1073741824 values");
+  fs::remove(path);
+}
+
+/// MAT v5 bytes, little-endian, built by hand so that a test can say exactly what each tag claims.
+struct Mat5Bytes {
+  std::string bytes;
+  void u32(std::uint32_t v) { bytes.append(reinterpret_cast<const char*>(&v), 4); }
+  void pad() { bytes.append((8 - bytes.size() % 8) % 8, '\0'); }
+  /// A tag and its data, padded to 8 bytes.
+  void element(std::uint32_t type, const std::string& data) {
+    u32(type), u32(static_cast<std::uint32_t>(data.size()));
+    bytes += data;
+    pad();
+  }
+};
+
+/// A miMATRIX of class double (6) with the given dims, empty name, and `data_bytes` bytes of data
+/// after a miDOUBLE tag (which claims `data_bytes` too).
+std::string mat5_double_matrix(const std::vector<std::uint32_t>& dims, const std::string& data) {
+  Mat5Bytes m;
+  m.element(6, std::string("\x06\0\0\0\0\0\0\0", 8));  // flags: miUINT32, class double
+  std::string d;
+  for (std::uint32_t v : dims) d.append(reinterpret_cast<const char*>(&v), 4);
+  m.element(5, d);            // dims: miINT32
+  m.element(1, "");           // name: miINT8, empty (a cell's element)
+  m.element(9, data);         // data: miDOUBLE
+  Mat5Bytes out;
+  out.element(14, m.bytes);
+  return out.bytes;
+}
+
+/// A 1 x 2 cell named "c" holding two matrices.
+std::string mat5_cell(const std::string& first, const std::string& second) {
+  Mat5Bytes m;
+  m.element(6, std::string("\x01\0\0\0\0\0\0\0", 8));  // class cell
+  m.element(5, std::string("\x01\0\0\0\x02\0\0\0", 8));
+  m.element(1, "c");
+  m.bytes += first + second;
+  Mat5Bytes out;
+  out.element(14, m.bytes);
+  return out.bytes;
+}
+
+/// A MAT v5 file whose one variable is `element`, inside a compressed element (zlib).
+std::string mat5_file_compressed(const std::string& element) {
+  std::string header(128, ' ');
+  std::memcpy(header.data(), "MATLAB 5.0 MAT-file, usrecon test", 33);
+  std::memcpy(header.data() + 116, "\0\0\0\0\0\0\0\0\0\x01IM", 12);
+  uLongf length = compressBound(element.size());
+  std::string z(length, '\0');
+  EXPECT_EQ(compress(reinterpret_cast<Bytef*>(z.data()), &length,
+                     reinterpret_cast<const Bytef*>(element.data()), element.size()),
+            Z_OK);
+  z.resize(length);
+  Mat5Bytes body;
+  body.u32(15), body.u32(static_cast<std::uint32_t>(z.size()));
+  return header + body.bytes + z;
+}
+
+std::string random_doubles(std::size_t n) {
+  std::mt19937_64 rng(7);
+  std::string data(n * 8, '\0');
+  for (std::size_t k = 0; k < n; ++k) {
+    const double v = std::uniform_real_distribution<double>(-1, 1)(rng);
+    std::memcpy(data.data() + 8 * k, &v, 8);
+  }
+  return data;
+}
+
+void write_bytes(const fs::path& path, const std::string& bytes) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+}
+
+TEST(IoHostile, MatCompressedElementsAreWalkedInFull) {
+  const fs::path path = fs::temp_directory_path() / ("usrecon-iohostile-z-" + std::to_string(::getpid()) + ".mat");
+  // 2 MiB of doubles in the first cell, then a second cell claiming 2^40 elements in 48 bytes: the
+  // bad claim lies 2 MiB into the inflated stream, beyond any fixed inflate window.
+  constexpr std::uint32_t kValues = 1 << 18;
+  const std::string big = mat5_double_matrix({1, kValues}, random_doubles(kValues));
+  write_bytes(path, mat5_file_compressed(mat5_cell(big, mat5_double_matrix({1 << 20, 1 << 20}, std::string(8, '\0')))));
+  expect_mat_refused(path, "the compressed element at byte 128: the matrix at byte " +
+                               std::to_string(8 + 48 + big.size()) + " claims 1099511627776 elements in 56 bytes");
+  // The same cell with an honest second matrix is accepted and matio lists it.
+  write_bytes(path, mat5_file_compressed(mat5_cell(big, mat5_double_matrix({1, 1}, std::string(8, '\0')))));
+  const std::vector<usrecon::io::MatVariableInfo> variables = usrecon::io::list_mat_variables(path);
+  ASSERT_EQ(variables.size(), 1u);
+  EXPECT_EQ(variables[0].name, "c");
+  EXPECT_EQ(variables[0].matlab_class, "cell");
+  EXPECT_EQ(variables[0].dims, (std::vector<std::size_t>{1, 2}));
+  fs::remove(path);
+}
+
+TEST(IoHostile, MatCompressedStreamsThatAreCutOffOrCorruptAreRefused) {
+  const fs::path path = fs::temp_directory_path() / ("usrecon-iohostile-zc-" + std::to_string(::getpid()) + ".mat");
+  // A real variable written by matio, 4096 doubles, compressed.
+  usrecon::io::MatArray array;
+  array.name = "rf";
+  array.dims = {64, 64};
+  for (int k = 0; k < 64 * 64; ++k) array.values.push_back(std::sin(0.01 * k * k));
+  usrecon::io::write_mat(path, {array});
+  std::string good;
+  {
+    std::ifstream in(path, std::ios::binary);
+    good.assign(std::istreambuf_iterator<char>(in), {});
+  }
+  ASSERT_EQ(good[128], 15) << "write_mat should compress";
+  std::uint32_t compressed_bytes;
+  std::memcpy(&compressed_bytes, good.data() + 132, 4);
+  ASSERT_EQ(good.size(), 136 + compressed_bytes);
+  EXPECT_EQ(usrecon::io::read_mat(path, "rf").values, array.values);
+
+  // The element and the file cut to half of the stream: the tag tells the truth, the stream stops.
+  std::string cut = good.substr(0, 136 + compressed_bytes / 2);
+  const std::uint32_t half = compressed_bytes / 2;
+  std::memcpy(cut.data() + 132, &half, 4);
+  write_bytes(path, cut);
+  // (Byte 48 of the inflated stream is the tag of the matrix's data, 32 KiB of doubles.)
+  expect_mat_refused(path, "the compressed element at byte 128: the element at byte 48 is cut off: its zlib "
+                           "stream is cut off before its end");
+  expect_mat_refused(path, "the compressed element at byte 128: the element at byte 48 is cut off",
+                     [](const fs::path& p) { (void)usrecon::io::read_mat(p, "rf"); });
+
+  // Garbage in the middle of the stream: zlib says it is corrupt (a bad code, or the checksum).
+  std::string corrupt = good;
+  for (std::size_t k = 136 + compressed_bytes / 2; k < 136 + compressed_bytes / 2 + 16; ++k) corrupt[k] ^= 0x5A;
+  write_bytes(path, corrupt);
+  expect_mat_refused(path, "the compressed element at byte 128: ");
+  try {
+    (void)usrecon::io::list_mat_variables(path);
+    ADD_FAILURE() << "corrupt stream accepted";
+  } catch (const usrecon::io::InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("zlib stream is corrupt"), std::string::npos) << e.what();
+  }
   fs::remove(path);
 }
 
@@ -187,7 +334,8 @@ TEST(IoHostile, MatSizeFieldsLargerThanTheFileAreRefusedBeforeMatioAllocates) {
   expect_mat_refused(regressions / "v5_dims_tag_claims_2pow30_dims",
                      "the element at byte 152 claims 4294901768 bytes, more than the 40 left in its matrix");
   // A name tag claiming 4 GiB inside a matrix (matio malloc'ed and memset 600 MB for 200 bytes).
-  expect_mat_refused(regressions / "v5_name_tag_claims_4gib", "the element at byte 168 claims 4294836227 bytes");
+  expect_mat_refused(regressions / "v5_name_tag_claims_4gib",
+                     "the name at byte 168 claims 4294836227 bytes, more than the 24 left in its matrix");
   // Dims 3 x 2936012801 with 6 bytes of data: matio malloc'ed 17.6 GB before reading them.
   expect_mat_refused(regressions / "v5_dims_product_exceeds_data",
                      "the matrix at byte 128 claims 8808038403 elements in 64 bytes");
@@ -198,16 +346,34 @@ TEST(IoHostile, MatSizeFieldsLargerThanTheFileAreRefusedBeforeMatioAllocates) {
   expect_mat_refused(regressions / "v5_header_version_4100", "header version 0x4100 (expected 0100 or 0200)");
   // A top-level matrix of 0 bytes followed by garbage (matio malloc'ed 512 MiB for 160 bytes).
   expect_mat_refused(regressions / "v5_zero_byte_top_level_matrix",
-                     "the matrix at byte 128 claims 0 bytes, too few for its flags and dimensions");
-  // A "small" element claiming 254 bytes (matio malloc'ed 805 MB for 200 bytes).
+                     "the matrix at byte 128 claims 0 bytes, too few for its flags, dimensions and name (40)");
+  // "Small" elements claiming 254 (flags) and 50207 (dims) bytes: matio malloc'ed 805 MB for 200
+  // bytes. matio reads a matrix's parts by position, so every part must have MATLAB's layout.
   expect_mat_refused(regressions / "v5_small_element_too_big",
-                     "the element at byte 144 is a small data element of 254 bytes");
+                     "the matrix at byte 128 has array flags that are not 8 bytes of miUINT32");
   // A compressed element whose zlib stream breaks after a bad small element (matio calloc'ed 400 MB).
   expect_mat_refused(regressions / "v5_compressed_stream_error_after_bad_element",
                      "the compressed element at byte 128: the element at byte 24 is a small data element");
-  // A big-endian v4 matrix of 0 x 1095322998 (matio malloc'ed 1.7 GB for 36 bytes).
+  // A compressed element whose zlib stream breaks 33 bytes in, after flags of 12 bytes and a dims
+  // tag that is a "small" element of 3072 bytes (matio calloc'ed 384 MiB for 183 bytes). The walk
+  // used to inflate only the start of a compressed element and leave what it could not see to
+  // matio; it now reads each compressed element in full, and each matrix part by MATLAB's layout.
+  expect_mat_refused(regressions / "v5_compressed_element_matio_allocates",
+                     "the compressed element at byte 128: the matrix at byte 0 has array flags that are not 8 bytes");
+  // Dims whose tag is not miINT32: matio then reads no dims and takes the next tag for the name,
+  // 2^31 bytes long (a 2 GiB malloc for 200 bytes).
+  expect_mat_refused(regressions / "v5_dims_not_int32_name_claims_2gib",
+                     "the matrix at byte 128 has dimensions that are not an miINT32 element");
+  // matio malloc'ed 1.7 GB for these 36 bytes. Its type word 0x0A000000 is byte-swapped to 10,
+  // whose M digit 0 says little-endian, so matio reads the other words unswapped: 0 x 1984776513
+  // and a name of 2^28 bytes. (The first version of the check swapped them all and refused the
+  // "0 x 1095322998" that matio never sees.)
   expect_mat_refused(regressions / "v4_empty_matrix_with_huge_column_count",
-                     "a MAT v4 header at byte 0 claims 0 x 1095322998 values");
+                     "a MAT v4 header at byte 0 claims a name of 268435456 bytes, more than the 16 left");
+  // The same confusion the other way round, found by the fuzzer once the walk was fixed for v5:
+  // a swapped type word 1 and a native name length of 2^28 + 2^25 (matio malloc'ed 587 MB).
+  expect_mat_refused(regressions / "v4_type_word_swapped_but_little_endian",
+                     "a MAT v4 header at byte 0 claims a name of 318767104 bytes, more than the 19 left");
   // A sparse v4 matrix of 285212674 x 0: matio sized its buffers from the rows alone (1.1 GB).
   expect_mat_refused(regressions / "v4_sparse_without_triplet_columns",
                      "the sparse MAT v4 matrix at byte 0 has 0 columns, not 3 or 4");
