@@ -14,6 +14,8 @@
 #include <fstream>
 #include <memory>
 #include <stdexcept>
+#include <string_view>
+#include <utility>
 
 #include "usrecon/io/file.hpp"
 
@@ -233,17 +235,19 @@ void check_mat5_sizes(const fs::path& path, std::istream& file, std::uintmax_t f
   };
   // Walks the elements in [offset, end) of `in`, as a matrix's subelements when depth > 0.
   const auto walk = [&](auto& self, ElementBytes& in, std::uintmax_t offset, std::uintmax_t end,
-                        int depth) -> std::uintmax_t {
+                        int depth) -> std::pair<std::uintmax_t, std::uintmax_t> {
     const std::string container = depth == 0 ? "the file" : "its matrix";
     std::uintmax_t matrices = 0;  // miMATRIX elements at this level (a cell's cells, a struct's fields)
+    std::uintmax_t elements_seen = 0;  // all elements at this level
     while (end - offset >= 8) {
       char tag[8];
       if (end == kUnknownEnd) {
-        if (!in.read(offset, tag, sizeof tag)) return matrices;  // the stream ended (drain() judges)
+        if (!in.read(offset, tag, sizeof tag)) return {matrices, elements_seen};  // drain() judges the end
       } else {
         need(in, offset, tag, sizeof tag, "element", offset);
       }
       const std::uint32_t first = word(tag);
+      ++elements_seen;
       if ((first >> 16) != 0) {  // small data element: at most 4 bytes of data inside the tag
         if ((first >> 16) > 4)
           throw refuse("element", offset, "is a small data element of " + std::to_string(first >> 16) +
@@ -271,6 +275,7 @@ void check_mat5_sizes(const fs::path& path, std::istream& file, std::uintmax_t f
         if (word(head) != kMiUint32 || word(head + 4) != 8)
           throw refuse("matrix", offset, "has array flags that are not 8 bytes of miUINT32");
         const std::uint32_t array_class = word(head + 8) & 0xFF, nonzeros = word(head + 12);
+        const bool complex = (word(head + 8) & 0x0800) != 0;
         const std::uintmax_t dims_at = offset + 24;
         const std::uint32_t dims_first = word(head + 16), dims_bytes = word(head + 20);
         if ((dims_first >> 16) > 4)
@@ -286,10 +291,11 @@ void check_mat5_sizes(const fs::path& path, std::istream& file, std::uintmax_t f
                                              " bytes of dimensions (at least 2, of 4 bytes each)");
         // matio allocates dims-product elements (cells, fields) before reading them: each must
         // have at least one byte.
-        std::uintmax_t elements = 1;
+        std::uintmax_t elements = 1, columns = 0;
         for (std::uint32_t k = 0; k < dims_bytes; k += 4) {
           char dim[4];
           need(in, dims_at + 8 + k, dim, 4, "matrix", offset);
+          if (k == 4) columns = word(dim);
           if (__builtin_mul_overflow(elements, std::uintmax_t{word(dim)}, &elements)) elements = UINTMAX_MAX;
         }
         if (elements > bytes)
@@ -346,8 +352,38 @@ void check_mat5_sizes(const fs::path& path, std::istream& file, std::uintmax_t f
                                                std::to_string(names_bytes / name_length) + " fields in " +
                                                std::to_string(bytes) + " bytes");
         }
-        const std::uintmax_t parts = self(self, in, std::min(at, element_end), element_end, depth + 1);
+        // A sparse matrix (2-D) holds its row indices (nzmax), column starts (columns + 1), both
+        // miINT32, and then its real (and imaginary) values; matio reads all of them in turn and
+        // sizes buffers from what it finds, garbage included when a part is missing.
+        std::uintmax_t value_parts = 0;
+        if (array_class == kSparseClass) {
+          if (dims_bytes != 8)
+            throw refuse("matrix", offset, "is sparse with " + std::to_string(dims_bytes / 4) +
+                                               " dimensions (sparse arrays have 2)");
+          for (const char* part : {"row indices", "column starts"}) {
+            if (!fits(8)) throw refuse(part, at, "do not fit in their sparse matrix");
+            char part_tag[8];
+            need(in, at, part_tag, sizeof part_tag, part, at);
+            const std::uint32_t part_first = word(part_tag);
+            const bool small = (part_first >> 16) != 0;
+            const std::uint32_t part_type = small ? part_first & 0xFFFF : part_first;
+            const std::uint32_t part_bytes = small ? part_first >> 16 : word(part_tag + 4);
+            if (part_type != kMiInt32 || part_bytes % 4 != 0 || (small && part_bytes > 4) ||
+                (!small && part_bytes > element_end - at - 8))
+              throw refuse(part, at, "are not an miINT32 element within their sparse matrix");
+            if (part == std::string_view("column starts") && part_bytes != 4 * (columns + 1))
+              throw refuse(part, at, "hold " + std::to_string(part_bytes / 4) + " entries for " +
+                                         std::to_string(columns) + " columns (columns + 1 needed)");
+            if (!small) need(in, at + 8, nullptr, part_bytes, part, at);
+            at += small ? 8 : 8 + part_bytes + (part_bytes % 8 ? 8 - part_bytes % 8 : 0);
+          }
+          value_parts = complex ? 2 : 1;
+        }
+        const auto [parts, elements_in] = self(self, in, std::min(at, element_end), element_end, depth + 1);
         need(in, element_end, nullptr, 0, "matrix", offset);  // its last (< 8) bytes too
+        if (elements_in < value_parts)
+          throw refuse("matrix", offset, "is sparse but holds " + std::to_string(elements_in) +
+                                             " of its " + std::to_string(value_parts) + " value parts");
         if ((array_class == kCellClass || array_class == kStructClass || array_class == kObjectClass) &&
             parts != expected_matrices)
           throw refuse("matrix", offset, "holds " + std::to_string(parts) + " matrices where its " +
@@ -369,7 +405,7 @@ void check_mat5_sizes(const fs::path& path, std::istream& file, std::uintmax_t f
       const std::uintmax_t padding = type != kMiCompressed && bytes % 8 != 0 ? 8 - bytes % 8 : 0;
       offset = element_end + std::min<std::uintmax_t>(padding, end - element_end);
     }
-    return matrices;
+    return {matrices, elements_seen};
   };
   FileBytes whole_file(file, file_bytes);
   walk(walk, whole_file, 128, file_bytes, 0);
@@ -489,6 +525,17 @@ MatArray read_mat(const fs::path& path, const std::string& requested) {
   }
   MatFile m = open_mat(path);
   const std::size_t dot = name.find('.');
+  {
+    // The header first: a variable that cannot be read as channel data is refused before matio
+    // reads (and allocates for) its data.
+    MatVar info(Mat_VarReadInfo(m.get(), name.substr(0, dot).c_str()));
+    if (!info) throw InputError(path.string() + ": no variable '" + name.substr(0, dot) + "'");
+    const std::string what = path.string() + ": variable '" + name.substr(0, dot) + "'";
+    if (dot == std::string::npos && !numeric(info->class_type))
+      throw InputError(what + " is a " + class_name(info->class_type) + " array, not a numeric array");
+    if (dot == std::string::npos && info->isComplex)
+      throw InputError(what + " is complex; only real channel data are read");
+  }
   MatVar top(Mat_VarRead(m.get(), name.substr(0, dot).c_str()));
   if (!top) throw InputError(path.string() + ": no variable '" + name.substr(0, dot) + "'");
   const matvar_t* v = top.get();
