@@ -45,7 +45,7 @@ struct DasCpuBeamformer::Impl {
   float inv_c_fs = 0, t0_fs = 0, fnumber = 0, alpha = 0;
   int window = das::kRect;
   std::vector<float> ex;                      // element x
-  std::vector<float> cos_a, sin_a, x_first;   // plane wave, per transmit
+  std::vector<float> cos_a, sin_a, x_reference;   // plane wave, per transmit
   std::vector<int> tx_element;                // synthetic aperture, per transmit
 };
 
@@ -272,7 +272,7 @@ void beamform_tile(const Impl& c, const AnalyticData& d, int ix, int chunk, Scra
     if (acq.model == Model::PlaneWave) {
       for (int l = 0; l < padded; ++l)
         s.tx[l] = das::sample_position(
-            das::planewave_transmit_distance(x, s.zs[l], c.cos_a[t], c.sin_a[t], c.x_first[t]),
+            das::planewave_transmit_distance(x, s.zs[l], c.cos_a[t], c.sin_a[t], c.x_reference[t]),
             c.inv_c_fs, c.t0_fs);
     } else {
       const float* row = s.rx.data() + std::size_t(c.tx_element[t]) * kChunk;
@@ -330,7 +330,7 @@ DasCpuBeamformer::DasCpuBeamformer(const DasProblem& problem, int threads, DasCp
     for (double a : acq.angles) {
       c.cos_a.push_back(static_cast<float>(std::cos(a)));
       c.sin_a.push_back(static_cast<float>(std::sin(a)));
-      c.x_first.push_back(das::planewave_x_first(static_cast<float>(a), x_min, x_max));
+      c.x_reference.push_back(das::planewave_x_reference(static_cast<float>(a), x_min, x_max, acq.time_zero));
       steep = steep || !(std::cos(a) > 0.0);
     }
   } else {

@@ -33,7 +33,7 @@ Image das_reference(const AnalyticData& d, const DasProblem& p) {
           if (acq.model == Model::PlaneWave) {
             const double a = acq.angles[t];
             s = das::planewave_sample(x, z, ex[e], std::cos(a), std::sin(a),
-                                      das::planewave_x_first(a, ex.front(), ex.back()), inv_c_fs,
+                                      das::planewave_x_reference(a, ex.front(), ex.back(), acq.time_zero), inv_c_fs,
                                       t0_fs);
           } else {
             const int te = acq.tx_elements.empty() ? t : acq.tx_elements[t];

@@ -38,7 +38,7 @@ struct Params {
 
 __global__ void das_kernel(Params p, const float* __restrict__ I, const float* __restrict__ Q,
                            const float* __restrict__ cos_a, const float* __restrict__ sin_a,
-                           const float* __restrict__ x_first, const int* __restrict__ tx_element,
+                           const float* __restrict__ x_reference, const int* __restrict__ tx_element,
                            const float* __restrict__ ex, float2* __restrict__ out) {
   const int iz = blockIdx.x * blockDim.x + threadIdx.x;
   const int ix = blockIdx.y;
@@ -50,7 +50,7 @@ __global__ void das_kernel(Params p, const float* __restrict__ I, const float* _
   for (int t = 0; t < p.transmits; ++t) {
     float tx;
     if (p.model == 0) {
-      tx = das::sample_position(das::planewave_transmit_distance(x, z, cos_a[t], sin_a[t], x_first[t]),
+      tx = das::sample_position(das::planewave_transmit_distance(x, z, cos_a[t], sin_a[t], x_reference[t]),
                                 p.inv_c_fs, p.t0_fs);
     } else {
       tx = das::receive_distance(x, z, ex[tx_element[t]]) * p.inv_c_fs - p.t0_fs;
@@ -77,7 +77,7 @@ __global__ void das_kernel(Params p, const float* __restrict__ I, const float* _
 struct DasCudaBeamformer::Impl {
   DasProblem problem;
   Params params{};
-  DevicePtr<float> cos_a, sin_a, x_first, ex, i, q;
+  DevicePtr<float> cos_a, sin_a, x_reference, ex, i, q;
   DevicePtr<int> tx_element;
   DevicePtr<float2> out;
   std::size_t data_floats = 0;
@@ -123,19 +123,19 @@ DasCudaBeamformer::DasCudaBeamformer(const DasProblem& problem) : impl_(std::mak
   for (double a : acq.angles) {
     ca.push_back(static_cast<float>(std::cos(a)));
     sa.push_back(static_cast<float>(std::sin(a)));
-    xf.push_back(das::planewave_x_first(static_cast<float>(a), x_min, x_max));
+    xf.push_back(das::planewave_x_reference(static_cast<float>(a), x_min, x_max, acq.time_zero));
   }
   if (acq.model == Model::SyntheticAperture && te.empty())
     for (int e = 0; e < acq.probe.elements; ++e) te.push_back(e);
   c.cos_a = device_alloc<float>(ca.size());
   c.sin_a = device_alloc<float>(sa.size());
-  c.x_first = device_alloc<float>(xf.size());
+  c.x_reference = device_alloc<float>(xf.size());
   c.tx_element = device_alloc<int>(te.size());
   c.ex = device_alloc<float>(ex.size());
   USRECON_CUDA_CHECK(cudaMemcpy(c.ex.get(), ex.data(), ex.size() * sizeof(float), cudaMemcpyHostToDevice));
   USRECON_CUDA_CHECK(cudaMemcpy(c.cos_a.get(), ca.data(), ca.size() * sizeof(float), cudaMemcpyHostToDevice));
   USRECON_CUDA_CHECK(cudaMemcpy(c.sin_a.get(), sa.data(), sa.size() * sizeof(float), cudaMemcpyHostToDevice));
-  USRECON_CUDA_CHECK(cudaMemcpy(c.x_first.get(), xf.data(), xf.size() * sizeof(float), cudaMemcpyHostToDevice));
+  USRECON_CUDA_CHECK(cudaMemcpy(c.x_reference.get(), xf.data(), xf.size() * sizeof(float), cudaMemcpyHostToDevice));
   USRECON_CUDA_CHECK(cudaMemcpy(c.tx_element.get(), te.data(), te.size() * sizeof(int), cudaMemcpyHostToDevice));
   c.data_floats = std::size_t(p.stride) * p.elements * p.transmits;
   c.i = device_alloc<float>(c.data_floats);
@@ -166,7 +166,7 @@ void DasCudaBeamformer::beamform(const AnalyticData& data, std::complex<float>* 
   const dim3 grid((p.nz + kThreads - 1) / kThreads, p.nx);
   USRECON_CUDA_CHECK(cudaEventRecord(c.start));
   das_kernel<<<grid, kThreads>>>(p, c.i.get(), c.q.get(), c.cos_a.get(), c.sin_a.get(),
-                                 c.x_first.get(), c.tx_element.get(), c.ex.get(), c.out.get());
+                                 c.x_reference.get(), c.tx_element.get(), c.ex.get(), c.out.get());
   USRECON_CUDA_CHECK_LAUNCH(das_kernel);
   USRECON_CUDA_CHECK(cudaEventRecord(c.stop));
   USRECON_CUDA_CHECK(cudaEventSynchronize(c.stop));

@@ -44,6 +44,16 @@ std::string to_string(Model model) {
   return model == Model::PlaneWave ? "planewave" : "sa";
 }
 
+std::string to_string(das::TimeZero time_zero) {
+  return time_zero == das::TimeZero::Center ? "center" : "first-element";
+}
+
+das::TimeZero parse_time_zero(std::string_view name) {
+  if (name == "first-element") return das::TimeZero::FirstElement;
+  if (name == "center") return das::TimeZero::Center;
+  throw Error("unknown time zero '" + std::string(name) + "' (expected first-element or center)");
+}
+
 int Acquisition::transmits() const {
   if (model == Model::PlaneWave) return static_cast<int>(angles.size());
   return tx_elements.empty() ? probe.elements : static_cast<int>(tx_elements.size());

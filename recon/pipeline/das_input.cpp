@@ -1,9 +1,12 @@
-// Channel data for the general models: source.txt, NPY and MAT files in any axis order.
+// Channel data for the general models: source.txt, NPY, MAT and HDF5 (PICMUS) files in any axis
+// order.
 #include <algorithm>
 #include <charconv>
+#include <optional>
 #include <cmath>
 
 #include "usrecon/io/file.hpp"
+#include "usrecon/io/hdf5.hpp"
 #include "usrecon/io/mat.hpp"
 #include "usrecon/io/npy.hpp"
 #include "usrecon/io/source_txt.hpp"
@@ -40,6 +43,66 @@ std::vector<std::string_view> split(std::string_view text, char sep) {
     start = at + 1;
   }
 }
+
+constexpr const char* kPicmusGroup = "/US/US_DATASET0000";
+
+/// A PICMUS file's scalar parameter (stored as a 1-value dataset), or nothing when absent.
+std::optional<double> picmus_scalar(const fs::path& path, const std::vector<io::Hdf5DatasetInfo>& datasets,
+                                    const std::string& name) {
+  const std::string full = std::string(kPicmusGroup) + "/" + name;
+  if (std::none_of(datasets.begin(), datasets.end(), [&](const auto& d) { return d.path == full; }))
+    return std::nullopt;
+  const io::Hdf5Array a = io::read_hdf5(path, full);
+  if (a.values.size() != 1 || !std::isfinite(a.values[0]))
+    throw Error(path.string() + ": PICMUS '" + full + "' should hold one number");
+  return a.values[0];
+}
+
+/// The geometry of a PICMUS file: fs, c, initial time, angles and a centred uniform linear array
+/// from probe_geometry ([3][N] or [N][3]: x, y, z per element, metres).
+FileGeometry picmus_geometry(const fs::path& path, const std::vector<io::Hdf5DatasetInfo>& datasets) {
+  FileGeometry g;
+  g.source = std::string("PICMUS ") + kPicmusGroup;
+  g.time_zero = das::TimeZero::Center;  // PICMUS/USTB: t = 0 when the wave crosses x = 0
+  g.fs = picmus_scalar(path, datasets, "sampling_frequency");
+  g.sound_speed = picmus_scalar(path, datasets, "sound_speed");
+  g.t0 = picmus_scalar(path, datasets, "initial_time");
+  const std::optional<double> demodulation = picmus_scalar(path, datasets, "modulation_frequency");
+  if (demodulation && *demodulation != 0)
+    throw Error(path.string() + ": PICMUS IQ data (modulation frequency " + std::to_string(*demodulation) +
+                " Hz) are not supported; use the RF file of the data set");
+  const auto has = [&](const std::string& name) {
+    return std::any_of(datasets.begin(), datasets.end(),
+                       [&](const auto& d) { return d.path == std::string(kPicmusGroup) + "/" + name; });
+  };
+  if (has("angles")) g.angles = io::read_hdf5(path, std::string(kPicmusGroup) + "/angles").values;
+  if (has("probe_geometry")) {
+    const io::Hdf5Array p = io::read_hdf5(path, std::string(kPicmusGroup) + "/probe_geometry");
+    const bool rows_are_axes = p.dims.size() == 2 && p.dims[0] == 3;
+    const bool columns_are_axes = p.dims.size() == 2 && p.dims[1] == 3 && !rows_are_axes;
+    if (!rows_are_axes && !columns_are_axes)
+      throw Error(path.string() + ": PICMUS probe_geometry should be 3 x N or N x 3");
+    const std::size_t n = rows_are_axes ? p.dims[1] : p.dims[0];
+    const auto coord = [&](std::size_t element, int axis) {
+      return rows_are_axes ? p.values[axis * n + element] : p.values[element * 3 + axis];
+    };
+    if (n < 2) throw Error(path.string() + ": PICMUS probe_geometry holds fewer than 2 elements");
+    const double pitch = (coord(n - 1, 0) - coord(0, 0)) / double(n - 1);
+    // This project's arrays are uniform, linear and centred on x = 0 (geometry.hpp).
+    for (std::size_t e = 0; e < n; ++e) {
+      const double expected = (double(e) - 0.5 * double(n - 1)) * pitch;
+      if (!(pitch > 0) || std::fabs(coord(e, 0) - expected) > 1e-3 * pitch || coord(e, 1) != 0 ||
+          coord(e, 2) != 0)
+        throw Error(path.string() + ": PICMUS probe_geometry is not a uniform linear array centred on "
+                                    "x = 0 at z = 0 (element " + std::to_string(e) + ")");
+    }
+    g.pitch = pitch;
+    g.elements = static_cast<int>(n);
+  }
+  return g;
+}
+
+bool is_hdf5_extension(const std::string& ext) { return ext == ".h5" || ext == ".hdf5" || ext == ".uff"; }
 
 }  // namespace
 
@@ -138,13 +201,21 @@ ChannelData arrange_channels(const std::vector<double>& values, const std::vecto
 }
 
 ChannelData read_channel_data(const fs::path& path, const ChannelInput& in, int elements,
-                              int transmits) {
+                              int transmits, FileGeometry* geometry) {
   const std::string ext = lower_extension(path);
   if (ext == ".mat") {
     const io::MatArray a = io::read_mat(path, in.var);
     return arrange_channels(a.values, a.dims, true, in.layout, in.offset, path.string() + " (" + a.name + ")");
   }
-  if (!in.var.empty()) throw Error(path.string() + ": --var applies to MAT files only");
+  if (is_hdf5_extension(ext)) {
+    const io::Hdf5Array a = io::read_hdf5(path, in.var);
+    const bool picmus = a.path == std::string(kPicmusGroup) + "/data/real";
+    if (picmus && geometry) *geometry = picmus_geometry(path, io::list_hdf5_datasets(path));
+    // PICMUS stores [angles][channels][samples] (C order).
+    const std::string layout = in.layout.empty() && picmus ? "transmits,elements,samples" : in.layout;
+    return arrange_channels(a.values, a.dims, false, layout, in.offset, path.string() + " (" + a.path + ")");
+  }
+  if (!in.var.empty()) throw Error(path.string() + ": --var applies to MAT and HDF5 files only");
   if (ext == ".npy") {
     const io::NpyArray a = io::read_npy(path);
     return arrange_channels(a.to_double(), a.shape, false, in.layout, in.offset, path.string());

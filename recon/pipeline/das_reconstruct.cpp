@@ -79,8 +79,26 @@ DasFrame reconstruct_das(const fs::path& input, const DasSetup& setup, BackendKi
   nlohmann::json& times = timing ? *timing : local;
   auto t = Clock::now();
   Acquisition acq = setup.acquisition;
-  const ChannelData rf = read_channel_data(input, setup.input, acq.probe.elements, acq.transmits());
+  FileGeometry file;
+  const ChannelData rf = read_channel_data(input, setup.input, acq.probe.elements, acq.transmits(), &file);
   times["read"] = seconds_since(t);
+  // What the file carries fills what the user did not give.
+  nlohmann::json from_file = nlohmann::json::array();
+  const GivenParameters& given = setup.given;
+  const auto take = [&](const char* name, bool is_given, bool present, auto apply) {
+    if (!is_given && present) {
+      apply();
+      from_file.push_back(name);
+    }
+  };
+  take("fs", given.fs, file.fs.has_value(), [&] { acq.fs = *file.fs; });
+  take("sound_speed", given.sound_speed, file.sound_speed.has_value(), [&] { acq.sound_speed = *file.sound_speed; });
+  take("t0", given.t0, file.t0.has_value(), [&] { acq.t0 = *file.t0; });
+  take("pitch", given.pitch, file.pitch.has_value(), [&] { acq.probe.pitch = *file.pitch; });
+  take("elements", given.elements, file.elements > 0, [&] { acq.probe.elements = file.elements; });
+  take("time_zero", given.time_zero, file.time_zero.has_value(), [&] { acq.time_zero = *file.time_zero; });
+  if (acq.model == Model::PlaneWave)
+    take("angles", given.angles, !file.angles.empty(), [&] { acq.angles = file.angles; });
   if (acq.probe.elements == 0) acq.probe.elements = rf.elements;
   if (rf.elements != acq.probe.elements)
     throw Error(input.string() + ": the data hold " + std::to_string(rf.elements) +
@@ -135,9 +153,13 @@ DasFrame reconstruct_das(const fs::path& input, const DasSetup& setup, BackendKi
       {"window", to_string(problem.options.window)},
       {"interp", to_string(problem.options.interp)},
       {"offset", setup.input.offset == Offset::Mean ? "mean" : "none"},
-      {"layout", setup.input.layout.empty() ? "samples,elements,transmits" : setup.input.layout}};
+      {"time_zero", to_string(acq.time_zero)},
+      {"layout", !setup.input.layout.empty() ? setup.input.layout
+                 : file.source.empty()         ? "samples,elements,transmits"
+                                               : "transmits,elements,samples"}};
   if (acq.model == Model::PlaneWave) frame.parameters["angles_deg"] = angles_deg;
   if (!setup.input.var.empty()) frame.parameters["var"] = setup.input.var;
+  if (!file.source.empty()) frame.parameters["from_file"] = {{"source", file.source}, {"parameters", from_file}};
   return frame;
 }
 

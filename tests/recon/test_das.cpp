@@ -5,6 +5,7 @@
 #include <cmath>
 #include <complex>
 #include <numbers>
+#include <utility>
 
 #include "usrecon/recon/das.hpp"
 #include "usrecon/recon/das_simulate.hpp"
@@ -53,6 +54,7 @@ struct Variant {
   Window window;
   Interp interp;
   double fnumber;
+  das::TimeZero time_zero = das::TimeZero::FirstElement;
 };
 
 class ReconDasCpu : public ::testing::TestWithParam<Variant> {};
@@ -60,6 +62,7 @@ class ReconDasCpu : public ::testing::TestWithParam<Variant> {};
 TEST_P(ReconDasCpu, KernelsAgreeWithTheReferenceLoop) {
   const Variant v = GetParam();
   DasProblem p = small_problem(v.model);
+  p.acquisition.time_zero = v.time_zero;
   p.options.window = v.window;
   p.options.interp = v.interp;
   p.options.fnumber = v.fnumber;
@@ -82,11 +85,13 @@ INSTANTIATE_TEST_SUITE_P(
                       Variant{Model::PlaneWave, Window::Hann, Interp::Linear, 1.0},
                       Variant{Model::PlaneWave, Window::Tukey, Interp::Nearest, 2.0},
                       Variant{Model::PlaneWave, Window::Rect, Interp::Linear, 0.0},
+                      Variant{Model::PlaneWave, Window::Hann, Interp::Linear, 1.5, das::TimeZero::Center},
                       Variant{Model::SyntheticAperture, Window::Rect, Interp::Linear, 1.5},
                       Variant{Model::SyntheticAperture, Window::Hann, Interp::Nearest, 0.0}),
     [](const ::testing::TestParamInfo<Variant>& info) {
       return to_string(info.param.model) + "_" + to_string(info.param.window) + "_" +
-             to_string(info.param.interp) + "_F" + std::to_string(int(info.param.fnumber * 10));
+             to_string(info.param.interp) + "_F" + std::to_string(int(info.param.fnumber * 10)) +
+             (info.param.time_zero == das::TimeZero::Center ? "_center" : "");
     });
 
 TEST(ReconDasDelay, PlaneWaveFiresFromTheFirstElement) {
@@ -140,9 +145,30 @@ TEST(ReconDasAnalytic, EnvelopeOfAToneBurstIsItsAmplitude) {
   EXPECT_EQ(a.i_channel(0, 0)[256], 0.f);
 }
 
+TEST(ReconDasDelay, CenterTimeZeroCountsFromTheWavefrontAtTheArrayCentre) {
+  // USTB/PICMUS: t = 0 when the wavefront crosses x = 0, whatever the angle.
+  EXPECT_DOUBLE_EQ(das::planewave_x_reference(0.1, -1.0, 1.0, das::TimeZero::Center), 0.0);
+  EXPECT_DOUBLE_EQ(das::planewave_x_reference(-0.1, -1.0, 1.0, das::TimeZero::Center), 0.0);
+  EXPECT_DOUBLE_EQ(das::planewave_x_reference(0.1, -1.0, 1.0, das::TimeZero::FirstElement), -1.0);
+  // So the two conventions differ by the time the wave takes from the first element to the
+  // centre: (x_max - x_min) / 2 * |sin a| / c, here in metres of path.
+  const double a = -0.2, x = 0.3, z = 2.0;
+  const double first = das::planewave_transmit_distance(
+      x, z, std::cos(a), std::sin(a), das::planewave_x_reference(a, -1.0, 1.0, das::TimeZero::FirstElement));
+  const double centre = das::planewave_transmit_distance(
+      x, z, std::cos(a), std::sin(a), das::planewave_x_reference(a, -1.0, 1.0, das::TimeZero::Center));
+  EXPECT_NEAR(first - centre, 1.0 * std::fabs(std::sin(a)), 1e-15);
+  EXPECT_EQ(parse_time_zero("center"), das::TimeZero::Center);
+  EXPECT_EQ(to_string(parse_time_zero("first-element")), "first-element");
+  EXPECT_THROW(parse_time_zero("middle"), Error);
+}
+
 TEST(ReconDasCuda, AgreesWithTheCpuWhenADeviceIsThere) {
-  for (Model model : {Model::PlaneWave, Model::SyntheticAperture}) {
-    const DasProblem p = small_problem(model);
+  for (const auto& [model, time_zero] : {std::pair{Model::PlaneWave, das::TimeZero::FirstElement},
+                                         std::pair{Model::PlaneWave, das::TimeZero::Center},
+                                         std::pair{Model::SyntheticAperture, das::TimeZero::FirstElement}}) {
+    DasProblem p = small_problem(model);
+    p.acquisition.time_zero = time_zero;
     std::unique_ptr<DasCudaBeamformer> gpu;
     try {
       gpu = std::make_unique<DasCudaBeamformer>(p);
@@ -153,7 +179,7 @@ TEST(ReconDasCuda, AgreesWithTheCpuWhenADeviceIsThere) {
     const Image cpu = DasCpuBeamformer(p).beamform(data);
     std::vector<std::complex<float>> out(p.grid.pixels());
     gpu->beamform(data, out.data());
-    EXPECT_LE(relative_l2(out, cpu.data), 1e-5) << to_string(model);
+    EXPECT_LE(relative_l2(out, cpu.data), 1e-5) << to_string(model) << " " << to_string(time_zero);
   }
 }
 

@@ -5,6 +5,7 @@
 #include <filesystem>
 
 #include "../test_support.hpp"
+#include "usrecon/io/hdf5.hpp"
 #include "usrecon/io/mat.hpp"
 #include "usrecon/io/npy.hpp"
 #include "usrecon/io/source_txt.hpp"
@@ -91,6 +92,66 @@ TEST_F(ReconDasInputFiles, NpyMatAndSourceTxtReadAlike) {
   t.samples = 4;
   expect_channels(read_channel_data(dir_ / "rf.txt", t, 3, 2));
   EXPECT_THROW(read_channel_data(dir_ / "rf.txt", t), Error);  // needs elements and transmits
+}
+
+TEST_F(ReconDasInputFiles, Hdf5DatasetsAndPicmusGeometry) {
+  // Any HDF5 dataset by path, C order, --layout as for NPY.
+  io::Hdf5Array plain{"/acq/rf", "", {4, 3, 2}, {}};  // [samples][elements][transmits]
+  for (int s = 0; s < 4; ++s)
+    for (int e = 0; e < 3; ++e)
+      for (int t = 0; t < 2; ++t) plain.values.push_back(value(s, e, t));
+  io::write_hdf5(dir_ / "rf.h5", {plain});
+  ChannelInput in;
+  in.var = "/acq/rf";
+  FileGeometry none;
+  expect_channels(read_channel_data(dir_ / "rf.h5", in, 0, 0, &none));
+  EXPECT_TRUE(none.source.empty());  // not a PICMUS file: no geometry
+
+  // PICMUS: [angles][channels][samples], geometry beside it.
+  const std::string g = "/US/US_DATASET0000/";
+  io::Hdf5Array real{g + "data/real", "", {2, 3, 4}, {}};
+  for (int t = 0; t < 2; ++t)
+    for (int e = 0; e < 3; ++e)
+      for (int s = 0; s < 4; ++s) real.values.push_back(value(s, e, t));
+  std::vector<io::Hdf5Array> picmus = {
+      real,
+      {g + "angles", "", {2}, {-0.1, 0.1}},
+      {g + "probe_geometry", "", {3, 3}, {-0.3e-3, 0, 0.3e-3, 0, 0, 0, 0, 0, 0}},  // x row, y row, z row
+      {g + "sampling_frequency", "", {1}, {20.832e6}},
+      {g + "sound_speed", "", {1}, {1540}},
+      {g + "initial_time", "", {1}, {1e-6}},
+      {g + "modulation_frequency", "", {1}, {0}}};
+  io::write_hdf5(dir_ / "picmus.hdf5", picmus);
+  FileGeometry geometry;
+  expect_channels(read_channel_data(dir_ / "picmus.hdf5", {}, 0, 0, &geometry));
+  EXPECT_EQ(geometry.source, "PICMUS /US/US_DATASET0000");
+  EXPECT_EQ(geometry.fs, 20.832e6);
+  EXPECT_EQ(geometry.sound_speed, 1540);
+  EXPECT_EQ(geometry.t0, 1e-6);
+  EXPECT_EQ(geometry.angles, (std::vector<double>{-0.1, 0.1}));
+  EXPECT_EQ(geometry.elements, 3);
+  ASSERT_TRUE(geometry.pitch.has_value());
+  EXPECT_NEAR(*geometry.pitch, 0.3e-3, 1e-15);
+  EXPECT_EQ(geometry.time_zero, das::TimeZero::Center);
+
+  // Baseband IQ data and arrays this project cannot describe are refused, naming the file.
+  const auto expect_refused = [&](std::vector<io::Hdf5Array> arrays, const std::string& fragment) {
+    io::write_hdf5(dir_ / "bad.hdf5", arrays);
+    FileGeometry ignored;
+    try {
+      read_channel_data(dir_ / "bad.hdf5", {}, 0, 0, &ignored);
+      ADD_FAILURE() << fragment << ": accepted";
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find((dir_ / "bad.hdf5").string() + ": " + fragment), std::string::npos)
+          << e.what();
+    }
+  };
+  std::vector<io::Hdf5Array> iq = picmus;
+  iq.back().values = {5.208e6};
+  expect_refused(iq, "PICMUS IQ data (modulation frequency 5208000");
+  std::vector<io::Hdf5Array> curved = picmus;
+  curved[2].values = {-0.3e-3, 0, 0.3e-3, 0, 0, 0, 0.1e-3, 0, 0.1e-3};  // z != 0 at the ends
+  expect_refused(curved, "PICMUS probe_geometry is not a uniform linear array centred on x = 0 at z = 0");
 }
 
 TEST(ReconDasInput, RangesAndLists) {

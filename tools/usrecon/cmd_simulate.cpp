@@ -1,4 +1,5 @@
 // usrecon simulate -o FILE.txt --point X_MM,Z_MM ...
+#include <cctype>
 #include <cstdio>
 #include <filesystem>
 #include <nlohmann/json.hpp>
@@ -9,6 +10,7 @@
 #include "commands.hpp"
 #include "number_fields.hpp"
 #include "usrecon/io/file.hpp"
+#include "usrecon/io/hdf5.hpp"
 #include "usrecon/io/npy.hpp"
 #include "usrecon/io/source_txt.hpp"
 #include "usrecon/recon/das_pipeline.hpp"
@@ -29,6 +31,7 @@ struct SimulateArgs {
   // General models (--model planewave | sa): output is NPY float32 [samples][elements][transmits].
   std::string model = "seed";
   std::string angles_deg = "0";
+  std::string time_zero;  // "" = first-element, or center for HDF5 (PICMUS) output
   std::vector<std::string> cysts;
   recon::DasSimulationOptions das;
 };
@@ -55,6 +58,17 @@ int run_das(SimulateArgs& args) {
   if (acq.model == recon::Model::PlaneWave)
     for (double deg : recon::parse_number_list(args.angles_deg, "--angles-deg"))
       acq.angles.push_back(deg * 3.14159265358979323846 / 180.0);
+  // A .h5/.hdf5/.uff output is a PICMUS file: plane waves, time zero at the array centre.
+  std::string ext = fs::path(args.output).extension().string();
+  for (char& ch : ext) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+  const bool picmus = ext == ".h5" || ext == ".hdf5" || ext == ".uff";
+  if (picmus && acq.model != recon::Model::PlaneWave)
+    throw Error(args.output + ": HDF5 output is a PICMUS file, which holds plane waves only");
+  if (picmus && args.time_zero == "first-element")
+    throw Error(args.output + ": a PICMUS file counts time from the wavefront crossing the array centre "
+                              "(--time-zero center)");
+  acq.time_zero = recon::parse_time_zero(args.time_zero.empty() ? (picmus ? "center" : "first-element")
+                                                                : args.time_zero);
   o.samples = args.options.problem.samples;
   o.speckle = args.options.speckle;
   o.speckle_amplitude = args.options.speckle_amplitude;
@@ -79,12 +93,30 @@ int run_das(SimulateArgs& args) {
       for (int k = 0; k < rf.samples; ++k)
         out[(std::size_t(k) * rf.elements + e) * rf.transmits + t] = rf.channel(t, e)[k];
   const std::size_t shape[3] = {std::size_t(rf.samples), std::size_t(rf.elements), std::size_t(rf.transmits)};
-  io::write_npy(args.output, io::DType::f32, shape, out.data());
+  if (picmus) {
+    // PICMUS's layout: /US/US_DATASET0000/data/real [angles][channels][samples], data/imag
+    // (zeros: RF), angles (rad), probe_geometry [3][N] (x, y, z), one-value parameters.
+    const std::string g = "/US/US_DATASET0000/";
+    const auto n = [](int v) { return std::size_t(v); };
+    io::Hdf5Array real{g + "data/real", "", {n(rf.transmits), n(rf.elements), n(rf.samples)},
+                       std::vector<double>(rf.data.begin(), rf.data.end())};
+    io::Hdf5Array imag{g + "data/imag", "", real.dims, std::vector<double>(real.values.size(), 0.0)};
+    io::Hdf5Array probe{g + "probe_geometry", "", {3, n(rf.elements)}, std::vector<double>(3 * n(rf.elements), 0.0)};
+    for (int e = 0; e < rf.elements; ++e) probe.values[n(e)] = acq.probe.element_x(e);
+    const auto scalar = [&](const char* name, double v) { return io::Hdf5Array{g + name, "", {1}, {v}}; };
+    io::write_hdf5(args.output, {real, imag, probe,
+                                 io::Hdf5Array{g + "angles", "", {acq.angles.size()}, acq.angles},
+                                 scalar("sampling_frequency", acq.fs), scalar("sound_speed", acq.sound_speed),
+                                 scalar("initial_time", acq.t0), scalar("modulation_frequency", 0.0)});
+  } else {
+    io::write_npy(args.output, io::DType::f32, shape, out.data());
+  }
   if (!args.truth.empty()) {
     nlohmann::json truth = {{"channel_data", fs::path(args.output).filename().string()},
                             {"model", args.model},
                             {"units", "metres; x from the array centre, z depth"},
-                            {"layout", "samples,elements,transmits"},
+                            {"layout", picmus ? "transmits,elements,samples" : "samples,elements,transmits"},
+                            {"time_zero", recon::to_string(acq.time_zero)},
                             {"elements", acq.probe.elements},
                             {"pitch", acq.probe.pitch},
                             {"sound_speed", acq.sound_speed},
@@ -111,7 +143,7 @@ int run_das(SimulateArgs& args) {
 
 int run(SimulateArgs& args) {
   if (args.model != "seed") {
-    for (const fs::path target : {fs::path(args.output), fs::path(args.truth)}) {
+    for (const fs::path& target : {fs::path(args.output), fs::path(args.truth)}) {
       std::error_code ec;
       if (!target.empty() && !args.overwrite && fs::exists(target, ec))
         throw Error(target.string() + " already exists (kept; use --overwrite to replace it)");
@@ -121,7 +153,7 @@ int run(SimulateArgs& args) {
   for (const std::string& text : args.points) args.options.points.push_back(parse_point(text));
   if (args.options.points.empty() && args.options.speckle == 0)
     throw Error("nothing to simulate: give --point and/or --speckle");
-  for (const fs::path target : {fs::path(args.output), fs::path(args.truth)}) {
+  for (const fs::path& target : {fs::path(args.output), fs::path(args.truth)}) {
     std::error_code ec;
     if (!target.empty() && !args.overwrite && fs::exists(target, ec))
       throw Error(target.string() + " already exists (kept; use --overwrite to replace it)");
@@ -152,7 +184,7 @@ int run(SimulateArgs& args) {
 Command add_simulate(CLI::App& app) {
   auto args = std::make_shared<SimulateArgs>();
   auto& o = args->options;
-  app.add_option("-o,--output", args->output, "Channel data file to write (source.txt format)")->required();
+  app.add_option("-o,--output", args->output, "Channel data file to write: source.txt (--model seed); for planewave/sa NPY float32 [samples][elements][transmits], or for planewave a PICMUS HDF5 file (.h5, .hdf5, .uff)")->required();
   app.add_option("--point", args->points,
                  "Point target X_MM,Z_MM[,AMPLITUDE]: x lateral from element 0 (seed) or from the "
                  "array centre (planewave, sa), z depth (repeatable)");
@@ -177,6 +209,10 @@ Command add_simulate(CLI::App& app) {
   app.add_option("--fs", acq.fs, "Sampling frequency, Hz")->check(CLI::PositiveNumber)->capture_default_str()->group(g);
   app.add_option("--t0", acq.t0, "Time of sample 0 after the transmit, s")->capture_default_str()->group(g);
   app.add_option("--angles-deg", args->angles_deg, "Plane-wave angles: START:STEP:STOP or A,B,C")->capture_default_str()->group(g);
+  app.add_option("--time-zero", args->time_zero,
+                 "Plane waves: t = 0 at the first element's firing (default) or when the wavefront "
+                 "crosses the array centre (center: the default, and the only choice, for .hdf5 output)")
+      ->check(CLI::IsMember({"first-element", "center"}))->group(g);
   app.add_option("--tx-elements", acq.tx_elements, "Synthetic aperture: transmitting elements (default: all)")->delimiter(',')->group(g);
   app.add_option("--cyst", args->cysts, "Anechoic cyst X_MM,Z_MM,R_MM (x from the array centre; repeatable)")->group(g);
   app.footer("The forward model is the seed's: all elements fire at once and channel k records "

@@ -30,6 +30,10 @@ void add_das_options(CLI::App& app, DasArgs& args, recon::ReconstructOptions& op
   app.add_option("--angles-deg", args.angles_deg,
                  "Plane-wave steering angles in degrees: START:STEP:STOP or A,B,C; angle > 0 means "
                  "element 0 fires first")->group(g);
+  app.add_option("--time-zero", args.time_zero,
+                 "Plane waves: t = 0 (and --t0) counts from the first element's firing, or from the "
+                 "wavefront crossing the array centre (USTB, PICMUS)")
+      ->check(CLI::IsMember({"first-element", "center"}))->capture_default_str()->group(g);
   app.add_option("--tx-elements", acq.tx_elements,
                  "Synthetic aperture: the element firing in each transmit (default: every element in order)")
       ->delimiter(',')->group(g);
@@ -48,7 +52,9 @@ void add_das_options(CLI::App& app, DasArgs& args, recon::ReconstructOptions& op
   app.add_option("--layout", das.input.layout,
                  "Axes of the channel-data array in order, e.g. samples,elements,transmits (NPY: C "
                  "order; MAT: MATLAB's order) [default: samples,elements,transmits]")->group(g);
-  app.add_option("--var", das.input.var, "MAT file: the variable holding the channel data")->group(g);
+  app.add_option("--var", das.input.var,
+                 "MAT file: the variable holding the channel data; HDF5 file: the dataset's path "
+                 "(default: a PICMUS file's /US/US_DATASET0000/data/real, or the only numeric array)")->group(g);
   app.add_option("--offset", args.offset, "mean: subtract each channel's mean (unsigned data)")
       ->check(CLI::IsMember({"none", "mean"}))->capture_default_str()->group(g);
 }
@@ -100,14 +106,25 @@ void finish_das_options(const DasArgs& args, recon::ReconstructOptions& options)
     std::tie(das.grid.x_min, das.grid.x_max) = recon::parse_range(args.x_range, "--x-range");
   if (!args.z_range.empty())
     std::tie(das.grid.z_min, das.grid.z_max) = recon::parse_range(args.z_range, "--z-range");
+  das.acquisition.time_zero = recon::parse_time_zero(args.time_zero);
   das.acquisition.angles.clear();
   if (options.model == recon::ReconModel::PlaneWave) {
-    if (args.angles_deg.empty()) throw Error("--model planewave needs --angles-deg");
-    for (double deg : recon::parse_number_list(args.angles_deg, "--angles-deg"))
-      das.acquisition.angles.push_back(deg * std::numbers::pi / 180.0);
+    // Without --angles-deg the angles must come from the input file (PICMUS); reconstruct says so.
+    if (!args.angles_deg.empty())
+      for (double deg : recon::parse_number_list(args.angles_deg, "--angles-deg"))
+        das.acquisition.angles.push_back(deg * std::numbers::pi / 180.0);
   } else if (!args.angles_deg.empty()) {
     throw Error("--angles-deg applies to --model planewave only");
   }
+  // What the user gave (here or in --config) wins over what an input file carries.
+  const auto given = [&](const char* name) { return args.app && args.app->get_option(name)->count() > 0; };
+  das.given.elements = given("--elements");
+  das.given.pitch = given("--pitch");
+  das.given.sound_speed = given("--sound-speed");
+  das.given.fs = given("--fs");
+  das.given.t0 = given("--t0");
+  das.given.angles = given("--angles-deg");
+  das.given.time_zero = given("--time-zero");
 }
 
 }  // namespace usrecon::cli

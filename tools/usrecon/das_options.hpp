@@ -16,12 +16,12 @@ struct DasArgs {
   std::string config;
   std::string model = "seed";
   std::string x_range, z_range, angles_deg;
-  std::string window = "rect", interp = "linear", offset = "none";
+  std::string window = "rect", interp = "linear", offset = "none", time_zero = "first-element";
   double tukey_alpha = 0.5;
 };
 
 /// Adds --model, --elements, --pitch, --sound-speed, --fs, --t0, --x-range, --z-range, --dx, --dz,
-/// --angles-deg, --tx-elements, --fnumber, --window, --tukey-alpha, --interp, --layout, --var,
+/// --angles-deg, --time-zero, --tx-elements, --fnumber, --window, --tukey-alpha, --interp, --layout, --var,
 /// --offset and --config to `app`, storing into args and options.das.
 void add_das_options(CLI::App& app, DasArgs& args, recon::ReconstructOptions& options);
 

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <filesystem>
 #include <limits>
+#include <optional>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
@@ -33,10 +34,24 @@ struct ChannelInput {
   int samples = 0;           ///< source.txt only: samples per channel (required there)
 };
 
+/// Acquisition parameters that an input file carries: a PICMUS HDF5 file (the layout of the 2016
+/// IEEE IUS plane-wave challenge, /US/US_DATASET0000/...) holds its sampling frequency, sound
+/// speed, initial time, steering angles and element positions, with time zero when the wavefront
+/// crosses the array centre. `source` is empty when the file carries none.
+struct FileGeometry {
+  std::string source;  ///< e.g. "PICMUS /US/US_DATASET0000"
+  std::optional<double> fs, sound_speed, t0, pitch;
+  int elements = 0;
+  std::vector<double> angles;  ///< radians
+  std::optional<das::TimeZero> time_zero;
+};
+
 /// Reads channel data; `elements` and `transmits` are needed for source.txt only (for the others
-/// they come from the array). Errors name the file.
+/// they come from the array). HDF5 files (.h5, .hdf5, .uff) are read by dataset path (`input.var`),
+/// in C order like NPY; a PICMUS file's default layout is transmits,elements,samples, and its
+/// geometry goes to *geometry when given. Errors name the file.
 ChannelData read_channel_data(const std::filesystem::path& path, const ChannelInput& input,
-                              int elements = 0, int transmits = 0);
+                              int elements = 0, int transmits = 0, FileGeometry* geometry = nullptr);
 
 /// Rearranges an array into ChannelData: dims in the order named by `layout`, values with the
 /// first axis fastest (column_major) or the last axis fastest (C order).
@@ -52,12 +67,20 @@ struct GridRequest {
   Grid resolve(const Acquisition& acquisition, int samples) const;
 };
 
+/// Which acquisition parameters the user gave: those win over what an input file carries
+/// (FileGeometry); the others are taken from the file when it has them.
+struct GivenParameters {
+  bool elements = false, pitch = false, sound_speed = false, fs = false, t0 = false, angles = false,
+       time_zero = false;
+};
+
 /// Everything the general models need besides the backend.
 struct DasSetup {
   Acquisition acquisition;  ///< probe.elements = 0: taken from the data
   GridRequest grid;
   DasOptions options;
   ChannelInput input;
+  GivenParameters given;
 };
 
 /// What reconstruct_das returns: the image, and the description of how it was made for the

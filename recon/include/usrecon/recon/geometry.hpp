@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "usrecon/kernels/common.hpp"
+#include "usrecon/recon/delay/planewave.hpp"
 
 namespace usrecon::recon {
 
@@ -39,6 +40,8 @@ struct Grid {
 
 enum class Model { PlaneWave, SyntheticAperture };
 std::string to_string(Model model);
+std::string to_string(das::TimeZero time_zero);            // "first-element" | "center"
+das::TimeZero parse_time_zero(std::string_view name);      // the same names, else throws Error
 
 /// How the data were acquired. Plane waves: one transmit per steering angle; the transmit time to
 /// (x, z) is (z cos a + (x - x_first) sin a) / c with x_first the first element to fire
@@ -52,6 +55,9 @@ struct Acquisition {
   double t0 = 0.0;              ///< time of sample 0 after the transmit (s)
   std::vector<double> angles;   ///< plane-wave steering angles, radians, one per transmit
   std::vector<int> tx_elements; ///< synthetic aperture: the element firing in each transmit
+  /// Plane waves: time zero (t0 counts from it) at the first element's firing, or when the
+  /// wavefront crosses the array centre (USTB, PICMUS); see delay/planewave.hpp.
+  das::TimeZero time_zero = das::TimeZero::FirstElement;
 
   int transmits() const;
   /// Throws Error naming the first inconsistent parameter.

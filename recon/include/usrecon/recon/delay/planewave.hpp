@@ -4,6 +4,8 @@
 // x_first (angle > 0: element 0, the most negative x; angle < 0: the last element). Its wavefront
 // reaches (x, z) after (z cos a + (x - x_first) sin a) / c. The echo then returns to element e
 // over receive_distance(x, z, x_e). Sample 0 is recorded t0 after the first element fired.
+// With TimeZero::Center (USTB's and PICMUS's convention) time zero is instead when the wavefront
+// crosses the array centre x = 0: the same formula with x_first replaced by 0.
 #pragma once
 
 #include <cmath>
@@ -17,6 +19,16 @@ namespace usrecon::recon::das {
 template <class T>
 USRECON_HD inline T planewave_x_first(T angle, T x_min, T x_max) {
   return angle >= T(0) ? x_min : x_max;
+}
+
+/// Where a plane wave's time zero lies: when its first element fires (this project's default)
+/// or when its wavefront crosses the array centre (USTB, PICMUS).
+enum class TimeZero { FirstElement, Center };
+
+/// The x at which the wavefront is at z = 0 at time zero: x_first, or 0 for TimeZero::Center.
+template <class T>
+USRECON_HD inline T planewave_x_reference(T angle, T x_min, T x_max, TimeZero time_zero) {
+  return time_zero == TimeZero::Center ? T(0) : planewave_x_first(angle, x_min, x_max);
 }
 
 /// Transmit path length (metres) of the plane wave to (x, z): z cos a + (x - x_first) sin a,

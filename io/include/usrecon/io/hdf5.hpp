@@ -1,0 +1,46 @@
+// HDF5 files (PICMUS / UFF-style channel data, and any numeric dataset), read through libhdf5.
+#pragma once
+
+#include <cstddef>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+namespace usrecon::io {
+
+/// A real numeric HDF5 dataset. dims are in HDF5's order, which is C order: the last axis varies
+/// fastest, element (i0, i1, ...) is values[((i0 * dims[1] + i1) * dims[2] + i2) ...].
+struct Hdf5Array {
+  std::string path;  ///< the dataset's path in the file, e.g. "/US/US_DATASET0000/data/real"
+  std::string type;  ///< "float32", "float64", "int16", "uint8", ...
+  std::vector<std::size_t> dims;
+  std::vector<double> values;  ///< converted from the stored type by libhdf5
+};
+
+/// One dataset of an HDF5 file (without its data). `type` is "" for a dataset that is not a real
+/// integer or floating-point array (strings, compounds such as complex numbers, references).
+struct Hdf5DatasetInfo {
+  std::string path;
+  std::string type;
+  std::vector<std::size_t> dims;
+};
+
+/// True when `path` is an HDF5 file (its signature is there); false for anything else.
+bool is_hdf5_file(const std::filesystem::path& path);
+
+/// Every dataset of the file, by path in name order. Throws InputError naming the file when it is
+/// missing or not HDF5.
+std::vector<Hdf5DatasetInfo> list_hdf5_datasets(const std::filesystem::path& path);
+
+/// Reads dataset `dataset` (a path such as "/US/US_DATASET0000/data/real"). An empty name reads a
+/// PICMUS file's "/US/US_DATASET0000/data/real", else the file's only real numeric dataset with
+/// at least two axes, or fails listing the candidates. Throws InputError naming the file and the
+/// dataset for a missing dataset, one that is not a real numeric array, or one whose size claims
+/// more values than its stored bytes can hold (the limit on what a file may make us allocate).
+Hdf5Array read_hdf5(const std::filesystem::path& path, const std::string& dataset = "");
+
+/// Writes real double arrays (dims in C order) as float64 datasets, creating the groups on their
+/// paths (tests and tools). Throws OutputError.
+void write_hdf5(const std::filesystem::path& path, const std::vector<Hdf5Array>& arrays);
+
+}  // namespace usrecon::io

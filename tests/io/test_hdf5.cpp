@@ -1,0 +1,161 @@
+// HDF5 through libhdf5: arrays written by write_hdf5 and by libhdf5 directly (other types, a
+// string, a chunked dataset with nothing stored) read back in C order, the dataset is chosen as
+// documented, and every refusal names the file.
+#include <gtest/gtest.h>
+#include <hdf5.h>
+#include <unistd.h>
+
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "usrecon/io/file.hpp"
+#include "usrecon/io/hdf5.hpp"
+
+namespace fs = std::filesystem;
+
+namespace usrecon::io {
+namespace {
+
+class IoHdf5 : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() / ("usrecon-IoHdf5-" + std::to_string(::getpid()) + "-" +
+                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  /// `body(file)` adds datasets to a new file at dir_/name with plain libhdf5 calls.
+  template <class Body>
+  fs::path raw_file(const std::string& name, Body body) {
+    const fs::path path = dir_ / name;
+    const hid_t file = H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
+    EXPECT_GE(file, 0);
+    body(file);
+    H5Fclose(file);
+    return path;
+  }
+
+  /// Expects `call` to throw InputError starting with the path and containing `fragment`.
+  template <class Call>
+  void expect_refused(const fs::path& path, const std::string& fragment, Call call) {
+    try {
+      call();
+      ADD_FAILURE() << path << " accepted";
+    } catch (const InputError& e) {
+      const std::string what = e.what();
+      EXPECT_EQ(what.rfind(path.string() + ": ", 0), 0u) << what;
+      EXPECT_NE(what.find(fragment), std::string::npos) << what;
+    }
+  }
+
+  fs::path dir_;
+};
+
+TEST_F(IoHdf5, WritesAndReadsBackInCOrder) {
+  Hdf5Array a{"/group/deeper/rf", "", {2, 3, 4}, {}};
+  for (int k = 0; k < 24; ++k) a.values.push_back(k * 0.5 - 3);
+  Hdf5Array b{"/scalar_like", "", {1}, {42.25}};
+  const fs::path file = dir_ / "data.h5";
+  write_hdf5(file, {a, b});
+  EXPECT_TRUE(is_hdf5_file(file));
+  const Hdf5Array back = read_hdf5(file, "/group/deeper/rf");
+  EXPECT_EQ(back.type, "float64");
+  EXPECT_EQ(back.dims, a.dims);
+  EXPECT_EQ(back.values, a.values);
+  EXPECT_EQ(read_hdf5(file, "scalar_like").values, std::vector<double>{42.25});  // leading "/" optional
+  // The only array with two or more axes is the default.
+  EXPECT_EQ(read_hdf5(file).path, "/group/deeper/rf");
+  const std::vector<Hdf5DatasetInfo> listed = list_hdf5_datasets(file);
+  ASSERT_EQ(listed.size(), 2u);
+  EXPECT_EQ(listed[0].path, "/group/deeper/rf");
+  EXPECT_EQ(listed[1].path, "/scalar_like");
+  EXPECT_EQ(listed[1].dims, std::vector<std::size_t>{1});
+}
+
+TEST_F(IoHdf5, ConvertsIntegerTypesAndScalars) {
+  const fs::path file = raw_file("ints.h5", [](hid_t f) {
+    const hsize_t dims[2] = {2, 3};
+    const std::int16_t values[6] = {-32768, -1, 0, 1, 2, 32767};
+    const hid_t space = H5Screate_simple(2, dims, nullptr);
+    const hid_t d = H5Dcreate2(f, "i16", H5T_STD_I16BE, space, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+    H5Dwrite(d, H5T_NATIVE_INT16, H5S_ALL, H5S_ALL, H5P_DEFAULT, values);  // big-endian on disk
+    H5Dclose(d);
+    H5Sclose(space);
+    const hid_t scalar = H5Screate(H5S_SCALAR);
+    const std::uint8_t byte = 200;
+    const hid_t s = H5Dcreate2(f, "u8", H5T_STD_U8LE, scalar, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+    H5Dwrite(s, H5T_NATIVE_UINT8, H5S_ALL, H5S_ALL, H5P_DEFAULT, &byte);
+    H5Dclose(s);
+    H5Sclose(scalar);
+  });
+  const Hdf5Array a = read_hdf5(file, "i16");
+  EXPECT_EQ(a.type, "int16");
+  EXPECT_EQ(a.dims, (std::vector<std::size_t>{2, 3}));
+  EXPECT_EQ(a.values, (std::vector<double>{-32768, -1, 0, 1, 2, 32767}));
+  const Hdf5Array u = read_hdf5(file, "u8");
+  EXPECT_EQ(u.type, "uint8");
+  EXPECT_TRUE(u.dims.empty());
+  EXPECT_EQ(u.values, std::vector<double>{200});
+}
+
+TEST_F(IoHdf5, APicmusFileDefaultsToItsRealData) {
+  const fs::path file = dir_ / "picmus.hdf5";
+  write_hdf5(file, {{"/US/US_DATASET0000/data/imag", "", {1, 2, 3}, std::vector<double>(6, 0.0)},
+                    {"/US/US_DATASET0000/data/real", "", {1, 2, 3}, {1, 2, 3, 4, 5, 6}},
+                    {"/US/US_DATASET0000/probe_geometry", "", {3, 2}, std::vector<double>(6, 0.0)}});
+  const Hdf5Array a = read_hdf5(file);
+  EXPECT_EQ(a.path, "/US/US_DATASET0000/data/real");
+  EXPECT_EQ(a.values, (std::vector<double>{1, 2, 3, 4, 5, 6}));
+}
+
+TEST_F(IoHdf5, RefusalsNameTheFileAndSayWhy) {
+  const fs::path two = dir_ / "two.h5";
+  write_hdf5(two, {{"/a", "", {2, 2}, {1, 2, 3, 4}}, {"/b", "", {2, 2}, {1, 2, 3, 4}}});
+  expect_refused(two, "name the dataset to read with --var (numeric arrays here: /a, /b)", [&] { read_hdf5(two); });
+  expect_refused(two, "dataset '/c' does not exist", [&] { read_hdf5(two, "/c"); });
+  expect_refused(two, "dataset '/' does not exist or is not a dataset", [&] { read_hdf5(two, "/"); });
+
+  const fs::path text = dir_ / "text.h5";
+  write_file_atomic(text, "not an HDF5 file, just text");
+  EXPECT_FALSE(is_hdf5_file(text));
+  expect_refused(text, "not an HDF5 file", [&] { read_hdf5(text, "/a"); });
+  expect_refused(dir_ / "missing.h5", "no such file", [&] { list_hdf5_datasets(dir_ / "missing.h5"); });
+  expect_refused(dir_, "not a regular file", [&] { list_hdf5_datasets(dir_); });
+
+  const fs::path strings = raw_file("strings.h5", [](hid_t f) {
+    const hid_t type = H5Tcopy(H5T_C_S1);
+    H5Tset_size(type, 6);
+    const hsize_t one = 1;
+    const hid_t space = H5Screate_simple(1, &one, nullptr);
+    const hid_t d = H5Dcreate2(f, "name", type, space, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+    H5Dwrite(d, type, H5S_ALL, H5S_ALL, H5P_DEFAULT, "L11-4");
+    H5Dclose(d);
+    H5Sclose(space);
+    H5Tclose(type);
+  });
+  expect_refused(strings, "dataset '/name' is not a real integer or floating-point array",
+                 [&] { read_hdf5(strings, "name"); });
+  EXPECT_EQ(list_hdf5_datasets(strings).at(0).type, "");
+}
+
+TEST_F(IoHdf5, ADatasetClaimingMoreThanItStoresIsRefusedBeforeAllocating) {
+  // A chunked 2^20 x 2^12 float64 dataset with no chunk written: 32 GiB claimed, 0 bytes stored.
+  const fs::path file = raw_file("sparse.h5", [](hid_t f) {
+    const hsize_t dims[2] = {hsize_t(1) << 20, hsize_t(1) << 12}, chunk[2] = {64, 64};
+    const hid_t space = H5Screate_simple(2, dims, nullptr);
+    const hid_t props = H5Pcreate(H5P_DATASET_CREATE);
+    H5Pset_chunk(props, 2, chunk);
+    const hid_t d = H5Dcreate2(f, "huge", H5T_IEEE_F64LE, space, H5P_DEFAULT, props, H5P_DEFAULT);
+    H5Dclose(d);
+    H5Pclose(props);
+    H5Sclose(space);
+  });
+  expect_refused(file, "dataset '/huge' claims 1048576 x 4096 values in 0 stored bytes",
+                 [&] { read_hdf5(file, "huge"); });
+}
+
+}  // namespace
+}  // namespace usrecon::io
