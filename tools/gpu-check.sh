@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The one script to run on a lent GPU (an H200), from the repository root:
 #   tools/gpu-check.sh
-# Builds for sm_90, runs the GPU tests, the GPU benchmark (bench_seed_cuda) and the seed's Numba
-# CUDA kernel on the same GPU, and prints a table of what was measured. Finishes in under 8
+# Builds for sm_90, runs the GPU tests, the GPU benchmarks (bench_seed_cuda; das_cuda_check: both
+# CUDA DAS kernels checked against the CPU, then timed) and the seed's Numba CUDA kernel on the same
+# GPU, and prints a table of what was measured. Finishes in under 8
 # minutes: every step runs under `timeout` with what is left of the budget, and a failed step is
 # reported while the rest still runs, so the table always comes out.
 #
@@ -11,9 +12,10 @@
 #   1. If the full CMake project configures (all packages there), it builds tests_recon and
 #      bench_seed_cuda and runs `ctest -R Cuda`.
 #   2. Otherwise it compiles what the GPU path needs with nvcc alone (kernels' CUDA core, the seed
-#      CPU and CUDA backends, the benchmark: no package needed) and runs `bench_seed_cuda --verify`
-#      in place of the GTest suite (the same comparisons: bit-exact with the CPU on random data and
-#      on grid sizes that are not multiples of the block).
+#      and general-DAS CPU and CUDA backends, the two programs: no package needed) and runs
+#      `bench_seed_cuda --verify` in place of the GTest suite (the same comparisons: bit-exact with
+#      the CPU on random data and on grid sizes that are not multiples of the block);
+#      das_cuda_check compares each DAS kernel with the CPU before timing it in both modes.
 # The Numba script is looked for at ../shared/bench/seed_numba_cuda.py (beside the checkout; that
 # folder does not travel to the device machine), shared/bench/ and .gpu-check/ in the checkout, or
 # $SEED_NUMBA_SCRIPT. Logs go to $OUT (when set, as on the device machine) or build-gpu-check/.
@@ -78,14 +80,17 @@ NVCC=$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)
 
 # ---- 1. Build -------------------------------------------------------------------------------------
 BENCH=""
+DAS_CHECK=""
 MODE=""
 if [[ ${GPU_CHECK_MINIMAL:-0} == 1 ]]; then
   say "GPU_CHECK_MINIMAL=1: skipping the full CMake build"
 elif run_step configure 60 cmake -S "$ROOT" -B "$WORK/cmake" -DCMAKE_BUILD_TYPE=Release \
   -DCMAKE_CUDA_ARCHITECTURES=90 -DCMAKE_CUDA_COMPILER="$NVCC" -DUSRECON_CUDA=ON; then
-  if run_step build 240 cmake --build "$WORK/cmake" --target tests_recon bench_seed_cuda -j "$JOBS"; then
+  if run_step build 240 cmake --build "$WORK/cmake" --target tests_kernels tests_recon bench_seed_cuda \
+    das_cuda_check -j "$JOBS"; then
     MODE=cmake
     BENCH=$WORK/cmake/tools/bench/bench_seed_cuda
+    DAS_CHECK=$WORK/cmake/tools/bench/das_cuda_check
   fi
 fi
 if [[ -z $MODE ]]; then
@@ -96,9 +101,13 @@ if [[ -z $MODE ]]; then
     local flags=(-std=c++20 -O3 --fmad=false -arch=sm_90 -Xcompiler -ffp-contract=off
                  -I"$ROOT/kernels/include" -I"$ROOT/recon/include" -DUSRECON_HAVE_CUDA=1
                  -DUSRECON_SOURCE_DIR="\"$ROOT\"")
-    local sources=(kernels/cpu/parallel.cpp kernels/cpu/errors.cpp kernels/cuda/cuda_info.cu
-                   kernels/cuda/cuda_memory.cu recon/cpu/seed_cpu.cpp recon/cpu/seed_reference.cpp
-                   recon/cuda/seed_cuda.cu tools/bench/bench_seed_cuda.cu)
+    local common=(kernels/cpu/parallel.cpp kernels/cpu/errors.cpp kernels/cuda/cuda_info.cu
+                  kernels/cuda/cuda_memory.cu)
+    local seed=(recon/cpu/seed_cpu.cpp recon/cpu/seed_reference.cpp recon/cuda/seed_cuda.cu
+                tools/bench/bench_seed_cuda.cu)
+    local das=(recon/cpu/das_cpu.cpp recon/pipeline/das_geometry.cpp recon/cuda/das_cuda.cu
+               tools/bench/das_cuda_check.cu)
+    local sources=("${common[@]}" "${seed[@]}" "${das[@]}")
     local pids=() src
     for src in "${sources[@]}"; do
       "$NVCC" "${flags[@]}" -c "$ROOT/$src" -o "$obj/$(basename "$src").o" &
@@ -107,13 +116,20 @@ if [[ -z $MODE ]]; then
     local failed=0 pid
     for pid in "${pids[@]}"; do wait "$pid" || failed=1; done
     ((failed == 0)) || return 1
-    "$NVCC" -arch=sm_90 "$obj"/*.o -lcublas -o "$obj/bench_seed_cuda"
+    local o=() s
+    for s in "${common[@]}"; do o+=("$obj/$(basename "$s").o"); done
+    local seed_o=("${o[@]}") das_o=("${o[@]}")
+    for s in "${seed[@]}"; do seed_o+=("$obj/$(basename "$s").o"); done
+    for s in "${das[@]}"; do das_o+=("$obj/$(basename "$s").o"); done
+    "$NVCC" -arch=sm_90 "${seed_o[@]}" -lcublas -o "$obj/bench_seed_cuda" &&
+      "$NVCC" -arch=sm_90 "${das_o[@]}" -lcublas -o "$obj/das_cuda_check"
   }
   export -f build_minimal
   export NVCC ROOT WORK
   if run_step build-minimal 300 bash -c build_minimal; then
     MODE=minimal
     BENCH=$WORK/min/bench_seed_cuda
+    DAS_CHECK=$WORK/min/das_cuda_check
   fi
 fi
 
@@ -133,6 +149,14 @@ if [[ -n $BENCH ]]; then
   run_step bench 150 "$BENCH" --data "$ROOT/data/example.txt" --frames "$FRAMES" --streams 3 \
     "${verify[@]}" || true
   cp "$WORK/bench.log" "$BENCH_OUT" 2>/dev/null || true
+fi
+
+# ---- 3b. General DAS: both CUDA kernels against the CPU, then timed --------------------------------
+DAS_OUT=$WORK/das-check.log
+if [[ -n $DAS_CHECK ]]; then
+  run_step das-check 120 "$DAS_CHECK" --reps 10 || true
+else
+  : >"$DAS_OUT"
 fi
 
 # ---- 4. The seed's Numba CUDA kernel on the same GPU ----------------------------------------------
@@ -188,6 +212,14 @@ RATIO_D=$(ratio "$NUMBA_MS" "$KD")
   printf '| %-44s | %12s | %10s | %4s |\n' "speed-up vs Numba, single kernel" "$RATIO_S" ">= 100x" "$(meets "${RATIO_S%x}" '>=' 100)"
   printf '| %-44s | %12s | %10s | %4s |\n' "speed-up vs Numba, double kernel" "$RATIO_D" "" ""
   printf '| %-44s | %12s | %10s | %4s |\n' "CPU (this machine) ms/frame, exact" "$(fmt "$(get cpu_frame_ms)")" "" ""
+  for das_case in rfdata1 picmus; do
+    for das_kernel in pixel-per-thread element-outer; do
+      v=$(sed -n "s/^RESULT das_${das_case}_${das_kernel}_points_per_s=//p" "$DAS_OUT" 2>/dev/null | tail -n 1)
+      e=$(sed -n "s/^RESULT das_${das_case}_${das_kernel}_rel_l2_vs_cpu=//p" "$DAS_OUT" 2>/dev/null | tail -n 1)
+      printf '| %-44s | %12s | %10s | %4s |\n' "DAS $das_case $das_kernel points/s" "$(fmt "$v")" ">= 1.2e12" "$(meets "$v" '>=' 1.2e12)"
+      printf '| %-44s | %12s | %10s | %4s |\n' "DAS $das_case $das_kernel rel. L2 vs CPU" "$(fmt "$e")" "<= 1e-5" "$(meets "$e" '<=' 1e-5)"
+    done
+  done
 } | tee -a "$LOG" | tee "$LOGS/gpu-check-table.txt"
 
 failed=0

@@ -1,8 +1,13 @@
 // The general DAS on CUDA: one thread per pixel (depth fastest across a warp, so neighbouring
-// threads read neighbouring samples), looping over transmits and receive elements with the same
-// USRECON_HD delay, apodization and interpolation functions as the CPU kernels, in the same
-// operation order (receive and transmit paths scaled to samples separately, then added), so that
-// the two backends agree to float rounding.
+// threads read neighbouring samples) with the same USRECON_HD delay, apodization and
+// interpolation functions as the CPU kernels, in the same operation order per sample (receive and
+// transmit paths scaled to samples separately, then added), so that the two backends agree to
+// float rounding (the order of the sum over transmits and elements may differ).
+//
+// Two kernels (DasCudaKernel): das_kernel loops transmits, then elements, for any model;
+// das_planewave_kernel loops elements, then transmits, so that each element's receive distance
+// (a square root) and apodization are computed once per pixel, not once per transmit, and reads
+// I and Q interleaved ([t][e][stride] float2, made on the device by interleave_kernel).
 #include <cuda_runtime.h>
 
 #include <cmath>
@@ -36,16 +41,25 @@ struct Params {
   float inv_c_fs, t0_fs, fnumber, alpha;
 };
 
+/// The pixel of this thread: depth index fastest across the block, one image column per block
+/// row. x and z are computed in double from the grid, then rounded, as on the CPU. False when the
+/// thread is past the grid's edge.
+__device__ inline bool thread_pixel(const Params& p, int& ix, int& iz, float& x, float& z) {
+  iz = blockIdx.x * blockDim.x + threadIdx.x;
+  ix = blockIdx.y;
+  if (iz >= p.nz || ix >= p.nx) return false;
+  x = static_cast<float>(p.x0 + ix * p.dx);
+  z = static_cast<float>(p.z0 + iz * p.dz);
+  return true;
+}
+
 __global__ void das_kernel(Params p, const float* __restrict__ I, const float* __restrict__ Q,
                            const float* __restrict__ cos_a, const float* __restrict__ sin_a,
                            const float* __restrict__ x_reference, const int* __restrict__ tx_element,
                            const float* __restrict__ ex, float2* __restrict__ out) {
-  const int iz = blockIdx.x * blockDim.x + threadIdx.x;
-  const int ix = blockIdx.y;
-  if (iz >= p.nz || ix >= p.nx) return;
-  // Same float values as the CPU: x and z are computed in double from the grid, then rounded.
-  const float x = static_cast<float>(p.x0 + ix * p.dx);
-  const float z = static_cast<float>(p.z0 + iz * p.dz);
+  int ix, iz;
+  float x, z;
+  if (!thread_pixel(p, ix, iz, x, z)) return;
   float acc_i = 0.f, acc_q = 0.f;
   for (int t = 0; t < p.transmits; ++t) {
     float tx;
@@ -72,6 +86,45 @@ __global__ void das_kernel(Params p, const float* __restrict__ I, const float* _
   out[std::size_t(ix) * p.nz + iz] = make_float2(acc_i, acc_q);
 }
 
+/// iq[k] = (I[k], Q[k]) over the padded [t][e][stride] storage.
+__global__ void interleave_kernel(const float* __restrict__ I, const float* __restrict__ Q,
+                                  float2* __restrict__ iq, std::size_t n) {
+  const std::size_t k = std::size_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (k < n) iq[k] = make_float2(I[k], Q[k]);
+}
+
+template <bool kLinear>
+__global__ void das_planewave_kernel(Params p, const float2* __restrict__ iq,
+                                     const float* __restrict__ cos_a, const float* __restrict__ sin_a,
+                                     const float* __restrict__ x_reference,
+                                     const float* __restrict__ ex, float2* __restrict__ out) {
+  int ix, iz;
+  float x, z;
+  if (!thread_pixel(p, ix, iz, x, z)) return;
+  const std::size_t transmit_step = std::size_t(p.elements) * p.stride;  // float2s from (t, e) to (t + 1, e)
+  float acc_i = 0.f, acc_q = 0.f;
+  for (int e = 0; e < p.elements; ++e) {
+    const float xe = ex[e];
+    const float w = das::receive_apodization(x, z, xe, p.fnumber, p.window, p.alpha);
+    if (w == 0.f) continue;
+    const float rx = das::receive_distance(x, z, xe) * p.inv_c_fs;
+    const float2* channel = iq + std::size_t(e) * p.stride + AnalyticData::kFront;
+    for (int t = 0; t < p.transmits; ++t, channel += transmit_step) {
+      const float tx = das::sample_position(
+          das::planewave_transmit_distance(x, z, cos_a[t], sin_a[t], x_reference[t]), p.inv_c_fs, p.t0_fs);
+      const float pos = tx + rx;
+      float vi, vq;
+      if constexpr (kLinear)
+        das::interp_linear_pair(channel, p.samples, pos, vi, vq);
+      else
+        das::interp_nearest_pair(channel, p.samples, pos, vi, vq);
+      acc_i += w * vi;
+      acc_q += w * vq;
+    }
+  }
+  out[std::size_t(ix) * p.nz + iz] = make_float2(acc_i, acc_q);
+}
+
 }  // namespace
 
 struct DasCudaBeamformer::Impl {
@@ -79,7 +132,8 @@ struct DasCudaBeamformer::Impl {
   Params params{};
   DevicePtr<float> cos_a, sin_a, x_reference, ex, i, q;
   DevicePtr<int> tx_element;
-  DevicePtr<float2> out;
+  DevicePtr<float2> out, iq;  // iq: interleaved I/Q for the element-outer kernel
+  DasCudaKernel kernel = DasCudaKernel::PixelPerThread;
   std::size_t data_floats = 0;
   cudaEvent_t start = nullptr, stop = nullptr;
   double kernel_s = 0.0;
@@ -90,11 +144,17 @@ struct DasCudaBeamformer::Impl {
   }
 };
 
-DasCudaBeamformer::DasCudaBeamformer(const DasProblem& problem) : impl_(std::make_unique<Impl>()) {
+DasCudaBeamformer::DasCudaBeamformer(const DasProblem& problem, DasCudaKernel kernel)
+    : impl_(std::make_unique<Impl>()) {
   problem.validate();
+  const bool plane_wave = problem.acquisition.model == Model::PlaneWave;
+  if (kernel == DasCudaKernel::ElementOuter && !plane_wave)
+    throw Error("CUDA DAS: the element-outer kernel is for plane waves only");
   require_cuda("the CUDA DAS beamformer");
   Impl& c = *impl_;
   c.problem = problem;
+  c.kernel = kernel == DasCudaKernel::Auto ? (plane_wave ? DasCudaKernel::ElementOuter : DasCudaKernel::PixelPerThread)
+                                           : kernel;
   const Acquisition& acq = problem.acquisition;
   Params& p = c.params;
   p.nx = problem.grid.nx;
@@ -141,6 +201,7 @@ DasCudaBeamformer::DasCudaBeamformer(const DasProblem& problem) : impl_(std::mak
   c.i = device_alloc<float>(c.data_floats);
   c.q = device_alloc<float>(c.data_floats);
   c.out = device_alloc<float2>(problem.grid.pixels());
+  if (c.kernel == DasCudaKernel::ElementOuter) c.iq = device_alloc<float2>(c.data_floats);
   USRECON_CUDA_CHECK(cudaEventCreate(&c.start));
   USRECON_CUDA_CHECK(cudaEventCreate(&c.stop));
   int dev = 0;
@@ -164,10 +225,24 @@ void DasCudaBeamformer::beamform(const AnalyticData& data, std::complex<float>* 
   USRECON_CUDA_CHECK(cudaMemcpy(c.q.get(), data.q.data(), c.data_floats * sizeof(float), cudaMemcpyHostToDevice));
   constexpr int kThreads = 128;
   const dim3 grid((p.nz + kThreads - 1) / kThreads, p.nx);
+  // The events time everything on the device after the copies in: the interleave too.
   USRECON_CUDA_CHECK(cudaEventRecord(c.start));
-  das_kernel<<<grid, kThreads>>>(p, c.i.get(), c.q.get(), c.cos_a.get(), c.sin_a.get(),
-                                 c.x_reference.get(), c.tx_element.get(), c.ex.get(), c.out.get());
-  USRECON_CUDA_CHECK_LAUNCH(das_kernel);
+  if (c.kernel == DasCudaKernel::ElementOuter) {
+    const unsigned blocks = static_cast<unsigned>((c.data_floats + 255) / 256);
+    interleave_kernel<<<blocks, 256>>>(c.i.get(), c.q.get(), c.iq.get(), c.data_floats);
+    USRECON_CUDA_CHECK_LAUNCH(interleave_kernel);
+    if (p.linear)
+      das_planewave_kernel<true><<<grid, kThreads>>>(p, c.iq.get(), c.cos_a.get(), c.sin_a.get(),
+                                                      c.x_reference.get(), c.ex.get(), c.out.get());
+    else
+      das_planewave_kernel<false><<<grid, kThreads>>>(p, c.iq.get(), c.cos_a.get(), c.sin_a.get(),
+                                                       c.x_reference.get(), c.ex.get(), c.out.get());
+    USRECON_CUDA_CHECK_LAUNCH(das_planewave_kernel);
+  } else {
+    das_kernel<<<grid, kThreads>>>(p, c.i.get(), c.q.get(), c.cos_a.get(), c.sin_a.get(),
+                                   c.x_reference.get(), c.tx_element.get(), c.ex.get(), c.out.get());
+    USRECON_CUDA_CHECK_LAUNCH(das_kernel);
+  }
   USRECON_CUDA_CHECK(cudaEventRecord(c.stop));
   USRECON_CUDA_CHECK(cudaEventSynchronize(c.stop));
   float ms = 0.f;
@@ -179,5 +254,6 @@ void DasCudaBeamformer::beamform(const AnalyticData& data, std::complex<float>* 
 
 double DasCudaBeamformer::last_kernel_seconds() const { return impl_->kernel_s; }
 std::string DasCudaBeamformer::device() const { return impl_->device; }
+DasCudaKernel DasCudaBeamformer::kernel() const { return impl_->kernel; }
 
 }  // namespace usrecon::recon

@@ -5,7 +5,7 @@ namespace usrecon::recon {
 
 struct DasCudaBeamformer::Impl {};
 
-DasCudaBeamformer::DasCudaBeamformer(const DasProblem&) {
+DasCudaBeamformer::DasCudaBeamformer(const DasProblem&, DasCudaKernel) {
   throw CudaUnavailable("the CUDA DAS beamformer is not available: usrecon was built without CUDA");
 }
 DasCudaBeamformer::~DasCudaBeamformer() = default;
@@ -16,5 +16,6 @@ void DasCudaBeamformer::beamform(const AnalyticData&, std::complex<float>*) {
 }
 double DasCudaBeamformer::last_kernel_seconds() const { return 0.0; }
 std::string DasCudaBeamformer::device() const { return ""; }
+DasCudaKernel DasCudaBeamformer::kernel() const { return DasCudaKernel::Auto; }
 
 }  // namespace usrecon::recon

@@ -54,6 +54,15 @@ das::TimeZero parse_time_zero(std::string_view name) {
   throw Error("unknown time zero '" + std::string(name) + "' (expected first-element or center)");
 }
 
+std::string to_string(DasCudaKernel kernel) {  // here, so that CPU-only builds have it too
+  switch (kernel) {
+    case DasCudaKernel::Auto: return "auto";
+    case DasCudaKernel::PixelPerThread: return "pixel-per-thread";
+    case DasCudaKernel::ElementOuter: return "element-outer";
+  }
+  return "?";
+}
+
 int Acquisition::transmits() const {
   if (model == Model::PlaneWave) return static_cast<int>(angles.size());
   return tx_elements.empty() ? probe.elements : static_cast<int>(tx_elements.size());

@@ -125,7 +125,8 @@ DasFrame reconstruct_das(const fs::path& input, const DasSetup& setup, BackendKi
     try {
       DasCudaBeamformer gpu(problem);
       gpu.beamform(analytic, frame.image.data.data());
-      frame.backend = {{"name", "cuda"}, {"device", gpu.device()}, {"kernel_s", gpu.last_kernel_seconds()}};
+      frame.backend = {{"name", "cuda"}, {"device", gpu.device()}, {"kernel", to_string(gpu.kernel())},
+                       {"kernel_s", gpu.last_kernel_seconds()}};
     } catch (const CudaUnavailable&) {
       if (backend == BackendKind::Cuda) throw;
       use_cuda = false;

@@ -12,7 +12,6 @@
 #pragma once
 
 #include <memory>
-#include <nlohmann/json.hpp>
 #include <string>
 
 #include "usrecon/recon/geometry.hpp"
@@ -89,9 +88,17 @@ class DasCpuBeamformer {
 
 /// The CUDA beamformer: the same delay functions in a kernel, one thread per pixel. Construction
 /// throws CudaUnavailable when no device can be used (always, in a build without CUDA).
+/// CUDA kernels. PixelPerThread: one thread per pixel looping over transmits, then elements
+/// (any model). ElementOuter (plane waves): one thread per pixel looping over elements, then
+/// transmits, so that each element's receive distance and apodization are computed once per
+/// pixel rather than once per transmit, reading I and Q interleaved (one 8-byte load per sample).
+/// Auto: ElementOuter for plane waves, PixelPerThread for synthetic aperture.
+enum class DasCudaKernel { Auto, PixelPerThread, ElementOuter };
+std::string to_string(DasCudaKernel kernel);
+
 class DasCudaBeamformer {
  public:
-  explicit DasCudaBeamformer(const DasProblem& problem);
+  explicit DasCudaBeamformer(const DasProblem& problem, DasCudaKernel kernel = DasCudaKernel::Auto);
   ~DasCudaBeamformer();
   DasCudaBeamformer(DasCudaBeamformer&&) noexcept;
   DasCudaBeamformer& operator=(DasCudaBeamformer&&) noexcept;
@@ -102,6 +109,8 @@ class DasCudaBeamformer {
   double last_kernel_seconds() const;
   /// Device name.
   std::string device() const;
+  /// The kernel in use (never Auto).
+  DasCudaKernel kernel() const;
 
   struct Impl;
 

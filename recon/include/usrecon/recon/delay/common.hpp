@@ -99,4 +99,34 @@ USRECON_HD inline T interp_nearest(const V* channel, int n, T s) {
   return T(channel[static_cast<int>(f)]);
 }
 
+/// interp_linear of two channels stored interleaved (P has members x and y, as CUDA's float2 for
+/// I and Q): one load fetches both values of a sample. The arithmetic of each component is
+/// interp_linear's, so a kernel using it agrees sample for sample with one using interp_linear.
+template <class T, class P>
+USRECON_HD inline void interp_linear_pair(const P* channel, int n, T s, T& out_x, T& out_y) {
+  const T f = hd_floor(s);
+  if (!(f >= T(-1)) || !(f < T(n))) {
+    out_x = out_y = T(0);
+    return;
+  }
+  const int i = static_cast<int>(f);
+  const T w = s - f;
+  const T ax = i >= 0 ? T(channel[i].x) : T(0), ay = i >= 0 ? T(channel[i].y) : T(0);
+  const T bx = i + 1 < n ? T(channel[i + 1].x) : T(0), by = i + 1 < n ? T(channel[i + 1].y) : T(0);
+  out_x = ax + w * (bx - ax);
+  out_y = ay + w * (by - ay);
+}
+
+/// interp_nearest of two interleaved channels (see interp_linear_pair).
+template <class T, class P>
+USRECON_HD inline void interp_nearest_pair(const P* channel, int n, T s, T& out_x, T& out_y) {
+  const T f = hd_floor(s + T(0.5));
+  if (!(f >= T(0)) || !(f < T(n))) {
+    out_x = out_y = T(0);
+    return;
+  }
+  out_x = T(channel[static_cast<int>(f)].x);
+  out_y = T(channel[static_cast<int>(f)].y);
+}
+
 }  // namespace usrecon::recon::das

@@ -1,0 +1,108 @@
+// The CUDA DAS kernels checked against the CPU beamformer and timed, with nothing but CUDA and
+// this project's sources (no Google Benchmark, GTest or OpenCV: the lent GPU machine has none, so
+// tools/gpu-check.sh can build this with nvcc alone).
+//
+// Cases: the real data set's size (128 elements, 7 angles, 2688 samples, 801 x 1701 pixels at
+// 0.05 mm) and PICMUS's (128 elements, 75 angles, 3328 samples), F-number 1.5, linear
+// interpolation; data are random analytic samples (the kernels' cost does not depend on values).
+// For each kernel: relative L2 against DasCpuBeamformer on the same data (must be <= 1e-5, else
+// no time is reported), then the median of --reps kernel times from CUDA events after a warm-up.
+// Prints "RESULT das_<case>_<kernel>_points_per_s=..." lines for the table.
+//   das_cuda_check [--reps N] [--cpu-threads N]
+#include <algorithm>
+#include <cmath>
+#include <complex>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <numbers>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "usrecon/recon/compare.hpp"
+#include "usrecon/recon/das.hpp"
+
+namespace {
+
+using namespace usrecon::recon;
+
+/// `angles` plane waves evenly over [-max_deg, +max_deg].
+DasProblem make_problem(int angles, double max_deg, int samples) {
+  DasProblem p;
+  p.acquisition.model = Model::PlaneWave;
+  p.acquisition.probe = {128, 0.298e-3};
+  p.acquisition.fs = 20e6;
+  for (int k = 0; k < angles; ++k)
+    p.acquisition.angles.push_back((-max_deg + 2 * max_deg * k / (angles - 1)) * std::numbers::pi / 180);
+  p.samples = samples;
+  p.grid = Grid::from_ranges(-20e-3, 20e-3, 0.05e-3, 5e-3, 90e-3, 0.05e-3);
+  p.options.fnumber = 1.5;
+  p.options.interp = Interp::Linear;
+  return p;
+}
+
+AnalyticData random_analytic_data(const DasProblem& p) {
+  AnalyticData d = AnalyticData::zeros(p.samples, p.acquisition.probe.elements, p.acquisition.transmits());
+  std::mt19937 rng(12345);
+  std::normal_distribution<float> normal;
+  for (int t = 0; t < d.transmits; ++t)
+    for (int e = 0; e < d.elements; ++e) {
+      float* i = const_cast<float*>(d.i_channel(t, e));
+      float* q = const_cast<float*>(d.q_channel(t, e));
+      for (int s = 0; s < d.samples; ++s) i[s] = normal(rng), q[s] = normal(rng);
+    }
+  return d;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  int reps = 10, cpu_threads = 0;
+  for (int k = 1; k + 1 < argc; k += 2) {
+    if (!std::strcmp(argv[k], "--reps")) reps = std::max(1, std::atoi(argv[k + 1]));
+    else if (!std::strcmp(argv[k], "--cpu-threads")) cpu_threads = std::atoi(argv[k + 1]);
+  }
+  int failures = 0;
+  struct Case {
+    const char* name;
+    int angles;
+    double max_deg;
+    int samples;
+  };
+  for (const Case& c : {Case{"rfdata1", 7, 1.5, 2688}, Case{"picmus", 75, 16.0, 3328}}) {
+    const DasProblem p = make_problem(c.angles, c.max_deg, c.samples);
+    const AnalyticData data = random_analytic_data(p);
+    std::vector<std::complex<float>> cpu;
+    for (DasCudaKernel kernel : {DasCudaKernel::PixelPerThread, DasCudaKernel::ElementOuter}) {
+      const std::string name = std::string("das_") + c.name + "_" + to_string(kernel);
+      try {
+        DasCudaBeamformer gpu(p, kernel);
+        std::vector<std::complex<float>> out(p.grid.pixels());
+        gpu.beamform(data, out.data());  // warm-up, and the image to check
+        if (cpu.empty()) cpu = DasCpuBeamformer(p, cpu_threads).beamform(data).data;
+        const double err = relative_l2(out, cpu);
+        std::printf("RESULT %s_rel_l2_vs_cpu=%.3g\n", name.c_str(), err);
+        if (!(err <= 1e-5)) {
+          std::printf("%s: disagrees with the CPU (relative L2 %.3g > 1e-5): not timed\n", name.c_str(), err);
+          ++failures;
+          continue;
+        }
+        std::vector<double> seconds;
+        for (int r = 0; r < reps; ++r) {
+          gpu.beamform(data, out.data());
+          seconds.push_back(gpu.last_kernel_seconds());
+        }
+        std::sort(seconds.begin(), seconds.end());
+        const double median = seconds[seconds.size() / 2];
+        std::printf("%s on %s: median kernel %.3f ms over %d runs (min %.3f), %.3g points/s\n", name.c_str(),
+                    gpu.device().c_str(), median * 1e3, reps, seconds.front() * 1e3, p.points() / median);
+        std::printf("RESULT %s_points_per_s=%.6g\n", name.c_str(), p.points() / median);
+      } catch (const usrecon::CudaUnavailable& e) {
+        std::printf("%s: skipped: %s\n", name.c_str(), e.what());
+        return 0;
+      }
+    }
+  }
+  return failures == 0 ? 0 : 1;
+}
