@@ -2,8 +2,9 @@
 # The one script to run on a lent GPU (an H200), from the repository root:
 #   tools/gpu-check.sh
 # Builds for sm_90, runs the GPU tests, the GPU benchmarks (bench_seed_cuda; das_cuda_check: both
-# CUDA DAS kernels checked against the CPU, then timed) and the seed's Numba CUDA kernel on the same
-# GPU, and prints a table of what was measured. Finishes in under 8
+# CUDA DAS kernels checked against the CPU, then timed; kernels_cuda_check: the kernel library's
+# copy/map/sum bandwidth and tiled SGEMM vs cuBLAS, each validated, then timed) and the seed's Numba
+# CUDA kernel on the same GPU, and prints a table of what was measured. Finishes in under 8
 # minutes: every step runs under `timeout` with what is left of the budget, and a failed step is
 # reported while the rest still runs, so the table always comes out.
 #
@@ -12,7 +13,8 @@
 #   1. If the full CMake project configures (all packages there), it builds tests_recon and
 #      bench_seed_cuda and runs `ctest -R Cuda`.
 #   2. Otherwise it compiles what the GPU path needs with nvcc alone (kernels' CUDA core, the seed
-#      and general-DAS CPU and CUDA backends, the two programs: no package needed) and runs
+#      and general-DAS CPU and CUDA backends, the kernels' sum and matmul, the three programs: no
+#      package needed; kernels_cuda_check failing to build loses only its own rows) and runs
 #      `bench_seed_cuda --verify` in place of the GTest suite (the same comparisons: bit-exact with
 #      the CPU on random data and on grid sizes that are not multiples of the block);
 #      das_cuda_check compares each DAS kernel with the CPU before timing it in both modes.
@@ -81,16 +83,18 @@ NVCC=$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)
 # ---- 1. Build -------------------------------------------------------------------------------------
 BENCH=""
 DAS_CHECK=""
+KERNELS_CHECK=""
 MODE=""
 if [[ ${GPU_CHECK_MINIMAL:-0} == 1 ]]; then
   say "GPU_CHECK_MINIMAL=1: skipping the full CMake build"
 elif run_step configure 60 cmake -S "$ROOT" -B "$WORK/cmake" -DCMAKE_BUILD_TYPE=Release \
   -DCMAKE_CUDA_ARCHITECTURES=90 -DCMAKE_CUDA_COMPILER="$NVCC" -DUSRECON_CUDA=ON; then
   if run_step build 240 cmake --build "$WORK/cmake" --target tests_kernels tests_recon bench_seed_cuda \
-    das_cuda_check -j "$JOBS"; then
+    das_cuda_check kernels_cuda_check -j "$JOBS"; then
     MODE=cmake
     BENCH=$WORK/cmake/tools/bench/bench_seed_cuda
     DAS_CHECK=$WORK/cmake/tools/bench/das_cuda_check
+    KERNELS_CHECK=$WORK/cmake/tools/bench/kernels_cuda_check
   fi
 fi
 if [[ -z $MODE ]]; then
@@ -107,20 +111,38 @@ if [[ -z $MODE ]]; then
                 tools/bench/bench_seed_cuda.cu)
     local das=(recon/cpu/das_cpu.cpp recon/pipeline/das_geometry.cpp recon/cuda/das_cuda.cu
                tools/bench/das_cuda_check.cu)
+    # sum() and matmul() dispatch in cpu/reduce.cpp and cpu/matmul.cpp, which need the CPU GEMM
+    # tiles (compiled here without their -m flags: correct, only the unused CPU path is slower);
+    # add() on device arrays is instantiated in cuda/ufuncs.cu. No OpenBLAS: CPU blas would throw.
+    local kernels=(kernels/cpu/reduce.cpp kernels/cpu/matmul.cpp kernels/cpu/gemm_generic.cpp
+                   kernels/cpu/gemm_avx2.cpp kernels/cpu/gemm_avx512.cpp kernels/cuda/ufuncs.cu
+                   kernels/cuda/reduce.cu kernels/cuda/matmul.cu tools/bench/kernels_cuda_check.cu)
     local sources=("${common[@]}" "${seed[@]}" "${das[@]}")
-    local pids=() src
+    local pids=() kernel_pids=() src
     for src in "${sources[@]}"; do
       "$NVCC" "${flags[@]}" -c "$ROOT/$src" -o "$obj/$(basename "$src").o" &
       pids+=($!)
     done
-    local failed=0 pid
+    for src in "${kernels[@]}"; do
+      "$NVCC" "${flags[@]}" -c "$ROOT/$src" -o "$obj/$(basename "$src").o" &
+      kernel_pids+=($!)
+    done
+    local failed=0 kernels_failed=0 pid
     for pid in "${pids[@]}"; do wait "$pid" || failed=1; done
+    for pid in "${kernel_pids[@]}"; do wait "$pid" || kernels_failed=1; done
     ((failed == 0)) || return 1
     local o=() s
     for s in "${common[@]}"; do o+=("$obj/$(basename "$s").o"); done
-    local seed_o=("${o[@]}") das_o=("${o[@]}")
+    local seed_o=("${o[@]}") das_o=("${o[@]}") kernels_o=("${o[@]}")
     for s in "${seed[@]}"; do seed_o+=("$obj/$(basename "$s").o"); done
     for s in "${das[@]}"; do das_o+=("$obj/$(basename "$s").o"); done
+    for s in "${kernels[@]}"; do kernels_o+=("$obj/$(basename "$s").o"); done
+    # kernels_cuda_check is optional here: its failure is reported, the other two still run.
+    rm -f "$obj/kernels_cuda_check"
+    if ((kernels_failed == 0)); then
+      "$NVCC" -arch=sm_90 "${kernels_o[@]}" -lcublas -o "$obj/kernels_cuda_check" || kernels_failed=1
+    fi
+    ((kernels_failed == 0)) || echo "build_minimal: kernels_cuda_check did not build (see above)"
     "$NVCC" -arch=sm_90 "${seed_o[@]}" -lcublas -o "$obj/bench_seed_cuda" &&
       "$NVCC" -arch=sm_90 "${das_o[@]}" -lcublas -o "$obj/das_cuda_check"
   }
@@ -130,6 +152,7 @@ if [[ -z $MODE ]]; then
     MODE=minimal
     BENCH=$WORK/min/bench_seed_cuda
     DAS_CHECK=$WORK/min/das_cuda_check
+    KERNELS_CHECK=$WORK/min/kernels_cuda_check
   fi
 fi
 
@@ -157,6 +180,17 @@ if [[ -n $DAS_CHECK ]]; then
   run_step das-check 120 "$DAS_CHECK" --reps 10 || true
 else
   : >"$DAS_OUT"
+fi
+
+# ---- 3c. The kernel library: copy/map/sum bandwidth, tiled SGEMM vs cuBLAS, validated then timed --
+KERNELS_OUT=$WORK/kernels-check.log
+: >"$KERNELS_OUT"
+if [[ -n $KERNELS_CHECK && -x $KERNELS_CHECK ]]; then
+  run_step kernels-check 120 "$KERNELS_CHECK" --reps 10 || true
+elif [[ -n $KERNELS_CHECK ]]; then
+  ORDER+=(kernels-check)
+  STATUS[kernels-check]="not built (see the build-minimal log)"
+  say "kernels-check: ${STATUS[kernels-check]}"
 fi
 
 # ---- 4. The seed's Numba CUDA kernel on the same GPU ----------------------------------------------
@@ -220,6 +254,19 @@ RATIO_D=$(ratio "$NUMBA_MS" "$KD")
       printf '| %-44s | %12s | %10s | %4s |\n' "DAS $das_case $das_kernel rel. L2 vs CPU" "$(fmt "$e")" "<= 1e-5" "$(meets "$e" '<=' 1e-5)"
     done
   done
+  kget() { sed -n "s/^RESULT kernels_$1=//p" "$KERNELS_OUT" 2>/dev/null | tail -n 1; }
+  printf '| %-44s | %12s | %10s | %4s |\n' "kernels d2d copy GB/s (2^27 floats)" "$(fmt "$(kget d2d_copy_gbs)")" "" ""
+  for kernels_op in "map_add:map add a + b" "map_add_scalar:map add a + 10" "sum:sum float" \
+    "sum_int32:sum int32"; do
+    v=$(kget "${kernels_op%%:*}_gbs")
+    r=$(kget "${kernels_op%%:*}_vs_copy")
+    printf '| %-44s | %12s | %10s | %4s |\n' "kernels ${kernels_op#*:} GB/s" "$(fmt "$v")" "" ""
+    printf '| %-44s | %12s | %10s | %4s |\n' "kernels ${kernels_op#*:} / d2d copy" "$(fmt "$r")" ">= 0.8" "$(meets "$r" '>=' 0.8)"
+  done
+  printf '| %-44s | %12s | %10s | %4s |\n' "kernels tiled SGEMM 4096 GFLOP/s" "$(fmt "$(kget sgemm4096_tiled_gflops)")" "" ""
+  printf '| %-44s | %12s | %10s | %4s |\n' "kernels cuBLAS SGEMM 4096 GFLOP/s (TF32 off)" "$(fmt "$(kget sgemm4096_cublas_gflops)")" "" ""
+  r=$(kget sgemm4096_tiled_vs_cublas)
+  printf '| %-44s | %12s | %10s | %4s |\n' "kernels tiled / cuBLAS SGEMM 4096" "$(fmt "$r")" ">= 0.5" "$(meets "$r" '>=' 0.5)"
 } | tee -a "$LOG" | tee "$LOGS/gpu-check-table.txt"
 
 failed=0

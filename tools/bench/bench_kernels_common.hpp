@@ -1,6 +1,7 @@
 // Shared by bench_kernels_cpu.cpp and bench_kernels_cuda.cu: a console reporter that remembers
 // each benchmark's figure (the median when --benchmark_repetitions is given) and prints the
-// ratios the kernel targets are stated in.
+// ratios the kernel targets are stated in. The data helpers (random_floats, max_abs_diff) come
+// from bench_data.hpp.
 #pragma once
 
 #include <benchmark/benchmark.h>
@@ -9,34 +10,15 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
-#include <random>
 #include <map>
 #include <string>
 #include <tuple>
 #include <utility>
 #include <vector>
 
-#include "usrecon/kernels/array.hpp"
+#include "bench_data.hpp"
 
 namespace usrecon_bench {
-
-/// n floats uniform in [-1, 1), reproducible for a seed.
-inline usrecon::kernels::HostArray<float> random_floats(std::int64_t n, unsigned seed) {
-  usrecon::kernels::HostArray<float> a(usrecon::kernels::Shape{n});
-  std::mt19937 gen(seed);
-  std::uniform_real_distribution<float> d(-1.0f, 1.0f);
-  for (float& v : a) v = d(gen);
-  return a;
-}
-
-/// Largest |a[i] - b[i]|.
-template <class A, class B>
-double max_abs_diff(const A& a, const B& b) {
-  double worst = 0;
-  for (std::size_t i = 0; i < a.size(); ++i)
-    worst = std::max(worst, std::abs(double(a[i]) - double(b[i])));
-  return worst;
-}
 
 /// Reports GFLOP/s for an n × n × n matrix product per iteration.
 inline void set_matmul_gflops(benchmark::State& state, std::int64_t n) {
