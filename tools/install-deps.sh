@@ -8,7 +8,7 @@ packages=(
   build-essential cmake pkg-config git
   libopencv-dev libcli11-dev nlohmann-json3-dev
   libgtest-dev libgmock-dev libbenchmark-dev
-  libopenblas-dev libmatio-dev libhdf5-dev
+  libopenblas-dev libmatio-dev libhdf5-dev zlib1g-dev
   python3-numpy python3-numba
   xvfb x11-apps x11-utils xdotool
   clang libclang-rt-14-dev            # tools/fuzz.sh: libFuzzer, ASan and UBSan runtimes for clang
