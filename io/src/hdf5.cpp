@@ -1,11 +1,20 @@
 // HDF5 files through libhdf5 (Debian: libhdf5-dev, the serial build).
 #include "usrecon/io/hdf5.hpp"
 
+#include <fcntl.h>
 #include <hdf5.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <csignal>
+#include <cstdint>
+#include <cstring>
 #include <functional>
 #include <mutex>
+#include <stdexcept>
 
 #include "usrecon/io/file.hpp"
 
@@ -15,7 +24,8 @@ namespace usrecon::io {
 namespace {
 
 // Debian's serial libhdf5 is not thread-safe; the batch pipeline reads on its own thread, and a
-// library user may call from several. Every HDF5 call here holds this lock.
+// library user may call from several. Every HDF5 call of this process (and every fork of a reader,
+// see run_isolated) holds this lock.
 std::mutex& hdf5_lock() {
   static std::mutex lock;
   return lock;
@@ -128,20 +138,9 @@ Hdf5DatasetInfo describe(const std::string& path, hid_t dataset) {
 
 constexpr const char* kPicmusData = "/US/US_DATASET0000/data/real";
 
-}  // namespace
+// ---- In a child process only (see run_isolated): the reads themselves ------------------------
 
-bool is_hdf5_file(const fs::path& path) {
-  std::error_code ec;
-  if (!fs::is_regular_file(path, ec)) return false;
-  std::lock_guard lock(hdf5_lock());
-  H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
-  const htri_t yes = H5Fis_hdf5(path.c_str());
-  H5Eclear2(H5E_DEFAULT);
-  return yes > 0;
-}
-
-std::vector<Hdf5DatasetInfo> list_hdf5_datasets(const fs::path& path) {
-  std::lock_guard lock(hdf5_lock());
+std::vector<Hdf5DatasetInfo> list_here(const fs::path& path) {
   const Handle file = open_file(path);
   std::vector<Hdf5DatasetInfo> datasets;
   std::size_t seen = 0;
@@ -150,12 +149,12 @@ std::vector<Hdf5DatasetInfo> list_hdf5_datasets(const fs::path& path) {
   return datasets;
 }
 
-Hdf5Array read_hdf5(const fs::path& path, const std::string& requested) {
+Hdf5Array read_here(const fs::path& path, const std::string& requested) {
   std::string name = requested;
   if (name.empty()) {
     std::vector<std::string> candidates;
     bool picmus = false;
-    for (const Hdf5DatasetInfo& info : list_hdf5_datasets(path)) {
+    for (const Hdf5DatasetInfo& info : list_here(path)) {
       if (info.path == kPicmusData) picmus = true;
       if (!info.type.empty() && info.dims.size() >= 2) candidates.push_back(info.path);
     }
@@ -171,7 +170,6 @@ Hdf5Array read_hdf5(const fs::path& path, const std::string& requested) {
     }
   }
   if (name.front() != '/') name = "/" + name;
-  std::lock_guard lock(hdf5_lock());
   const Handle file = open_file(path);
   const std::string what = path.string() + ": dataset '" + name + "'";
   // H5Dopen on a missing path is an error, not a crash; H5Lexists per part would be tidier
@@ -209,6 +207,214 @@ Hdf5Array read_hdf5(const fs::path& path, const std::string& requested) {
       H5Dread(dataset.get(), H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, array.values.data()) < 0)
     throw InputError(what + ": HDF5 cannot read it" + hdf5_reason());
   return array;
+}
+
+// ---- Isolation: libhdf5 in a child process ------------------------------------------------------
+//
+// libhdf5 (1.10.8) crashes on some malformed files: tools/fuzz.sh hdf5 found a NULL memcpy in
+// H5F__accum_read from a 4 KiB file within 30 s (tests/corpus/open/hdf5/). A hostile file must not
+// take a batch down with it, so every read of a file runs in a forked child that sends its result
+// back through a pipe; a child killed by a signal becomes an InputError naming the file.
+
+/// Bytes of a result: a tag, then length-prefixed fields.
+class Message {
+ public:
+  std::string bytes;
+  void u64(std::uint64_t v) { bytes.append(reinterpret_cast<const char*>(&v), 8); }
+  void str(const std::string& v) {
+    u64(v.size());
+    bytes += v;
+  }
+  void dims(const std::vector<std::size_t>& v) {
+    u64(v.size());
+    for (std::size_t d : v) u64(d);
+  }
+  void info(const Hdf5DatasetInfo& i) {
+    str(i.path);
+    str(i.type);
+    dims(i.dims);
+  }
+};
+
+/// Reads a Message back; every read is bounds-checked (the child may have died mid-write).
+class Reader {
+ public:
+  explicit Reader(const std::string& bytes) : bytes_(bytes) {}
+  std::uint64_t u64() {
+    std::uint64_t v = 0;
+    take(&v, 8);
+    return v;
+  }
+  std::string str() {
+    const std::uint64_t n = u64();
+    if (n > bytes_.size() - at_) throw std::runtime_error("truncated");
+    std::string v = bytes_.substr(at_, n);
+    at_ += n;
+    return v;
+  }
+  std::vector<std::size_t> dims() {
+    std::vector<std::size_t> v(checked_count(8));
+    for (std::size_t& d : v) d = u64();
+    return v;
+  }
+  Hdf5DatasetInfo info() {
+    Hdf5DatasetInfo i;
+    i.path = str();
+    i.type = str();
+    i.dims = dims();
+    return i;
+  }
+  std::vector<double> doubles() {
+    std::vector<double> v(checked_count(sizeof(double)));
+    take(v.data(), v.size() * sizeof(double));
+    return v;
+  }
+  std::size_t checked_count(std::size_t item_bytes) {
+    const std::uint64_t n = u64();
+    if (n > (bytes_.size() - at_) / item_bytes) throw std::runtime_error("truncated");
+    return static_cast<std::size_t>(n);
+  }
+
+ private:
+  void take(void* out, std::size_t n) {
+    if (n > bytes_.size() - at_) throw std::runtime_error("truncated");
+    std::memcpy(out, bytes_.data() + at_, n);
+    at_ += n;
+  }
+  const std::string& bytes_;
+  std::size_t at_ = 0;
+};
+
+enum Tag : std::uint64_t { kOk = 1, kInputError = 2, kOtherError = 3 };
+
+/// Runs `work` (which fills a Message after the kOk tag) in a forked child; returns the reply
+/// positioned after the tag, or throws what the child threw, or an InputError when the child died.
+std::string run_isolated(const fs::path& path, const std::function<void(Message&)>& work) {
+  // No thread of this process is inside libhdf5 while it forks (write_hdf5 holds the same lock),
+  // so the child's copy of libhdf5 is in a consistent state; the child never takes the lock.
+  std::lock_guard lock(hdf5_lock());
+  int pipe_fds[2];
+  if (::pipe2(pipe_fds, O_CLOEXEC) != 0) throw Error("HDF5: cannot create a pipe: " + std::string(std::strerror(errno)));
+  const pid_t child = ::fork();
+  if (child < 0) {
+    ::close(pipe_fds[0]);
+    ::close(pipe_fds[1]);
+    throw Error("HDF5: cannot fork a reader: " + std::string(std::strerror(errno)));
+  }
+  if (child == 0) {
+    // Ctrl-C and SIGTERM are the parent's to handle (it finishes the current frame).
+    ::signal(SIGINT, SIG_IGN);
+    ::signal(SIGTERM, SIG_IGN);
+    const rlimit no_core{0, 0};  // a crash here is expected on malformed files: no core dump
+    ::setrlimit(RLIMIT_CORE, &no_core);
+    // ... and it is the parent's to report: the default action, not a sanitizer's or fuzzer's
+    // handler inherited from the parent (those would print a report and write a crash file).
+    for (int crash : {SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT}) ::signal(crash, SIG_DFL);
+    ::close(pipe_fds[0]);
+    Message reply;
+    try {
+      reply.u64(kOk);
+      work(reply);
+    } catch (const InputError& e) {
+      reply = Message{};
+      reply.u64(kInputError);
+      reply.str(e.what());
+    } catch (const std::exception& e) {
+      reply = Message{};
+      reply.u64(kOtherError);
+      reply.str(e.what());
+    }
+    for (std::size_t at = 0; at < reply.bytes.size();) {
+      const ssize_t n = ::write(pipe_fds[1], reply.bytes.data() + at, reply.bytes.size() - at);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) ::_exit(3);
+      at += static_cast<std::size_t>(n);
+    }
+    ::_exit(0);  // no atexit handlers, no flushing of the parent's buffers
+  }
+  ::close(pipe_fds[1]);
+  std::string bytes;
+  char buffer[1 << 16];
+  for (;;) {
+    const ssize_t n = ::read(pipe_fds[0], buffer, sizeof buffer);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    bytes.append(buffer, static_cast<std::size_t>(n));
+  }
+  ::close(pipe_fds[0]);
+  int status = 0;
+  while (::waitpid(child, &status, 0) < 0 && errno == EINTR) {
+  }
+  if (WIFSIGNALED(status))
+    throw InputError(path.string() + ": libhdf5 crashed reading it (signal " + std::to_string(WTERMSIG(status)) +
+                     "): the file is malformed");
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 || bytes.size() < 8)
+    throw InputError(path.string() + ": the HDF5 reader process failed (exit status " +
+                     std::to_string(WIFEXITED(status) ? WEXITSTATUS(status) : -1) +
+                     "): the file is probably malformed");
+  std::uint64_t tag;
+  std::memcpy(&tag, bytes.data(), 8);
+  if (tag == kInputError || tag == kOtherError) {
+    Reader reader(bytes);
+    reader.u64();
+    const std::string what = reader.str();
+    if (tag == kInputError) throw InputError(what);
+    throw Error(what);
+  }
+  if (tag != kOk) throw InputError(path.string() + ": the HDF5 reader sent an unknown reply");
+  return bytes;
+}
+
+}  // namespace
+
+bool is_hdf5_file(const fs::path& path) {
+  std::error_code ec;
+  if (!fs::is_regular_file(path, ec)) return false;
+  try {
+    const std::string reply = run_isolated(path, [&](Message& m) {
+      H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
+      m.u64(H5Fis_hdf5(path.c_str()) > 0 ? 1 : 0);
+    });
+    Reader reader(reply);
+    reader.u64();
+    return reader.u64() == 1;
+  } catch (const InputError&) {
+    return false;
+  }
+}
+
+std::vector<Hdf5DatasetInfo> list_hdf5_datasets(const fs::path& path) {
+  const std::string reply = run_isolated(path, [&](Message& m) {
+    const std::vector<Hdf5DatasetInfo> all = list_here(path);
+    m.u64(all.size());
+    for (const Hdf5DatasetInfo& i : all) m.info(i);
+  });
+  try {
+    Reader reader(reply);
+    reader.u64();
+    std::vector<Hdf5DatasetInfo> all(reader.checked_count(24));
+    for (Hdf5DatasetInfo& i : all) i = reader.info();
+    return all;
+  } catch (const std::runtime_error&) {
+    throw InputError(path.string() + ": the HDF5 reader's reply was cut off");
+  }
+}
+
+Hdf5Array read_hdf5(const fs::path& path, const std::string& dataset) {
+  const std::string reply = run_isolated(path, [&](Message& m) {
+    const Hdf5Array a = read_here(path, dataset);
+    m.info({a.path, a.type, a.dims});
+    m.u64(a.values.size());
+    m.bytes.append(reinterpret_cast<const char*>(a.values.data()), a.values.size() * sizeof(double));
+  });
+  try {
+    Reader reader(reply);
+    reader.u64();
+    Hdf5DatasetInfo info = reader.info();
+    return Hdf5Array{std::move(info.path), std::move(info.type), std::move(info.dims), reader.doubles()};
+  } catch (const std::runtime_error&) {
+    throw InputError(path.string() + ": the HDF5 reader's reply was cut off");
+  }
 }
 
 void write_hdf5(const fs::path& path, const std::vector<Hdf5Array>& arrays) {

@@ -157,5 +157,18 @@ TEST_F(IoHdf5, ADatasetClaimingMoreThanItStoresIsRefusedBeforeAllocating) {
                  [&] { read_hdf5(file, "huge"); });
 }
 
+TEST_F(IoHdf5, AFileThatCrashesLibhdf5IsAnErrorNotACrash) {
+  // Found by tools/fuzz.sh hdf5 in 30 s: libhdf5 1.10.8 dereferences NULL (a memcpy in
+  // H5F__accum_read) while listing this 4 KiB file. The read runs in a child process, so the
+  // crash is the child's, and the caller gets an InputError naming the file (a signal, or under
+  // AddressSanitizer, whose SEGV handler exits instead, a failed exit status).
+  const fs::path file = fs::path(USRECON_SOURCE_DIR) / "tests/corpus/regressions/hdf5/libhdf5_segv_in_H5F__accum_read";
+  for (int attempt = 0; attempt < 2; ++attempt)  // and the process goes on working after it
+    expect_refused(file, "the file is", [&] { list_hdf5_datasets(file); });
+  const fs::path good = dir_ / "good.h5";
+  write_hdf5(good, {{"/x", "", {2, 2}, {1, 2, 3, 4}}});
+  EXPECT_EQ(read_hdf5(good).values, (std::vector<double>{1, 2, 3, 4}));
+}
+
 }  // namespace
 }  // namespace usrecon::io

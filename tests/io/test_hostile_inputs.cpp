@@ -21,6 +21,7 @@
 #include "../fuzz/fuzz_checks_mat.hpp"
 #define USRECON_TEST_MAT 1
 #endif
+#include "../fuzz/fuzz_checks_hdf5.hpp"
 #include "usrecon/io/file.hpp"
 #include "usrecon/io/source_txt.hpp"
 
@@ -130,6 +131,12 @@ TEST(IoFuzzRegression, MatSeedsAndCrashesPassTheChecks) {
   run_fuzz_inputs("mat", usrecon::fuzz::check_mat);
 }
 #endif
+
+// The HDF5 regressions are files on which libhdf5 itself crashes: the reads run in a child process
+// (io/src/hdf5.cpp), so they must come back as InputErrors naming the file.
+TEST(IoFuzzRegression, Hdf5SeedsAndCrashesPassTheChecks) {
+  run_fuzz_inputs("hdf5", usrecon::fuzz::check_hdf5);
+}
 
 TEST(IoFuzzRegression, ChecksCatchAContractViolation) {
   // The source.txt check compares with a reference reader: feed it the reference's own verdicts.

@@ -134,6 +134,20 @@ TEST_F(CliDas, PicmusHdf5FileCarriesItsOwnGeometry) {
   EXPECT_EQ(wrong_meta.at("parameters").at("from_file").at("parameters"),
             nlohmann::json({"fs", "sound_speed", "t0", "pitch", "elements", "angles"}));
   for (const auto& point : wrong.at("points")) EXPECT_GT(point.at("error").get<double>(), 0.2e-3) << point.dump();
+  // A batch with a file that crashes libhdf5 (a fuzz finding): that file is reported by name, the
+  // good one is still written, and the process survives to say so.
+  const fs::path batch = dir_ / "batch";
+  fs::create_directories(batch);
+  fs::copy_file(rf, batch / "good.hdf5");
+  fs::copy_file(fs::path(USRECON_SOURCE_DIR) / "tests/corpus/regressions/hdf5/libhdf5_segv_in_H5F__accum_read",
+                batch / "bad.hdf5");
+  r = run_command(quote(usrecon_exe()) + " reconstruct " + quote(batch / "bad.hdf5") + " " +
+                  quote(batch / "good.hdf5") + " --model planewave -o " + quote(dir_ / "batch_out"));
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_NE(r.output.find("bad.hdf5: libhdf5 crashed reading it"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("1 of 2 reconstructed, 1 failed"), std::string::npos) << r.output;
+  EXPECT_TRUE(fs::exists(dir_ / "batch_out" / "good.png"));
+  EXPECT_FALSE(fs::exists(dir_ / "batch_out" / "bad.png"));
   // PICMUS files hold plane waves: simulate refuses to write synthetic aperture data as one.
   r = run_command(quote(usrecon_exe()) + " simulate --model sa --elements 8 --samples 100 --point 0,5 -o " +
                   quote(dir_ / "sa.hdf5"));
