@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <csignal>
 #include <cstdint>
@@ -136,8 +137,6 @@ Hdf5DatasetInfo describe(const std::string& path, hid_t dataset) {
   return info;
 }
 
-constexpr const char* kPicmusData = "/US/US_DATASET0000/data/real";
-
 // ---- In a child process only (see run_isolated): the reads themselves ------------------------
 
 std::vector<Hdf5DatasetInfo> list_here(const fs::path& path) {
@@ -155,11 +154,11 @@ Hdf5Array read_here(const fs::path& path, const std::string& requested) {
     std::vector<std::string> candidates;
     bool picmus = false;
     for (const Hdf5DatasetInfo& info : list_here(path)) {
-      if (info.path == kPicmusData) picmus = true;
+      if (info.path == kPicmusChannelData) picmus = true;
       if (!info.type.empty() && info.dims.size() >= 2) candidates.push_back(info.path);
     }
     if (picmus) {
-      name = kPicmusData;
+      name = kPicmusChannelData;
     } else if (candidates.size() == 1) {
       name = candidates.front();
     } else {
@@ -212,7 +211,7 @@ Hdf5Array read_here(const fs::path& path, const std::string& requested) {
 // ---- Isolation: libhdf5 in a child process ------------------------------------------------------
 //
 // libhdf5 (1.10.8) crashes on some malformed files: tools/fuzz.sh hdf5 found a NULL memcpy in
-// H5F__accum_read from a 4 KiB file within 30 s (tests/corpus/open/hdf5/). A hostile file must not
+// H5F__accum_read from a 4 KiB file within 30 s (tests/corpus/regressions/hdf5/). A hostile file must not
 // take a batch down with it, so every read of a file runs in a forked child that sends its result
 // back through a pipe; a child killed by a signal becomes an InputError naming the file.
 
@@ -400,21 +399,37 @@ std::vector<Hdf5DatasetInfo> list_hdf5_datasets(const fs::path& path) {
   }
 }
 
-Hdf5Array read_hdf5(const fs::path& path, const std::string& dataset) {
+std::vector<Hdf5Array> read_hdf5(const fs::path& path, const std::vector<std::string>& datasets) {
   const std::string reply = run_isolated(path, [&](Message& m) {
-    const Hdf5Array a = read_here(path, dataset);
-    m.info({a.path, a.type, a.dims});
-    m.u64(a.values.size());
-    m.bytes.append(reinterpret_cast<const char*>(a.values.data()), a.values.size() * sizeof(double));
+    for (const std::string& dataset : datasets) {
+      const Hdf5Array a = read_here(path, dataset);
+      m.info({a.path, a.type, a.dims});
+      m.u64(a.values.size());
+      m.bytes.append(reinterpret_cast<const char*>(a.values.data()), a.values.size() * sizeof(double));
+    }
   });
   try {
     Reader reader(reply);
     reader.u64();
-    Hdf5DatasetInfo info = reader.info();
-    return Hdf5Array{std::move(info.path), std::move(info.type), std::move(info.dims), reader.doubles()};
+    std::vector<Hdf5Array> arrays;
+    for (std::size_t k = 0; k < datasets.size(); ++k) {
+      Hdf5DatasetInfo info = reader.info();
+      arrays.push_back({std::move(info.path), std::move(info.type), std::move(info.dims), reader.doubles()});
+    }
+    return arrays;
   } catch (const std::runtime_error&) {
     throw InputError(path.string() + ": the HDF5 reader's reply was cut off");
   }
+}
+
+Hdf5Array read_hdf5(const fs::path& path, const std::string& dataset) {
+  return std::move(read_hdf5(path, std::vector<std::string>{dataset}).front());
+}
+
+bool has_hdf5_extension(const fs::path& path) {
+  std::string ext = path.extension().string();
+  std::transform(ext.begin(), ext.end(), ext.begin(), [](unsigned char c) { return std::tolower(c); });
+  return ext == ".h5" || ext == ".hdf5" || ext == ".uff";
 }
 
 void write_hdf5(const fs::path& path, const std::vector<Hdf5Array>& arrays) {

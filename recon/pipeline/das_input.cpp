@@ -44,40 +44,44 @@ std::vector<std::string_view> split(std::string_view text, char sep) {
   }
 }
 
-constexpr const char* kPicmusGroup = "/US/US_DATASET0000";
-
-/// A PICMUS file's scalar parameter (stored as a 1-value dataset), or nothing when absent.
-std::optional<double> picmus_scalar(const fs::path& path, const std::vector<io::Hdf5DatasetInfo>& datasets,
-                                    const std::string& name) {
-  const std::string full = std::string(kPicmusGroup) + "/" + name;
-  if (std::none_of(datasets.begin(), datasets.end(), [&](const auto& d) { return d.path == full; }))
-    return std::nullopt;
-  const io::Hdf5Array a = io::read_hdf5(path, full);
-  if (a.values.size() != 1 || !std::isfinite(a.values[0]))
-    throw Error(path.string() + ": PICMUS '" + full + "' should hold one number");
-  return a.values[0];
-}
+/// A PICMUS parameter: `name` under kPicmusGroup.
+std::string picmus_path(const char* name) { return std::string(io::kPicmusGroup) + "/" + name; }
 
 /// The geometry of a PICMUS file: fs, c, initial time, angles and a centred uniform linear array
-/// from probe_geometry ([3][N] or [N][3]: x, y, z per element, metres).
-FileGeometry picmus_geometry(const fs::path& path, const std::vector<io::Hdf5DatasetInfo>& datasets) {
-  FileGeometry g;
-  g.source = std::string("PICMUS ") + kPicmusGroup;
-  g.time_zero = das::TimeZero::Center;  // PICMUS/USTB: t = 0 when the wave crosses x = 0
-  g.fs = picmus_scalar(path, datasets, "sampling_frequency");
-  g.sound_speed = picmus_scalar(path, datasets, "sound_speed");
-  g.t0 = picmus_scalar(path, datasets, "initial_time");
-  const std::optional<double> demodulation = picmus_scalar(path, datasets, "modulation_frequency");
-  if (demodulation && *demodulation != 0)
-    throw Error(path.string() + ": PICMUS IQ data (modulation frequency " + std::to_string(*demodulation) +
-                " Hz) are not supported; use the RF file of the data set");
-  const auto has = [&](const std::string& name) {
-    return std::any_of(datasets.begin(), datasets.end(),
-                       [&](const auto& d) { return d.path == std::string(kPicmusGroup) + "/" + name; });
+/// from probe_geometry ([3][N] or [N][3]: x, y, z per element, metres). Every parameter the file
+/// has is read in one go (one reader process; io/hdf5.hpp).
+FileGeometry picmus_geometry(const fs::path& path) {
+  constexpr const char* kScalars[] = {"sampling_frequency", "sound_speed", "initial_time", "modulation_frequency"};
+  std::vector<std::string> wanted;
+  for (const io::Hdf5DatasetInfo& d : io::list_hdf5_datasets(path))
+    for (const char* name : {"sampling_frequency", "sound_speed", "initial_time", "modulation_frequency",
+                             "angles", "probe_geometry"})
+      if (d.path == picmus_path(name)) wanted.push_back(d.path);
+  const std::vector<io::Hdf5Array> arrays = io::read_hdf5(path, wanted);
+  const auto find = [&](const char* name) -> const io::Hdf5Array* {
+    for (const io::Hdf5Array& a : arrays)
+      if (a.path == picmus_path(name)) return &a;
+    return nullptr;
   };
-  if (has("angles")) g.angles = io::read_hdf5(path, std::string(kPicmusGroup) + "/angles").values;
-  if (has("probe_geometry")) {
-    const io::Hdf5Array p = io::read_hdf5(path, std::string(kPicmusGroup) + "/probe_geometry");
+  std::optional<double> scalars[std::size(kScalars)];
+  for (std::size_t k = 0; k < std::size(kScalars); ++k)
+    if (const io::Hdf5Array* a = find(kScalars[k])) {
+      if (a->values.size() != 1 || !std::isfinite(a->values[0]))
+        throw Error(path.string() + ": PICMUS '" + a->path + "' should hold one number");
+      scalars[k] = a->values[0];
+    }
+  FileGeometry g;
+  g.source = std::string("PICMUS ") + io::kPicmusGroup;
+  g.time_zero = das::TimeZero::Center;  // PICMUS/USTB: t = 0 when the wave crosses x = 0
+  g.fs = scalars[0];
+  g.sound_speed = scalars[1];
+  g.t0 = scalars[2];
+  if (scalars[3] && *scalars[3] != 0)
+    throw Error(path.string() + ": PICMUS IQ data (modulation frequency " + std::to_string(*scalars[3]) +
+                " Hz) are not supported; use the RF file of the data set");
+  if (const io::Hdf5Array* angles = find("angles")) g.angles = angles->values;
+  if (const io::Hdf5Array* probe = find("probe_geometry")) {
+    const io::Hdf5Array& p = *probe;
     const bool rows_are_axes = p.dims.size() == 2 && p.dims[0] == 3;
     const bool columns_are_axes = p.dims.size() == 2 && p.dims[1] == 3 && !rows_are_axes;
     if (!rows_are_axes && !columns_are_axes)
@@ -101,8 +105,6 @@ FileGeometry picmus_geometry(const fs::path& path, const std::vector<io::Hdf5Dat
   }
   return g;
 }
-
-bool is_hdf5_extension(const std::string& ext) { return ext == ".h5" || ext == ".hdf5" || ext == ".uff"; }
 
 }  // namespace
 
@@ -207,10 +209,10 @@ ChannelData read_channel_data(const fs::path& path, const ChannelInput& in, int 
     const io::MatArray a = io::read_mat(path, in.var);
     return arrange_channels(a.values, a.dims, true, in.layout, in.offset, path.string() + " (" + a.name + ")");
   }
-  if (is_hdf5_extension(ext)) {
+  if (io::has_hdf5_extension(path)) {
     const io::Hdf5Array a = io::read_hdf5(path, in.var);
-    const bool picmus = a.path == std::string(kPicmusGroup) + "/data/real";
-    if (picmus && geometry) *geometry = picmus_geometry(path, io::list_hdf5_datasets(path));
+    const bool picmus = a.path == io::kPicmusChannelData;
+    if (picmus && geometry) *geometry = picmus_geometry(path);
     // PICMUS stores [angles][channels][samples] (C order).
     const std::string layout = in.layout.empty() && picmus ? "transmits,elements,samples" : in.layout;
     return arrange_channels(a.values, a.dims, false, layout, in.offset, path.string() + " (" + a.path + ")");
@@ -229,6 +231,24 @@ ChannelData read_channel_data(const fs::path& path, const ChannelInput& in, int 
   const std::vector<double> values(raw.begin(), raw.end());
   const std::vector<std::size_t> dims = {std::size_t(in.samples), std::size_t(elements), std::size_t(transmits)};
   return arrange_channels(values, dims, true, "samples,elements,transmits", in.offset, path.string());
+}
+
+void write_picmus(const fs::path& path, const ChannelData& rf, const Acquisition& acq) {
+  if (acq.model != Model::PlaneWave || acq.time_zero != das::TimeZero::Center)
+    throw Error(path.string() + ": a PICMUS file holds plane waves timed from the wavefront crossing the "
+                                "array centre (--time-zero center)");
+  const auto n = [](int v) { return std::size_t(v); };
+  // rf.data is [t][e][s] already: PICMUS's [angles][channels][samples] in C order.
+  io::Hdf5Array real{picmus_path("data/real"), "", {n(rf.transmits), n(rf.elements), n(rf.samples)},
+                     std::vector<double>(rf.data.begin(), rf.data.end())};
+  io::Hdf5Array imag{picmus_path("data/imag"), "", real.dims, std::vector<double>(real.values.size(), 0.0)};
+  io::Hdf5Array probe{picmus_path("probe_geometry"), "", {3, n(rf.elements)},
+                      std::vector<double>(3 * n(rf.elements), 0.0)};  // rows x, y, z
+  for (int e = 0; e < rf.elements; ++e) probe.values[n(e)] = acq.probe.element_x(e);
+  const auto scalar = [](const char* name, double v) { return io::Hdf5Array{picmus_path(name), "", {1}, {v}}; };
+  io::write_hdf5(path, {real, imag, probe, io::Hdf5Array{picmus_path("angles"), "", {acq.angles.size()}, acq.angles},
+                        scalar("sampling_frequency", acq.fs), scalar("sound_speed", acq.sound_speed),
+                        scalar("initial_time", acq.t0), scalar("modulation_frequency", 0.0)});
 }
 
 Grid GridRequest::resolve(const Acquisition& acq, int samples) const {

@@ -75,6 +75,21 @@ TEST_F(IoHdf5, WritesAndReadsBackInCOrder) {
   EXPECT_EQ(listed[1].dims, std::vector<std::size_t>{1});
 }
 
+TEST_F(IoHdf5, ReadsSeveralDatasetsInOneGoAndKnowsItsExtensions) {
+  const fs::path file = dir_ / "several.h5";
+  write_hdf5(file, {{"/a", "", {2}, {1, 2}}, {"/g/b", "", {1, 3}, {3, 4, 5}}});
+  const std::vector<Hdf5Array> both = read_hdf5(file, std::vector<std::string>{"/g/b", "a"});
+  ASSERT_EQ(both.size(), 2u);
+  EXPECT_EQ(both[0].path, "/g/b");
+  EXPECT_EQ(both[0].values, (std::vector<double>{3, 4, 5}));
+  EXPECT_EQ(both[1].path, "/a");
+  EXPECT_EQ(both[1].dims, std::vector<std::size_t>{2});
+  expect_refused(file, "dataset '/missing' does not exist",
+                 [&] { read_hdf5(file, std::vector<std::string>{"/a", "/missing"}); });
+  for (const char* name : {"x.h5", "x.HDF5", "dir/x.uff"}) EXPECT_TRUE(has_hdf5_extension(name)) << name;
+  for (const char* name : {"x.mat", "x.h5.npy", "h5"}) EXPECT_FALSE(has_hdf5_extension(name)) << name;
+}
+
 TEST_F(IoHdf5, ConvertsIntegerTypesAndScalars) {
   const fs::path file = raw_file("ints.h5", [](hid_t f) {
     const hsize_t dims[2] = {2, 3};

@@ -229,11 +229,13 @@ std::string mat5_double_matrix(const std::vector<std::uint32_t>& dims, const std
   return out.bytes;
 }
 
-/// A 1 x 2 cell named "c" holding two matrices.
-std::string mat5_cell(const std::string& first, const std::string& second) {
+/// A 1 x `cells` cell named "c" holding two matrices (so `cells` other than 2 is a lie).
+std::string mat5_cell(const std::string& first, const std::string& second, std::uint32_t cells = 2) {
   Mat5Bytes m;
   m.element(6, std::string("\x01\0\0\0\0\0\0\0", 8));  // class cell
-  m.element(5, std::string("\x01\0\0\0\x02\0\0\0", 8));
+  std::string dims("\x01\0\0\0", 4);
+  dims.append(reinterpret_cast<const char*>(&cells), 4);
+  m.element(5, dims);
   m.element(1, "c");
   m.bytes += first + second;
   Mat5Bytes out;
@@ -288,6 +290,20 @@ TEST(IoHostile, MatCompressedElementsAreWalkedInFull) {
   EXPECT_EQ(variables[0].name, "c");
   EXPECT_EQ(variables[0].matlab_class, "cell");
   EXPECT_EQ(variables[0].dims, (std::vector<std::size_t>{1, 2}));
+  fs::remove(path);
+}
+
+TEST(IoHostile, MatPartsNotInMatlabsLayoutAreRefused) {
+  const fs::path path = fs::temp_directory_path() / ("usrecon-iohostile-layout-" + std::to_string(::getpid()) + ".mat");
+  const std::string one = mat5_double_matrix({1, 1}, std::string(8, '\0'));
+  // A cell claiming three cells but holding two: matio would read a third matrix from what follows.
+  write_bytes(path, mat5_file_compressed(mat5_cell(one, one, 3)));
+  expect_mat_refused(path, "the compressed element at byte 128: the matrix at byte 0 holds 2 matrices where its "
+                           "cells need 3");
+  // One dimension (MATLAB writes at least two).
+  write_bytes(path, mat5_file_compressed(mat5_double_matrix({1}, std::string(8, '\0'))));
+  expect_mat_refused(path, "the compressed element at byte 128: the matrix at byte 0 has 4 bytes of dimensions "
+                           "(at least 2, of 4 bytes each)");
   fs::remove(path);
 }
 

@@ -148,6 +148,14 @@ TEST_F(CliDas, PicmusHdf5FileCarriesItsOwnGeometry) {
   EXPECT_NE(r.output.find("1 of 2 reconstructed, 1 failed"), std::string::npos) << r.output;
   EXPECT_TRUE(fs::exists(dir_ / "batch_out" / "good.png"));
   EXPECT_FALSE(fs::exists(dir_ / "batch_out" / "bad.png"));
+  // A PICMUS file is timed from the array centre: simulate refuses the other convention for it.
+  r = run_command(quote(usrecon_exe()) + " simulate --model planewave --angles-deg 0 --elements 8 --samples 100"
+                  " --point 0,5 --time-zero first-element -o " + quote(dir_ / "fe.hdf5"));
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE(r.output.find("a PICMUS file counts time from the wavefront crossing the array centre"),
+            std::string::npos)
+      << r.output;
+  EXPECT_FALSE(fs::exists(dir_ / "fe.hdf5"));
   // PICMUS files hold plane waves: simulate refuses to write synthetic aperture data as one.
   r = run_command(quote(usrecon_exe()) + " simulate --model sa --elements 8 --samples 100 --point 0,5 -o " +
                   quote(dir_ / "sa.hdf5"));

@@ -152,6 +152,33 @@ TEST_F(ReconDasInputFiles, Hdf5DatasetsAndPicmusGeometry) {
   std::vector<io::Hdf5Array> curved = picmus;
   curved[2].values = {-0.3e-3, 0, 0.3e-3, 0, 0, 0, 0.1e-3, 0, 0.1e-3};  // z != 0 at the ends
   expect_refused(curved, "PICMUS probe_geometry is not a uniform linear array centred on x = 0 at z = 0");
+  std::vector<io::Hdf5Array> flat = picmus;
+  flat[2].dims = {9};
+  expect_refused(flat, "PICMUS probe_geometry should be 3 x N or N x 3");
+  std::vector<io::Hdf5Array> single = picmus;
+  single[2] = {g + "probe_geometry", "", {3, 1}, {0, 0, 0}};
+  expect_refused(single, "PICMUS probe_geometry holds fewer than 2 elements");
+  std::vector<io::Hdf5Array> two_speeds = picmus;
+  two_speeds[4].dims = {2};
+  two_speeds[4].values = {1540, 1480};
+  expect_refused(two_speeds, "PICMUS '/US/US_DATASET0000/sound_speed' should hold one number");
+  // Written by write_picmus, read back with the same geometry (the round trip simulate relies on).
+  Acquisition acq;
+  acq.probe = {3, 0.3e-3};
+  acq.fs = 20.832e6;
+  acq.t0 = 1e-6;
+  acq.angles = {-0.1, 0.1};
+  acq.time_zero = das::TimeZero::Center;
+  const ChannelData rf = read_channel_data(dir_ / "picmus.hdf5", {});
+  write_picmus(dir_ / "written.hdf5", rf, acq);
+  FileGeometry back;
+  expect_channels(read_channel_data(dir_ / "written.hdf5", {}, 0, 0, &back));
+  EXPECT_EQ(back.fs, acq.fs);
+  EXPECT_EQ(back.t0, acq.t0);
+  EXPECT_EQ(back.angles, acq.angles);
+  EXPECT_EQ(back.elements, 3);
+  acq.time_zero = das::TimeZero::FirstElement;
+  EXPECT_THROW(write_picmus(dir_ / "wrong.hdf5", rf, acq), Error);
 }
 
 TEST(ReconDasInput, RangesAndLists) {

@@ -1,5 +1,4 @@
 // usrecon simulate -o FILE.txt --point X_MM,Z_MM ...
-#include <cctype>
 #include <cstdio>
 #include <filesystem>
 #include <nlohmann/json.hpp>
@@ -59,9 +58,7 @@ int run_das(SimulateArgs& args) {
     for (double deg : recon::parse_number_list(args.angles_deg, "--angles-deg"))
       acq.angles.push_back(deg * 3.14159265358979323846 / 180.0);
   // A .h5/.hdf5/.uff output is a PICMUS file: plane waves, time zero at the array centre.
-  std::string ext = fs::path(args.output).extension().string();
-  for (char& ch : ext) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
-  const bool picmus = ext == ".h5" || ext == ".hdf5" || ext == ".uff";
+  const bool picmus = io::has_hdf5_extension(args.output);
   if (picmus && acq.model != recon::Model::PlaneWave)
     throw Error(args.output + ": HDF5 output is a PICMUS file, which holds plane waves only");
   if (picmus && args.time_zero == "first-element")
@@ -86,29 +83,16 @@ int run_das(SimulateArgs& args) {
   }
   if (o.points.empty() && o.speckle == 0) throw Error("nothing to simulate: give --point and/or --speckle");
   const recon::ChannelData rf = recon::simulate_das_channels(o);
-  // [samples][elements][transmits] in C order: the default --layout of reconstruct.
-  std::vector<float> out(rf.size());
-  for (int t = 0; t < rf.transmits; ++t)
-    for (int e = 0; e < rf.elements; ++e)
-      for (int k = 0; k < rf.samples; ++k)
-        out[(std::size_t(k) * rf.elements + e) * rf.transmits + t] = rf.channel(t, e)[k];
-  const std::size_t shape[3] = {std::size_t(rf.samples), std::size_t(rf.elements), std::size_t(rf.transmits)};
   if (picmus) {
-    // PICMUS's layout: /US/US_DATASET0000/data/real [angles][channels][samples], data/imag
-    // (zeros: RF), angles (rad), probe_geometry [3][N] (x, y, z), one-value parameters.
-    const std::string g = "/US/US_DATASET0000/";
-    const auto n = [](int v) { return std::size_t(v); };
-    io::Hdf5Array real{g + "data/real", "", {n(rf.transmits), n(rf.elements), n(rf.samples)},
-                       std::vector<double>(rf.data.begin(), rf.data.end())};
-    io::Hdf5Array imag{g + "data/imag", "", real.dims, std::vector<double>(real.values.size(), 0.0)};
-    io::Hdf5Array probe{g + "probe_geometry", "", {3, n(rf.elements)}, std::vector<double>(3 * n(rf.elements), 0.0)};
-    for (int e = 0; e < rf.elements; ++e) probe.values[n(e)] = acq.probe.element_x(e);
-    const auto scalar = [&](const char* name, double v) { return io::Hdf5Array{g + name, "", {1}, {v}}; };
-    io::write_hdf5(args.output, {real, imag, probe,
-                                 io::Hdf5Array{g + "angles", "", {acq.angles.size()}, acq.angles},
-                                 scalar("sampling_frequency", acq.fs), scalar("sound_speed", acq.sound_speed),
-                                 scalar("initial_time", acq.t0), scalar("modulation_frequency", 0.0)});
+    recon::write_picmus(args.output, rf, acq);
   } else {
+    // [samples][elements][transmits] in C order: the default --layout of reconstruct.
+    std::vector<float> out(rf.size());
+    for (int t = 0; t < rf.transmits; ++t)
+      for (int e = 0; e < rf.elements; ++e)
+        for (int k = 0; k < rf.samples; ++k)
+          out[(std::size_t(k) * rf.elements + e) * rf.transmits + t] = rf.channel(t, e)[k];
+    const std::size_t shape[3] = {std::size_t(rf.samples), std::size_t(rf.elements), std::size_t(rf.transmits)};
     io::write_npy(args.output, io::DType::f32, shape, out.data());
   }
   if (!args.truth.empty()) {

@@ -25,8 +25,15 @@ struct Hdf5DatasetInfo {
   std::vector<std::size_t> dims;
 };
 
+/// The PICMUS layout (the 2016 IEEE IUS plane-wave challenge): its group and channel data.
+inline constexpr const char* kPicmusGroup = "/US/US_DATASET0000";
+inline constexpr const char* kPicmusChannelData = "/US/US_DATASET0000/data/real";
+
 /// True when `path` is an HDF5 file (its signature is there); false for anything else.
 bool is_hdf5_file(const std::filesystem::path& path);
+
+/// True for the extensions read as HDF5: .h5, .hdf5, .uff (any case).
+bool has_hdf5_extension(const std::filesystem::path& path);
 
 /// Every dataset of the file, by path in name order. Throws InputError naming the file when it is
 /// missing or not HDF5.
@@ -38,6 +45,9 @@ std::vector<Hdf5DatasetInfo> list_hdf5_datasets(const std::filesystem::path& pat
 /// dataset for a missing dataset, one that is not a real numeric array, or one whose size claims
 /// more values than its stored bytes can hold (the limit on what a file may make us allocate).
 Hdf5Array read_hdf5(const std::filesystem::path& path, const std::string& dataset = "");
+
+/// Reads several datasets in one go (each name as for read_hdf5 above): one reader process for all.
+std::vector<Hdf5Array> read_hdf5(const std::filesystem::path& path, const std::vector<std::string>& datasets);
 
 /// Writes real double arrays (dims in C order) as float64 datasets, creating the groups on their
 /// paths (tests and tools). Throws OutputError.

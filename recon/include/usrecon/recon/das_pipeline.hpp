@@ -46,6 +46,11 @@ struct FileGeometry {
   std::optional<das::TimeZero> time_zero;
 };
 
+/// Writes plane-wave RF data as a PICMUS file (read back by read_channel_data with its geometry):
+/// data/real [angles][channels][samples] and data/imag (zeros), angles (rad), probe_geometry
+/// [3][N] (x, y, z), and the one-value parameters. The acquisition must use TimeZero::Center.
+void write_picmus(const std::filesystem::path& path, const ChannelData& rf, const Acquisition& acquisition);
+
 /// Reads channel data; `elements` and `transmits` are needed for source.txt only (for the others
 /// they come from the array). HDF5 files (.h5, .hdf5, .uff) are read by dataset path (`input.var`),
 /// in C order like NPY; a PICMUS file's default layout is transmits,elements,samples, and its
