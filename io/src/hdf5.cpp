@@ -104,11 +104,13 @@ Handle open_file(const fs::path& path) {
   return file;
 }
 
-/// Calls visit(path, dataset id) for every dataset under `group`, in name order. Hard links can
-/// make cycles, so the walk stops at a depth of 32 and after 100 000 objects; external links
-/// (which open other files) are not followed.
-void walk_datasets(hid_t group, const std::string& prefix, int depth, std::size_t& seen,
-                   const std::function<void(const std::string&, hid_t)>& visit) {
+/// Calls on_group(path, group id) for every group under `group` and on_dataset(path, dataset id)
+/// for every dataset, in name order (a group before what it holds). Hard links can make cycles,
+/// so the walk stops at a depth of 32 and after 100 000 objects; external links (which open other
+/// files) are not followed.
+using Visit = std::function<void(const std::string&, hid_t)>;
+void walk(hid_t group, const std::string& prefix, int depth, std::size_t& seen, const Visit& on_group,
+          const Visit& on_dataset) {
   H5G_info_t info;
   if (depth > 32 || H5Gget_info(group, &info) < 0) return;
   for (hsize_t k = 0; k < info.nlinks && seen < 100000; ++k, ++seen) {
@@ -123,10 +125,66 @@ void walk_datasets(hid_t group, const std::string& prefix, int depth, std::size_
     if (!object.ok()) continue;  // a dangling soft link
     const std::string path = prefix + "/" + name;
     const H5I_type_t kind = H5Iget_type(object.get());
-    if (kind == H5I_GROUP) walk_datasets(object.get(), path, depth + 1, seen, visit);
-    if (kind == H5I_DATASET) visit(path, object.get());
+    if (kind == H5I_GROUP) {
+      if (on_group) on_group(path, object.get());
+      walk(object.get(), path, depth + 1, seen, on_group, on_dataset);
+    }
+    if (kind == H5I_DATASET && on_dataset) on_dataset(path, object.get());
   }
   H5Eclear2(H5E_DEFAULT);
+}
+
+/// The attributes of an object, within the limits documented at list_hdf5_groups.
+std::vector<Hdf5Attribute> read_attributes(hid_t object) {
+  constexpr hsize_t kMaxAttributes = 256;
+  constexpr std::size_t kMaxTextBytes = 64 * 1024, kMaxValues = 4096;
+  std::vector<Hdf5Attribute> attributes;
+  H5O_info_t info;
+  if (H5Oget_info2(object, &info, H5O_INFO_NUM_ATTRS) < 0) {
+    H5Eclear2(H5E_DEFAULT);
+    return attributes;
+  }
+  for (hsize_t k = 0; k < std::min<hsize_t>(info.num_attrs, kMaxAttributes); ++k) {
+    Handle attr(H5Aopen_by_idx(object, ".", H5_INDEX_NAME, H5_ITER_INC, k, H5P_DEFAULT, H5P_DEFAULT), H5Aclose);
+    if (!attr.ok()) continue;
+    const ssize_t name_length = H5Aget_name(attr.get(), 0, nullptr);
+    if (name_length <= 0 || name_length > 4096) continue;
+    Hdf5Attribute a;
+    a.name.assign(static_cast<std::size_t>(name_length) + 1, '\0');
+    H5Aget_name(attr.get(), a.name.size(), a.name.data());
+    a.name.resize(static_cast<std::size_t>(name_length));
+    Handle type(H5Aget_type(attr.get()), H5Tclose);
+    Handle space(H5Aget_space(attr.get()), H5Sclose);
+    if (!type.ok() || !space.ok()) continue;
+    const hssize_t points = H5Sget_simple_extent_npoints(space.get());
+    const H5T_class_t type_class = H5Tget_class(type.get());
+    if (points >= 1 && type_class == H5T_STRING) {
+      Handle memory_type(H5Tcopy(H5T_C_S1), H5Tclose);
+      if (H5Tis_variable_str(type.get()) > 0) {
+        if (static_cast<std::size_t>(points) > kMaxValues) continue;
+        H5Tset_size(memory_type.get(), H5T_VARIABLE);
+        std::vector<char*> strings(static_cast<std::size_t>(points), nullptr);
+        if (H5Aread(attr.get(), memory_type.get(), strings.data()) >= 0) {
+          if (strings[0]) a.text.assign(strings[0], strnlen(strings[0], kMaxTextBytes));
+          H5Dvlen_reclaim(memory_type.get(), space.get(), H5P_DEFAULT, strings.data());
+        }
+      } else {
+        const std::size_t each = H5Tget_size(type.get());
+        if (each == 0 || each > kMaxTextBytes / static_cast<std::size_t>(points)) continue;
+        H5Tset_size(memory_type.get(), each);
+        std::vector<char> bytes(each * static_cast<std::size_t>(points) + 1, '\0');
+        if (H5Aread(attr.get(), memory_type.get(), bytes.data()) >= 0) a.text.assign(bytes.data(), strnlen(bytes.data(), each));
+      }
+      while (!a.text.empty() && (a.text.back() == ' ' || a.text.back() == '\0')) a.text.pop_back();
+    } else if (points >= 1 && static_cast<std::size_t>(points) <= kMaxValues &&
+               (type_class == H5T_INTEGER || type_class == H5T_FLOAT) && !type_name(type.get()).empty()) {
+      a.values.resize(static_cast<std::size_t>(points));
+      if (H5Aread(attr.get(), H5T_NATIVE_DOUBLE, a.values.data()) < 0) a.values.clear();
+    }
+    attributes.push_back(std::move(a));
+  }
+  H5Eclear2(H5E_DEFAULT);
+  return attributes;
 }
 
 Hdf5DatasetInfo describe(const std::string& path, hid_t dataset) {
@@ -143,9 +201,22 @@ std::vector<Hdf5DatasetInfo> list_here(const fs::path& path) {
   const Handle file = open_file(path);
   std::vector<Hdf5DatasetInfo> datasets;
   std::size_t seen = 0;
-  walk_datasets(file.get(), "", 0, seen,
-                [&](const std::string& name, hid_t dataset) { datasets.push_back(describe(name, dataset)); });
+  walk(file.get(), "", 0, seen, nullptr,
+       [&](const std::string& name, hid_t dataset) { datasets.push_back(describe(name, dataset)); });
   return datasets;
+}
+
+std::vector<Hdf5Group> list_groups_here(const fs::path& path) {
+  const Handle file = open_file(path);
+  std::vector<Hdf5Group> groups;
+  {
+    Handle root(H5Gopen2(file.get(), "/", H5P_DEFAULT), H5Gclose);
+    groups.push_back({"/", root.ok() ? read_attributes(root.get()) : std::vector<Hdf5Attribute>{}});
+  }
+  std::size_t seen = 0;
+  walk(file.get(), "", 0, seen,
+       [&](const std::string& name, hid_t group) { groups.push_back({name, read_attributes(group)}); }, nullptr);
+  return groups;
 }
 
 Hdf5Array read_here(const fs::path& path, const std::string& requested) {
@@ -233,6 +304,19 @@ class Message {
     str(i.type);
     dims(i.dims);
   }
+  void doubles(const std::vector<double>& v) {
+    u64(v.size());
+    bytes.append(reinterpret_cast<const char*>(v.data()), v.size() * sizeof(double));
+  }
+  void group(const Hdf5Group& g) {
+    str(g.path);
+    u64(g.attributes.size());
+    for (const Hdf5Attribute& a : g.attributes) {
+      str(a.name);
+      str(a.text);
+      doubles(a.values);
+    }
+  }
 };
 
 /// Reads a Message back; every read is bounds-checked (the child may have died mid-write).
@@ -262,6 +346,17 @@ class Reader {
     i.type = str();
     i.dims = dims();
     return i;
+  }
+  Hdf5Group group() {
+    Hdf5Group g;
+    g.path = str();
+    g.attributes.resize(checked_count(24));
+    for (Hdf5Attribute& a : g.attributes) {
+      a.name = str();
+      a.text = str();
+      a.values = doubles();
+    }
+    return g;
   }
   std::vector<double> doubles() {
     std::vector<double> v(checked_count(sizeof(double)));
@@ -399,13 +494,29 @@ std::vector<Hdf5DatasetInfo> list_hdf5_datasets(const fs::path& path) {
   }
 }
 
+std::vector<Hdf5Group> list_hdf5_groups(const fs::path& path) {
+  const std::string reply = run_isolated(path, [&](Message& m) {
+    const std::vector<Hdf5Group> all = list_groups_here(path);
+    m.u64(all.size());
+    for (const Hdf5Group& g : all) m.group(g);
+  });
+  try {
+    Reader reader(reply);
+    reader.u64();
+    std::vector<Hdf5Group> all(reader.checked_count(16));
+    for (Hdf5Group& g : all) g = reader.group();
+    return all;
+  } catch (const std::runtime_error&) {
+    throw InputError(path.string() + ": the HDF5 reader's reply was cut off");
+  }
+}
+
 std::vector<Hdf5Array> read_hdf5(const fs::path& path, const std::vector<std::string>& datasets) {
   const std::string reply = run_isolated(path, [&](Message& m) {
     for (const std::string& dataset : datasets) {
       const Hdf5Array a = read_here(path, dataset);
       m.info({a.path, a.type, a.dims});
-      m.u64(a.values.size());
-      m.bytes.append(reinterpret_cast<const char*>(a.values.data()), a.values.size() * sizeof(double));
+      m.doubles(a.values);
     }
   });
   try {
@@ -432,8 +543,36 @@ bool has_hdf5_extension(const fs::path& path) {
   return ext == ".h5" || ext == ".hdf5" || ext == ".uff";
 }
 
-void write_hdf5(const fs::path& path, const std::vector<Hdf5Array>& arrays) {
+namespace {
+
+/// Writes one attribute on `object` (replacing one of the same name): text as a fixed-length
+/// NUL-terminated string, values as a float64 vector. False on failure.
+bool write_attribute(hid_t object, const Hdf5Attribute& a) {
+  if (H5Aexists(object, a.name.c_str()) > 0) H5Adelete(object, a.name.c_str());
+  const bool text = a.values.empty();
+  Handle type(text ? H5Tcopy(H5T_C_S1) : H5Tcopy(H5T_IEEE_F64LE), H5Tclose);
+  if (text) {
+    H5Tset_size(type.get(), a.text.size() + 1);
+    H5Tset_strpad(type.get(), H5T_STR_NULLTERM);
+  }
+  const hsize_t count = text ? 1 : a.values.size();
+  Handle space(text ? H5Screate(H5S_SCALAR) : H5Screate_simple(1, &count, nullptr), H5Sclose);
+  Handle attr(H5Acreate2(object, a.name.c_str(), type.get(), space.get(), H5P_DEFAULT, H5P_DEFAULT), H5Aclose);
+  if (!attr.ok()) return false;
+  return text ? H5Awrite(attr.get(), type.get(), a.text.c_str()) >= 0
+              : H5Awrite(attr.get(), H5T_NATIVE_DOUBLE, a.values.data()) >= 0;
+}
+
+}  // namespace
+
+void write_hdf5(const fs::path& path, const std::vector<Hdf5Array>& arrays, const std::vector<Hdf5Group>& groups) {
   const fs::path tmp = path.string() + ".tmp-h5";
+  const auto fail = [&](const std::string& what) {
+    const std::string reason = hdf5_reason();
+    std::error_code ignored;
+    fs::remove(tmp, ignored);
+    throw OutputError(path.string() + ": cannot write " + what + reason);
+  };
   {
     std::lock_guard lock(hdf5_lock());
     H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
@@ -453,12 +592,18 @@ void write_hdf5(const fs::path& path, const std::vector<Hdf5Array>& arrays) {
                                 H5P_DEFAULT, H5P_DEFAULT),
                      H5Dclose);
       if (!dataset.ok() ||
-          H5Dwrite(dataset.get(), H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, a.values.data()) < 0) {
-        const std::string reason = hdf5_reason();
-        std::error_code ignored;
-        fs::remove(tmp, ignored);
-        throw OutputError(path.string() + ": cannot write dataset '" + a.path + "'" + reason);
-      }
+          H5Dwrite(dataset.get(), H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, a.values.data()) < 0)
+        fail("dataset '" + a.path + "'");
+    }
+    for (const Hdf5Group& g : groups) {
+      const bool exists = g.path == "/" || H5Lexists(file.get(), g.path.c_str(), H5P_DEFAULT) > 0;
+      H5Eclear2(H5E_DEFAULT);
+      Handle group(exists ? H5Gopen2(file.get(), g.path.c_str(), H5P_DEFAULT)
+                          : H5Gcreate2(file.get(), g.path.c_str(), link_props.get(), H5P_DEFAULT, H5P_DEFAULT),
+                   H5Gclose);
+      if (!group.ok()) fail("group '" + g.path + "'");
+      for (const Hdf5Attribute& a : g.attributes)
+        if (!write_attribute(group.get(), a)) fail("attribute '" + a.name + "' of '" + g.path + "'");
     }
   }
   std::error_code ec;

@@ -6,12 +6,16 @@
 
 namespace usrecon::fuzz {
 
-/// HDF5: every dataset listed reads as a real array whose value count matches its dims, or is
+/// HDF5: the groups list with attributes within their documented limits, and every dataset listed reads as a real array whose value count matches its dims, or is
 /// refused with an InputError naming the file (libhdf5 crashing in its reader process included).
 inline void check_hdf5(std::span<const std::uint8_t> data) {
   check_listed_then_read(
       data, ".h5",
       [](const std::filesystem::path& path) {
+        for (const io::Hdf5Group& group : io::list_hdf5_groups(path))
+          for (const io::Hdf5Attribute& attribute : group.attributes)
+            require(attribute.text.size() <= 64 * 1024 && attribute.values.size() <= 4096,
+                    "attribute over the documented limits");
         std::vector<std::string> names;
         for (const io::Hdf5DatasetInfo& info : io::list_hdf5_datasets(path)) names.push_back(info.path);
         return names;

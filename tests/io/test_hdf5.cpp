@@ -156,6 +156,81 @@ TEST_F(IoHdf5, RefusalsNameTheFileAndSayWhy) {
   EXPECT_EQ(list_hdf5_datasets(strings).at(0).type, "");
 }
 
+TEST_F(IoHdf5, GroupsListWithTheirAttributes) {
+  // Written by write_hdf5 (USTB's style: fixed-length strings, numeric vectors) ...
+  const fs::path file = dir_ / "attributes.uff";
+  write_hdf5(file, {{"/channel_data/sampling_frequency", "", {1, 1}, {20e6}}},
+             {{"/", {{"version", "v1.2.0", {}}}},
+              {"/channel_data", {{"class", "uff.channel_data", {}}, {"size", "", {1, 1}}}},
+              {"/channel_data/sequence", {{"class", "uff.wave", {}}, {"array", "", {1}}}}});
+  const std::vector<Hdf5Group> groups = list_hdf5_groups(file);
+  ASSERT_EQ(groups.size(), 3u);
+  EXPECT_EQ(groups[0].path, "/");
+  ASSERT_NE(groups[0].attribute("version"), nullptr);
+  EXPECT_EQ(groups[0].attribute("version")->text, "v1.2.0");
+  EXPECT_EQ(groups[1].path, "/channel_data");
+  EXPECT_EQ(groups[1].attribute("class")->text, "uff.channel_data");
+  EXPECT_EQ(groups[1].attribute("size")->values, (std::vector<double>{1, 1}));
+  EXPECT_EQ(groups[1].attribute("missing"), nullptr);
+  EXPECT_EQ(groups[2].path, "/channel_data/sequence");  // a group holding no dataset is created
+  EXPECT_EQ(groups[2].attribute("array")->values, std::vector<double>{1});
+  EXPECT_EQ(read_hdf5(file, "/channel_data/sampling_frequency").values, std::vector<double>{20e6});
+
+  // ... and by libhdf5 directly: a variable-length string, a space-padded fixed string, int32
+  // values, a compound attribute (listed with neither text nor values) and 5000 values, over the
+  // 4096-value limit (listed without its values).
+  const fs::path raw = raw_file("raw.h5", [](hid_t f) {
+    const hid_t g = H5Gcreate2(f, "obj", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+    const hid_t scalar = H5Screate(H5S_SCALAR);
+    const hid_t vlen = H5Tcopy(H5T_C_S1);
+    H5Tset_size(vlen, H5T_VARIABLE);
+    const char* text = "uff.linear_array";
+    hid_t a = H5Acreate2(g, "class", vlen, scalar, H5P_DEFAULT, H5P_DEFAULT);
+    H5Awrite(a, vlen, &text);
+    H5Aclose(a);
+    const hid_t padded = H5Tcopy(H5T_C_S1);
+    H5Tset_size(padded, 8);
+    H5Tset_strpad(padded, H5T_STR_SPACEPAD);
+    a = H5Acreate2(g, "name", padded, scalar, H5P_DEFAULT, H5P_DEFAULT);
+    H5Awrite(a, padded, "probe   ");
+    H5Aclose(a);
+    const hsize_t three = 3;
+    const hid_t vector = H5Screate_simple(1, &three, nullptr);
+    const std::int32_t ints[3] = {-7, 0, 128};
+    a = H5Acreate2(g, "ints", H5T_STD_I32BE, vector, H5P_DEFAULT, H5P_DEFAULT);
+    H5Awrite(a, H5T_NATIVE_INT32, ints);
+    H5Aclose(a);
+    const hid_t compound = H5Tcreate(H5T_COMPOUND, 16);
+    H5Tinsert(compound, "r", 0, H5T_NATIVE_DOUBLE);
+    H5Tinsert(compound, "i", 8, H5T_NATIVE_DOUBLE);
+    const double complex_value[2] = {1, 2};
+    a = H5Acreate2(g, "z", compound, scalar, H5P_DEFAULT, H5P_DEFAULT);
+    H5Awrite(a, compound, complex_value);
+    H5Aclose(a);
+    const hsize_t many = 5000;  // over the 4096-value limit, within an object header's 64 KiB
+    const hid_t long_vector = H5Screate_simple(1, &many, nullptr);
+    const std::vector<double> values(many, 1.5);
+    a = H5Acreate2(g, "big", H5T_IEEE_F64LE, long_vector, H5P_DEFAULT, H5P_DEFAULT);
+    H5Awrite(a, H5T_NATIVE_DOUBLE, values.data());
+    H5Aclose(a);
+    for (hid_t id : {vlen, padded, compound}) H5Tclose(id);
+    for (hid_t id : {scalar, vector, long_vector}) H5Sclose(id);
+    H5Gclose(g);
+  });
+  const std::vector<Hdf5Group> listed = list_hdf5_groups(raw);
+  ASSERT_EQ(listed.size(), 2u);
+  const Hdf5Group& obj = listed[1];
+  EXPECT_EQ(obj.path, "/obj");
+  ASSERT_NE(obj.attribute("class"), nullptr);
+  EXPECT_EQ(obj.attribute("class")->text, "uff.linear_array");
+  EXPECT_EQ(obj.attribute("name")->text, "probe");
+  EXPECT_EQ(obj.attribute("ints")->values, (std::vector<double>{-7, 0, 128}));
+  ASSERT_NE(obj.attribute("z"), nullptr);
+  EXPECT_TRUE(obj.attribute("z")->text.empty() && obj.attribute("z")->values.empty());
+  ASSERT_NE(obj.attribute("big"), nullptr);
+  EXPECT_TRUE(obj.attribute("big")->values.empty());
+}
+
 TEST_F(IoHdf5, ADatasetClaimingMoreThanItStoresIsRefusedBeforeAllocating) {
   // A chunked 2^20 x 2^12 float64 dataset with no chunk written: 32 GiB claimed, 0 bytes stored.
   const fs::path file = raw_file("sparse.h5", [](hid_t f) {

@@ -25,6 +25,28 @@ struct Hdf5DatasetInfo {
   std::vector<std::size_t> dims;
 };
 
+/// An attribute of a group: `text` for a string attribute (trailing NULs and blanks removed; the
+/// first string of an array of strings), `values` for a numeric one (C order). Attributes of
+/// other types are listed with neither.
+struct Hdf5Attribute {
+  std::string name;
+  std::string text;
+  std::vector<double> values;
+};
+
+/// A group of an HDF5 file with its attributes ("/" is the root group). USTB's UFF files name
+/// each object's class in a "class" attribute of its group (e.g. "uff.channel_data").
+struct Hdf5Group {
+  std::string path;
+  std::vector<Hdf5Attribute> attributes;
+  /// The attribute called `name`, or nullptr.
+  const Hdf5Attribute* attribute(const std::string& name) const {
+    for (const Hdf5Attribute& a : attributes)
+      if (a.name == name) return &a;
+    return nullptr;
+  }
+};
+
 /// The PICMUS layout (the 2016 IEEE IUS plane-wave challenge): its group and channel data.
 inline constexpr const char* kPicmusGroup = "/US/US_DATASET0000";
 inline constexpr const char* kPicmusChannelData = "/US/US_DATASET0000/data/real";
@@ -39,6 +61,11 @@ bool has_hdf5_extension(const std::filesystem::path& path);
 /// missing or not HDF5.
 std::vector<Hdf5DatasetInfo> list_hdf5_datasets(const std::filesystem::path& path);
 
+/// Every group of the file with its attributes, root first then by path in name order (at most
+/// 256 attributes a group, string attributes up to 64 KiB, numeric ones up to 4096 values; larger
+/// ones are listed with neither text nor values). Throws InputError like list_hdf5_datasets.
+std::vector<Hdf5Group> list_hdf5_groups(const std::filesystem::path& path);
+
 /// Reads dataset `dataset` (a path such as "/US/US_DATASET0000/data/real"). An empty name reads a
 /// PICMUS file's "/US/US_DATASET0000/data/real", else the file's only real numeric dataset with
 /// at least two axes, or fails listing the candidates. Throws InputError naming the file and the
@@ -50,7 +77,10 @@ Hdf5Array read_hdf5(const std::filesystem::path& path, const std::string& datase
 std::vector<Hdf5Array> read_hdf5(const std::filesystem::path& path, const std::vector<std::string>& datasets);
 
 /// Writes real double arrays (dims in C order) as float64 datasets, creating the groups on their
-/// paths (tests and tools). Throws OutputError.
-void write_hdf5(const std::filesystem::path& path, const std::vector<Hdf5Array>& arrays);
+/// paths, then the groups' attributes (a group that holds no dataset is created; text attributes
+/// are fixed-length strings as MATLAB writes them, numeric ones float64 vectors). For tests and
+/// tools. Throws OutputError.
+void write_hdf5(const std::filesystem::path& path, const std::vector<Hdf5Array>& arrays,
+                const std::vector<Hdf5Group>& groups = {});
 
 }  // namespace usrecon::io
