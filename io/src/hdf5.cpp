@@ -171,7 +171,10 @@ std::vector<Hdf5Attribute> read_attributes(hid_t object) {
       } else {
         const std::size_t each = H5Tget_size(type.get());
         if (each == 0 || each > kMaxTextBytes / static_cast<std::size_t>(points)) continue;
+        // Null-padded in memory: a NULLTERM conversion would drop the last character of a
+        // string stored without a terminator (h5py's fixed-length strings, NULLPAD).
         H5Tset_size(memory_type.get(), each);
+        H5Tset_strpad(memory_type.get(), H5T_STR_NULLPAD);
         std::vector<char> bytes(each * static_cast<std::size_t>(points) + 1, '\0');
         if (H5Aread(attr.get(), memory_type.get(), bytes.data()) >= 0) a.text.assign(bytes.data(), strnlen(bytes.data(), each));
       }

@@ -1,5 +1,5 @@
-// Channel data for the general models: source.txt, NPY, MAT and HDF5 (PICMUS) files in any axis
-// order.
+// Channel data for the general models: source.txt, NPY, MAT and HDF5 files in any axis order;
+// PICMUS's HDF5 layout here, USTB's UFF in das_input_ustb.cpp.
 #include <algorithm>
 #include <charconv>
 #include <optional>
@@ -10,6 +10,7 @@
 #include "usrecon/io/mat.hpp"
 #include "usrecon/io/npy.hpp"
 #include "usrecon/io/source_txt.hpp"
+#include "das_input_formats.hpp"
 #include "usrecon/recon/das_pipeline.hpp"
 
 namespace fs = std::filesystem;
@@ -90,16 +91,10 @@ FileGeometry picmus_geometry(const fs::path& path) {
     const auto coord = [&](std::size_t element, int axis) {
       return rows_are_axes ? p.values[axis * n + element] : p.values[element * 3 + axis];
     };
-    if (n < 2) throw Error(path.string() + ": PICMUS probe_geometry holds fewer than 2 elements");
-    const double pitch = (coord(n - 1, 0) - coord(0, 0)) / double(n - 1);
-    // This project's arrays are uniform, linear and centred on x = 0 (geometry.hpp).
-    for (std::size_t e = 0; e < n; ++e) {
-      const double expected = (double(e) - 0.5 * double(n - 1)) * pitch;
-      if (!(pitch > 0) || std::fabs(coord(e, 0) - expected) > 1e-3 * pitch || coord(e, 1) != 0 ||
-          coord(e, 2) != 0)
-        throw Error(path.string() + ": PICMUS probe_geometry is not a uniform linear array centred on "
-                                    "x = 0 at z = 0 (element " + std::to_string(e) + ")");
-    }
+    std::vector<double> xyz[3];
+    for (int axis = 0; axis < 3; ++axis)
+      for (std::size_t e = 0; e < n; ++e) xyz[axis].push_back(coord(e, axis));
+    const double pitch = detail::centred_linear_array_pitch(xyz[0], xyz[1], xyz[2], path.string() + ": PICMUS probe_geometry");
     g.pitch = pitch;
     g.elements = static_cast<int>(n);
   }
@@ -107,6 +102,22 @@ FileGeometry picmus_geometry(const fs::path& path) {
 }
 
 }  // namespace
+
+double detail::centred_linear_array_pitch(const std::vector<double>& x, const std::vector<double>& y,
+                                          const std::vector<double>& z, const std::string& what) {
+  const std::size_t n = x.size();
+  if (n < 2 || y.size() != n || z.size() != n) throw Error(what + " holds fewer than 2 elements");
+  const double pitch = (x[n - 1] - x[0]) / double(n - 1);
+  // This project's arrays are uniform, linear and centred on x = 0 (geometry.hpp). Files store
+  // positions in float32 (USTB) or float64: a thousandth of the pitch absorbs either.
+  for (std::size_t e = 0; e < n; ++e) {
+    const double expected = (double(e) - 0.5 * double(n - 1)) * pitch;
+    if (!(pitch > 0) || std::fabs(x[e] - expected) > 1e-3 * pitch || std::fabs(y[e]) > 1e-3 * pitch ||
+        std::fabs(z[e]) > 1e-3 * pitch)
+      throw Error(what + " is not a uniform linear array centred on x = 0 at z = 0 (element " + std::to_string(e) + ")");
+  }
+  return pitch;
+}
 
 Offset parse_offset(std::string_view name) {
   if (name == "none") return Offset::None;
@@ -209,6 +220,14 @@ ChannelData read_channel_data(const fs::path& path, const ChannelInput& in, int 
     const io::MatArray a = io::read_mat(path, in.var);
     return arrange_channels(a.values, a.dims, true, in.layout, in.offset, path.string() + " (" + a.name + ")");
   }
+  if (io::has_hdf5_extension(path)) {
+    const std::vector<io::Hdf5Group> groups = io::list_hdf5_groups(path);
+    if (const auto ustb = detail::ustb_channel_data_group(path, groups, in.var)) {
+      FileGeometry local;
+      return detail::read_ustb_channel_data(path, groups, *ustb, in, geometry ? geometry : &local);
+    }
+  }
+  if (in.frame != 1) throw Error(path.string() + ": --frame applies to USTB UFF files only");
   if (io::has_hdf5_extension(path)) {
     const io::Hdf5Array a = io::read_hdf5(path, in.var);
     const bool picmus = a.path == io::kPicmusChannelData;

@@ -99,6 +99,10 @@ DasFrame reconstruct_das(const fs::path& input, const DasSetup& setup, BackendKi
   take("time_zero", given.time_zero, file.time_zero.has_value(), [&] { acq.time_zero = *file.time_zero; });
   if (acq.model == Model::PlaneWave)
     take("angles", given.angles, !file.angles.empty(), [&] { acq.angles = file.angles; });
+  if (file.transmit_sound_speed && !given.sound_speed)
+    throw Error(input.string() + ": its waves travel at " + std::to_string(*file.transmit_sound_speed) +
+                " m/s but its channel data say " + std::to_string(*file.sound_speed) +
+                " m/s; give --sound-speed to beamform with one speed");
   if (acq.probe.elements == 0) acq.probe.elements = rf.elements;
   if (rf.elements != acq.probe.elements)
     throw Error(input.string() + ": the data hold " + std::to_string(rf.elements) +
@@ -161,6 +165,10 @@ DasFrame reconstruct_das(const fs::path& input, const DasSetup& setup, BackendKi
   if (acq.model == Model::PlaneWave) frame.parameters["angles_deg"] = angles_deg;
   if (!setup.input.var.empty()) frame.parameters["var"] = setup.input.var;
   if (!file.source.empty()) frame.parameters["from_file"] = {{"source", file.source}, {"parameters", from_file}};
+  if (file.frames > 0) {
+    frame.parameters["frame"] = file.frame;
+    frame.parameters["frames"] = file.frames;
+  }
   return frame;
 }
 

@@ -176,7 +176,8 @@ TEST_F(IoHdf5, GroupsListWithTheirAttributes) {
   EXPECT_EQ(groups[2].attribute("array")->values, std::vector<double>{1});
   EXPECT_EQ(read_hdf5(file, "/channel_data/sampling_frequency").values, std::vector<double>{20e6});
 
-  // ... and by libhdf5 directly: a variable-length string, a space-padded fixed string, int32
+  // ... and by libhdf5 directly: a variable-length string, a space-padded fixed string, a
+  // null-padded one that fills its size, int32
   // values, a compound attribute (listed with neither text nor values) and 5000 values, over the
   // 4096-value limit (listed without its values).
   const fs::path raw = raw_file("raw.h5", [](hid_t f) {
@@ -193,6 +194,12 @@ TEST_F(IoHdf5, GroupsListWithTheirAttributes) {
     H5Tset_strpad(padded, H5T_STR_SPACEPAD);
     a = H5Acreate2(g, "name", padded, scalar, H5P_DEFAULT, H5P_DEFAULT);
     H5Awrite(a, padded, "probe   ");
+    H5Aclose(a);
+    const hid_t exact = H5Tcopy(H5T_C_S1);  // h5py's and MATLAB's way: no room for a terminator
+    H5Tset_size(exact, 16);
+    H5Tset_strpad(exact, H5T_STR_NULLPAD);
+    a = H5Acreate2(g, "exact", exact, scalar, H5P_DEFAULT, H5P_DEFAULT);
+    H5Awrite(a, exact, "uff.channel_data");
     H5Aclose(a);
     const hsize_t three = 3;
     const hid_t vector = H5Screate_simple(1, &three, nullptr);
@@ -213,7 +220,7 @@ TEST_F(IoHdf5, GroupsListWithTheirAttributes) {
     a = H5Acreate2(g, "big", H5T_IEEE_F64LE, long_vector, H5P_DEFAULT, H5P_DEFAULT);
     H5Awrite(a, H5T_NATIVE_DOUBLE, values.data());
     H5Aclose(a);
-    for (hid_t id : {vlen, padded, compound}) H5Tclose(id);
+    for (hid_t id : {vlen, padded, exact, compound}) H5Tclose(id);
     for (hid_t id : {scalar, vector, long_vector}) H5Sclose(id);
     H5Gclose(g);
   });
@@ -224,6 +231,7 @@ TEST_F(IoHdf5, GroupsListWithTheirAttributes) {
   ASSERT_NE(obj.attribute("class"), nullptr);
   EXPECT_EQ(obj.attribute("class")->text, "uff.linear_array");
   EXPECT_EQ(obj.attribute("name")->text, "probe");
+  EXPECT_EQ(obj.attribute("exact")->text, "uff.channel_data");
   EXPECT_EQ(obj.attribute("ints")->values, (std::vector<double>{-7, 0, 128}));
   ASSERT_NE(obj.attribute("z"), nullptr);
   EXPECT_TRUE(obj.attribute("z")->text.empty() && obj.attribute("z")->values.empty());

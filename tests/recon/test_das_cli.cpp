@@ -164,5 +164,88 @@ TEST_F(CliDas, PicmusHdf5FileCarriesItsOwnGeometry) {
       << r.output;
 }
 
+
+// USTB UFF files from an independent writer (tests/corpus/valid/uff/make_ustb_uff.py: h5py, USTB's
+// MATLAB layout, echoes timed by USTB's convention): the reader takes everything from the file.
+TEST_F(CliDas, UstbUffFilesCarryTheirOwnGeometry) {
+  ASSERT_FALSE(usrecon_exe().empty()) << "USRECON_EXE is not set";
+  const fs::path corpus = fs::path(USRECON_SOURCE_DIR) / "tests/corpus/valid/uff";
+  const double quarter_wavelength = 1540 / 5e6 / 4;
+  const auto reconstruct = [&](const std::string& file, const std::string& options, const fs::path& out) {
+    const auto run = run_command(quote(usrecon_exe()) + " reconstruct " + quote(corpus / file) + " --model planewave" +
+                                 options + " --save-raw -o " + quote(out));
+    return std::pair{run, out / (fs::path(file).stem().string() + ".npy")};
+  };
+  const auto measure = [&](const fs::path& npy, const std::string& targets) {
+    const auto run = run_command(quote(usrecon_exe()) + " metrics " + quote(npy) + targets + " -o " +
+                                 quote(npy.string() + ".metrics.json"));
+    EXPECT_EQ(run.exit_code, 0) << run.output;
+    return nlohmann::json::parse(io::read_file(npy.string() + ".metrics.json")).at("points");
+  };
+  const std::string truth = " --truth " + quote(corpus / "ustb_planewave.truth.json");
+
+  // Three plane waves, initial_time 1 us and a common wave delay of 0.5 us: no options needed.
+  auto [run, npy] = reconstruct("ustb_planewave.uff", "", dir_ / "pw");
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  const nlohmann::json p = nlohmann::json::parse(io::read_file(dir_ / "pw" / "ustb_planewave.json")).at("parameters");
+  EXPECT_EQ(p.at("from_file").at("source"), "USTB UFF /channel_data");
+  EXPECT_EQ(p.at("from_file").at("parameters"),
+            nlohmann::json({"fs", "sound_speed", "t0", "pitch", "elements", "time_zero", "angles"}));
+  EXPECT_EQ(p.at("elements"), 32);
+  EXPECT_NEAR(p.at("element_pitch_m").get<double>(), 0.3e-3, 1e-9);  // float32 in the file
+  EXPECT_NEAR(p.at("t0_s").get<double>(), 1.5e-6, 1e-12);  // initial_time + the waves' delay
+  EXPECT_EQ(p.at("time_zero"), "center");
+  EXPECT_EQ(p.at("frame"), 1);
+  EXPECT_EQ(p.at("frames"), 1);
+  ASSERT_EQ(p.at("angles_deg").size(), 3u);
+  EXPECT_NEAR(p.at("angles_deg")[0].get<double>(), -8, 1e-5);
+  EXPECT_NEAR(p.at("angles_deg")[2].get<double>(), 8, 1e-5);
+  const nlohmann::json found = measure(npy, truth);
+  ASSERT_EQ(found.size(), 2u);
+  for (const auto& point : found) EXPECT_LE(point.at("error").get<double>(), quarter_wavelength) << point.dump();
+  // The waves' delay is applied: dropping it (--t0 = initial_time alone) moves every point by
+  // c * 0.5 us / 2 = 0.39 mm.
+  std::tie(run, npy) = reconstruct("ustb_planewave.uff", " --t0 1e-6", dir_ / "no_delay");
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  for (const auto& point : measure(npy, truth)) EXPECT_GT(point.at("error").get<double>(), 0.3e-3) << point.dump();
+
+  // One wave (the sequence is the wave itself), two frames: --frame picks the one whose point is
+  // found, and the other point's place holds nothing.
+  const std::string both = " --point -1e-3,8e-3 --point 1e-3,12e-3";
+  for (int frame : {1, 2}) {
+    std::tie(run, npy) = reconstruct("ustb_one_wave_two_frames.uff", " --frame " + std::to_string(frame),
+                                     dir_ / ("frame" + std::to_string(frame)));
+    ASSERT_EQ(run.exit_code, 0) << run.output;
+    const nlohmann::json points = measure(npy, both);
+    const auto& here = points.at(frame - 1);
+    const auto& absent = points.at(2 - frame);
+    EXPECT_LE(here.at("error").get<double>(), quarter_wavelength) << here.dump();
+    EXPECT_LT(absent.at("peak").get<double>(), 0.01 * here.at("peak").get<double>()) << absent.dump();
+  }
+  const auto expect_refused = [&](const std::string& file, const std::string& options, const std::string& why) {
+    const auto [refused, ignored] = reconstruct(file, options, dir_ / "refused");
+    EXPECT_NE(refused.exit_code, 0) << refused.output;
+    EXPECT_NE(refused.output.find(why), std::string::npos) << refused.output;
+  };
+  expect_refused("ustb_one_wave_two_frames.uff", " --frame 3", "--frame 3 is not among its 2 frame(s)");
+  expect_refused("ustb_planewave.uff", " --layout samples,elements,transmits", "--layout does not apply");
+  expect_refused("ustb_iq.uff", "", "IQ data (modulation frequency 5e+06 Hz) are not supported");
+  expect_refused("ustb_sta.uff", "",
+                 "wave 1 (sequence/sequence_0001) is a spherical wave (source 1.05 mm at azimuth -90 deg): "
+                 "only plane-wave sequences are read");
+  // Transmit timed at 1500 m/s, receive at 1540: the user chooses one speed.
+  expect_refused("ustb_two_speeds.uff", "", "its waves travel at 1500");
+  std::tie(run, npy) = reconstruct("ustb_two_speeds.uff", " --sound-speed 1540", dir_ / "one_speed");
+  EXPECT_EQ(run.exit_code, 0) << run.output;
+  // --var names a dataset instead: read as a plain array, with the layout given.
+  std::tie(run, npy) = reconstruct("ustb_planewave.uff",
+                                   " --var /channel_data/data --layout transmits,elements,samples --elements 32"
+                                   " --pitch 0.3e-3 --fs 20e6 --t0 1.5e-6 --time-zero center --angles-deg -8,0,8",
+                                   dir_ / "plain");
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  for (const auto& point : measure(npy, truth)) EXPECT_LE(point.at("error").get<double>(), quarter_wavelength);
+  expect_refused("ustb_planewave.uff", " --var /channel_data/data --frame 2", "--frame applies to USTB UFF files only");
+}
+
 }  // namespace
 }  // namespace usrecon::recon

@@ -181,6 +181,134 @@ TEST_F(ReconDasInputFiles, Hdf5DatasetsAndPicmusGeometry) {
   EXPECT_THROW(write_picmus(dir_ / "wrong.hdf5", rf, acq), Error);
 }
 
+/// A minimal USTB file written with write_hdf5: uff.channel_data at `group` holding value(s, e, t)
+/// as {waves, channels, samples}, plane waves at `azimuths` (a wave per entry), probe N and pitch.
+struct UstbFile {
+  std::string group = "/channel_data";
+  std::vector<double> azimuths = {-0.1, 0.1};
+  std::vector<double> delays = {2e-7, 2e-7};
+  std::vector<double> elevations = {0, 0};
+  std::vector<double> wavefronts;  ///< empty: none stored (MATLAB's writer), else one per wave
+  std::vector<double> distances = {INFINITY, INFINITY};
+  std::size_t data_waves = 2;
+  bool probe = true;
+  std::vector<std::string> wave_names = {"sequence_0001", "sequence_0002"};
+
+  void write(const fs::path& path) const {
+    std::vector<io::Hdf5Array> arrays;
+    std::vector<io::Hdf5Group> groups;
+    add_to(arrays, groups);
+    io::write_hdf5(path, arrays, groups);
+  }
+  void add_to(std::vector<io::Hdf5Array>& arrays, std::vector<io::Hdf5Group>& groups) const {
+    const std::string& g = group;
+    io::Hdf5Array data{g + "/data", "", {data_waves, 3, 4}, {}};
+    for (std::size_t t = 0; t < data_waves; ++t)
+      for (int e = 0; e < 3; ++e)
+        for (int s = 0; s < 4; ++s) data.values.push_back(value(s, e, int(t)));
+    arrays.insert(arrays.end(), {data,
+                                 {g + "/sampling_frequency", "", {1, 1}, {20e6}},
+                                 {g + "/initial_time", "", {1, 1}, {1e-6}},
+                                 {g + "/sound_speed", "", {1, 1}, {1540}}});
+    if (probe) {
+      arrays.push_back({g + "/probe/N", "", {1, 1}, {3}});
+      arrays.push_back({g + "/probe/pitch", "", {1, 1}, {0.3e-3}});
+    }
+    groups.push_back({g, {{"class", "uff.channel_data", {}}}});
+    groups.push_back({g + "/sequence", {{"class", "uff.wave", {}}}});
+    for (std::size_t k = 0; k < wave_names.size(); ++k) {
+      const std::string w = g + "/sequence/" + wave_names[k];
+      arrays.push_back({w + "/source/distance", "", {1, 1}, {distances[k]}});
+      arrays.push_back({w + "/source/azimuth", "", {1, 1}, {azimuths[k]}});
+      arrays.push_back({w + "/source/elevation", "", {1, 1}, {elevations[k]}});
+      arrays.push_back({w + "/delay", "", {1, 1}, {delays[k]}});
+      if (!wavefronts.empty()) arrays.push_back({w + "/wavefront", "", {1, 1}, {wavefronts[k]}});
+      groups.push_back({w, {{"class", "uff.wave", {}}}});
+    }
+  }
+};
+
+TEST_F(ReconDasInputFiles, UstbChannelDataAndItsRefusals) {
+  UstbFile file;
+  file.write(dir_ / "ok.uff");
+  FileGeometry geometry;
+  expect_channels(read_channel_data(dir_ / "ok.uff", {}, 0, 0, &geometry));
+  EXPECT_EQ(geometry.source, "USTB UFF /channel_data");
+  EXPECT_EQ(geometry.fs, 20e6);
+  EXPECT_EQ(geometry.sound_speed, 1540);
+  EXPECT_NEAR(*geometry.t0, 1.2e-6, 1e-18);  // initial_time + the waves' delay
+  EXPECT_EQ(geometry.angles, (std::vector<double>{-0.1, 0.1}));
+  EXPECT_EQ(geometry.elements, 3);  // from probe/N and probe/pitch (no geometry dataset)
+  EXPECT_EQ(geometry.pitch, 0.3e-3);
+  EXPECT_EQ(geometry.time_zero, das::TimeZero::Center);
+  EXPECT_EQ(geometry.frames, 1);
+  EXPECT_FALSE(geometry.transmit_sound_speed.has_value());
+  // pyuff stores the wavefront: 0 = plane, whatever the source distance says.
+  UstbFile pyuff = file;
+  pyuff.wavefronts = {0, 0};
+  pyuff.distances = {0, 0};
+  pyuff.write(dir_ / "pyuff.uff");
+  expect_channels(read_channel_data(dir_ / "pyuff.uff", {}, 0, 0, &geometry));
+
+  const auto expect_refused = [&](const UstbFile& bad, const std::string& fragment, ChannelInput in = {}) {
+    bad.write(dir_ / "bad.uff");
+    FileGeometry ignored;
+    try {
+      read_channel_data(dir_ / "bad.uff", in, 0, 0, &ignored);
+      ADD_FAILURE() << fragment << ": accepted";
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find((dir_ / "bad.uff").string() + ": " + fragment), std::string::npos)
+          << e.what();
+    }
+  };
+  UstbFile gap = file;
+  gap.wave_names = {"sequence_0001", "sequence_0003"};
+  expect_refused(gap, "USTB /channel_data: its sequence lacks sequence/sequence_0002");
+  UstbFile fewer = file;
+  fewer.data_waves = 1;
+  expect_refused(fewer, "USTB /channel_data: data are 1 waves x 3 channels but the file describes 2 waves and 3 elements");
+  UstbFile delays = file;
+  delays.delays = {2e-7, 3e-7};
+  expect_refused(delays, "USTB /channel_data: wave 2 (sequence/sequence_0002): its delay 3e-07 s differs");
+  UstbFile elevated = file;
+  elevated.elevations = {0, 0.05};
+  expect_refused(elevated, "USTB /channel_data: wave 2 (sequence/sequence_0002) is steered in elevation");
+  UstbFile focused = file;
+  focused.wavefronts = {1, 1};
+  focused.distances = {20e-3, 20e-3};
+  expect_refused(focused, "USTB /channel_data: wave 1 (sequence/sequence_0001) is a spherical wave (source 20 mm at azimuth");
+  UstbFile no_probe = file;
+  no_probe.probe = false;
+  expect_refused(no_probe, "USTB /channel_data has no probe geometry");
+  ChannelInput second_frame;
+  second_frame.frame = 2;
+  expect_refused(file, "USTB /channel_data: --frame 2 is not among its 1 frame(s)", second_frame);
+
+  // Two channel_data objects: --var chooses (with or without the leading '/').
+  UstbFile other = file;
+  other.group = "/second";
+  other.azimuths = {0.2, 0.3};
+  std::vector<io::Hdf5Array> arrays;
+  std::vector<io::Hdf5Group> groups;
+  file.add_to(arrays, groups);
+  other.add_to(arrays, groups);
+  io::write_hdf5(dir_ / "two.uff", arrays, groups);
+  try {
+    read_channel_data(dir_ / "two.uff", {}, 0, 0, &geometry);
+    ADD_FAILURE() << "two channel_data objects and no --var: accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("name the USTB channel data to read with --var (uff.channel_data here: "
+                                         "/channel_data, /second)"),
+              std::string::npos)
+        << e.what();
+  }
+  ChannelInput second;
+  second.var = "second";
+  expect_channels(read_channel_data(dir_ / "two.uff", second, 0, 0, &geometry));
+  EXPECT_EQ(geometry.source, "USTB UFF /second");
+  EXPECT_EQ(geometry.angles, (std::vector<double>{0.2, 0.3}));
+}
+
 TEST(ReconDasInput, RangesAndLists) {
   EXPECT_EQ(parse_range("-20e-3:20e-3", "--x-range"), (std::pair<double, double>{-20e-3, 20e-3}));
   EXPECT_THROW(parse_range("5:1", "--z-range"), Error);

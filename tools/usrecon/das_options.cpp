@@ -53,8 +53,11 @@ void add_das_options(CLI::App& app, DasArgs& args, recon::ReconstructOptions& op
                  "Axes of the channel-data array in order, e.g. samples,elements,transmits (NPY: C "
                  "order; MAT: MATLAB's order) [default: samples,elements,transmits]")->group(g);
   app.add_option("--var", das.input.var,
-                 "MAT file: the variable holding the channel data; HDF5 file: the dataset's path "
-                 "(default: a PICMUS file's /US/US_DATASET0000/data/real, or the only numeric array)")->group(g);
+                 "MAT file: the variable holding the channel data; HDF5 file: the dataset's path, or "
+                 "a USTB file's uff.channel_data group (default: the file's only uff.channel_data, a "
+                 "PICMUS file's /US/US_DATASET0000/data/real, or the only numeric array)")->group(g);
+  app.add_option("--frame", das.input.frame, "USTB UFF file: the frame to reconstruct (1 = the first)")
+      ->check(CLI::Range(1, 1 << 30))->capture_default_str()->group(g);
   app.add_option("--offset", args.offset, "mean: subtract each channel's mean (unsigned data)")
       ->check(CLI::IsMember({"none", "mean"}))->capture_default_str()->group(g);
 }

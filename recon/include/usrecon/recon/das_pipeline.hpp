@@ -32,18 +32,24 @@ struct ChannelInput {
   std::string var;           ///< MAT variable (empty: the file's only numeric array)
   Offset offset = Offset::None;  ///< Mean: subtract each channel's mean (MATLAB's RF - mean(RF))
   int samples = 0;           ///< source.txt only: samples per channel (required there)
+  int frame = 1;             ///< USTB UFF files only: which frame to read (1 = the first)
 };
 
 /// Acquisition parameters that an input file carries: a PICMUS HDF5 file (the layout of the 2016
-/// IEEE IUS plane-wave challenge, /US/US_DATASET0000/...) holds its sampling frequency, sound
-/// speed, initial time, steering angles and element positions, with time zero when the wavefront
-/// crosses the array centre. `source` is empty when the file carries none.
+/// IEEE IUS plane-wave challenge, /US/US_DATASET0000/...) or a USTB UFF file (a uff.channel_data
+/// object of plane waves) holds its sampling frequency, sound speed, initial time, steering angles
+/// and element positions, with time zero when the wavefront crosses the array centre. `source` is
+/// empty when the file carries none.
 struct FileGeometry {
-  std::string source;  ///< e.g. "PICMUS /US/US_DATASET0000"
+  std::string source;  ///< e.g. "PICMUS /US/US_DATASET0000", "USTB UFF /channel_data"
   std::optional<double> fs, sound_speed, t0, pitch;
   int elements = 0;
   std::vector<double> angles;  ///< radians
   std::optional<das::TimeZero> time_zero;
+  /// USTB: the waves' own sound speed when it differs from the channel data's (USTB times the
+  /// transmit with the one and the receive with the other; we use one: the user must choose).
+  std::optional<double> transmit_sound_speed;
+  int frame = 0, frames = 0;  ///< USTB: the frame read (1-based) and how many the file holds
 };
 
 /// Writes plane-wave RF data as a PICMUS file (read back by read_channel_data with its geometry):
@@ -54,7 +60,9 @@ void write_picmus(const std::filesystem::path& path, const ChannelData& rf, cons
 /// Reads channel data; `elements` and `transmits` are needed for source.txt only (for the others
 /// they come from the array). HDF5 files (.h5, .hdf5, .uff) are read by dataset path (`input.var`),
 /// in C order like NPY; a PICMUS file's default layout is transmits,elements,samples, and its
-/// geometry goes to *geometry when given. Errors name the file.
+/// geometry goes to *geometry when given. A USTB UFF file (a group of class uff.channel_data,
+/// chosen with `input.var` when there are several) is read with its geometry, frame `input.frame`.
+/// Errors name the file.
 ChannelData read_channel_data(const std::filesystem::path& path, const ChannelInput& input,
                               int elements = 0, int transmits = 0, FileGeometry* geometry = nullptr);
 

@@ -1,0 +1,236 @@
+// USTB's UFF files (the UltraSound ToolBox's HDF5 format, also PICMUS's .uff files): a
+// uff.channel_data object read with its geometry. The layout, as USTB's MATLAB writer
+// (+uff/write_object.m) makes it:
+// - each object is a group whose "class" attribute names it (uff.channel_data, uff.wave, ...);
+// - every number is a dataset with MATLAB's dims reversed: a scalar is {1, 1}, data
+//   [samples x channels x waves x frames] is {frames, waves, channels, samples} in C order, with
+//   MATLAB's trailing singleton dims dropped; complex arrays are groups holding real and imag;
+// - `sequence` holds sequence_0001, sequence_0002, ... (or is itself the wave when there is one);
+//   a wave's `source` is a uff.point (distance, azimuth, elevation; metres, radians), and a plane
+//   wave has distance = Inf (MATLAB's writer stores no `wavefront`; pyuff's does: 0 = plane);
+// - probe/geometry is MATLAB's N x 7 [x y z theta phi width height], so {7, N} here.
+// Timing, as USTB's DAS reads it: t = 0 when a plane wave crosses the origin (our
+// TimeZero::Center), and sample k of wave w is at initial_time + k / fs + sequence(w).delay.
+// tests/corpus/valid/uff/make_ustb_uff.py writes such files independently, with h5py.
+#include <algorithm>
+#include <cmath>
+#include <set>
+
+#include "das_input_formats.hpp"
+
+namespace fs = std::filesystem;
+
+namespace usrecon::recon::detail {
+namespace {
+
+std::string with_slash(const std::string& name) { return name.empty() || name.front() == '/' ? name : "/" + name; }
+
+std::string number_text(double v) {
+  char buffer[32];
+  std::snprintf(buffer, sizeof buffer, "%.6g", v);
+  return buffer;
+}
+
+/// The datasets wanted from a channel_data object, read in one go (one reader process).
+class UstbObject {
+ public:
+  UstbObject(const fs::path& path, std::string group) : path_(path), group_(std::move(group)) {
+    for (const io::Hdf5DatasetInfo& d : io::list_hdf5_datasets(path)) datasets_.insert(d.path);
+  }
+  bool has(const std::string& name) const { return datasets_.count(group_ + "/" + name) > 0; }
+  /// Queues `name` (relative to the group) for reading if the file has it.
+  void want(const std::string& name) {
+    if (has(name)) wanted_.push_back(group_ + "/" + name);
+  }
+  void read() {
+    for (io::Hdf5Array& a : io::read_hdf5(path_, wanted_)) arrays_.push_back(std::move(a));
+  }
+  const io::Hdf5Array* array(const std::string& name) const {
+    for (const io::Hdf5Array& a : arrays_)
+      if (a.path == group_ + "/" + name) return &a;
+    return nullptr;
+  }
+  /// A one-number dataset, or `fallback` when the file lacks it.
+  std::optional<double> scalar(const std::string& name, std::optional<double> fallback = std::nullopt) const {
+    const io::Hdf5Array* a = array(name);
+    if (!a) return fallback;
+    if (a->values.size() != 1 || std::isnan(a->values[0]))
+      throw Error(where() + ": '" + a->path + "' should hold one number");
+    return a->values[0];
+  }
+  std::string where() const { return path_.string() + ": USTB " + group_; }
+  const std::string& group() const { return group_; }
+
+ private:
+  fs::path path_;
+  std::string group_;
+  std::set<std::string> datasets_;
+  std::vector<std::string> wanted_;
+  std::vector<io::Hdf5Array> arrays_;
+};
+
+const io::Hdf5Group* find_group(const std::vector<io::Hdf5Group>& groups, const std::string& path) {
+  for (const io::Hdf5Group& g : groups)
+    if (g.path == path) return &g;
+  return nullptr;
+}
+
+std::string class_of(const io::Hdf5Group& g) {
+  const io::Hdf5Attribute* c = g.attribute("class");
+  return c ? c->text : "";
+}
+
+/// The waves of `sequence` (relative paths under the channel_data group), in order.
+std::vector<std::string> wave_paths(const std::vector<io::Hdf5Group>& groups, const std::string& cd,
+                                    const std::string& where) {
+  const std::string sequence = cd + "/sequence";
+  const io::Hdf5Group* seq = find_group(groups, sequence);
+  if (!seq) throw Error(where + " has no sequence (its transmitted waves)");
+  std::vector<std::string> waves;
+  for (const io::Hdf5Group& g : groups) {
+    const std::string prefix = sequence + "/sequence_";
+    if (g.path.size() == prefix.size() + 4 && g.path.compare(0, prefix.size(), prefix) == 0 &&
+        std::all_of(g.path.end() - 4, g.path.end(), [](char c) { return c >= '0' && c <= '9'; }))
+      waves.push_back(g.path.substr(cd.size() + 1));
+  }
+  // A sequence of one wave is the wave itself.
+  if (waves.empty() && class_of(*seq) == "uff.wave") waves.push_back("sequence");
+  if (waves.empty()) throw Error(where + ": its sequence holds no uff.wave");
+  // sequence_0001, sequence_0002, ... must run without gaps (listed in name order already).
+  for (std::size_t k = 0; k < waves.size() && waves.size() > 1; ++k) {
+    char expected[64];
+    std::snprintf(expected, sizeof expected, "sequence/sequence_%04zu", k + 1);
+    if (waves[k] != expected) throw Error(where + ": its sequence lacks " + std::string(expected));
+  }
+  return waves;
+}
+
+}  // namespace
+
+std::optional<std::string> ustb_channel_data_group(const fs::path& path, const std::vector<io::Hdf5Group>& groups,
+                                                   const std::string& var) {
+  std::vector<std::string> candidates;
+  for (const io::Hdf5Group& g : groups)
+    if (class_of(g) == "uff.channel_data") candidates.push_back(g.path);
+  if (!var.empty()) {
+    const std::string wanted = with_slash(var);
+    if (std::find(candidates.begin(), candidates.end(), wanted) != candidates.end()) return wanted;
+    return std::nullopt;
+  }
+  if (candidates.empty()) return std::nullopt;
+  if (candidates.size() > 1) {
+    std::string list;
+    for (const std::string& c : candidates) list += (list.empty() ? "" : ", ") + c;
+    throw Error(path.string() + ": name the USTB channel data to read with --var (uff.channel_data here: " + list + ")");
+  }
+  return candidates.front();
+}
+
+ChannelData read_ustb_channel_data(const fs::path& path, const std::vector<io::Hdf5Group>& groups,
+                                   const std::string& group, const ChannelInput& in, FileGeometry* geometry) {
+  UstbObject cd(path, group);
+  const std::string where = cd.where();
+  if (!in.layout.empty())
+    throw Error(where + ": --layout does not apply: a USTB file's data are [frames][waves][channels][samples]");
+  const std::vector<std::string> waves = wave_paths(groups, group, where);
+  const bool complex_data = !cd.has("data") && cd.has("data/real");
+  if (!cd.has("data") && !complex_data) throw Error(where + " has no data");
+  for (const char* name : {"sampling_frequency", "initial_time", "sound_speed", "modulation_frequency",
+                           "probe/geometry", "probe/N", "probe/pitch"})
+    cd.want(name);
+  cd.want(complex_data ? "data/real" : "data");
+  for (const std::string& w : waves)
+    for (const char* name : {"/source/distance", "/source/azimuth", "/source/elevation", "/delay", "/sound_speed",
+                             "/wavefront"})
+      cd.want(w + name);
+  cd.read();
+
+  FileGeometry g;
+  g.source = "USTB UFF " + group;
+  g.time_zero = das::TimeZero::Center;  // USTB: t = 0 when the wave crosses the origin, x = 0
+  g.fs = cd.scalar("sampling_frequency");
+  g.sound_speed = cd.scalar("sound_speed");
+  if (!g.fs || !(*g.fs > 0)) throw Error(where + " has no positive sampling_frequency");
+  if (const double modulation = cd.scalar("modulation_frequency", 0.0).value(); modulation != 0)
+    throw Error(where + ": IQ data (modulation frequency " + number_text(modulation) +
+                " Hz) are not supported; only RF channel data are read");
+
+  // The waves: plane waves only, with one delay and one transmit sound speed between them.
+  std::optional<double> delay, transmit_speed;
+  for (std::size_t k = 0; k < waves.size(); ++k) {
+    const std::string& w = waves[k];
+    const std::string which = where + ": wave " + std::to_string(k + 1) + " (" + w + ")";
+    const double distance = cd.scalar(w + "/source/distance", 0.0).value();
+    const double azimuth = cd.scalar(w + "/source/azimuth", 0.0).value();
+    const double elevation = cd.scalar(w + "/source/elevation", 0.0).value();
+    const std::optional<double> wavefront = cd.scalar(w + "/wavefront");
+    const bool plane = (wavefront && *wavefront == 0) || std::isinf(distance);
+    if (!plane)
+      throw Error(which + " is a spherical wave (source " + number_text(distance * 1e3) + " mm at azimuth " +
+                  number_text(azimuth * 180 / M_PI) +
+                  " deg): only plane-wave sequences are read from USTB files; synthetic-aperture, diverging "
+                  "and focused waves are not supported");
+    if (elevation != 0) throw Error(which + " is steered in elevation (" + number_text(elevation) + " rad)");
+    if (!std::isfinite(azimuth) || std::fabs(azimuth) >= M_PI / 2)
+      throw Error(which + ": its azimuth " + number_text(azimuth) + " rad is not a steering angle");
+    g.angles.push_back(azimuth);
+    const double d = cd.scalar(w + "/delay", 0.0).value();
+    // One t0 for all waves: their delays must agree to a hundredth of a sample.
+    if (!std::isfinite(d) || (delay && std::fabs(d - *delay) > 0.01 / *g.fs))
+      throw Error(which + ": its delay " + number_text(d) + " s differs from the first wave's " +
+                  number_text(delay.value_or(0)) + " s; waves with different delays are not supported");
+    if (!delay) delay = d;
+    if (const std::optional<double> c = cd.scalar(w + "/sound_speed")) {
+      if (transmit_speed && *c != *transmit_speed)
+        throw Error(which + ": its sound speed differs from the first wave's");
+      transmit_speed = *c;
+    }
+  }
+  g.t0 = cd.scalar("initial_time", 0.0).value() + delay.value_or(0);
+  if (transmit_speed && g.sound_speed && *transmit_speed != *g.sound_speed) g.transmit_sound_speed = transmit_speed;
+
+  // The probe: element positions from geometry ({7, N}: rows x, y, z, ...), or N and pitch.
+  if (const io::Hdf5Array* p = cd.array("probe/geometry")) {
+    if (p->dims.size() != 2 || p->dims[0] < 3 || p->dims[1] < 2)
+      throw Error(where + ": probe/geometry is " + std::to_string(p->dims.size()) +
+                  "-D; expected MATLAB's N x 7 (x, y, z, ... per element), stored 7 x N");
+    const std::size_t n = p->dims[1];
+    const auto row = [&](std::size_t r) {
+      return std::vector<double>(p->values.begin() + r * n, p->values.begin() + (r + 1) * n);
+    };
+    g.pitch = centred_linear_array_pitch(row(0), row(1), row(2), where + ": probe/geometry");
+    g.elements = static_cast<int>(n);
+  } else if (const auto n = cd.scalar("probe/N"), pitch = cd.scalar("probe/pitch"); n && pitch) {
+    if (!(*n >= 1 && *n <= 65536 && *n == std::floor(*n)) || !(*pitch > 0))
+      throw Error(where + ": probe N = " + number_text(*n) + ", pitch = " + number_text(*pitch) + " make no array");
+    g.elements = static_cast<int>(*n);
+    g.pitch = *pitch;
+  } else {
+    throw Error(where + " has no probe geometry (probe/geometry, or probe/N and probe/pitch)");
+  }
+
+  // The data: {frames, waves, channels, samples} once MATLAB's dropped trailing dims are back.
+  const io::Hdf5Array& data = *cd.array(complex_data ? "data/real" : "data");
+  if (data.dims.size() < 1 || data.dims.size() > 4)
+    throw Error(where + ": data are " + std::to_string(data.dims.size()) + "-D; expected up to 4-D");
+  std::vector<std::size_t> dims(4 - data.dims.size(), 1);
+  dims.insert(dims.end(), data.dims.begin(), data.dims.end());
+  const std::size_t frames = dims[0], per_frame = dims[1] * dims[2] * dims[3];
+  if (dims[1] != waves.size() || dims[2] != std::size_t(g.elements))
+    throw Error(where + ": data are " + std::to_string(dims[1]) + " waves x " + std::to_string(dims[2]) +
+                " channels but the file describes " + std::to_string(waves.size()) + " waves and " +
+                std::to_string(g.elements) + " elements");
+  if (in.frame < 1 || std::size_t(in.frame) > frames)
+    throw Error(where + ": --frame " + std::to_string(in.frame) + " is not among its " + std::to_string(frames) +
+                " frame(s)");
+  g.frame = in.frame;
+  g.frames = static_cast<int>(frames);
+  const auto first = data.values.begin() + std::ptrdiff_t((in.frame - 1) * per_frame);
+  const std::vector<double> frame(first, first + std::ptrdiff_t(per_frame));
+  ChannelData rf = arrange_channels(frame, {dims[1], dims[2], dims[3]}, false, "transmits,elements,samples",
+                                    in.offset, path.string() + " (" + data.path + ")");
+  if (geometry) *geometry = std::move(g);
+  return rf;
+}
+
+}  // namespace usrecon::recon::detail

@@ -1,0 +1,166 @@
+#!/usr/bin/python3
+"""Writes USTB-style UFF files (HDF5) the way USTB's MATLAB writer (+uff/write_object.m, UFF
+v1.2.0) lays them out, with h5py instead of MATLAB, and point echoes timed by USTB's own
+convention, so that usrecon's UFF reader is checked against a writer and a simulator it does not
+share code with (CliDas.UstbUffFiles*). Run once with Debian's python3-h5py 3.7; from this
+directory.
+
+The layout, as USTB writes it:
+- root attribute `version`; each object a group with attributes class, name, size, array;
+- every number a float32 dataset, MATLAB's dims reversed (a scalar is {1, 1}; data
+  [samples x channels x waves x frames] is {frames, waves, channels, samples}, with trailing
+  singleton MATLAB dims dropped); complex arrays a group with `real` and `imag`;
+- strings (`char`) float32 datasets of character codes, cells groups of `<name>_0001`, ...;
+- `sequence` a group of `sequence_0001`, ... when there are several waves, the wave itself when
+  there is one; a wave's source a uff.point (distance, azimuth, elevation); no `wavefront`
+  dataset (MATLAB's writer has no case for that enumeration; a plane wave is distance = Inf).
+
+Timing, as USTB's DAS (+midprocess/das.m) reads it: t = 0 when a plane wave crosses the origin;
+sample k of wave w is at initial_time + k / fs + sequence(w).delay; the echo of point (x, z) on
+element e arrives at (z cos a + x sin a) / c + |p - e| / c.
+"""
+import json
+import h5py
+import numpy as np
+
+C = 1540.0
+FS = 20e6
+F0 = 5e6
+
+
+def scalar(group, name, value):
+    d = group.create_dataset(name, data=np.array([[value]], dtype=np.float32))
+    d.attrs['class'] = np.bytes_('double')
+    d.attrs['name'] = np.bytes_(name)
+    d.attrs['imaginary'] = np.array([[0.0]])
+    d.attrs['complex'] = np.array([[0.0]])
+
+
+def array(group, name, values):
+    # values in MATLAB's order; stored reversed (C order sees MATLAB's first axis fastest).
+    values = np.asarray(values, dtype=np.float32)
+    while values.ndim > 2 and values.shape[-1] == 1:  # MATLAB drops trailing singleton dims
+        values = values[..., 0]
+    d = group.create_dataset(name, data=values.T)
+    d.attrs['class'] = np.bytes_('double')
+    d.attrs['name'] = np.bytes_(name)
+    d.attrs['imaginary'] = np.array([[0.0]])
+    d.attrs['complex'] = np.array([[0.0]])
+
+
+def complex_array(group, name, values):
+    g = group.create_group(name)
+    for part, getter, imaginary in (('real', np.real, 0.0), ('imag', np.imag, 1.0)):
+        array(g, part, getter(values))
+        g[part].attrs['imaginary'] = np.array([[imaginary]])
+    g.attrs['class'] = np.bytes_('double')
+    g.attrs['name'] = np.bytes_(name)
+    g.attrs['complex'] = np.array([[1.0]])
+
+
+def text(group, name, value):
+    d = group.create_dataset(name, data=np.array([[ord(ch) for ch in value]], dtype=np.float32).T)
+    d.attrs['class'] = np.bytes_('char')
+    d.attrs['name'] = np.bytes_(name)
+
+
+def uff_object(group, name, cls, count=1):
+    g = group.create_group(name)
+    g.attrs['class'] = np.bytes_(cls)
+    g.attrs['name'] = np.bytes_(name)
+    g.attrs['size'] = np.array([[1.0, float(count)]])
+    g.attrs['array'] = np.array([[1.0 if count > 1 else 0.0]])
+    return g
+
+
+def probe(group, n, pitch):
+    p = uff_object(group, 'probe', 'uff.linear_array')
+    x = (np.arange(n) - (n - 1) / 2) * pitch
+    geometry = np.zeros((n, 7))  # MATLAB N x 7: x y z theta phi width height
+    geometry[:, 0] = x
+    geometry[:, 5] = pitch
+    geometry[:, 6] = 10 * pitch
+    array(p, 'geometry', geometry)
+    scalar(p, 'N', n)
+    scalar(p, 'pitch', pitch)
+    scalar(p, 'element_width', pitch)
+    scalar(p, 'element_height', 10 * pitch)
+    return x
+
+
+def wave(group, name, n, pitch, distance, azimuth, delay, sound_speed=C):
+    w = uff_object(group, name, 'uff.wave')
+    s = uff_object(w, 'source', 'uff.point')
+    scalar(s, 'distance', distance)
+    scalar(s, 'azimuth', azimuth)
+    scalar(s, 'elevation', 0.0)
+    a = uff_object(w, 'apodization', 'uff.apodization')
+    scalar(a, 'f_number', 1.0)
+    probe(w, n, pitch)  # USTB keeps a copy of the probe in every wave
+    scalar(w, 'delay', delay)
+    scalar(w, 'sound_speed', sound_speed)
+
+
+def echoes(x, angles, points, initial_time, delay, samples):
+    """[samples][channels][waves] RF: a 5 MHz Gaussian pulse per point, USTB's timing."""
+    t = initial_time + np.arange(samples) / FS + delay
+    rf = np.zeros((samples, len(x), len(angles)))
+    for w, a in enumerate(angles):
+        for px, pz in points:
+            tau = (pz * np.cos(a) + px * np.sin(a)) / C + np.hypot(px - x, pz) / C  # [channels]
+            dt = t[:, None] - tau[None, :]
+            rf[:, :, w] += np.exp(-0.5 * (dt * F0 / 0.6) ** 2) * np.cos(2 * np.pi * F0 * dt)
+    return rf
+
+
+def channel_data_file(path, n, pitch, angles, delay, initial_time, data, modulation=0.0, sources=None,
+                      transmit_speed=C):
+    with h5py.File(path, 'w') as f:
+        f.attrs['version'] = np.bytes_('v1.2.0')
+        cd = uff_object(f, 'channel_data', 'uff.channel_data')
+        scalar(cd, 'sampling_frequency', FS)
+        scalar(cd, 'initial_time', initial_time)
+        scalar(cd, 'sound_speed', C)
+        scalar(cd, 'modulation_frequency', modulation)
+        (complex_array if np.iscomplexobj(data) else array)(cd, 'data', data)
+        probe(cd, n, pitch)
+        sources = sources or [(np.inf, a) for a in angles]
+        if len(sources) == 1:
+            wave(cd, 'sequence', n, pitch, sources[0][0], sources[0][1], delay, transmit_speed)
+        else:
+            seq = uff_object(cd, 'sequence', 'uff.wave', len(sources))
+            for k, (distance, azimuth) in enumerate(sources):
+                wave(seq, 'sequence_%04d' % (k + 1), n, pitch, distance, azimuth, delay, transmit_speed)
+        names = uff_object(cd, 'name', 'cell', 1)
+        text(names, 'name_0001', 'usrecon fixture, USTB layout')
+        pulse = uff_object(cd, 'pulse', 'uff.pulse')
+        scalar(pulse, 'center_frequency', F0)
+        # A second object in the file, as PICMUS files hold /scan and /beamformed_data too.
+        scan = uff_object(f, 'scan', 'uff.linear_scan')
+        array(scan, 'x_axis', np.linspace(-5e-3, 5e-3, 11)[:, None])
+
+
+N, PITCH = 32, 0.3e-3
+x = (np.arange(N) - (N - 1) / 2) * PITCH
+points = [(0.0, 10e-3), (2e-3, 15e-3)]
+angles = np.deg2rad([-8.0, 0.0, 8.0])
+# Plane waves at three angles, one frame: the layout PICMUS's .uff files use.
+channel_data_file('ustb_planewave.uff', N, PITCH, angles, 0.5e-6, 1e-6,
+                  echoes(x, angles, points, 1e-6, 0.5e-6, 600))
+with open('ustb_planewave.truth.json', 'w') as out:
+    json.dump({'channel_data': 'ustb_planewave.uff', 'units': 'metres; x from the array centre, z depth',
+               'points': [{'x': px, 'z': pz} for px, pz in points]}, out, indent=2)
+    out.write('\n')
+# One plane wave (the sequence is the wave itself), two frames with the point moved between them.
+frames = np.stack([echoes(x, [0.0], [p], 0.0, 0.0, 600) for p in [(-1e-3, 8e-3), (1e-3, 12e-3)]], axis=-1)
+channel_data_file('ustb_one_wave_two_frames.uff', N, PITCH, [0.0], 0.0, 0.0, frames)
+# IQ data (a modulation frequency): refused by name.
+iq = echoes(x, [0.0], points, 0.0, 0.0, 16) * (1 + 0.5j)
+channel_data_file('ustb_iq.uff', N, PITCH, [0.0], 0.0, 0.0, iq, modulation=F0)
+# Synthetic aperture (a spherical wave from each element, USTB's STA layout): refused by name.
+x8 = (np.arange(8) - 3.5) * PITCH
+channel_data_file('ustb_sta.uff', 8, PITCH, None, 0.0, 0.0, np.zeros((16, 8, 8)),
+                  sources=[(abs(xe), np.sign(xe) * np.pi / 2) for xe in x8])
+# Waves timed with another sound speed than the channel data's: the user must choose one.
+channel_data_file('ustb_two_speeds.uff', 8, PITCH, [0.0], 0.0, 0.0, echoes(x8, [0.0], points, 0.0, 0.0, 16),
+                  transmit_speed=1500.0)
