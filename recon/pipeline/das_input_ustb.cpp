@@ -234,3 +234,61 @@ ChannelData read_ustb_channel_data(const fs::path& path, const std::vector<io::H
 }
 
 }  // namespace usrecon::recon::detail
+
+namespace usrecon::recon {
+
+void write_ustb_uff(const fs::path& path, const ChannelData& rf, const Acquisition& acq) {
+  if (acq.model != Model::PlaneWave || acq.time_zero != das::TimeZero::Center)
+    throw Error(path.string() + ": a USTB file holds plane waves timed from the wavefront crossing the "
+                                "origin, the array centre (--time-zero center)");
+  const auto n = [](int v) { return std::size_t(v); };
+  std::vector<io::Hdf5Array> arrays;
+  std::vector<io::Hdf5Group> groups = {{"/", {{"version", "v1.2.0", {}}}}};
+  // An object: a group with USTB's attributes (class, name, size, array).
+  const auto object = [&](const std::string& at, const std::string& cls, std::size_t count = 1) {
+    const std::string name = at.substr(at.rfind('/') + 1);
+    groups.push_back({at,
+                      {{"class", cls, {}},
+                       {"name", name, {}},
+                       {"size", "", {1.0, double(count)}},
+                       {"array", "", {count > 1 ? 1.0 : 0.0}}}});
+  };
+  const auto scalar = [&](const std::string& at, double v) { arrays.push_back({at, "", {1, 1}, {v}}); };
+  const std::string cd = "/channel_data";
+  object(cd, "uff.channel_data");
+  // rf.data is [t][e][s]: MATLAB's [samples x channels x waves] reversed.
+  arrays.push_back({cd + "/data", "", {n(rf.transmits), n(rf.elements), n(rf.samples)},
+                    std::vector<double>(rf.data.begin(), rf.data.end())});
+  scalar(cd + "/sampling_frequency", acq.fs);
+  scalar(cd + "/initial_time", acq.t0);
+  scalar(cd + "/sound_speed", acq.sound_speed);
+  scalar(cd + "/modulation_frequency", 0.0);
+  object(cd + "/probe", "uff.linear_array");
+  io::Hdf5Array geometry{cd + "/probe/geometry", "", {7, n(rf.elements)}, std::vector<double>(7 * n(rf.elements), 0.0)};
+  for (int e = 0; e < rf.elements; ++e) {
+    geometry.values[n(e)] = acq.probe.element_x(e);                       // x
+    geometry.values[5 * n(rf.elements) + n(e)] = acq.probe.pitch;         // width
+    geometry.values[6 * n(rf.elements) + n(e)] = 10 * acq.probe.pitch;    // height (USTB's default)
+  }
+  arrays.push_back(std::move(geometry));
+  scalar(cd + "/probe/N", rf.elements);
+  scalar(cd + "/probe/pitch", acq.probe.pitch);
+  const std::size_t waves = acq.angles.size();
+  if (waves != n(rf.transmits)) throw Error(path.string() + ": one angle per transmit is needed");
+  if (waves > 1) object(cd + "/sequence", "uff.wave", waves);
+  for (std::size_t k = 0; k < waves; ++k) {
+    char name[64];
+    std::snprintf(name, sizeof name, "/sequence/sequence_%04zu", k + 1);
+    const std::string w = cd + (waves > 1 ? name : "/sequence");
+    object(w, "uff.wave");
+    object(w + "/source", "uff.point");
+    scalar(w + "/source/distance", INFINITY);
+    scalar(w + "/source/azimuth", acq.angles[k]);
+    scalar(w + "/source/elevation", 0.0);
+    scalar(w + "/delay", 0.0);
+    scalar(w + "/sound_speed", acq.sound_speed);
+  }
+  io::write_hdf5(path, arrays, groups);
+}
+
+}  // namespace usrecon::recon

@@ -53,7 +53,9 @@ TEST_F(CliDas, RealPlaneWaveDataWireColumnAtItsDepths) {
     SCOPED_TRACE("wire at z = " + std::to_string(depths_mm[k]) + " mm");
     EXPECT_NEAR(m.z * 1e3, depths_mm[k], 0.3);
     EXPECT_NEAR(m.x * 1e3, 1.85, 0.35);  // the column, x = +1.7 to +2.0 mm
-    if (k < 2) EXPECT_LE(m.fwhm_lateral * 1e3, 0.8);
+    if (k < 2) {
+      EXPECT_LE(m.fwhm_lateral * 1e3, 0.8);
+    }
     EXPECT_LE(m.fwhm_axial * 1e3, 0.6);
     std::printf("wire %d: x %.3f mm, z %.3f mm, lateral FWHM %.3f mm, axial FWHM %.3f mm\n", k,
                 m.x * 1e3, m.z * 1e3, m.fwhm_lateral * 1e3, m.fwhm_axial * 1e3);
@@ -245,6 +247,27 @@ TEST_F(CliDas, UstbUffFilesCarryTheirOwnGeometry) {
   ASSERT_EQ(run.exit_code, 0) << run.output;
   for (const auto& point : measure(npy, truth)) EXPECT_LE(point.at("error").get<double>(), quarter_wavelength);
   expect_refused("ustb_planewave.uff", " --var /channel_data/data --frame 2", "--frame applies to USTB UFF files only");
+
+  // simulate writes .uff files in USTB's layout (its own writer, read back by the reader above).
+  const fs::path simulated = dir_ / "simulated.uff", simulated_truth = dir_ / "simulated.json";
+  run = run_command(quote(usrecon_exe()) + " simulate --model planewave --angles-deg -6:6:6 --elements 48"
+                    " --pitch 0.3e-3 --fs 20e6 --t0 1e-6 --samples 1200 --point 0,12 --point 3,20 --truth " +
+                    quote(simulated_truth) + " -o " + quote(simulated));
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  run = run_command(quote(usrecon_exe()) + " reconstruct " + quote(simulated) + " --model planewave --save-raw -o " +
+                    quote(dir_ / "simulated_out"));
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  const nlohmann::json sp =
+      nlohmann::json::parse(io::read_file(dir_ / "simulated_out" / "simulated.json")).at("parameters");
+  EXPECT_EQ(sp.at("from_file").at("source"), "USTB UFF /channel_data");
+  EXPECT_EQ(sp.at("elements"), 48);
+  for (const auto& point : measure(dir_ / "simulated_out" / "simulated.npy", " --truth " + quote(simulated_truth)))
+    EXPECT_LE(point.at("error").get<double>(), quarter_wavelength) << point.dump();
+  run = run_command(quote(usrecon_exe()) + " simulate --model sa --elements 8 --samples 100 --point 0,5 -o " +
+                    quote(dir_ / "sa.uff"));
+  EXPECT_NE(run.exit_code, 0);
+  EXPECT_NE(run.output.find("HDF5 output is a USTB UFF file, which holds plane waves only"), std::string::npos)
+      << run.output;
 }
 
 }  // namespace

@@ -1,5 +1,6 @@
 // usrecon simulate -o FILE.txt --point X_MM,Z_MM ...
 #include <cstdio>
+#include <cctype>
 #include <filesystem>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -57,14 +58,19 @@ int run_das(SimulateArgs& args) {
   if (acq.model == recon::Model::PlaneWave)
     for (double deg : recon::parse_number_list(args.angles_deg, "--angles-deg"))
       acq.angles.push_back(deg * 3.14159265358979323846 / 180.0);
-  // A .h5/.hdf5/.uff output is a PICMUS file: plane waves, time zero at the array centre.
-  const bool picmus = io::has_hdf5_extension(args.output);
-  if (picmus && acq.model != recon::Model::PlaneWave)
-    throw Error(args.output + ": HDF5 output is a PICMUS file, which holds plane waves only");
-  if (picmus && args.time_zero == "first-element")
-    throw Error(args.output + ": a PICMUS file counts time from the wavefront crossing the array centre "
+  // HDF5 output: a .uff file is USTB's layout, a .h5/.hdf5 file PICMUS's; both hold plane waves
+  // timed from the wavefront crossing the array centre.
+  const bool hdf5 = io::has_hdf5_extension(args.output);
+  std::string extension = fs::path(args.output).extension().string();
+  for (char& c : extension) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  const bool ustb = hdf5 && extension == ".uff";
+  const std::string format = ustb ? "a USTB UFF file" : "a PICMUS file";
+  if (hdf5 && acq.model != recon::Model::PlaneWave)
+    throw Error(args.output + ": HDF5 output is " + format + ", which holds plane waves only");
+  if (hdf5 && args.time_zero == "first-element")
+    throw Error(args.output + ": " + format + " counts time from the wavefront crossing the array centre "
                               "(--time-zero center)");
-  acq.time_zero = recon::parse_time_zero(args.time_zero.empty() ? (picmus ? "center" : "first-element")
+  acq.time_zero = recon::parse_time_zero(args.time_zero.empty() ? (hdf5 ? "center" : "first-element")
                                                                 : args.time_zero);
   o.samples = args.options.problem.samples;
   o.speckle = args.options.speckle;
@@ -83,7 +89,9 @@ int run_das(SimulateArgs& args) {
   }
   if (o.points.empty() && o.speckle == 0) throw Error("nothing to simulate: give --point and/or --speckle");
   const recon::ChannelData rf = recon::simulate_das_channels(o);
-  if (picmus) {
+  if (ustb) {
+    recon::write_ustb_uff(args.output, rf, acq);
+  } else if (hdf5) {
     recon::write_picmus(args.output, rf, acq);
   } else {
     // [samples][elements][transmits] in C order: the default --layout of reconstruct.
@@ -99,7 +107,7 @@ int run_das(SimulateArgs& args) {
     nlohmann::json truth = {{"channel_data", fs::path(args.output).filename().string()},
                             {"model", args.model},
                             {"units", "metres; x from the array centre, z depth"},
-                            {"layout", picmus ? "transmits,elements,samples" : "samples,elements,transmits"},
+                            {"layout", hdf5 ? "transmits,elements,samples" : "samples,elements,transmits"},
                             {"time_zero", recon::to_string(acq.time_zero)},
                             {"elements", acq.probe.elements},
                             {"pitch", acq.probe.pitch},
@@ -168,7 +176,7 @@ int run(SimulateArgs& args) {
 Command add_simulate(CLI::App& app) {
   auto args = std::make_shared<SimulateArgs>();
   auto& o = args->options;
-  app.add_option("-o,--output", args->output, "Channel data file to write: source.txt (--model seed); for planewave/sa NPY float32 [samples][elements][transmits], or for planewave a PICMUS HDF5 file (.h5, .hdf5, .uff)")->required();
+  app.add_option("-o,--output", args->output, "Channel data file to write: source.txt (--model seed); for planewave/sa NPY float32 [samples][elements][transmits], or for planewave an HDF5 file: USTB's UFF layout (.uff) or PICMUS's (.h5, .hdf5)")->required();
   app.add_option("--point", args->points,
                  "Point target X_MM,Z_MM[,AMPLITUDE]: x lateral from element 0 (seed) or from the "
                  "array centre (planewave, sa), z depth (repeatable)");
@@ -195,7 +203,7 @@ Command add_simulate(CLI::App& app) {
   app.add_option("--angles-deg", args->angles_deg, "Plane-wave angles: START:STEP:STOP or A,B,C")->capture_default_str()->group(g);
   app.add_option("--time-zero", args->time_zero,
                  "Plane waves: t = 0 at the first element's firing (default) or when the wavefront "
-                 "crosses the array centre (center: the default, and the only choice, for .hdf5 output)")
+                 "crosses the array centre (center: the default, and the only choice, for HDF5 output)")
       ->check(CLI::IsMember({"first-element", "center"}))->group(g);
   app.add_option("--tx-elements", acq.tx_elements, "Synthetic aperture: transmitting elements (default: all)")->delimiter(',')->group(g);
   app.add_option("--cyst", args->cysts, "Anechoic cyst X_MM,Z_MM,R_MM (x from the array centre; repeatable)")->group(g);

@@ -57,6 +57,13 @@ struct FileGeometry {
 /// [3][N] (x, y, z), and the one-value parameters. The acquisition must use TimeZero::Center.
 void write_picmus(const std::filesystem::path& path, const ChannelData& rf, const Acquisition& acquisition);
 
+/// Writes plane-wave RF data as a USTB UFF file (read back by read_channel_data, and by USTB's
+/// uff.read_object): /channel_data of class uff.channel_data with data {waves, channels,
+/// samples}, the scalars, probe (uff.linear_array: geometry {7, N}, N, pitch) and sequence
+/// (uff.wave: source distance Inf, azimuth = angle), in USTB's MATLAB layout (dims reversed,
+/// scalars {1, 1}). The acquisition must use TimeZero::Center, USTB's convention.
+void write_ustb_uff(const std::filesystem::path& path, const ChannelData& rf, const Acquisition& acquisition);
+
 /// Reads channel data; `elements` and `transmits` are needed for source.txt only (for the others
 /// they come from the array). HDF5 files (.h5, .hdf5, .uff) are read by dataset path (`input.var`),
 /// in C order like NPY; a PICMUS file's default layout is transmits,elements,samples, and its
