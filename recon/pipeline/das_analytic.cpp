@@ -1,10 +1,31 @@
-// Analytic signal of RF channel data, per channel, by FFT (scipy.signal.hilbert's definition).
+// Analytic signal of RF channel data, per channel, by FFT (scipy.signal.hilbert's definition), and
+// of baseband IQ data by FFT interpolation and remodulation.
+#include <cmath>
+#include <numbers>
 #include <opencv2/core.hpp>
 
 #include "usrecon/kernels/parallel.hpp"
 #include "usrecon/recon/das.hpp"
 
 namespace usrecon::recon {
+
+namespace {
+
+/// Calls chunk(first channel, rows) over every channel in chunks of 16 (one cv::dft over rows
+/// per chunk), the chunks spread over `threads`.
+template <class Chunk>
+void for_channel_chunks(int channels, int threads, Chunk chunk) {
+  constexpr int kRows = 16;
+  kernels::parallel_for(std::size_t(channels + kRows - 1) / kRows, 1, threads,
+                        [&](std::size_t begin, std::size_t end) {
+                          for (std::size_t c = begin; c < end; ++c) {
+                            const int c0 = static_cast<int>(c) * kRows;
+                            chunk(c0, std::min(kRows, channels - c0));
+                          }
+                        });
+}
+
+}  // namespace
 
 AnalyticData analytic_signal(const ChannelData& rf, int threads) {
   if (rf.samples <= 0 || rf.elements <= 0 || rf.transmits <= 0 || rf.data.size() != rf.size())
@@ -13,38 +34,94 @@ AnalyticData analytic_signal(const ChannelData& rf, int threads) {
   const int n = rf.samples;
   const int channels = rf.elements * rf.transmits;
   const int half = n / 2;
-  // Chunks of channels, one cv::dft over rows per chunk.
-  constexpr int kRows = 16;
-  kernels::parallel_for(std::size_t(channels + kRows - 1) / kRows, 1, threads,
-                        [&](std::size_t begin, std::size_t end) {
-    for (std::size_t chunk = begin; chunk < end; ++chunk) {
-      const int c0 = static_cast<int>(chunk) * kRows;
-      const int rows = std::min(kRows, channels - c0);
-      cv::Mat lines(rows, n, CV_32F);
-      for (int r = 0; r < rows; ++r) {
-        const float* src = rf.data.data() + std::size_t(c0 + r) * n;
-        std::copy(src, src + n, lines.ptr<float>(r));
+  for_channel_chunks(channels, threads, [&](int c0, int rows) {
+    cv::Mat lines(rows, n, CV_32F);
+    for (int r = 0; r < rows; ++r) {
+      const float* src = rf.data.data() + std::size_t(c0 + r) * n;
+      std::copy(src, src + n, lines.ptr<float>(r));
+    }
+    cv::Mat spectrum;
+    cv::dft(lines, spectrum, cv::DFT_ROWS | cv::DFT_COMPLEX_OUTPUT);
+    for (int r = 0; r < rows; ++r) {
+      auto* row = spectrum.ptr<cv::Vec2f>(r);
+      for (int f = 1; f < n; ++f) {
+        const bool nyquist = (n % 2 == 0) && f == half;
+        row[f] *= nyquist ? 1.f : (f < (n + 1) / 2 ? 2.f : 0.f);
       }
-      cv::Mat spectrum;
-      cv::dft(lines, spectrum, cv::DFT_ROWS | cv::DFT_COMPLEX_OUTPUT);
-      for (int r = 0; r < rows; ++r) {
-        auto* row = spectrum.ptr<cv::Vec2f>(r);
-        for (int f = 1; f < n; ++f) {
-          const bool nyquist = (n % 2 == 0) && f == half;
-          row[f] *= nyquist ? 1.f : (f < (n + 1) / 2 ? 2.f : 0.f);
-        }
+    }
+    cv::Mat analytic;
+    cv::idft(spectrum, analytic, cv::DFT_ROWS | cv::DFT_COMPLEX_OUTPUT | cv::DFT_SCALE);
+    for (int r = 0; r < rows; ++r) {
+      const int c = c0 + r;
+      const auto* row = analytic.ptr<cv::Vec2f>(r);
+      float* I = out.i.data() + std::size_t(c) * out.stride + AnalyticData::kFront;
+      float* Q = out.q.data() + std::size_t(c) * out.stride + AnalyticData::kFront;
+      for (int s = 0; s < n; ++s) {
+        I[s] = row[s][0];
+        Q[s] = row[s][1];
       }
-      cv::Mat analytic;
-      cv::idft(spectrum, analytic, cv::DFT_ROWS | cv::DFT_COMPLEX_OUTPUT | cv::DFT_SCALE);
-      for (int r = 0; r < rows; ++r) {
-        const int c = c0 + r;
-        const auto* row = analytic.ptr<cv::Vec2f>(r);
-        float* I = out.i.data() + std::size_t(c) * out.stride + AnalyticData::kFront;
-        float* Q = out.q.data() + std::size_t(c) * out.stride + AnalyticData::kFront;
-        for (int s = 0; s < n; ++s) {
-          I[s] = row[s][0];
-          Q[s] = row[s][1];
-        }
+    }
+  });
+  return out;
+}
+
+int iq_upsampling(double modulation_frequency, double fs) {
+  if (!(fs > 0) || !std::isfinite(modulation_frequency))
+    throw Error("IQ data: the sampling frequency must be positive and the modulation frequency finite");
+  const double k = std::ceil(4 * std::fabs(modulation_frequency) / fs - 1e-9);
+  if (k > 64) throw Error("IQ data: a modulation frequency of " + std::to_string(modulation_frequency) +
+                          " Hz sampled at " + std::to_string(fs) + " Hz would need more than 64x upsampling");
+  return std::max(1, static_cast<int>(k));
+}
+
+AnalyticData analytic_from_baseband(const ChannelData& iq, double fs, int upsample, int threads) {
+  if (iq.samples <= 0 || iq.elements <= 0 || iq.transmits <= 0 || iq.data.size() != iq.size() ||
+      iq.imag.size() != iq.size())
+    throw Error("analytic signal of IQ data: I and Q must both match the data's shape");
+  if (upsample < 1 || !(fs > 0)) throw Error("analytic signal of IQ data: upsample >= 1 and fs > 0 are needed");
+  const int n = iq.samples, m = n * upsample;
+  AnalyticData out = AnalyticData::zeros(m, iq.elements, iq.transmits);
+  const int channels = iq.elements * iq.transmits;
+  // The carrier at the output's sample times, once for all channels (double: the phase of a
+  // 10 MHz carrier over 100 us needs it).
+  std::vector<std::complex<float>> carrier(static_cast<std::size_t>(m));
+  for (int k = 0; k < m; ++k) {
+    const double t = iq.iq_time0 + k / (fs * upsample);
+    const double phase = 2 * std::numbers::pi * std::fmod(iq.modulation_frequency * t, 1.0);
+    carrier[std::size_t(k)] = {float(std::cos(phase)), float(std::sin(phase))};
+  }
+  const int positive = (n + 1) / 2;  // bins 0 .. positive-1 are the non-negative frequencies
+  for_channel_chunks(channels, threads, [&](int c0, int rows) {
+    cv::Mat lines(rows, n, CV_32FC2);
+    for (int r = 0; r < rows; ++r) {
+      const float* I = iq.data.data() + std::size_t(c0 + r) * n;
+      const float* Q = iq.imag.data() + std::size_t(c0 + r) * n;
+      auto* row = lines.ptr<cv::Vec2f>(r);
+      for (int s = 0; s < n; ++s) row[s] = {I[s], Q[s]};
+    }
+    cv::Mat spectrum, padded = cv::Mat::zeros(rows, m, CV_32FC2), interpolated;
+    cv::dft(lines, spectrum, cv::DFT_ROWS);
+    for (int r = 0; r < rows; ++r) {
+      const auto* from = spectrum.ptr<cv::Vec2f>(r);
+      auto* to = padded.ptr<cv::Vec2f>(r);
+      for (int f = 0; f < positive; ++f) to[f] = from[f];
+      for (int f = positive; f < n; ++f) to[m - (n - f)] = from[f];
+      if (n % 2 == 0 && upsample > 1) {  // the Nyquist bin is shared by +fs/2 and -fs/2
+        to[n / 2] = from[n / 2] * 0.5f;
+        to[m - n / 2] = from[n / 2] * 0.5f;
+      }
+    }
+    cv::idft(padded, interpolated, cv::DFT_ROWS | cv::DFT_SCALE);  // 1/m: times upsample below
+    for (int r = 0; r < rows; ++r) {
+      const int c = c0 + r;
+      const auto* row = interpolated.ptr<cv::Vec2f>(r);
+      float* I = out.i.data() + std::size_t(c) * out.stride + AnalyticData::kFront;
+      float* Q = out.q.data() + std::size_t(c) * out.stride + AnalyticData::kFront;
+      for (int k = 0; k < m; ++k) {
+        const std::complex<float> v =
+            std::complex<float>(row[k][0], row[k][1]) * float(upsample) * carrier[std::size_t(k)];
+        I[k] = v.real();
+        Q[k] = v.imag();
       }
     }
   });

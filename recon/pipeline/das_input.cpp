@@ -77,9 +77,7 @@ FileGeometry picmus_geometry(const fs::path& path) {
   g.fs = scalars[0];
   g.sound_speed = scalars[1];
   g.t0 = scalars[2];
-  if (scalars[3] && *scalars[3] != 0)
-    throw Error(path.string() + ": PICMUS IQ data (modulation frequency " + std::to_string(*scalars[3]) +
-                " Hz) are not supported; use the RF file of the data set");
+  g.modulation_frequency = scalars[3].value_or(0.0);
   if (const io::Hdf5Array* angles = find("angles")) g.angles = angles->values;
   if (const io::Hdf5Array* probe = find("probe_geometry")) {
     const io::Hdf5Array& p = *probe;
@@ -231,10 +229,22 @@ ChannelData read_channel_data(const fs::path& path, const ChannelInput& in, int 
   if (io::has_hdf5_extension(path)) {
     const io::Hdf5Array a = io::read_hdf5(path, in.var);
     const bool picmus = a.path == io::kPicmusChannelData;
-    if (picmus && geometry) *geometry = picmus_geometry(path);
+    FileGeometry local;
+    FileGeometry& g = geometry ? *geometry : local;
+    if (picmus) g = picmus_geometry(path);
     // PICMUS stores [angles][channels][samples] (C order).
     const std::string layout = in.layout.empty() && picmus ? "transmits,elements,samples" : in.layout;
-    return arrange_channels(a.values, a.dims, false, layout, in.offset, path.string() + " (" + a.path + ")");
+    ChannelData rf = arrange_channels(a.values, a.dims, false, layout, in.offset, path.string() + " (" + a.path + ")");
+    if (picmus && g.modulation_frequency != 0) {
+      // IQ: Q beside I, with the demodulation's clock starting at initial_time.
+      const io::Hdf5Array q = io::read_hdf5(path, picmus_path("data/imag"));
+      if (q.dims != a.dims)
+        throw Error(path.string() + ": PICMUS IQ data: data/imag is not shaped like data/real");
+      rf.imag = arrange_channels(q.values, q.dims, false, layout, in.offset, path.string() + " (" + q.path + ")").data;
+      rf.modulation_frequency = g.modulation_frequency;
+      rf.iq_time0 = g.t0.value_or(0.0);
+    }
+    return rf;
   }
   if (!in.var.empty()) throw Error(path.string() + ": --var applies to MAT and HDF5 files only");
   if (ext == ".npy") {

@@ -139,6 +139,7 @@ ChannelData read_ustb_channel_data(const fs::path& path, const std::vector<io::H
                            "probe/geometry", "probe/N", "probe/pitch"})
     cd.want(name);
   cd.want(complex_data ? "data/real" : "data");
+  cd.want("data/imag");
   for (const std::string& w : waves)
     for (const char* name : {"/source/distance", "/source/azimuth", "/source/elevation", "/delay", "/sound_speed",
                              "/wavefront"})
@@ -151,9 +152,15 @@ ChannelData read_ustb_channel_data(const fs::path& path, const std::vector<io::H
   g.fs = cd.scalar("sampling_frequency");
   g.sound_speed = cd.scalar("sound_speed");
   if (!g.fs || !(*g.fs > 0)) throw Error(where + " has no positive sampling_frequency");
-  if (const double modulation = cd.scalar("modulation_frequency", 0.0).value(); modulation != 0)
-    throw Error(where + ": IQ data (modulation frequency " + number_text(modulation) +
-                " Hz) are not supported; only RF channel data are read");
+  // IQ data (a modulation frequency): I in data/real, Q in data/imag, demodulated on a clock that
+  // starts at initial_time (USTB's DAS rotates each sample by exp(j 2 pi f_mod tau) at the tau
+  // it reads it for: tau = initial_time + k / fs). Complex data without one are analytic RF: the
+  // real part is the RF.
+  g.modulation_frequency = cd.scalar("modulation_frequency", 0.0).value();
+  if (!std::isfinite(g.modulation_frequency)) throw Error(where + ": its modulation_frequency is not finite");
+  if (g.modulation_frequency != 0 && !(complex_data && cd.has("data/imag")))
+    throw Error(where + ": IQ data (modulation frequency " + number_text(g.modulation_frequency) +
+                " Hz) without an imaginary part (data/imag)");
 
   // The waves: plane waves only, with one delay and one transmit sound speed between them.
   std::optional<double> delay, transmit_speed;
@@ -229,6 +236,17 @@ ChannelData read_ustb_channel_data(const fs::path& path, const std::vector<io::H
   const std::vector<double> frame(first, first + std::ptrdiff_t(per_frame));
   ChannelData rf = arrange_channels(frame, {dims[1], dims[2], dims[3]}, false, "transmits,elements,samples",
                                     in.offset, path.string() + " (" + data.path + ")");
+  if (g.modulation_frequency != 0) {
+    const io::Hdf5Array& q = *cd.array("data/imag");
+    if (q.dims != data.dims) throw Error(where + ": data/imag is not shaped like data/real");
+    const auto q_first = q.values.begin() + std::ptrdiff_t((in.frame - 1) * per_frame);
+    rf.imag = arrange_channels(std::vector<double>(q_first, q_first + std::ptrdiff_t(per_frame)),
+                               {dims[1], dims[2], dims[3]}, false, "transmits,elements,samples", in.offset,
+                               path.string() + " (" + q.path + ")")
+                  .data;
+    rf.modulation_frequency = g.modulation_frequency;
+    rf.iq_time0 = cd.scalar("initial_time", 0.0).value();
+  }
   if (geometry) *geometry = std::move(g);
   return rf;
 }

@@ -109,15 +109,20 @@ DasFrame reconstruct_das(const fs::path& input, const DasSetup& setup, BackendKi
                 " receive elements but --elements says " + std::to_string(acq.probe.elements));
   acq.validate(rf.transmits);
 
+  // Baseband IQ data are beamformed as their analytic signal at a multiple of their rate
+  // (analytic_from_baseband); RF data at theirs.
+  const int upsample = rf.is_iq() ? iq_upsampling(rf.modulation_frequency, acq.fs) : 1;
   DasProblem problem;
   problem.acquisition = acq;
-  problem.grid = setup.grid.resolve(acq, rf.samples);
+  problem.acquisition.fs = acq.fs * upsample;
+  problem.samples = rf.samples * upsample;
+  problem.grid = setup.grid.resolve(problem.acquisition, problem.samples);
   problem.options = setup.options;
-  problem.samples = rf.samples;
   problem.validate();
 
   t = Clock::now();
-  const AnalyticData analytic = analytic_signal(rf, threads);
+  const AnalyticData analytic =
+      rf.is_iq() ? analytic_from_baseband(rf, acq.fs, upsample, threads) : analytic_signal(rf, threads);
   times["analytic"] = seconds_since(t);
 
   DasFrame frame;
@@ -165,6 +170,10 @@ DasFrame reconstruct_das(const fs::path& input, const DasSetup& setup, BackendKi
   if (acq.model == Model::PlaneWave) frame.parameters["angles_deg"] = angles_deg;
   if (!setup.input.var.empty()) frame.parameters["var"] = setup.input.var;
   if (!file.source.empty()) frame.parameters["from_file"] = {{"source", file.source}, {"parameters", from_file}};
+  if (rf.is_iq())
+    frame.parameters["iq"] = {{"modulation_frequency_hz", rf.modulation_frequency},
+                              {"upsampled_to_hz", problem.acquisition.fs},
+                              {"time0_s", rf.iq_time0}};
   if (file.frames > 0) {
     frame.parameters["frame"] = file.frame;
     frame.parameters["frames"] = file.frames;

@@ -134,7 +134,23 @@ TEST_F(ReconDasInputFiles, Hdf5DatasetsAndPicmusGeometry) {
   EXPECT_NEAR(*geometry.pitch, 0.3e-3, 1e-15);
   EXPECT_EQ(geometry.time_zero, das::TimeZero::Center);
 
-  // Baseband IQ data and arrays this project cannot describe are refused, naming the file.
+  // Baseband IQ: Q read beside I, arranged alike, with the modulation frequency and the clock.
+  std::vector<io::Hdf5Array> with_q = picmus;
+  with_q.back().values = {5.208e6};
+  io::Hdf5Array imag = real;
+  imag.path = g + "data/imag";
+  for (double& v : imag.values) v = -v;
+  with_q.push_back(imag);
+  io::write_hdf5(dir_ / "picmus_iq.hdf5", with_q);
+  const ChannelData iq_data = read_channel_data(dir_ / "picmus_iq.hdf5", {}, 0, 0, &geometry);
+  expect_channels(iq_data);
+  ASSERT_TRUE(iq_data.is_iq());
+  for (std::size_t k = 0; k < iq_data.size(); ++k) EXPECT_EQ(iq_data.imag[k], -iq_data.data[k]);
+  EXPECT_EQ(iq_data.modulation_frequency, 5.208e6);
+  EXPECT_EQ(iq_data.iq_time0, 1e-6);
+  EXPECT_EQ(geometry.modulation_frequency, 5.208e6);
+
+  // Arrays this project cannot describe are refused, naming the file.
   const auto expect_refused = [&](std::vector<io::Hdf5Array> arrays, const std::string& fragment) {
     io::write_hdf5(dir_ / "bad.hdf5", arrays);
     FileGeometry ignored;
@@ -146,9 +162,10 @@ TEST_F(ReconDasInputFiles, Hdf5DatasetsAndPicmusGeometry) {
           << e.what();
     }
   };
+  // IQ without its Q part is refused.
   std::vector<io::Hdf5Array> iq = picmus;
   iq.back().values = {5.208e6};
-  expect_refused(iq, "PICMUS IQ data (modulation frequency 5208000");
+  expect_refused(iq, "dataset '/US/US_DATASET0000/data/imag' does not exist");
   std::vector<io::Hdf5Array> curved = picmus;
   curved[2].values = {-0.3e-3, 0, 0.3e-3, 0, 0, 0, 0.1e-3, 0, 0.1e-3};  // z != 0 at the ends
   expect_refused(curved, "PICMUS probe_geometry is not a uniform linear array centred on x = 0 at z = 0");
@@ -191,6 +208,7 @@ struct UstbFile {
   std::vector<double> wavefronts;  ///< empty: none stored (MATLAB's writer), else one per wave
   std::vector<double> distances = {INFINITY, INFINITY};
   std::size_t data_waves = 2;
+  double modulation = 0;
   bool probe = true;
   std::vector<std::string> wave_names = {"sequence_0001", "sequence_0002"};
 
@@ -209,7 +227,8 @@ struct UstbFile {
     arrays.insert(arrays.end(), {data,
                                  {g + "/sampling_frequency", "", {1, 1}, {20e6}},
                                  {g + "/initial_time", "", {1, 1}, {1e-6}},
-                                 {g + "/sound_speed", "", {1, 1}, {1540}}});
+                                 {g + "/sound_speed", "", {1, 1}, {1540}},
+                                 {g + "/modulation_frequency", "", {1, 1}, {modulation}}});
     if (probe) {
       arrays.push_back({g + "/probe/N", "", {1, 1}, {3}});
       arrays.push_back({g + "/probe/pitch", "", {1, 1}, {0.3e-3}});
@@ -277,6 +296,9 @@ TEST_F(ReconDasInputFiles, UstbChannelDataAndItsRefusals) {
   focused.wavefronts = {1, 1};
   focused.distances = {20e-3, 20e-3};
   expect_refused(focused, "USTB /channel_data: wave 1 (sequence/sequence_0001) is a spherical wave (source 20 mm at azimuth");
+  UstbFile real_iq = file;
+  real_iq.modulation = 5e6;
+  expect_refused(real_iq, "USTB /channel_data: IQ data (modulation frequency 5e+06 Hz) without an imaginary part");
   UstbFile no_probe = file;
   no_probe.probe = false;
   expect_refused(no_probe, "USTB /channel_data has no probe geometry");

@@ -52,6 +52,18 @@ struct AnalyticData {
 /// hilbert). threads = 0 uses every hardware thread.
 AnalyticData analytic_signal(const ChannelData& rf, int threads = 0);
 
+/// Baseband IQ data: the sampling-rate multiple at which their analytic signal is beamformed, the
+/// smallest k >= 1 with fs k >= 4 modulation_frequency (RF is sampled at 4x its centre frequency
+/// for linear interpolation; the remodulated signal needs the same).
+int iq_upsampling(double modulation_frequency, double fs);
+
+/// The analytic signal of baseband IQ data (iq.is_iq()) sampled at fs, at fs * upsample: each
+/// channel is interpolated by FFT zero-padding (exact for a band-limited, periodic channel), then
+/// modulated back, s_analytic(t) = s_bb(t) exp(+j 2 pi f_mod t), at t = iq_time0 + k / (fs
+/// upsample). Beamforming that signal equals USTB's baseband beamforming (interpolate, then
+/// rotate by exp(j 2 pi f_mod tau)) with a band-limited interpolator in place of a linear one.
+AnalyticData analytic_from_baseband(const ChannelData& iq, double fs, int upsample, int threads = 0);
+
 /// The plain reference: four nested loops over pixels, transmits and elements in double
 /// precision, straight from the delay functions. Slow; the fast backends are tested against it.
 Image das_reference(const AnalyticData& data, const DasProblem& problem);

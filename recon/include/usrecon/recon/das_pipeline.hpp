@@ -50,6 +50,7 @@ struct FileGeometry {
   /// transmit with the one and the receive with the other; we use one: the user must choose).
   std::optional<double> transmit_sound_speed;
   int frame = 0, frames = 0;  ///< USTB: the frame read (1-based) and how many the file holds
+  double modulation_frequency = 0;  ///< IQ files: the demodulation frequency (Hz); 0 for RF
 };
 
 /// Writes plane-wave RF data as a PICMUS file (read back by read_channel_data with its geometry):

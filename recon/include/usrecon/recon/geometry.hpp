@@ -84,7 +84,13 @@ struct DasOptions {
 /// (transmit-major, then receive element, samples contiguous).
 struct ChannelData {
   int samples = 0, elements = 0, transmits = 0;
-  std::vector<float> data;
+  std::vector<float> data;  ///< RF, or for baseband IQ data the I part: data[(t * elements + e) * samples + s]
+  /// Baseband IQ data only (empty for RF): the Q part, laid out like `data`; the samples are
+  /// s_bb(t) = s_analytic(t) exp(-j 2 pi modulation_frequency t) at t = iq_time0 + s / fs.
+  std::vector<float> imag;
+  double modulation_frequency = 0;  ///< Hz
+  double iq_time0 = 0;              ///< s: the demodulation's time of sample 0
+  bool is_iq() const { return !imag.empty(); }
   std::size_t size() const { return std::size_t(samples) * elements * transmits; }
   const float* channel(int t, int e) const {
     return data.data() + (std::size_t(t) * elements + e) * samples;

@@ -113,12 +113,27 @@ def echoes(x, angles, points, initial_time, delay, samples):
     return rf
 
 
+def echoes_iq(x, angles, points, initial_time, delay, samples, fs, fd):
+    """The same echoes as baseband IQ sampled at fs: the analytic signal demodulated at fd on
+    USTB's clock, which reads sample k at initial_time + k / fs (without the wave's delay: its DAS
+    rotates each sample by exp(j 2 pi fd tau) with tau = initial_time + k / fs)."""
+    clock = initial_time + np.arange(samples) / fs
+    t = clock + delay
+    iq = np.zeros((samples, len(x), len(angles)), dtype=complex)
+    for w, a in enumerate(angles):
+        for px, pz in points:
+            tau = (pz * np.cos(a) + px * np.sin(a)) / C + np.hypot(px - x, pz) / C
+            dt = t[:, None] - tau[None, :]
+            iq[:, :, w] += np.exp(-0.5 * (dt * F0 / 0.6) ** 2) * np.exp(2j * np.pi * F0 * dt)
+    return iq * np.exp(-2j * np.pi * fd * clock)[:, None, None]
+
+
 def channel_data_file(path, n, pitch, angles, delay, initial_time, data, modulation=0.0, sources=None,
-                      transmit_speed=C):
+                      transmit_speed=C, fs=FS):
     with h5py.File(path, 'w') as f:
         f.attrs['version'] = np.bytes_('v1.2.0')
         cd = uff_object(f, 'channel_data', 'uff.channel_data')
-        scalar(cd, 'sampling_frequency', FS)
+        scalar(cd, 'sampling_frequency', fs)
         scalar(cd, 'initial_time', initial_time)
         scalar(cd, 'sound_speed', C)
         scalar(cd, 'modulation_frequency', modulation)
@@ -154,9 +169,9 @@ with open('ustb_planewave.truth.json', 'w') as out:
 # One plane wave (the sequence is the wave itself), two frames with the point moved between them.
 frames = np.stack([echoes(x, [0.0], [p], 0.0, 0.0, 600) for p in [(-1e-3, 8e-3), (1e-3, 12e-3)]], axis=-1)
 channel_data_file('ustb_one_wave_two_frames.uff', N, PITCH, [0.0], 0.0, 0.0, frames)
-# IQ data (a modulation frequency): refused by name.
-iq = echoes(x, [0.0], points, 0.0, 0.0, 16) * (1 + 0.5j)
-channel_data_file('ustb_iq.uff', N, PITCH, [0.0], 0.0, 0.0, iq, modulation=F0)
+# The same acquisition as baseband IQ: demodulated at 5 MHz, sampled at 10 MHz (complex).
+channel_data_file('ustb_iq.uff', N, PITCH, angles, 0.5e-6, 1e-6,
+                  echoes_iq(x, angles, points, 1e-6, 0.5e-6, 300, 10e6, F0), modulation=F0, fs=10e6)
 # Synthetic aperture (a spherical wave from each element, USTB's STA layout): refused by name.
 x8 = (np.arange(8) - 3.5) * PITCH
 channel_data_file('ustb_sta.uff', 8, PITCH, None, 0.0, 0.0, np.zeros((16, 8, 8)),
