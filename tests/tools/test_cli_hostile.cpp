@@ -416,13 +416,22 @@ TEST_F(CliHostileBatch, MemoryStaysFlatOver1000Files) {
   ASSERT_EQ(report.size(), 1000u);
   EXPECT_TRUE(std::all_of(report.begin(), report.end(), [](const auto& e) { return e["status"] == "ok"; }));
 
-  const long at_100 = *std::max_element(rss_after.begin(), rss_after.begin() + 100);
-  const long at_1000 = *std::max_element(rss_after.begin() + 900, rss_after.end());
-  std::printf("CliHostileBatch: peak RSS 100 files %ld KiB, 1000 files %ld KiB; VmRSS max over files "
-              "1-100 %ld KiB, 901-1000 %ld KiB\n",
+  // Medians over files 51-100 and 951-1000: one sample taken while an extra frame happened to be
+  // in flight (about 7 MB) must not decide it; a leak moves the whole window.
+  const auto median = [](std::vector<long> v) {
+    std::nth_element(v.begin(), v.begin() + std::ptrdiff_t(v.size() / 2), v.end());
+    return v[v.size() / 2];
+  };
+  const long at_100 = median({rss_after.begin() + 50, rss_after.begin() + 100});
+  const long at_1000 = median({rss_after.begin() + 950, rss_after.end()});
+  std::printf("CliHostileBatch: peak RSS 100 files %ld KiB, 1000 files %ld KiB; median VmRSS over files "
+              "51-100 %ld KiB, 951-1000 %ld KiB\n",
               small_peak_kib, big_peak_kib, at_100, at_1000);
   RecordProperty("peak_rss_kib_100", std::to_string(small_peak_kib));
   RecordProperty("peak_rss_kib_1000", std::to_string(big_peak_kib));
-  EXPECT_LE(big_peak_kib, small_peak_kib + 4096);
+  // The peaks of two separate runs may differ by one frame in flight (the reader thread can be a
+  // frame further ahead in one of them on a busy machine): 8 MiB of that, plus 4 MiB. A leak of
+  // 14 KB a file over the 900 extra files exceeds it; the medians catch 5 KB a file.
+  EXPECT_LE(big_peak_kib, small_peak_kib + 4096 + 8192);
   EXPECT_LE(at_1000, at_100 + 4096);
 }
