@@ -128,4 +128,45 @@ AnalyticData analytic_from_baseband(const ChannelData& iq, double fs, int upsamp
   return out;
 }
 
+AnalyticData delay_transmits(const AnalyticData& data, const std::vector<double>& delay_samples, int extra,
+                             int threads) {
+  if (delay_samples.size() != std::size_t(data.transmits) || extra < 0)
+    throw Error("delay_transmits: one delay per transmit and extra >= 0 are needed");
+  for (double d : delay_samples)
+    if (!(d >= 0 && d <= extra)) throw Error("delay_transmits: a delay is outside [0, extra] samples");
+  const int n = data.samples, m = n + extra;
+  AnalyticData out = AnalyticData::zeros(m, data.elements, data.transmits);
+  for_channel_chunks(data.elements * data.transmits, threads, [&](int c0, int rows) {
+    // Each channel zero-padded to m samples, so the delayed signal does not wrap around.
+    cv::Mat lines = cv::Mat::zeros(rows, m, CV_32FC2), spectrum, delayed;
+    for (int r = 0; r < rows; ++r) {
+      const std::size_t at = std::size_t(c0 + r) * data.stride + AnalyticData::kFront;
+      auto* row = lines.ptr<cv::Vec2f>(r);
+      for (int s = 0; s < n; ++s) row[s] = {data.i[at + s], data.q[at + s]};
+    }
+    cv::dft(lines, spectrum, cv::DFT_ROWS);
+    for (int r = 0; r < rows; ++r) {
+      const double d = delay_samples[std::size_t((c0 + r) / data.elements)];
+      auto* row = spectrum.ptr<cv::Vec2f>(r);
+      for (int f = 0; f < m; ++f) {
+        const int signed_f = f <= m / 2 ? f : f - m;  // frequency in cycles per m samples
+        const double phase = -2 * std::numbers::pi * signed_f * d / m;
+        const std::complex<float> v = std::complex<float>(row[f][0], row[f][1]) *
+                                      std::complex<float>(float(std::cos(phase)), float(std::sin(phase)));
+        row[f] = {v.real(), v.imag()};
+      }
+    }
+    cv::idft(spectrum, delayed, cv::DFT_ROWS | cv::DFT_SCALE);
+    for (int r = 0; r < rows; ++r) {
+      const std::size_t at = std::size_t(c0 + r) * out.stride + AnalyticData::kFront;
+      const auto* row = delayed.ptr<cv::Vec2f>(r);
+      for (int s = 0; s < m; ++s) {
+        out.i[at + s] = row[s][0];
+        out.q[at + s] = row[s][1];
+      }
+    }
+  });
+  return out;
+}
+
 }  // namespace usrecon::recon

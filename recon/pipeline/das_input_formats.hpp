@@ -20,11 +20,11 @@ std::optional<std::string> ustb_channel_data_group(const std::filesystem::path& 
                                                    const std::vector<io::Hdf5Group>& groups,
                                                    const std::string& var);
 
-/// Reads frame `input.frame` of the USTB uff.channel_data object at `group`: its RF data as
-/// ChannelData, and its sampling frequency, sound speed, initial time (plus the waves' common
-/// delay), plane-wave angles and linear array into *geometry; IQ data (a modulation frequency)
-/// with their Q part. Sequences that are not plane waves (synthetic aperture, diverging or
-/// focused waves) are refused by name.
+/// Reads frame `input.frame` of the USTB uff.channel_data object at `group`: its data as
+/// ChannelData (IQ data, with a modulation frequency, with their Q part), and into *geometry its
+/// sampling frequency, sound speed, initial time, linear array, and its sequence: plane-wave
+/// angles or synthetic-aperture firing elements, with each wave's delay (and source distance).
+/// Diverging and focused waves are refused by name.
 ChannelData read_ustb_channel_data(const std::filesystem::path& path, const std::vector<io::Hdf5Group>& groups,
                                    const std::string& group, const ChannelInput& input, FileGeometry* geometry);
 

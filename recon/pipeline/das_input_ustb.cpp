@@ -1,5 +1,5 @@
 // USTB's UFF files (the UltraSound ToolBox's HDF5 format, also PICMUS's .uff files): a
-// uff.channel_data object read with its geometry. The layout, as USTB's MATLAB writer
+// uff.channel_data object (plane waves or synthetic aperture, RF or IQ) read with its geometry. The layout, as USTB's MATLAB writer
 // (+uff/write_object.m) makes it:
 // - each object is a group whose "class" attribute names it (uff.channel_data, uff.wave, ...);
 // - every number is a dataset with MATLAB's dims reversed: a scalar is {1, 1}, data
@@ -9,8 +9,9 @@
 //   a wave's `source` is a uff.point (distance, azimuth, elevation; metres, radians), and a plane
 //   wave has distance = Inf (MATLAB's writer stores no `wavefront`; pyuff's does: 0 = plane);
 // - probe/geometry is MATLAB's N x 7 [x y z theta phi width height], so {7, N} here.
-// Timing, as USTB's DAS reads it: t = 0 when a plane wave crosses the origin (our
-// TimeZero::Center), and sample k of wave w is at initial_time + k / fs + sequence(w).delay.
+// Timing, as USTB's DAS reads it: t = 0 when a wave crosses the origin (for plane waves our
+// TimeZero::Center; a synthetic-aperture element fires at |x| / c), and sample k of wave w is at
+// initial_time + k / fs + sequence(w).delay.
 // tests/corpus/valid/uff/make_ustb_uff.py writes such files independently, with h5py.
 #include <algorithm>
 #include <cmath>
@@ -162,40 +163,6 @@ ChannelData read_ustb_channel_data(const fs::path& path, const std::vector<io::H
     throw Error(where + ": IQ data (modulation frequency " + number_text(g.modulation_frequency) +
                 " Hz) without an imaginary part (data/imag)");
 
-  // The waves: plane waves only, with one delay and one transmit sound speed between them.
-  std::optional<double> delay, transmit_speed;
-  for (std::size_t k = 0; k < waves.size(); ++k) {
-    const std::string& w = waves[k];
-    const std::string which = where + ": wave " + std::to_string(k + 1) + " (" + w + ")";
-    const double distance = cd.scalar(w + "/source/distance", 0.0).value();
-    const double azimuth = cd.scalar(w + "/source/azimuth", 0.0).value();
-    const double elevation = cd.scalar(w + "/source/elevation", 0.0).value();
-    const std::optional<double> wavefront = cd.scalar(w + "/wavefront");
-    const bool plane = (wavefront && *wavefront == 0) || std::isinf(distance);
-    if (!plane)
-      throw Error(which + " is a spherical wave (source " + number_text(distance * 1e3) + " mm at azimuth " +
-                  number_text(azimuth * 180 / M_PI) +
-                  " deg): only plane-wave sequences are read from USTB files; synthetic-aperture, diverging "
-                  "and focused waves are not supported");
-    if (elevation != 0) throw Error(which + " is steered in elevation (" + number_text(elevation) + " rad)");
-    if (!std::isfinite(azimuth) || std::fabs(azimuth) >= M_PI / 2)
-      throw Error(which + ": its azimuth " + number_text(azimuth) + " rad is not a steering angle");
-    g.angles.push_back(azimuth);
-    const double d = cd.scalar(w + "/delay", 0.0).value();
-    // One t0 for all waves: their delays must agree to a hundredth of a sample.
-    if (!std::isfinite(d) || (delay && std::fabs(d - *delay) > 0.01 / *g.fs))
-      throw Error(which + ": its delay " + number_text(d) + " s differs from the first wave's " +
-                  number_text(delay.value_or(0)) + " s; waves with different delays are not supported");
-    if (!delay) delay = d;
-    if (const std::optional<double> c = cd.scalar(w + "/sound_speed")) {
-      if (transmit_speed && *c != *transmit_speed)
-        throw Error(which + ": its sound speed differs from the first wave's");
-      transmit_speed = *c;
-    }
-  }
-  g.t0 = cd.scalar("initial_time", 0.0).value() + delay.value_or(0);
-  if (transmit_speed && g.sound_speed && *transmit_speed != *g.sound_speed) g.transmit_sound_speed = transmit_speed;
-
   // The probe: element positions from geometry ({7, N}: rows x, y, z, ...), or N and pitch.
   if (const io::Hdf5Array* p = cd.array("probe/geometry")) {
     if (p->dims.size() != 2 || p->dims[0] < 3 || p->dims[1] < 2)
@@ -215,6 +182,57 @@ ChannelData read_ustb_channel_data(const fs::path& path, const std::vector<io::H
   } else {
     throw Error(where + " has no probe geometry (probe/geometry, or probe/N and probe/pitch)");
   }
+
+  // The waves: plane waves (source at infinity, or pyuff's wavefront = 0), or synthetic aperture
+  // (a spherical wave from each element's own position); one transmit sound speed between them.
+  // Each wave's delay, and for synthetic aperture its source's distance from the origin (USTB
+  // fires the element at t = distance / c), time its samples; reconstruct_das aligns them.
+  std::optional<double> transmit_speed;
+  int plane_waves = 0;
+  for (std::size_t k = 0; k < waves.size(); ++k) {
+    const std::string& w = waves[k];
+    const std::string which = where + ": wave " + std::to_string(k + 1) + " (" + w + ")";
+    const double distance = cd.scalar(w + "/source/distance", 0.0).value();
+    const double azimuth = cd.scalar(w + "/source/azimuth", 0.0).value();
+    const double elevation = cd.scalar(w + "/source/elevation", 0.0).value();
+    const std::optional<double> wavefront = cd.scalar(w + "/wavefront");
+    const bool plane = (wavefront && *wavefront == 0) || std::isinf(distance);
+    if (elevation != 0) throw Error(which + " is steered in elevation (" + number_text(elevation) + " rad)");
+    if (!std::isfinite(azimuth)) throw Error(which + ": its azimuth is not finite");
+    if (plane) {
+      if (std::fabs(azimuth) >= M_PI / 2)
+        throw Error(which + ": its azimuth " + number_text(azimuth) + " rad is not a steering angle");
+      g.angles.push_back(azimuth);
+      ++plane_waves;
+    } else {
+      // A spherical wave from (x, z) = distance (sin az, cos az): it must be an element's.
+      const double x = distance * std::sin(azimuth), z = distance * std::cos(azimuth);
+      const double pitch = *g.pitch;
+      const double index = x / pitch + 0.5 * (g.elements - 1);
+      const double nearest = std::round(index);
+      if (!std::isfinite(distance) || distance < 0 || std::fabs(z) > 1e-3 * pitch || nearest < 0 ||
+          nearest > g.elements - 1 || std::fabs(index - nearest) > 1e-3)
+        throw Error(which + " is a spherical wave from (x, z) = (" + number_text(x * 1e3) + ", " +
+                    number_text(z * 1e3) + ") mm, not from an element: diverging and focused waves are not "
+                    "supported (plane waves and synthetic aperture are)");
+      g.tx_elements.push_back(static_cast<int>(nearest));
+      g.source_distances.push_back(distance);
+    }
+    const double delay = cd.scalar(w + "/delay", 0.0).value();
+    if (!std::isfinite(delay)) throw Error(which + ": its delay is not finite");
+    g.wave_delays.push_back(delay);
+    if (const std::optional<double> c = cd.scalar(w + "/sound_speed")) {
+      if (transmit_speed && *c != *transmit_speed)
+        throw Error(which + ": its sound speed differs from the first wave's");
+      transmit_speed = *c;
+    }
+  }
+  if (plane_waves != 0 && plane_waves != int(waves.size()))
+    throw Error(where + ": its sequence mixes plane waves and spherical waves");
+  g.model = plane_waves ? Model::PlaneWave : Model::SyntheticAperture;
+  if (!plane_waves) g.time_zero.reset();  // a plane-wave convention
+  g.t0 = cd.scalar("initial_time", 0.0).value();
+  if (transmit_speed && g.sound_speed && *transmit_speed != *g.sound_speed) g.transmit_sound_speed = transmit_speed;
 
   // The data: {frames, waves, channels, samples} once MATLAB's dropped trailing dims are back.
   const io::Hdf5Array& data = *cd.array(complex_data ? "data/real" : "data");
@@ -256,9 +274,10 @@ ChannelData read_ustb_channel_data(const fs::path& path, const std::vector<io::H
 namespace usrecon::recon {
 
 void write_ustb_uff(const fs::path& path, const ChannelData& rf, const Acquisition& acq) {
-  if (acq.model != Model::PlaneWave || acq.time_zero != das::TimeZero::Center)
-    throw Error(path.string() + ": a USTB file holds plane waves timed from the wavefront crossing the "
-                                "origin, the array centre (--time-zero center)");
+  const bool plane = acq.model == Model::PlaneWave;
+  if (plane && acq.time_zero != das::TimeZero::Center)
+    throw Error(path.string() + ": a USTB file counts time from the wavefront crossing the origin, the "
+                                "array centre (--time-zero center)");
   const auto n = [](int v) { return std::size_t(v); };
   std::vector<io::Hdf5Array> arrays;
   std::vector<io::Hdf5Group> groups = {{"/", {{"version", "v1.2.0", {}}}}};
@@ -291,8 +310,9 @@ void write_ustb_uff(const fs::path& path, const ChannelData& rf, const Acquisiti
   arrays.push_back(std::move(geometry));
   scalar(cd + "/probe/N", rf.elements);
   scalar(cd + "/probe/pitch", acq.probe.pitch);
-  const std::size_t waves = acq.angles.size();
-  if (waves != n(rf.transmits)) throw Error(path.string() + ": one angle per transmit is needed");
+  const std::size_t waves = n(rf.transmits);
+  if (plane ? acq.angles.size() != waves : int(waves) != acq.transmits())
+    throw Error(path.string() + ": the acquisition does not describe the data's " + std::to_string(waves) + " transmits");
   if (waves > 1) object(cd + "/sequence", "uff.wave", waves);
   for (std::size_t k = 0; k < waves; ++k) {
     char name[64];
@@ -300,10 +320,14 @@ void write_ustb_uff(const fs::path& path, const ChannelData& rf, const Acquisiti
     const std::string w = cd + (waves > 1 ? name : "/sequence");
     object(w, "uff.wave");
     object(w + "/source", "uff.point");
-    scalar(w + "/source/distance", INFINITY);
-    scalar(w + "/source/azimuth", acq.angles[k]);
+    // Plane wave: a source at infinity in the steering direction. Synthetic aperture: the firing
+    // element; USTB's clock has it fire at |x| / c (its wave passes the origin at t = 0), so the
+    // wave's delay says that sample k is recorded at initial_time + k / fs + |x| / c.
+    const double x = plane ? 0.0 : acq.probe.element_x(acq.tx_elements.empty() ? int(k) : acq.tx_elements[k]);
+    scalar(w + "/source/distance", plane ? INFINITY : std::fabs(x));
+    scalar(w + "/source/azimuth", plane ? acq.angles[k] : (x > 0 ? M_PI / 2 : x < 0 ? -M_PI / 2 : 0.0));
     scalar(w + "/source/elevation", 0.0);
-    scalar(w + "/delay", 0.0);
+    scalar(w + "/delay", plane ? 0.0 : std::fabs(x) / acq.sound_speed);
     scalar(w + "/sound_speed", acq.sound_speed);
   }
   io::write_hdf5(path, arrays, groups);

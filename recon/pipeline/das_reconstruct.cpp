@@ -97,8 +97,25 @@ DasFrame reconstruct_das(const fs::path& input, const DasSetup& setup, BackendKi
   take("pitch", given.pitch, file.pitch.has_value(), [&] { acq.probe.pitch = *file.pitch; });
   take("elements", given.elements, file.elements > 0, [&] { acq.probe.elements = file.elements; });
   take("time_zero", given.time_zero, file.time_zero.has_value(), [&] { acq.time_zero = *file.time_zero; });
+  if (file.model && *file.model != acq.model)
+    throw Error(input.string() + (*file.model == Model::SyntheticAperture
+                                      ? ": the file holds synthetic-aperture data (a spherical wave from each "
+                                        "element): use --model sa"
+                                      : ": the file holds plane waves: use --model planewave"));
   if (acq.model == Model::PlaneWave)
     take("angles", given.angles, !file.angles.empty(), [&] { acq.angles = file.angles; });
+  else
+    take("tx_elements", given.tx_elements, !file.tx_elements.empty(), [&] { acq.tx_elements = file.tx_elements; });
+  // USTB: each transmit's samples start at its own moment (its wave's delay; for synthetic
+  // aperture also the firing at distance / c on USTB's clock). t0 becomes the earliest start
+  // (unless given) and the later transmits are delayed onto it, after the analytic signal.
+  std::vector<double> transmit_starts;  // s after the firing, relative to the file's t0
+  for (std::size_t n = 0; n < file.wave_delays.size(); ++n)
+    transmit_starts.push_back(file.wave_delays[n] -
+                              (n < file.source_distances.size() ? file.source_distances[n] / acq.sound_speed : 0.0));
+  const double earliest =
+      transmit_starts.empty() ? 0.0 : *std::min_element(transmit_starts.begin(), transmit_starts.end());
+  if (!given.t0) acq.t0 += earliest;
   if (file.transmit_sound_speed && !given.sound_speed)
     throw Error(input.string() + ": its waves travel at " + std::to_string(*file.transmit_sound_speed) +
                 " m/s but its channel data say " + std::to_string(*file.sound_speed) +
@@ -112,17 +129,29 @@ DasFrame reconstruct_das(const fs::path& input, const DasSetup& setup, BackendKi
   // Baseband IQ data are beamformed as their analytic signal at a multiple of their rate
   // (analytic_from_baseband); RF data at theirs.
   const int upsample = rf.is_iq() ? iq_upsampling(rf.modulation_frequency, acq.fs) : 1;
+  std::vector<double> shifts;  // samples at the beamformed rate, per transmit
+  double largest_shift = 0;
+  for (double start : transmit_starts) {
+    shifts.push_back((start - earliest) * acq.fs * upsample);
+    largest_shift = std::max(largest_shift, shifts.back());
+  }
+  const bool shifted = largest_shift > 1e-3;  // a thousandth of a sample: equal delays need none
+  const int extra = shifted ? static_cast<int>(std::ceil(largest_shift)) : 0;
+  if (rf.transmits != int(shifts.size()) && shifted)
+    throw Error(input.string() + ": the file times " + std::to_string(shifts.size()) + " transmits but holds " +
+                std::to_string(rf.transmits));
   DasProblem problem;
   problem.acquisition = acq;
   problem.acquisition.fs = acq.fs * upsample;
-  problem.samples = rf.samples * upsample;
+  problem.samples = rf.samples * upsample + extra;
   problem.grid = setup.grid.resolve(problem.acquisition, problem.samples);
   problem.options = setup.options;
   problem.validate();
 
   t = Clock::now();
-  const AnalyticData analytic =
+  AnalyticData analytic =
       rf.is_iq() ? analytic_from_baseband(rf, acq.fs, upsample, threads) : analytic_signal(rf, threads);
+  if (shifted) analytic = delay_transmits(analytic, shifts, extra, threads);
   times["analytic"] = seconds_since(t);
 
   DasFrame frame;
@@ -170,6 +199,13 @@ DasFrame reconstruct_das(const fs::path& input, const DasSetup& setup, BackendKi
   if (acq.model == Model::PlaneWave) frame.parameters["angles_deg"] = angles_deg;
   if (!setup.input.var.empty()) frame.parameters["var"] = setup.input.var;
   if (!file.source.empty()) frame.parameters["from_file"] = {{"source", file.source}, {"parameters", from_file}};
+  if (shifted) {
+    std::vector<double> relative;
+    for (double start : transmit_starts) relative.push_back(start - earliest);
+    frame.parameters["transmit_starts_s"] = relative;  // after t0_s, per transmit
+  }
+  if (acq.model == Model::SyntheticAperture && !acq.tx_elements.empty())
+    frame.parameters["tx_elements"] = acq.tx_elements;
   if (rf.is_iq())
     frame.parameters["iq"] = {{"modulation_frequency_hz", rf.modulation_frequency},
                               {"upsampled_to_hz", problem.acquisition.fs},

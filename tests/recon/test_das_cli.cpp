@@ -249,9 +249,22 @@ TEST_F(CliDas, UstbUffFilesCarryTheirOwnGeometry) {
   const Image from_iq = read_raw(dir_ / "iq" / "ustb_iq.npy", dir_ / "iq" / "ustb_iq.json");
   const Image from_rf = read_raw(dir_ / "rf" / "ustb_planewave.npy", dir_ / "rf" / "ustb_planewave.json");
   EXPECT_LT(relative_l2(from_iq.data, from_rf.data), 1e-2);
-  expect_refused("ustb_sta.uff", "",
-                 "wave 1 (sequence/sequence_0001) is a spherical wave (source 1.05 mm at azimuth -90 deg): "
-                 "only plane-wave sequences are read");
+  // Synthetic aperture as USTB stores it: each element's wave timed from passing the origin, so
+  // its element fires at |x| / c; plus a wave delay of 0.2 us and an initial time of 1 us.
+  const std::string sta_grid = " --x-range -3e-3:3e-3 --z-range 5e-3:14e-3 --dx 0.05e-3 --dz 0.02e-3";
+  const auto sta = run_command(quote(usrecon_exe()) + " reconstruct " + quote(corpus / "ustb_sta.uff") +
+                               " --model sa" + sta_grid + " --save-raw -o " + quote(dir_ / "sta"));
+  ASSERT_EQ(sta.exit_code, 0) << sta.output;
+  const nlohmann::json sta_p = nlohmann::json::parse(io::read_file(dir_ / "sta" / "ustb_sta.json")).at("parameters");
+  EXPECT_EQ(sta_p.at("tx_elements").size(), 12u);
+  // t0: the earliest start, the outermost elements' (1 us + 0.2 us - 1.65 mm / 1540 m/s).
+  EXPECT_NEAR(sta_p.at("t0_s").get<double>(), 1.2e-6 - 1.65e-3 / 1540, 1e-11);
+  EXPECT_NEAR(sta_p.at("transmit_starts_s")[5].get<double>(), 1.5e-3 / 1540, 1e-11);  // element 5, x = -0.15 mm
+  const std::string sta_truth = " --truth " + quote(corpus / "ustb_sta.truth.json");
+  for (const auto& point : measure(dir_ / "sta" / "ustb_sta.npy", sta_truth))
+    EXPECT_LE(point.at("error").get<double>(), quarter_wavelength) << point.dump();
+  expect_refused("ustb_sta.uff", "", "the file holds synthetic-aperture data (a spherical wave from each element): "
+                                     "use --model sa");
   // Transmit timed at 1500 m/s, receive at 1540: the user chooses one speed.
   expect_refused("ustb_two_speeds.uff", "", "its waves travel at 1500");
   std::tie(run, npy) = reconstruct("ustb_two_speeds.uff", " --sound-speed 1540", dir_ / "one_speed");
@@ -280,11 +293,18 @@ TEST_F(CliDas, UstbUffFilesCarryTheirOwnGeometry) {
   EXPECT_EQ(sp.at("elements"), 48);
   for (const auto& point : measure(dir_ / "simulated_out" / "simulated.npy", " --truth " + quote(simulated_truth)))
     EXPECT_LE(point.at("error").get<double>(), quarter_wavelength) << point.dump();
-  run = run_command(quote(usrecon_exe()) + " simulate --model sa --elements 8 --samples 100 --point 0,5 -o " +
+  // ... and synthetic aperture, with each element's wave delayed by |x| / c as USTB times it.
+  run = run_command(quote(usrecon_exe()) + " simulate --model sa --elements 32 --pitch 0.3e-3 --fs 20e6 --t0 1e-6"
+                    " --samples 800 --point 0,10 --point 2,15 --truth " + quote(dir_ / "sa.json") + " -o " +
                     quote(dir_ / "sa.uff"));
-  EXPECT_NE(run.exit_code, 0);
-  EXPECT_NE(run.output.find("HDF5 output is a USTB UFF file, which holds plane waves only"), std::string::npos)
-      << run.output;
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  run = run_command(quote(usrecon_exe()) + " reconstruct " + quote(dir_ / "sa.uff") + " --model sa --save-raw -o " +
+                    quote(dir_ / "sa_out"));
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  EXPECT_NEAR(nlohmann::json::parse(io::read_file(dir_ / "sa_out" / "sa.json")).at("parameters").at("t0_s").get<double>(),
+              1e-6, 1e-15);
+  for (const auto& point : measure(dir_ / "sa_out" / "sa.npy", " --truth " + quote(dir_ / "sa.json")))
+    EXPECT_LE(point.at("error").get<double>(), quarter_wavelength) << point.dump();
 }
 
 }  // namespace

@@ -2,6 +2,7 @@
 // arrays, per-channel mean removal, source.txt, option parsing.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <filesystem>
 
 #include "../test_support.hpp"
@@ -255,7 +256,7 @@ TEST_F(ReconDasInputFiles, UstbChannelDataAndItsRefusals) {
   EXPECT_EQ(geometry.source, "USTB UFF /channel_data");
   EXPECT_EQ(geometry.fs, 20e6);
   EXPECT_EQ(geometry.sound_speed, 1540);
-  EXPECT_NEAR(*geometry.t0, 1.2e-6, 1e-18);  // initial_time + the waves' delay
+  EXPECT_EQ(geometry.t0, 1e-6);  // initial_time; the waves' delays beside it (below)
   EXPECT_EQ(geometry.angles, (std::vector<double>{-0.1, 0.1}));
   EXPECT_EQ(geometry.elements, 3);  // from probe/N and probe/pitch (no geometry dataset)
   EXPECT_EQ(geometry.pitch, 0.3e-3);
@@ -286,16 +287,40 @@ TEST_F(ReconDasInputFiles, UstbChannelDataAndItsRefusals) {
   UstbFile fewer = file;
   fewer.data_waves = 1;
   expect_refused(fewer, "USTB /channel_data: data are 1 waves x 3 channels but the file describes 2 waves and 3 elements");
-  UstbFile delays = file;
+  EXPECT_EQ(geometry.model, Model::PlaneWave);
+  EXPECT_EQ(geometry.wave_delays, (std::vector<double>{2e-7, 2e-7}));
+  EXPECT_TRUE(geometry.source_distances.empty());
+  UstbFile delays = file;  // waves recorded from different moments: read, aligned by reconstruct_das
   delays.delays = {2e-7, 3e-7};
-  expect_refused(delays, "USTB /channel_data: wave 2 (sequence/sequence_0002): its delay 3e-07 s differs");
+  delays.write(dir_ / "delays.uff");
+  expect_channels(read_channel_data(dir_ / "delays.uff", {}, 0, 0, &geometry));
+  EXPECT_EQ(geometry.wave_delays, (std::vector<double>{2e-7, 3e-7}));
+  // Synthetic aperture: a spherical wave from each element (x = -0.3, 0, +0.3 mm here).
+  UstbFile sa = file;
+  sa.wave_names = {"sequence_0001", "sequence_0002", "sequence_0003"};
+  sa.data_waves = 3;
+  sa.distances = {0.3e-3, 0, 0.3e-3};
+  sa.azimuths = {-M_PI / 2, 0, M_PI / 2};
+  sa.delays = {0, 0, 0};
+  sa.elevations = {0, 0, 0};
+  sa.write(dir_ / "sa.uff");
+  const ChannelData sa_data = read_channel_data(dir_ / "sa.uff", {}, 0, 0, &geometry);
+  EXPECT_EQ(sa_data.transmits, 3);
+  EXPECT_EQ(geometry.model, Model::SyntheticAperture);
+  EXPECT_EQ(geometry.tx_elements, (std::vector<int>{0, 1, 2}));
+  EXPECT_EQ(geometry.source_distances, (std::vector<double>{0.3e-3, 0, 0.3e-3}));
+  EXPECT_FALSE(geometry.time_zero.has_value());
+  UstbFile mixed = sa;
+  mixed.distances = {0.3e-3, INFINITY, 0.3e-3};
+  expect_refused(mixed, "USTB /channel_data: its sequence mixes plane waves and spherical waves");
   UstbFile elevated = file;
   elevated.elevations = {0, 0.05};
   expect_refused(elevated, "USTB /channel_data: wave 2 (sequence/sequence_0002) is steered in elevation");
   UstbFile focused = file;
   focused.wavefronts = {1, 1};
   focused.distances = {20e-3, 20e-3};
-  expect_refused(focused, "USTB /channel_data: wave 1 (sequence/sequence_0001) is a spherical wave (source 20 mm at azimuth");
+  expect_refused(focused, "USTB /channel_data: wave 1 (sequence/sequence_0001) is a spherical wave from (x, z) = "
+                         "(-1.99667, 19.9001) mm, not from an element: diverging and focused waves are not supported");
   UstbFile real_iq = file;
   real_iq.modulation = 5e6;
   expect_refused(real_iq, "USTB /channel_data: IQ data (modulation frequency 5e+06 Hz) without an imaginary part");

@@ -65,7 +65,7 @@ int run_das(SimulateArgs& args) {
   for (char& c : extension) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   const bool ustb = hdf5 && extension == ".uff";
   const std::string format = ustb ? "a USTB UFF file" : "a PICMUS file";
-  if (hdf5 && acq.model != recon::Model::PlaneWave)
+  if (hdf5 && !ustb && acq.model != recon::Model::PlaneWave)
     throw Error(args.output + ": HDF5 output is " + format + ", which holds plane waves only");
   if (hdf5 && args.time_zero == "first-element")
     throw Error(args.output + ": " + format + " counts time from the wavefront crossing the array centre "

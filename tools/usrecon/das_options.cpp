@@ -128,6 +128,7 @@ void finish_das_options(const DasArgs& args, recon::ReconstructOptions& options)
   das.given.t0 = given("--t0");
   das.given.angles = given("--angles-deg");
   das.given.time_zero = given("--time-zero");
+  das.given.tx_elements = given("--tx-elements");
 }
 
 }  // namespace usrecon::cli

@@ -64,6 +64,13 @@ int iq_upsampling(double modulation_frequency, double fs);
 /// rotate by exp(j 2 pi f_mod tau)) with a band-limited interpolator in place of a linear one.
 AnalyticData analytic_from_baseband(const ChannelData& iq, double fs, int upsample, int threads = 0);
 
+/// Delays every channel of transmit t by delay_samples[t] samples (0 <= delay <= extra;
+/// fractional, by a phase ramp on each channel's spectrum: exact for a band-limited channel),
+/// into channels `extra` samples longer, so that transmits recorded from different moments share
+/// one t0 (USTB's synthetic-aperture files time each element's shot differently).
+AnalyticData delay_transmits(const AnalyticData& data, const std::vector<double>& delay_samples, int extra,
+                             int threads = 0);
+
 /// The plain reference: four nested loops over pixels, transmits and elements in double
 /// precision, straight from the delay functions. Slow; the fast backends are tested against it.
 Image das_reference(const AnalyticData& data, const DasProblem& problem);

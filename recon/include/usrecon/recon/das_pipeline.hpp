@@ -51,6 +51,13 @@ struct FileGeometry {
   std::optional<double> transmit_sound_speed;
   int frame = 0, frames = 0;  ///< USTB: the frame read (1-based) and how many the file holds
   double modulation_frequency = 0;  ///< IQ files: the demodulation frequency (Hz); 0 for RF
+  /// USTB: what the sequence holds, and per transmit its wave's delay (s) and, for synthetic
+  /// aperture, the element firing and its distance from the origin (m). Sample k of transmit t is
+  /// at t0 + wave_delays[t] + k / fs on USTB's clock, on which the element of a synthetic-aperture
+  /// transmit fires at source_distances[t] / c (its spherical wave passes the origin at t = 0).
+  std::optional<Model> model;
+  std::vector<double> wave_delays, source_distances;
+  std::vector<int> tx_elements;
 };
 
 /// Writes plane-wave RF data as a PICMUS file (read back by read_channel_data with its geometry):
@@ -58,11 +65,12 @@ struct FileGeometry {
 /// [3][N] (x, y, z), and the one-value parameters. The acquisition must use TimeZero::Center.
 void write_picmus(const std::filesystem::path& path, const ChannelData& rf, const Acquisition& acquisition);
 
-/// Writes plane-wave RF data as a USTB UFF file (read back by read_channel_data, and by USTB's
-/// uff.read_object): /channel_data of class uff.channel_data with data {waves, channels,
-/// samples}, the scalars, probe (uff.linear_array: geometry {7, N}, N, pitch) and sequence
-/// (uff.wave: source distance Inf, azimuth = angle), in USTB's MATLAB layout (dims reversed,
-/// scalars {1, 1}). The acquisition must use TimeZero::Center, USTB's convention.
+/// Writes plane-wave or synthetic-aperture RF data as a USTB UFF file (read back by
+/// read_channel_data, and by USTB's uff.read_object): /channel_data of class uff.channel_data
+/// with data {waves, channels, samples}, the scalars, probe (uff.linear_array: geometry {7, N},
+/// N, pitch) and sequence (uff.wave: a plane wave's source at distance Inf, azimuth = angle; a
+/// synthetic-aperture wave's at its element, with delay |x| / c), in USTB's MATLAB layout (dims
+/// reversed, scalars {1, 1}). Plane waves must use TimeZero::Center, USTB's convention.
 void write_ustb_uff(const std::filesystem::path& path, const ChannelData& rf, const Acquisition& acquisition);
 
 /// Reads channel data; `elements` and `transmits` are needed for source.txt only (for the others
@@ -92,7 +100,7 @@ struct GridRequest {
 /// (FileGeometry); the others are taken from the file when it has them.
 struct GivenParameters {
   bool elements = false, pitch = false, sound_speed = false, fs = false, t0 = false, angles = false,
-       time_zero = false;
+       time_zero = false, tx_elements = false;
 };
 
 /// Everything the general models need besides the backend.

@@ -15,9 +15,11 @@ The layout, as USTB writes it:
   there is one; a wave's source a uff.point (distance, azimuth, elevation); no `wavefront`
   dataset (MATLAB's writer has no case for that enumeration; a plane wave is distance = Inf).
 
-Timing, as USTB's DAS (+midprocess/das.m) reads it: t = 0 when a plane wave crosses the origin;
-sample k of wave w is at initial_time + k / fs + sequence(w).delay; the echo of point (x, z) on
-element e arrives at (z cos a + x sin a) / c + |p - e| / c.
+Timing, as USTB's DAS (+midprocess/das.m) reads it: t = 0 when a wave crosses the origin;
+sample k of wave w is at initial_time + k / fs + sequence(w).delay; the echo of point p on
+element e arrives at (z cos a + x sin a) / c + |p - e| / c for a plane wave at angle a, and at
+(|p - s| + |s|) / c + |p - e| / c for a spherical wave from an element at s (synthetic aperture).
+IQ data are demodulated on the clock initial_time + k / fs.
 """
 import json
 import h5py
@@ -172,10 +174,26 @@ channel_data_file('ustb_one_wave_two_frames.uff', N, PITCH, [0.0], 0.0, 0.0, fra
 # The same acquisition as baseband IQ: demodulated at 5 MHz, sampled at 10 MHz (complex).
 channel_data_file('ustb_iq.uff', N, PITCH, angles, 0.5e-6, 1e-6,
                   echoes_iq(x, angles, points, 1e-6, 0.5e-6, 300, 10e6, F0), modulation=F0, fs=10e6)
-# Synthetic aperture (a spherical wave from each element, USTB's STA layout): refused by name.
-x8 = (np.arange(8) - 3.5) * PITCH
-channel_data_file('ustb_sta.uff', 8, PITCH, None, 0.0, 0.0, np.zeros((16, 8, 8)),
-                  sources=[(abs(xe), np.sign(xe) * np.pi / 2) for xe in x8])
+# Synthetic aperture, USTB's STA layout: a spherical wave from each element (source at the
+# element: distance |x|, azimuth +-90 deg). USTB's DAS times such a wave as passing the origin at
+# t = 0, so the element fires at |x| / c: the echo of p on element e arrives at
+# (|p - s| + |s|) / c + |p - e| / c.
+x12 = (np.arange(12) - 5.5) * PITCH
+sta = np.zeros((340, 12, 12))
+t_sta = 1e-6 + np.arange(340) / FS + 0.2e-6
+points_sta = [(0.0, 8e-3), (1e-3, 11e-3)]
+for n, xs in enumerate(x12):
+    for px, pz in points_sta:
+        tau = (np.hypot(px - xs, pz) + abs(xs)) / C + np.hypot(px - x12, pz) / C
+        dt = t_sta[:, None] - tau[None, :]
+        sta[:, :, n] += np.exp(-0.5 * (dt * F0 / 0.6) ** 2) * np.cos(2 * np.pi * F0 * dt)
+channel_data_file('ustb_sta.uff', 12, PITCH, None, 0.2e-6, 1e-6, sta,
+                  sources=[(abs(xe), np.sign(xe) * np.pi / 2) for xe in x12])
+with open('ustb_sta.truth.json', 'w') as out:
+    json.dump({'channel_data': 'ustb_sta.uff', 'units': 'metres; x from the array centre, z depth',
+               'points': [{'x': px, 'z': pz} for px, pz in points_sta]}, out, indent=2)
+    out.write('\n')
 # Waves timed with another sound speed than the channel data's: the user must choose one.
+x8 = (np.arange(8) - 3.5) * PITCH
 channel_data_file('ustb_two_speeds.uff', 8, PITCH, [0.0], 0.0, 0.0, echoes(x8, [0.0], points, 0.0, 0.0, 16),
                   transmit_speed=1500.0)
