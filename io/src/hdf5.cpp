@@ -375,6 +375,7 @@ class Reader {
  private:
   void take(void* out, std::size_t n) {
     if (n > bytes_.size() - at_) throw std::runtime_error("truncated");
+    if (n == 0) return;  // `out` may be an empty vector's null data()
     std::memcpy(out, bytes_.data() + at_, n);
     at_ += n;
   }
