@@ -211,6 +211,13 @@ struct UstbFile {
   std::size_t data_waves = 2;
   double modulation = 0;
   bool probe = true;
+  double probe_n = 3;
+  bool with_data = true;
+  bool with_sequence = true;
+  std::vector<std::size_t> leading_dims;   ///< prepended to data's {waves, channels, samples}
+  bool complex_data = false;               ///< data/real and data/imag instead of data
+  std::vector<std::size_t> imag_dims;      ///< data/imag's dims when not data/real's
+  std::vector<double> wave_speeds;         ///< each wave's sound_speed; empty: none stored
   std::vector<std::string> wave_names = {"sequence_0001", "sequence_0002"};
 
   void write(const fs::path& path) const {
@@ -221,20 +228,37 @@ struct UstbFile {
   }
   void add_to(std::vector<io::Hdf5Array>& arrays, std::vector<io::Hdf5Group>& groups) const {
     const std::string& g = group;
-    io::Hdf5Array data{g + "/data", "", {data_waves, 3, 4}, {}};
-    for (std::size_t t = 0; t < data_waves; ++t)
-      for (int e = 0; e < 3; ++e)
-        for (int s = 0; s < 4; ++s) data.values.push_back(value(s, e, int(t)));
-    arrays.insert(arrays.end(), {data,
-                                 {g + "/sampling_frequency", "", {1, 1}, {20e6}},
+    io::Hdf5Array data{g + "/data", "", leading_dims, {}};
+    data.dims.insert(data.dims.end(), {data_waves, 3, 4});
+    std::size_t repeats = 1;
+    for (std::size_t d : leading_dims) repeats *= d;
+    for (std::size_t r = 0; r < repeats; ++r)
+      for (std::size_t t = 0; t < data_waves; ++t)
+        for (int e = 0; e < 3; ++e)
+          for (int s = 0; s < 4; ++s) data.values.push_back(value(s, e, int(t)));
+    if (complex_data) {
+      io::Hdf5Array imag = data;
+      imag.path = g + "/data/imag";
+      if (!imag_dims.empty()) {
+        imag.dims = imag_dims;
+        std::size_t count = 1;
+        for (std::size_t d : imag_dims) count *= d;
+        imag.values.assign(count, 0.5);
+      }
+      data.path = g + "/data/real";
+      arrays.push_back(std::move(imag));
+    }
+    if (with_data) arrays.push_back(std::move(data));
+    arrays.insert(arrays.end(), {{g + "/sampling_frequency", "", {1, 1}, {20e6}},
                                  {g + "/initial_time", "", {1, 1}, {1e-6}},
                                  {g + "/sound_speed", "", {1, 1}, {1540}},
                                  {g + "/modulation_frequency", "", {1, 1}, {modulation}}});
     if (probe) {
-      arrays.push_back({g + "/probe/N", "", {1, 1}, {3}});
+      arrays.push_back({g + "/probe/N", "", {1, 1}, {probe_n}});
       arrays.push_back({g + "/probe/pitch", "", {1, 1}, {0.3e-3}});
     }
     groups.push_back({g, {{"class", "uff.channel_data", {}}}});
+    if (!with_sequence) return;
     groups.push_back({g + "/sequence", {{"class", "uff.wave", {}}}});
     for (std::size_t k = 0; k < wave_names.size(); ++k) {
       const std::string w = g + "/sequence/" + wave_names[k];
@@ -243,10 +267,24 @@ struct UstbFile {
       arrays.push_back({w + "/source/elevation", "", {1, 1}, {elevations[k]}});
       arrays.push_back({w + "/delay", "", {1, 1}, {delays[k]}});
       if (!wavefronts.empty()) arrays.push_back({w + "/wavefront", "", {1, 1}, {wavefronts[k]}});
+      if (!wave_speeds.empty()) arrays.push_back({w + "/sound_speed", "", {1, 1}, {wave_speeds[k]}});
       groups.push_back({w, {{"class", "uff.wave", {}}}});
     }
   }
 };
+
+/// Writes `bad` to `path` and expects reading it to fail with "<path>: <fragment>" in the message.
+void expect_ustb_refused(const fs::path& path, const UstbFile& bad, const std::string& fragment,
+                         const ChannelInput& in) {
+  bad.write(path);
+  FileGeometry ignored;
+  try {
+    read_channel_data(path, in, 0, 0, &ignored);
+    ADD_FAILURE() << fragment << ": accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find(path.string() + ": " + fragment), std::string::npos) << e.what();
+  }
+}
 
 TEST_F(ReconDasInputFiles, UstbChannelDataAndItsRefusals) {
   UstbFile file;
@@ -271,15 +309,7 @@ TEST_F(ReconDasInputFiles, UstbChannelDataAndItsRefusals) {
   expect_channels(read_channel_data(dir_ / "pyuff.uff", {}, 0, 0, &geometry));
 
   const auto expect_refused = [&](const UstbFile& bad, const std::string& fragment, ChannelInput in = {}) {
-    bad.write(dir_ / "bad.uff");
-    FileGeometry ignored;
-    try {
-      read_channel_data(dir_ / "bad.uff", in, 0, 0, &ignored);
-      ADD_FAILURE() << fragment << ": accepted";
-    } catch (const Error& e) {
-      EXPECT_NE(std::string(e.what()).find((dir_ / "bad.uff").string() + ": " + fragment), std::string::npos)
-          << e.what();
-    }
+    expect_ustb_refused(dir_ / "bad.uff", bad, fragment, in);
   };
   UstbFile gap = file;
   gap.wave_names = {"sequence_0001", "sequence_0003"};
@@ -354,6 +384,81 @@ TEST_F(ReconDasInputFiles, UstbChannelDataAndItsRefusals) {
   expect_channels(read_channel_data(dir_ / "two.uff", second, 0, 0, &geometry));
   EXPECT_EQ(geometry.source, "USTB UFF /second");
   EXPECT_EQ(geometry.angles, (std::vector<double>{0.2, 0.3}));
+}
+
+TEST_F(ReconDasInputFiles, UstbMalformedObjectsAreRefusedByName) {
+  const UstbFile file;
+  const auto expect_refused = [&](const UstbFile& bad, const std::string& fragment, ChannelInput in = {}) {
+    expect_ustb_refused(dir_ / "bad.uff", bad, "USTB /channel_data" + fragment, in);
+  };
+  UstbFile no_sequence = file;
+  no_sequence.with_sequence = false;
+  expect_refused(no_sequence, " has no sequence (its transmitted waves)");
+  UstbFile no_data = file;
+  no_data.with_data = false;
+  expect_refused(no_data, " has no data");
+  ChannelInput layout;
+  layout.layout = "samples,elements,transmits";
+  expect_refused(file, ": --layout does not apply", layout);
+  UstbFile five_d = file;
+  five_d.leading_dims = {1, 1};
+  expect_refused(five_d, ": data are 5-D; expected up to 4-D");
+  UstbFile fractional_n = file;
+  fractional_n.probe_n = 2.5;
+  expect_refused(fractional_n, ": probe N = 2.5, pitch = 0.0003 make no array");
+  UstbFile no_elements = file;
+  no_elements.probe_n = 0;
+  expect_refused(no_elements, ": probe N = 0, pitch = 0.0003 make no array");
+  UstbFile sideways = file;
+  sideways.azimuths = {-0.1, M_PI / 2};
+  expect_refused(sideways, ": wave 2 (sequence/sequence_0002): its azimuth 1.5708 rad is not a steering angle");
+  UstbFile nan_azimuth = file;
+  nan_azimuth.azimuths = {NAN, 0.1};
+  expect_refused(nan_azimuth, ": '/channel_data/sequence/sequence_0001/source/azimuth' should hold one number");
+  UstbFile endless_delay = file;
+  endless_delay.delays = {2e-7, INFINITY};
+  expect_refused(endless_delay, ": wave 2 (sequence/sequence_0002): its delay is not finite");
+  UstbFile two_speeds = file;
+  two_speeds.wave_speeds = {1540, 1500};
+  expect_refused(two_speeds, ": wave 2 (sequence/sequence_0002): its sound speed differs from the first wave's");
+  UstbFile endless_modulation = file;
+  endless_modulation.modulation = INFINITY;
+  expect_refused(endless_modulation, ": its modulation_frequency is not finite");
+  UstbFile iq = file;
+  iq.complex_data = true;
+  iq.modulation = 5e6;
+  UstbFile misshapen_iq = iq;
+  misshapen_iq.imag_dims = {2, 3, 5};
+  expect_refused(misshapen_iq, ": data/imag is not shaped like data/real");
+
+  // The well-formed neighbours of those files read: IQ with its imaginary part, all waves at one
+  // transmit speed that differs from the medium's, and a second frame.
+  iq.write(dir_ / "iq.uff");
+  FileGeometry geometry;
+  const ChannelData iq_data = read_channel_data(dir_ / "iq.uff", {}, 0, 0, &geometry);
+  expect_channels(iq_data);
+  EXPECT_TRUE(iq_data.is_iq());
+  EXPECT_EQ(iq_data.modulation_frequency, 5e6);
+  EXPECT_EQ(iq_data.iq_time0, 1e-6);
+  ASSERT_EQ(iq_data.imag.size(), iq_data.data.size());
+  EXPECT_EQ(iq_data.imag, iq_data.data);  // the fixture writes the same values to both parts
+  UstbFile slower = file;
+  slower.wave_speeds = {1500, 1500};
+  slower.write(dir_ / "slower.uff");
+  expect_channels(read_channel_data(dir_ / "slower.uff", {}, 0, 0, &geometry));
+  EXPECT_EQ(geometry.transmit_sound_speed, 1500.0);
+  EXPECT_EQ(geometry.sound_speed, 1540.0);
+  UstbFile two_frames = file;
+  two_frames.leading_dims = {2};
+  ChannelInput frame2;
+  frame2.frame = 2;
+  two_frames.write(dir_ / "frames.uff");
+  expect_channels(read_channel_data(dir_ / "frames.uff", frame2, 0, 0, &geometry));
+  EXPECT_EQ(geometry.frames, 2);
+  EXPECT_EQ(geometry.frame, 2);
+  ChannelInput frame3;
+  frame3.frame = 3;
+  expect_refused(two_frames, ": --frame 3 is not among its 2 frame(s)", frame3);
 }
 
 TEST(ReconDasInput, RangesAndLists) {
