@@ -270,5 +270,9 @@ RATIO_D=$(ratio "$NUMBA_MS" "$KD")
 } | tee -a "$LOG" | tee "$LOGS/gpu-check-table.txt"
 
 failed=0
-for name in "${ORDER[@]}"; do [[ ${STATUS[$name]} == ok* ]] || failed=1; done
+for name in "${ORDER[@]}"; do
+  # Without the C++ packages the CMake attempt fails by design: the nvcc-only build replaces it.
+  [[ $MODE == minimal && ($name == configure || $name == build) ]] && continue
+  [[ ${STATUS[$name]} == ok* ]] || failed=1
+done
 exit $failed

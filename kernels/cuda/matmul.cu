@@ -28,7 +28,8 @@ __device__ __forceinline__ double fma_rn(double a, double b, double c) { return 
 template <class T, int BM, int BN, int BK, int TM, int TN>
 __global__ void __launch_bounds__((BM / TM) * (BN / TN))
     gemm_tiled(const T* __restrict__ a, const T* __restrict__ b, T* __restrict__ c, int m, int n,
-               int k, std::int64_t stride_a, std::int64_t stride_b, std::int64_t stride_c) {
+               int k, std::int64_t stride_a, std::int64_t stride_b, std::int64_t stride_c,
+               int row_tile0) {
   constexpr int RT = BM / TM, CT = BN / TN, NT = RT * CT;
   constexpr int LA = BM * BK / NT, LB = BK * BN / NT;  // loads per thread and slice
   static_assert(BM * BK % NT == 0 && BK * BN % NT == 0, "tile loads must divide evenly");
@@ -38,7 +39,7 @@ __global__ void __launch_bounds__((BM / TM) * (BN / TN))
   a += blockIdx.z * stride_a;
   b += blockIdx.z * stride_b;
   c += blockIdx.z * stride_c;
-  const int row0 = blockIdx.y * BM, col0 = blockIdx.x * BN;
+  const int row0 = (row_tile0 + static_cast<int>(blockIdx.y)) * BM, col0 = blockIdx.x * BN;
   const int tid = threadIdx.x, tr = tid / CT, tc = tid % CT;
 
   T ra[LA], rb[LB];
@@ -117,23 +118,36 @@ template <class T>
 __global__ void gemm_naive(const T* __restrict__ a, const T* __restrict__ b, T* __restrict__ c,
                            int m, int n, int k, std::int64_t stride_a, std::int64_t stride_b,
                            std::int64_t stride_c) {
-  const int col = blockIdx.x * blockDim.x + threadIdx.x, row = blockIdx.y * blockDim.y + threadIdx.y;
-  if (row >= m || col >= n) return;
-  a += blockIdx.z * stride_a + static_cast<std::int64_t>(row) * k;
+  const int col = blockIdx.x * blockDim.x + threadIdx.x;
+  if (col >= n) return;
   b += blockIdx.z * stride_b + col;
-  T s = T(0);
-  for (int p = 0; p < k; ++p) s += a[p] * b[static_cast<std::int64_t>(p) * n];
-  c[blockIdx.z * stride_c + static_cast<std::int64_t>(row) * n + col] = s;
+  // gridDim.y is capped at 65535: rows beyond the grid are looped over.
+  for (std::int64_t row = blockIdx.y * blockDim.y + threadIdx.y; row < m;
+       row += static_cast<std::int64_t>(gridDim.y) * blockDim.y) {
+    const T* ar = a + blockIdx.z * stride_a + row * k;
+    T s = T(0);
+    for (int p = 0; p < k; ++p) s += ar[p] * b[static_cast<std::int64_t>(p) * n];
+    c[blockIdx.z * stride_c + row * n + col] = s;
+  }
+}
+
+// Blocks along y (rows): at most 65535, the limit of gridDim.y.
+unsigned grid_y(std::int64_t row_blocks) {
+  return static_cast<unsigned>(row_blocks < 65535 ? row_blocks : 65535);
 }
 
 template <class T, int BM, int BN, int BK, int TM, int TN>
 void launch_tiled(const T* a, const T* b, T* c, const GemmShape& g, cudaStream_t stream) {
-  const dim3 grid(static_cast<unsigned>((g.n + BN - 1) / BN), static_cast<unsigned>((g.m + BM - 1) / BM),
-                  static_cast<unsigned>(g.batch));
-  gemm_tiled<T, BM, BN, BK, TM, TN><<<grid, (BM / TM) * (BN / TN), 0, stream>>>(
-      a, b, c, static_cast<int>(g.m), static_cast<int>(g.n), static_cast<int>(g.k), g.stride_a,
-      g.stride_b, g.stride_c);
-  USRECON_CUDA_CHECK_LAUNCH("gemm_tiled");
+  // gridDim.y is at most 65535: taller outputs take one launch per 65535 row tiles.
+  const std::int64_t row_tiles = (g.m + BM - 1) / BM;
+  for (std::int64_t row_tile0 = 0; row_tile0 < row_tiles; row_tile0 += 65535) {
+    const dim3 grid(static_cast<unsigned>((g.n + BN - 1) / BN), grid_y(row_tiles - row_tile0),
+                    static_cast<unsigned>(g.batch));
+    gemm_tiled<T, BM, BN, BK, TM, TN><<<grid, (BM / TM) * (BN / TN), 0, stream>>>(
+        a, b, c, static_cast<int>(g.m), static_cast<int>(g.n), static_cast<int>(g.k), g.stride_a,
+        g.stride_b, g.stride_c, static_cast<int>(row_tile0));
+    USRECON_CUDA_CHECK_LAUNCH("gemm_tiled");
+  }
 }
 
 // One cuBLAS handle per host thread, created on first use and deliberately never destroyed
@@ -179,7 +193,7 @@ void cuda_gemm(const T* a, const T* b, T* c, const GemmShape& g, MatmulAlgo algo
   switch (algo) {
     case MatmulAlgo::naive: {
       const dim3 block(16, 16);
-      const dim3 grid(static_cast<unsigned>((g.n + 15) / 16), static_cast<unsigned>((g.m + 15) / 16),
+      const dim3 grid(static_cast<unsigned>((g.n + 15) / 16), grid_y((g.m + 15) / 16),
                       static_cast<unsigned>(g.batch));
       gemm_naive<T><<<grid, block, 0, stream.get()>>>(a, b, c, static_cast<int>(g.m),
                                                      static_cast<int>(g.n), static_cast<int>(g.k),

@@ -150,6 +150,8 @@ DasCudaBeamformer::DasCudaBeamformer(const DasProblem& problem, DasCudaKernel ke
   const bool plane_wave = problem.acquisition.model == Model::PlaneWave;
   if (kernel == DasCudaKernel::ElementOuter && !plane_wave)
     throw Error("CUDA DAS: the element-outer kernel is for plane waves only");
+  if (problem.grid.nx > 65535)  // one block row per image column: gridDim.y <= 65535
+    throw Error("CUDA DAS: at most 65535 image columns (nx = " + std::to_string(problem.grid.nx) + ")");
   require_cuda("the CUDA DAS beamformer");
   Impl& c = *impl_;
   c.problem = problem;
