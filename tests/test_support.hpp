@@ -57,6 +57,24 @@ inline std::string usrecon_exe() {
   return exe ? exe : "";
 }
 
-inline std::string quote(const std::filesystem::path& p) { return "'" + p.string() + "'"; }
+/// 'p' for a shell command line. (Built by appending: GCC 12 warns, wrongly, about
+/// "'" + std::string&& once inlined: -Wrestrict, its bug 105329.)
+inline std::string quote(const std::filesystem::path& p) {
+  std::string quoted = "'";
+  quoted += p.string();
+  quoted += '\'';
+  return quoted;
+}
+
+/// A TempDir for tests that run the usrecon executable: exe_ is its path (set by ctest).
+class CliTempDir : public TempDir {
+ protected:
+  void SetUp() override {
+    TempDir::SetUp();
+    exe_ = usrecon_exe();
+    ASSERT_FALSE(exe_.empty()) << "USRECON_EXE is not set (run through ctest)";
+  }
+  std::string exe_;
+};
 
 }  // namespace usrecon::testing

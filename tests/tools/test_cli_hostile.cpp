@@ -137,13 +137,8 @@ long rss_kib(pid_t pid) {
   return 0;
 }
 
-class CliHostile : public usrecon::testing::TempDir {
+class CliHostile : public usrecon::testing::CliTempDir {
  protected:
-  void SetUp() override {
-    TempDir::SetUp();
-    exe_ = usrecon::testing::usrecon_exe();
-    ASSERT_FALSE(exe_.empty()) << "USRECON_EXE is not set (run through ctest)";
-  }
   /// n copies of a valid 2 x 3 input in dir_/in, named f0000.txt ...
   std::vector<fs::path> good_files(std::size_t n) {
     fs::create_directories(dir_ / "in");
@@ -167,7 +162,6 @@ class CliHostile : public usrecon::testing::TempDir {
     for (std::string w; words >> w;) all.push_back(w);
     return all;
   }
-  std::string exe_;
 };
 
 struct Case {
@@ -389,8 +383,9 @@ TEST_F(CliHostile, SigtermStopsLikeCtrlC) {
   interrupt_batch(dir_, good_files(60), args(batch_options()), SIGTERM);
 }
 
-/// Memory over a long batch: the peak RSS of a 1000-file batch must be that of a 100-file batch
-/// (within 4 MiB), and the resident set sampled after each file must not grow from file 100 on.
+/// Memory over a long batch: the peak RSS of a 1000-file batch must be that of a 100-file batch,
+/// and the resident set sampled after each file must not grow from file 100 on (each within the
+/// slack of a frame in flight, below).
 /// The figures are printed (docs/reliability.md quotes them).
 class CliHostileBatch : public CliHostile {};
 
@@ -431,7 +426,11 @@ TEST_F(CliHostileBatch, MemoryStaysFlatOver1000Files) {
   RecordProperty("peak_rss_kib_1000", std::to_string(big_peak_kib));
   // The peaks of two separate runs may differ by one frame in flight (the reader thread can be a
   // frame further ahead in one of them on a busy machine): 8 MiB of that, plus 4 MiB. A leak of
-  // 14 KB a file over the 900 extra files exceeds it; the medians catch 5 KB a file.
+  // 14 KB a file over the 900 extra files exceeds it. The medians too can sit a part of a frame
+  // apart when the reader thread runs further ahead in one window (measured once on a busy
+  // machine: 261 116 vs 265 248 KiB): one frame of slack there, which a leak of 9 KB a file
+  // exceeds. (The windows' least values swing more: 261 192 vs 239 876 KiB in one run.) Smaller
+  // true leaks are LeakSanitizer's to find (tools/sanitize.sh runs the other CLI batches under it).
   EXPECT_LE(big_peak_kib, small_peak_kib + 4096 + 8192);
-  EXPECT_LE(at_1000, at_100 + 4096);
+  EXPECT_LE(at_1000, at_100 + 8192);
 }

@@ -14,13 +14,8 @@ using usrecon::testing::run_command;
 
 namespace {
 
-class CliReconstruct : public usrecon::testing::TempDir {
+class CliReconstruct : public usrecon::testing::CliTempDir {
  protected:
-  void SetUp() override {
-    TempDir::SetUp();
-    exe_ = usrecon::testing::usrecon_exe();
-    ASSERT_FALSE(exe_.empty()) << "USRECON_EXE is not set (run through ctest)";
-  }
   // A small valid input: 8 channels x 300 samples (the grid stays the seed's 1200 x 762).
   void write_good(const fs::path& path, double x_mm) {
     usrecon::recon::SimulationOptions sim;
@@ -32,7 +27,6 @@ class CliReconstruct : public usrecon::testing::TempDir {
   std::string reconstruct(const std::string& args) {
     return exe_ + " reconstruct --channels 8 --samples 300 --backend cpu " + args;
   }
-  std::string exe_;
 };
 
 }  // namespace

@@ -13,5 +13,6 @@ Command add_reconstruct(CLI::App& app);
 Command add_simulate(CLI::App& app);
 Command add_metrics(CLI::App& app);
 Command add_view(CLI::App& app);
+Command add_info(CLI::App& app);
 
 }  // namespace usrecon::cli

@@ -28,6 +28,9 @@ int main(int argc, char** argv) {
   auto* view = app.add_subcommand(
       "view", "Show a reconstruction (.npy/.png) with axes in mm and a dB colour bar, or --export it");
   const usrecon::cli::Command run_view = usrecon::cli::add_view(*view);
+  auto* info = app.add_subcommand(
+      "info", "Say what channel-data files hold and how reconstruct reads them (arrays, geometry, or what to give)");
+  const usrecon::cli::Command run_info = usrecon::cli::add_info(*info);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -38,6 +41,7 @@ int main(int argc, char** argv) {
     if (simulate->parsed()) return run_simulate();
     if (metrics->parsed()) return run_metrics();
     if (view->parsed()) return run_view();
+    if (info->parsed()) return run_info();
   } catch (const std::exception& e) {
     std::fprintf(stderr, "usrecon: error: %s\n", e.what());
     return 1;

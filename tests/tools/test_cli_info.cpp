@@ -1,0 +1,156 @@
+// usrecon info: what a channel-data file holds and how reconstruct reads it, in text and JSON,
+// checked against the parameters the fixtures were written with (tests/corpus/valid/uff/
+// make_ustb_uff.py, h5py) and against files written here.
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "../test_support.hpp"
+#include "usrecon/io/mat.hpp"
+#include "usrecon/io/npy.hpp"
+#include "usrecon/io/source_txt.hpp"
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+using usrecon::testing::quote;
+using usrecon::testing::run_command;
+
+namespace {
+
+class CliInfo : public usrecon::testing::CliTempDir {
+ protected:
+  /// `info --json` on the files: its standard output alone, parsed, and the exit code.
+  std::pair<json, int> info_json(const std::string& files) {
+    const auto r = run_command("{ " + exe_ + " info --json " + files + " 2>/dev/null; }");
+    return {json::parse(r.output, nullptr, false), r.exit_code};
+  }
+};
+
+const fs::path kUff = fs::path(USRECON_SOURCE_DIR) / "tests/corpus/valid/uff";
+
+}  // namespace
+
+TEST_F(CliInfo, UstbFileListsItsArraysAndTheGeometryReconstructUses) {
+  const auto [all, code] = info_json(quote(kUff / "ustb_planewave.uff"));
+  ASSERT_EQ(code, 0);
+  ASSERT_TRUE(all.is_array() && all.size() == 1) << all;
+  const json& d = all[0];
+  EXPECT_EQ(d["format"], "HDF5");
+  EXPECT_EQ(d["ustb_channel_data"], json::array({"/channel_data"}));
+  bool data_listed = false;
+  for (const json& a : d["arrays"])
+    if (a["name"] == "/channel_data/data") {
+      data_listed = true;
+      EXPECT_EQ(a["type"], "float32");
+      EXPECT_EQ(a["dims"], json::array({3, 32, 600}));  // MATLAB's 600 x 32 x 3 reversed
+    }
+  EXPECT_TRUE(data_listed) << d["arrays"];
+  // As make_ustb_uff.py wrote it: 32 elements at 0.3 mm, 20 MHz, 1540 m/s, initial time 1 us,
+  // three plane waves at -8, 0, 8 degrees each delayed 0.5 us.
+  const json& c = d.at("channel_data");
+  EXPECT_EQ(c["transmits"], 3);
+  EXPECT_EQ(c["elements"], 32);
+  EXPECT_EQ(c["samples"], 600);
+  EXPECT_EQ(c["iq"], false);
+  const json& g = c.at("from_file");
+  EXPECT_EQ(g["source"], "USTB UFF /channel_data");
+  EXPECT_EQ(g["model"], "planewave");
+  EXPECT_NEAR(g["sampling_hz"].get<double>(), 20e6, 1e-3);
+  EXPECT_NEAR(g["sound_speed_m_per_s"].get<double>(), 1540, 1e-3);
+  EXPECT_NEAR(g["t0_s"].get<double>(), 1e-6, 1e-12);
+  EXPECT_NEAR(g["element_pitch_m"].get<double>(), 0.3e-3, 1e-9);
+  EXPECT_EQ(g["time_zero"], "center");
+  ASSERT_EQ(g["angles_deg"].size(), 3u);
+  for (int k = 0; k < 3; ++k) EXPECT_NEAR(g["angles_deg"][k].get<double>(), 8.0 * (k - 1), 1e-4);
+  ASSERT_EQ(g["wave_delays_s"].size(), 3u);
+  for (const json& delay : g["wave_delays_s"]) EXPECT_NEAR(delay.get<double>(), 0.5e-6, 1e-12);
+  EXPECT_EQ(g["frames"], 1);
+
+  // The same in words.
+  const auto r = run_command(exe_ + " info " + quote(kUff / "ustb_planewave.uff"));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  for (const char* line : {"/channel_data/data", "float32     3 x 32 x 600", "USTB uff.channel_data: /channel_data",
+                           "reconstruct reads 3 transmit(s) x 32 element(s) x 600 samples, RF",
+                           "parameters from USTB UFF /channel_data:", "angles                 -8, 0, 8 deg",
+                           "wave delays            0.5 us (all 3)", "frame                  1 of 1"})
+    EXPECT_NE(r.output.find(line), std::string::npos) << line << "\n" << r.output;
+  EXPECT_EQ(r.output.find("/channel_data/sampling_frequency"), std::string::npos)  // one-value arrays hidden
+      << r.output;
+}
+
+TEST_F(CliInfo, IqAndSyntheticApertureAndFramesAreNamed) {
+  const auto [all, code] = info_json(quote(kUff / "ustb_iq.uff") + " " + quote(kUff / "ustb_sta.uff") + " " +
+                                     quote(kUff / "ustb_one_wave_two_frames.uff"));
+  ASSERT_EQ(code, 0);
+  ASSERT_EQ(all.size(), 3u) << all;
+  EXPECT_EQ(all[0]["channel_data"]["iq"], true);
+  EXPECT_NEAR(all[0]["channel_data"]["from_file"]["modulation_frequency_hz"].get<double>(), 5e6, 1e-3);
+  const json& sta = all[1]["channel_data"];
+  EXPECT_EQ(sta["from_file"]["model"], "sa");
+  EXPECT_EQ(sta["from_file"]["tx_elements"], json::array({0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11}));
+  EXPECT_EQ(sta["transmits"], 12);
+  EXPECT_EQ(all[2]["channel_data"]["from_file"]["frames"], 2);
+  // --frame past the end: listed, with reconstruct's reason.
+  const auto [past, past_code] = info_json("--frame 3 " + quote(kUff / "ustb_one_wave_two_frames.uff"));
+  EXPECT_EQ(past_code, 0);
+  EXPECT_FALSE(past[0].contains("channel_data"));
+  EXPECT_NE(past[0].value("not_read_because", "").find("--frame 3 is not among its 2 frame(s)"), std::string::npos)
+      << past;
+}
+
+TEST_F(CliInfo, MatNpyAndSourceTxtSayWhatReconstructNeeds) {
+  // Two numeric variables: listed in MATLAB's order, and reconstruct needs --var.
+  usrecon::io::MatArray rf{"RF", "", {40, 4, 2}, std::vector<double>(320, 1.0)};
+  usrecon::io::MatArray other{"gain", "", {1, 3}, {1, 2, 3}};
+  usrecon::io::write_mat(dir_ / "two.mat", {rf, other}, false);
+  auto [mat, code] = info_json(quote(dir_ / "two.mat"));
+  ASSERT_EQ(code, 0);
+  EXPECT_EQ(mat[0]["format"], "MAT");
+  ASSERT_EQ(mat[0]["arrays"].size(), 2u);
+  EXPECT_EQ(mat[0]["arrays"][0]["name"], "RF");
+  EXPECT_EQ(mat[0]["arrays"][0]["type"], "double");
+  EXPECT_EQ(mat[0]["arrays"][0]["dims"], json::array({40, 4, 2}));
+  EXPECT_NE(mat[0].value("not_read_because", "").find("name the variable to read with --var (numeric arrays here: RF, gain"),
+            std::string::npos)
+      << mat;
+  std::tie(mat, code) = info_json("--var RF " + quote(dir_ / "two.mat"));
+  EXPECT_EQ(mat[0]["channel_data"]["samples"], 40);  // the default layout: samples,elements,transmits
+  EXPECT_EQ(mat[0]["channel_data"]["elements"], 4);
+  EXPECT_EQ(mat[0]["channel_data"]["transmits"], 2);
+  EXPECT_FALSE(mat[0]["channel_data"].contains("from_file"));
+
+  const std::vector<float> values(5 * 6, 0.5f);
+  usrecon::io::write_npy<float>(dir_ / "rf.npy", values, std::vector<std::size_t>{5, 6});
+  auto [npy, npy_code] = info_json(quote(dir_ / "rf.npy"));
+  ASSERT_EQ(npy_code, 0);
+  EXPECT_EQ(npy[0]["format"], "NPY");
+  EXPECT_EQ(npy[0]["arrays"][0]["type"], "<f4");
+  EXPECT_EQ(npy[0]["arrays"][0]["dims"], json::array({5, 6}));
+  EXPECT_EQ(npy[0]["channel_data"]["samples"], 5);
+
+  const std::vector<std::int32_t> seed(128 * 2000, 7), small(3 * 10, -1);
+  usrecon::io::write_source_txt(dir_ / "seed.txt", seed, 128, 2000);
+  usrecon::io::write_source_txt(dir_ / "small.txt", small, 3, 10);
+  const auto r = run_command(exe_ + " info " + quote(dir_ / "seed.txt") + " " + quote(dir_ / "small.txt"));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("256000 values\n  reconstruct: the seed model (the default) reads it"), std::string::npos)
+      << r.output;
+  EXPECT_NE(r.output.find("30 values\n  reconstruct: not the seed's 128 x 2000 values"), std::string::npos)
+      << r.output;
+}
+
+TEST_F(CliInfo, AFileThatCannotBeListedFailsTheRunAndTheOthersStillShow) {
+  std::ofstream(dir_ / "broken.npy") << "not an npy file";
+  std::ofstream(dir_ / "broken.h5") << "not an hdf5 file";
+  const auto [all, code] =
+      info_json(quote(dir_ / "broken.npy") + " " + quote(kUff / "ustb_sta.uff") + " " + quote(dir_ / "broken.h5"));
+  EXPECT_EQ(code, 1);
+  ASSERT_EQ(all.size(), 3u) << all;
+  EXPECT_NE(all[0].value("error", "").find("broken.npy"), std::string::npos) << all[0];
+  EXPECT_EQ(all[1]["channel_data"]["transmits"], 12);
+  EXPECT_NE(all[2].value("error", "").find("broken.h5"), std::string::npos) << all[2];
+  const auto r = run_command(exe_ + " info " + quote(dir_ / "broken.npy"));
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.output.find("usrecon: error: "), std::string::npos) << r.output;
+}

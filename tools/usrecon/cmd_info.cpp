@@ -1,0 +1,262 @@
+// usrecon info FILE... [--var NAME] [--frame N] [--json]: what a channel-data file holds (its
+// arrays, with type and dims) and how `reconstruct` would read it: the channel data's transmits x
+// elements x samples and the acquisition parameters the file carries (PICMUS, USTB UFF), or the
+// reason it cannot be read as it stands (a --layout or --var to give, say). Nothing is written.
+#include <algorithm>
+#include <cstdio>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "commands.hpp"
+#include "usrecon/io/file.hpp"
+#include "usrecon/io/hdf5.hpp"
+#include "usrecon/io/mat.hpp"
+#include "usrecon/io/npy.hpp"
+#include "usrecon/recon/das_pipeline.hpp"
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace usrecon::cli {
+namespace {
+
+struct InfoArgs {
+  std::vector<std::string> files;
+  std::string var;
+  int frame = 1;
+  bool as_json = false;
+};
+
+constexpr double kPi = 3.14159265358979323846;
+constexpr std::size_t kArraysShown = 40;  // text output lists this many arrays (--json: all)
+
+std::string lower_extension(const fs::path& path) {
+  std::string ext = path.extension().string();
+  std::transform(ext.begin(), ext.end(), ext.begin(), [](unsigned char c) { return std::tolower(c); });
+  return ext;
+}
+
+json array_entry(const std::string& name, const std::string& type, const std::vector<std::size_t>& dims) {
+  return {{"name", name}, {"type", type}, {"dims", dims}};
+}
+
+/// source.txt: whitespace-separated integers, channel-major; counts them (without checking them:
+/// reconstruct does, naming line and column).
+std::size_t count_values(const fs::path& path) {
+  const std::string text = io::read_file(path);
+  std::size_t values = 0;
+  bool in_value = false;
+  for (char c : text) {
+    const bool blank = c == ' ' || c == '\t' || c == '\r' || c == '\n' || c == '\f' || c == '\v';
+    if (!blank && !in_value) ++values;
+    in_value = !blank;
+  }
+  return values;
+}
+
+json geometry_json(const recon::FileGeometry& g) {
+  json j = {{"source", g.source}};
+  const auto put = [&](const char* key, const std::optional<double>& v) {
+    if (v) j[key] = *v;
+  };
+  if (g.model) j["model"] = recon::to_string(*g.model);
+  put("sampling_hz", g.fs);
+  put("sound_speed_m_per_s", g.sound_speed);
+  put("transmit_sound_speed_m_per_s", g.transmit_sound_speed);
+  put("t0_s", g.t0);
+  if (g.elements > 0) j["elements"] = g.elements;
+  put("element_pitch_m", g.pitch);
+  if (g.time_zero) j["time_zero"] = recon::to_string(*g.time_zero);
+  if (!g.angles.empty()) {
+    std::vector<double> degrees;
+    for (double a : g.angles) degrees.push_back(a * 180.0 / kPi);
+    j["angles_deg"] = degrees;
+  }
+  if (!g.tx_elements.empty()) j["tx_elements"] = g.tx_elements;
+  if (!g.wave_delays.empty()) j["wave_delays_s"] = g.wave_delays;
+  if (g.modulation_frequency != 0) j["modulation_frequency_hz"] = g.modulation_frequency;
+  if (g.frames > 0) {
+    j["frame"] = g.frame;
+    j["frames"] = g.frames;
+  }
+  return j;
+}
+
+/// Everything `info` says about one file. Throws when the file cannot be listed at all.
+json describe(const fs::path& path, const InfoArgs& args) {
+  json d = {{"file", path.string()}, {"arrays", json::array()}};
+  const std::string ext = lower_extension(path);
+  if (ext == ".mat") {
+    d["format"] = "MAT";
+    for (const io::MatVariableInfo& v : io::list_mat_variables(path)) {
+      json a = array_entry(v.name, v.matlab_class, v.dims);
+      if (v.is_complex) a["complex"] = true;
+      d["arrays"].push_back(a);
+    }
+  } else if (io::has_hdf5_extension(path)) {
+    d["format"] = "HDF5";
+    for (const io::Hdf5DatasetInfo& info : io::list_hdf5_datasets(path))
+      d["arrays"].push_back(array_entry(info.path, info.type.empty() ? "non-numeric" : info.type, info.dims));
+    std::vector<std::string> ustb;
+    for (const io::Hdf5Group& g : io::list_hdf5_groups(path))
+      if (const io::Hdf5Attribute* c = g.attribute("class"); c && c->text == "uff.channel_data") ustb.push_back(g.path);
+    if (!ustb.empty()) d["ustb_channel_data"] = ustb;
+  } else if (ext == ".npy") {
+    d["format"] = "NPY";
+    const io::NpyArray a = io::read_npy(path);
+    d["arrays"].push_back(array_entry(path.filename().string(), std::string(io::npy_descr(a.dtype)), a.shape));
+  } else {
+    d["format"] = "source.txt";
+    const std::size_t values = count_values(path);
+    d["values"] = values;
+    d["reads_as"] = values == 128 * 2000
+                        ? "the seed model (the default) reads it as 128 channels x 2000 samples"
+                        : "not the seed's 128 x 2000 values; --model planewave or sa reads it with --elements, "
+                          "--samples and the transmits given (values = elements x transmits x samples)";
+    return d;
+  }
+  // How reconstruct reads it, with the options given here.
+  recon::ChannelInput input;
+  input.var = args.var;
+  input.frame = args.frame;
+  try {
+    recon::FileGeometry geometry;
+    const recon::ChannelData rf = recon::read_channel_data(path, input, 0, 0, &geometry);
+    json c = {{"transmits", rf.transmits}, {"elements", rf.elements}, {"samples", rf.samples},
+              {"iq", rf.is_iq()}, {"layout", geometry.source.empty() ? "samples,elements,transmits"
+                                                                       : "transmits,elements,samples"}};
+    if (!geometry.source.empty()) c["from_file"] = geometry_json(geometry);
+    d["channel_data"] = c;
+  } catch (const std::exception& e) {
+    d["not_read_because"] = e.what();
+  }
+  return d;
+}
+
+std::string dims_text(const json& dims) {
+  std::string s;
+  for (const auto& n : dims) s += (s.empty() ? "" : " x ") + std::to_string(n.get<std::size_t>());
+  return s.empty() ? "scalar" : s;
+}
+
+std::string number_text(double v) {
+  char buffer[32];
+  std::snprintf(buffer, sizeof buffer, "%.6g", v);
+  return buffer;
+}
+
+void print_text(const json& d) {
+  std::printf("%s: %s\n", d["file"].get<std::string>().c_str(), d["format"].get<std::string>().c_str());
+  if (d.contains("values")) std::printf("  %zu values\n", d["values"].get<std::size_t>());
+  // Arrays of more than one value (USTB files hold hundreds of one-value parameters).
+  std::vector<const json*> shown;
+  for (const json& a : d["arrays"]) {
+    std::size_t count = 1;
+    for (const auto& n : a["dims"]) count *= n.get<std::size_t>();
+    if (count > 1 || d["arrays"].size() <= kArraysShown) shown.push_back(&a);
+  }
+  std::size_t width = 0;
+  for (const json* a : shown) width = std::max(width, (*a)["name"].get<std::string>().size());
+  for (std::size_t k = 0; k < shown.size() && k < kArraysShown; ++k) {
+    const json& a = *shown[k];
+    std::printf("  %-*s  %-11s %s%s\n", int(width), a["name"].get<std::string>().c_str(),
+                a["type"].get<std::string>().c_str(), dims_text(a["dims"]).c_str(),
+                a.value("complex", false) ? " (complex)" : "");
+  }
+  const std::size_t hidden = d["arrays"].size() - std::min(shown.size(), kArraysShown);
+  if (hidden > 0) std::printf("  and %zu more arrays, one-value ones among them (--json lists them all)\n", hidden);
+  if (d.contains("ustb_channel_data")) {
+    std::string list;
+    for (const auto& g : d["ustb_channel_data"]) list += (list.empty() ? "" : ", ") + g.get<std::string>();
+    std::printf("  USTB uff.channel_data: %s\n", list.c_str());
+  }
+  if (d.contains("reads_as")) std::printf("  reconstruct: %s\n", d["reads_as"].get<std::string>().c_str());
+  if (d.contains("not_read_because"))
+    std::printf("  reconstruct cannot read it as it stands: %s\n", d["not_read_because"].get<std::string>().c_str());
+  if (!d.contains("channel_data")) return;
+  const json& c = d["channel_data"];
+  std::printf("  reconstruct reads %d transmit(s) x %d element(s) x %d samples, %s\n", c["transmits"].get<int>(),
+              c["elements"].get<int>(), c["samples"].get<int>(), c["iq"].get<bool>() ? "baseband IQ" : "RF");
+  if (!c.contains("from_file")) {
+    std::printf("  (axes as --layout %s, the default; the geometry must be given)\n",
+                c["layout"].get<std::string>().c_str());
+    return;
+  }
+  const json& g = c["from_file"];
+  std::printf("  parameters from %s:\n", g["source"].get<std::string>().c_str());
+  const auto line = [&](const char* key, const char* label, double scale, const char* unit) {
+    if (g.contains(key)) std::printf("    %-22s %s %s\n", label, number_text(g[key].get<double>() * scale).c_str(), unit);
+  };
+  if (g.contains("model")) std::printf("    %-22s %s\n", "model", g["model"].get<std::string>().c_str());
+  line("sampling_hz", "sampling frequency", 1e-6, "MHz");
+  line("sound_speed_m_per_s", "sound speed", 1, "m/s");
+  line("transmit_sound_speed_m_per_s", "transmit sound speed", 1, "m/s");
+  line("t0_s", "t0", 1e6, "us");
+  line("element_pitch_m", "pitch", 1e3, "mm");
+  if (g.contains("time_zero")) std::printf("    %-22s %s\n", "time zero", g["time_zero"].get<std::string>().c_str());
+  // Lists: one value when all are equal, the ends of a long one.
+  const auto list = [&](const char* key, const char* label, double scale, const char* unit) {
+    if (!g.contains(key)) return;
+    std::vector<double> v;
+    for (const auto& x : g[key]) v.push_back(x.get<double>() * scale);
+    std::string s;
+    if (std::all_of(v.begin(), v.end(), [&](double x) { return x == v.front(); }) && v.size() > 1) {
+      s = number_text(v.front()) + unit + " (all " + std::to_string(v.size()) + ")";
+    } else {
+      for (std::size_t k = 0; k < v.size(); ++k) {
+        if (v.size() > 10 && k == 4) {
+          s += ", ...";
+          k = v.size() - 3;
+          continue;
+        }
+        s += (k == 0 ? "" : ", ") + number_text(v[k]);
+      }
+      s += unit;
+      if (v.size() > 10) s += " (" + std::to_string(v.size()) + ")";
+    }
+    std::printf("    %-22s %s\n", label, s.c_str());
+  };
+  list("angles_deg", "angles", 1, " deg");
+  list("tx_elements", "firing elements", 1, "");
+  list("wave_delays_s", "wave delays", 1e6, " us");
+  line("modulation_frequency_hz", "modulation frequency", 1e-6, "MHz");
+  if (g.contains("frames"))
+    std::printf("    %-22s %d of %d\n", "frame", g["frame"].get<int>(), g["frames"].get<int>());
+}
+
+int run(const InfoArgs& args) {
+  json all = json::array();
+  int failed = 0;
+  for (const std::string& file : args.files) {
+    try {
+      const json d = describe(file, args);
+      if (args.as_json) all.push_back(d);
+      else print_text(d);
+    } catch (const std::exception& e) {
+      ++failed;
+      if (args.as_json) all.push_back({{"file", file}, {"error", e.what()}});
+      std::fprintf(stderr, "usrecon: error: %s\n", e.what());
+    }
+  }
+  if (args.as_json) std::printf("%s\n", all.dump(2).c_str());
+  return failed ? 1 : 0;
+}
+
+}  // namespace
+
+Command add_info(CLI::App& app) {
+  auto args = std::make_shared<InfoArgs>();
+  app.add_option("files", args->files, "Channel data files (.mat, .h5/.hdf5/.uff, .npy, source.txt)")
+      ->required()
+      ->check(CLI::ExistingFile);
+  app.add_option("--var", args->var, "MAT variable, HDF5 dataset or USTB channel_data group to read, as for reconstruct");
+  app.add_option("--frame", args->frame, "USTB UFF files: the frame to read (1 = the first)")->check(CLI::PositiveNumber);
+  app.add_flag("--json", args->as_json, "Print one JSON array (an object per file) instead of text");
+  app.footer("Exit status 1 when a file cannot be listed at all; a file that lists but that reconstruct "
+             "cannot read as it stands says why (and what to give) and counts as success.");
+  return [args] { return run(*args); };
+}
+
+}  // namespace usrecon::cli
