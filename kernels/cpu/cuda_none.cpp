@@ -14,6 +14,15 @@ template sum_type_t<double> cuda_sum<double>(const double*, std::size_t, StreamV
 template sum_type_t<std::int32_t> cuda_sum<std::int32_t>(const std::int32_t*, std::size_t, StreamView);
 template sum_type_t<std::int64_t> cuda_sum<std::int64_t>(const std::int64_t*, std::size_t, StreamView);
 
+template <class T>
+void cuda_sum_to_device(const T*, std::size_t, sum_type_t<T>*, StreamView) {
+  require_cuda("sum on device arrays");
+}
+template void cuda_sum_to_device<float>(const float*, std::size_t, float*, StreamView);
+template void cuda_sum_to_device<double>(const double*, std::size_t, double*, StreamView);
+template void cuda_sum_to_device<std::int32_t>(const std::int32_t*, std::size_t, std::int64_t*, StreamView);
+template void cuda_sum_to_device<std::int64_t>(const std::int64_t*, std::size_t, std::int64_t*, StreamView);
+
 std::uint64_t cuda_monte_carlo_count(std::uint64_t, std::uint64_t, StreamView) {
   require_cuda("monte_carlo_pi on CUDA");
   return 0;

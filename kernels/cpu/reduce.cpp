@@ -73,11 +73,25 @@ sum_type_t<T> sum(const In<T>& x, const Exec& exec) {
   }
   return {};
 }
+
+template <class T>
+void sum(const In<T>& x, const Out<sum_type_t<T>>& out, const Exec& exec) {
+  if (out.shape.size() != 1)
+    throw Error("sum: the output must hold one element; it is " + out.shape.to_string());
+  if (x.location == Location::device && out.location == Location::device) {
+    cuda_sum_to_device(x.data, static_cast<std::size_t>(x.shape.size()), out.data, exec.stream);
+    return;
+  }
+  if (out.location == Location::device)
+    throw Error("sum: a host input sums into a host output (copy the input to the device for a device one)");
+  *out.data = sum(x, exec);
+}
 }  // namespace detail
 
 #define USRECON_INSTANTIATE_SUM(T)                                    \
   template sum_type_t<T> cpu_sum<T>(const T*, std::size_t, int);      \
-  template sum_type_t<T> detail::sum<T>(const In<T>&, const Exec&);
+  template sum_type_t<T> detail::sum<T>(const In<T>&, const Exec&);   \
+  template void detail::sum<T>(const In<T>&, const Out<sum_type_t<T>>&, const Exec&);
 USRECON_INSTANTIATE_SUM(float)
 USRECON_INSTANTIATE_SUM(double)
 USRECON_INSTANTIATE_SUM(std::int32_t)

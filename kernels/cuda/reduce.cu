@@ -76,6 +76,20 @@ __global__ void __launch_bounds__(threads) sum_final(const R* __restrict__ parti
 
 }  // namespace
 
+namespace {
+
+/// Enqueues the two passes: partials into `partials` (room for the returned block count, at most
+/// max_blocks), then their sum into *out. n > 0.
+template <class T, class R>
+void enqueue_sum(const T* x, std::int64_t n, R* partials, unsigned blocks, R* out, StreamView stream) {
+  sum_partials<T, R><<<blocks, threads, 0, stream.get()>>>(x, n, partials);
+  USRECON_CUDA_CHECK_LAUNCH("sum_partials");
+  sum_final<R><<<1, threads, 0, stream.get()>>>(partials, static_cast<int>(blocks), out);
+  USRECON_CUDA_CHECK_LAUNCH("sum_final");
+}
+
+}  // namespace
+
 template <class T>
 sum_type_t<T> cuda_sum(const T* x, std::size_t n, StreamView stream) {
   using R = sum_type_t<T>;
@@ -84,10 +98,7 @@ sum_type_t<T> cuda_sum(const T* x, std::size_t n, StreamView stream) {
   const unsigned blocks = cuda::grid_1d(ni, threads * unroll, max_blocks);
   R* scratch = nullptr;  // partials, then the result
   USRECON_CUDA_CHECK(cudaMallocAsync(&scratch, (blocks + 1) * sizeof(R), stream.get()));
-  sum_partials<T, R><<<blocks, threads, 0, stream.get()>>>(x, ni, scratch);
-  USRECON_CUDA_CHECK_LAUNCH("sum_partials");
-  sum_final<R><<<1, threads, 0, stream.get()>>>(scratch, static_cast<int>(blocks), scratch + blocks);
-  USRECON_CUDA_CHECK_LAUNCH("sum_final");
+  enqueue_sum(x, ni, scratch, blocks, scratch + blocks, stream);
   R result{};
   USRECON_CUDA_CHECK(
       cudaMemcpyAsync(&result, scratch + blocks, sizeof(R), cudaMemcpyDeviceToHost, stream.get()));
@@ -96,9 +107,29 @@ sum_type_t<T> cuda_sum(const T* x, std::size_t n, StreamView stream) {
   return result;
 }
 
+template <class T>
+void cuda_sum_to_device(const T* x, std::size_t n, sum_type_t<T>* out, StreamView stream) {
+  using R = sum_type_t<T>;
+  if (n == 0) {
+    USRECON_CUDA_CHECK(cudaMemsetAsync(out, 0, sizeof(R), stream.get()));  // 0 in every sum type
+    return;
+  }
+  const auto ni = static_cast<std::int64_t>(n);
+  const unsigned blocks = cuda::grid_1d(ni, threads * unroll, max_blocks);
+  // The partials come from the stream-ordered pool: after the first call a reuse, not a cudaMalloc.
+  R* partials = nullptr;
+  USRECON_CUDA_CHECK(cudaMallocAsync(&partials, blocks * sizeof(R), stream.get()));
+  enqueue_sum(x, ni, partials, blocks, out, stream);
+  USRECON_CUDA_CHECK(cudaFreeAsync(partials, stream.get()));
+}
+
 template sum_type_t<float> cuda_sum<float>(const float*, std::size_t, StreamView);
 template sum_type_t<double> cuda_sum<double>(const double*, std::size_t, StreamView);
 template sum_type_t<std::int32_t> cuda_sum<std::int32_t>(const std::int32_t*, std::size_t, StreamView);
 template sum_type_t<std::int64_t> cuda_sum<std::int64_t>(const std::int64_t*, std::size_t, StreamView);
+template void cuda_sum_to_device<float>(const float*, std::size_t, float*, StreamView);
+template void cuda_sum_to_device<double>(const double*, std::size_t, double*, StreamView);
+template void cuda_sum_to_device<std::int32_t>(const std::int32_t*, std::size_t, std::int64_t*, StreamView);
+template void cuda_sum_to_device<std::int64_t>(const std::int64_t*, std::size_t, std::int64_t*, StreamView);
 
 }  // namespace usrecon::kernels::detail

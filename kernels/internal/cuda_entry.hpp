@@ -13,6 +13,9 @@ namespace usrecon::kernels::detail {
 
 template <class T>
 sum_type_t<T> cuda_sum(const T* x, std::size_t n, StreamView stream);
+/// The sum of n device elements written to device memory `out`, enqueued on `stream` (no wait).
+template <class T>
+void cuda_sum_to_device(const T* x, std::size_t n, sum_type_t<T>* out, StreamView stream);
 
 std::uint64_t cuda_monte_carlo_count(std::uint64_t n, std::uint64_t seed, StreamView stream);
 

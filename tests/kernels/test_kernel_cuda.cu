@@ -97,6 +97,30 @@ TEST(KernelCuda, SumMatchesCpu) {
   }
 }
 
+TEST(KernelCuda, SumIntoDeviceOutputStaysOnTheDeviceAndAgrees) {
+  REQUIRE_GPU("sum into a preallocated device (and host) output");
+  const uk::Stream stream;
+  const uk::Exec exec{0, stream};
+  for (std::int64_t n : {0, 1, 1025, 3'000'017}) {
+    const auto i = random_array<std::int32_t>({n}, 14, -1'000'000'000, 1'000'000'000);
+    const auto di = uk::to_device(i, stream);
+    uk::DeviceArray<std::int64_t> out(Shape{1});
+    uk::sum(di, out, exec);  // enqueued only
+    EXPECT_EQ(out.copy_to_host(stream)[0], uk::sum(i)) << "n=" << n;
+    HostArray<std::int64_t> host_out(Shape{1}, -1);
+    uk::sum(di, host_out, exec);
+    EXPECT_EQ(host_out[0], uk::sum(i)) << "n=" << n;
+    const auto f = random_array<float>({n}, 15, 0.0, 1.0);
+    const auto df = uk::to_device(f, stream);
+    uk::DeviceArray<float> f_out(Shape{1, 1});
+    for (int repeat = 0; repeat < 3; ++repeat) uk::sum(df, f_out, exec);  // a loop that never waits
+    EXPECT_EQ(f_out.copy_to_host(stream)[0], uk::sum(df, exec)) << "n=" << n << ": the same kernels";
+  }
+  const auto host = random_array<float>({10}, 16, 0.0, 1.0);
+  uk::DeviceArray<float> device_out(Shape{1});
+  EXPECT_THROW(uk::sum(host, device_out), usrecon::Error);
+}
+
 TEST(KernelCuda, MonteCarloGivesTheCpuCountForTheSameSeed) {
   REQUIRE_GPU("monte_carlo_pi: GPU count equals CPU count");
   for (std::uint64_t n : {1ull, 101ull, 1'000'000ull, 10'000'001ull})
@@ -138,6 +162,24 @@ TYPED_TEST(KernelCudaMatmul, TiledAndNaiveAgainstCublas) {
     const HostArray<T> rt = uk::matmul(dra, drb, MatmulAlgo::tiled).copy_to_host();
     const double bound = 4.0 * std::numeric_limits<T>::epsilon() * d.k;
     for (std::size_t i = 0; i < rt.size(); ++i) ASSERT_NEAR(rt[i], rref[i], bound);
+  }
+}
+
+TYPED_TEST(KernelCudaMatmul, RowsBeyondTheGridLimit) {
+  using T = TypeParam;
+  REQUIRE_GPU("matmul taller than 65535 row blocks (tiled: 128 float / 64 double rows a block; naive: 16)");
+  // Past 65535 row tiles of the float tiled kernel (and so of the double one and the naive one).
+  const std::int64_t m = 65535LL * 128 + 77, k = 3, n = 2;
+  HostArray<T> a(Shape{m, k}), b(Shape{k, n});
+  for (std::int64_t i = 0; i < m * k; ++i) a[i] = T(i % 7) - T(3);
+  for (std::int64_t i = 0; i < k * n; ++i) b[i] = T(i % 5) - T(2);
+  const auto da = uk::to_device(a), db = uk::to_device(b);
+  const HostArray<T> cpu = uk::matmul(a, b, MatmulAlgo::naive);
+  for (MatmulAlgo algo : {MatmulAlgo::tiled, MatmulAlgo::naive, MatmulAlgo::blas}) {
+    const HostArray<T> c = uk::matmul(da, db, algo).copy_to_host();
+    std::int64_t wrong = 0;
+    for (std::size_t i = 0; i < c.size(); ++i) wrong += c[i] != cpu[i];
+    EXPECT_EQ(wrong, 0) << "algo " << static_cast<int>(algo) << ", m = " << m;
   }
 }
 

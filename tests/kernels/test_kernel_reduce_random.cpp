@@ -35,6 +35,28 @@ TEST(KernelSum, TutorialSumOfAMillionInt32) {
   EXPECT_EQ(uk::sum(a), std::int64_t{499'999'500'000});
 }
 
+TEST(KernelSum, IntoAPreallocatedOneElementOutput) {
+  const auto a = random_array<std::int32_t>({4097}, 3, -1'000'000, 1'000'000);
+  std::int64_t ref = 0;
+  for (auto v : a) ref += v;
+  HostArray<std::int64_t> out(Shape{1}, -1), out_2d(Shape{1, 1}, -1);
+  uk::sum(a, out);
+  uk::sum(a, out_2d, uk::Exec{1});
+  EXPECT_EQ(out[0], ref);
+  EXPECT_EQ(out_2d[0], ref);
+  const auto f = random_array<float>({10'001}, 4, -1.0, 1.0);
+  HostArray<float> f_out(Shape{1});
+  uk::sum(f, f_out);
+  EXPECT_EQ(f_out[0], uk::sum(f));  // the same pairwise sum, bit for bit
+  HostArray<std::int64_t> two(Shape{2});
+  try {
+    uk::sum(a, two);
+    ADD_FAILURE() << "a two-element output: accepted";
+  } catch (const usrecon::Error& e) {
+    EXPECT_STREQ(e.what(), "sum: the output must hold one element; it is (2,)");
+  }
+}
+
 template <class T>
 class KernelSumFloat : public ::testing::Test {};
 using FloatTypes = ::testing::Types<float, double>;

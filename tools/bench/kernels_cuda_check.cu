@@ -200,7 +200,16 @@ void check_sum(const uk::Stream& stream, Report& report, const std::string& key,
                   rel, bound);
     return report.fail(label, why);
   }
-  const Timing t = time_with_events(stream, report.reps(), [&] { (void)uk::sum(d, exec); });
+  // Timed into a device output, as a loop of sums on the GPU runs: nothing waits or copies back.
+  uk::DeviceArray<uk::sum_type_t<T>> out(uk::Shape{1});
+  uk::sum(d, out, exec);
+  const double into = double(out.copy_to_host(stream)[0]);
+  if (into != got) {
+    char why[200];
+    std::snprintf(why, sizeof why, "sum into a device output %.17g, sum() %.17g", into, got);
+    return report.fail(label, why);
+  }
+  const Timing t = time_with_events(stream, report.reps(), [&] { uk::sum(d, out, exec); });
   report.figure(key + "_gbs", std::string(label) + " (GB/s)", t, double(kN) * sizeof(T), "GB/s");
 }
 
@@ -284,6 +293,39 @@ void check_sgemm(const uk::Stream& stream, Report& report) {
                   flops, "GFLOP/s");
 }
 
+/// Matmuls taller than gridDim.y's 65535 blocks reach: (m x 3) . (3 x 2) with m past 65535 row
+/// tiles of the tiled kernel and 65535 row blocks of the naive one, small integers, so every
+/// entry is exact: each algorithm against a host loop.
+void check_tall_matmul(const uk::Stream& stream, Report& report) {
+  const std::int64_t m = 65535LL * 128 + 77, k = 3, n = 2;
+  const uk::Exec exec{0, stream};
+  uk::HostArray<float> ha(uk::Shape{m, k}), hb(uk::Shape{k, n});
+  for (std::int64_t i = 0; i < m * k; ++i) ha[i] = float(i % 7) - 3.0f;
+  for (std::int64_t i = 0; i < k * n; ++i) hb[i] = float(i % 5) - 2.0f;
+  const auto a = uk::to_device(ha, stream), b = uk::to_device(hb, stream);
+  uk::DeviceArray<float> c({m, n});
+  for (const auto [algo, name] : {std::pair{uk::MatmulAlgo::tiled, "tiled"}, std::pair{uk::MatmulAlgo::naive, "naive"},
+                                  std::pair{uk::MatmulAlgo::blas, "cuBLAS"}}) {
+    uk::matmul(a, b, c, algo, exec);
+    const auto hc = c.copy_to_host(stream);
+    std::int64_t wrong = 0, first = -1;
+    for (std::int64_t r = 0; r < m; ++r)
+      for (std::int64_t j = 0; j < n; ++j) {
+        float want = 0;
+        for (std::int64_t p = 0; p < k; ++p) want += ha[r * k + p] * hb[p * n + j];
+        if (hc[r * n + j] != want && wrong++ == 0) first = r;
+      }
+    const std::string label = std::string("tall matmul ") + name;
+    report.result("tall_matmul_" + std::string(name) + "_wrong", double(wrong));
+    if (wrong) {
+      char why[200];
+      std::snprintf(why, sizeof why, "%lld of %lld entries wrong (first in row %lld) for m = %lld",
+                    (long long)wrong, (long long)(m * n), (long long)first, (long long)m);
+      report.fail(label, why);
+    }
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -315,6 +357,7 @@ int main(int argc, char** argv) {
   report.guarded("sum int32",
                  [&] { check_sum<std::int32_t>(*stream, report, "sum_int32", "sum int32"); });
   report.guarded("SGEMM", [&] { check_sgemm(*stream, report); });
+  report.guarded("tall matmul", [&] { check_tall_matmul(*stream, report); });
 
   std::printf("\nRatios (medians):\n");
   report.ratio("map_add_vs_copy", "map add a + b / d2d copy", "map_add_gbs", "d2d_copy_gbs", 0.80);

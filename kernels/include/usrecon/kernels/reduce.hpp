@@ -1,6 +1,7 @@
 // Reductions: sum over all elements of an array, on CPU threads or CUDA.
 #pragma once
 
+#include <concepts>
 #include <cstdint>
 #include <type_traits>
 
@@ -16,6 +17,8 @@ using sum_type_t = std::conditional_t<std::is_integral_v<T>, std::int64_t, T>;
 namespace detail {
 template <class T>
 sum_type_t<T> sum(const In<T>& x, const Exec& exec);  // instantiated for the supported types
+template <class T>
+void sum(const In<T>& x, const Out<sum_type_t<T>>& out, const Exec& exec);
 }  // namespace detail
 
 /// Sum of all elements of a host or device array (or In<T> view).
@@ -30,6 +33,20 @@ template <class A>
   using T = element_type_t<A>;
   static_assert(is_supported_type_v<T>, "sum: element types float, double, int32_t, int64_t");
   return detail::sum<T>(In<T>(x), exec);
+}
+
+/// The same sum written into `out`, a one-element array of sum_type_t<T> (any shape of size 1),
+/// so that a loop of sums allocates nothing and, on the GPU, waits for nothing: with a device
+/// input and a device output the sum is only enqueued on exec.stream and its result stays on the
+/// device (like Numba's device arrays), for the next kernel or a later copy_to_host. A device
+/// input with a host output waits, as sum() does; a host input needs a host output. Throws
+/// Error for an output of another size or a host input with a device output.
+template <class A, class O>
+  requires(!std::same_as<std::remove_cvref_t<O>, Exec>)
+void sum(const A& x, O&& out, const Exec& exec = {}) {
+  using T = element_type_t<A>;
+  static_assert(is_supported_type_v<T>, "sum: element types float, double, int32_t, int64_t");
+  detail::sum<T>(In<T>(x), Out<sum_type_t<T>>(out), exec);
 }
 
 /// The CPU sum of n contiguous host elements (what sum() runs for host arrays).
