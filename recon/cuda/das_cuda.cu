@@ -16,6 +16,7 @@
 
 #include "usrecon/kernels/cuda_check.hpp"
 #include "usrecon/recon/das.hpp"
+#include "usrecon/recon/delay/diverging.hpp"
 #include "usrecon/recon/delay/planewave.hpp"
 #include "usrecon/recon/delay/synthetic_aperture.hpp"
 
@@ -35,6 +36,8 @@ DevicePtr<T> device_alloc(std::size_t n) {
   return DevicePtr<T>(static_cast<T*>(p));
 }
 
+enum ModelCode : int { kPlaneWave = 0, kSyntheticAperture = 1, kDivergingWave = 2 };
+
 struct Params {
   int nx, nz, elements, transmits, samples, stride, model, window, linear;
   double x0, dx, z0, dz;
@@ -53,21 +56,34 @@ __device__ inline bool thread_pixel(const Params& p, int& ix, int& iz, float& x,
   return true;
 }
 
+/// Per-transmit geometry of every model (only the arrays of the problem's model are filled).
+struct TransmitArrays {
+  const float* cos_a;        // plane wave
+  const float* sin_a;        // plane wave
+  const float* x_reference;  // plane wave
+  const int* tx_element;     // synthetic aperture
+  const float* src_x;        // diverging wave: virtual source x (m)
+  const float* src_z;        // diverging wave: virtual source z (m)
+  const float* src_r0;       // diverging wave: reference distance (m)
+};
+
 __global__ void das_kernel(Params p, const float* __restrict__ I, const float* __restrict__ Q,
-                           const float* __restrict__ cos_a, const float* __restrict__ sin_a,
-                           const float* __restrict__ x_reference, const int* __restrict__ tx_element,
-                           const float* __restrict__ ex, float2* __restrict__ out) {
+                           TransmitArrays tr, const float* __restrict__ ex, float2* __restrict__ out) {
   int ix, iz;
   float x, z;
   if (!thread_pixel(p, ix, iz, x, z)) return;
   float acc_i = 0.f, acc_q = 0.f;
   for (int t = 0; t < p.transmits; ++t) {
     float tx;
-    if (p.model == 0) {
-      tx = das::sample_position(das::planewave_transmit_distance(x, z, cos_a[t], sin_a[t], x_reference[t]),
+    if (p.model == kPlaneWave) {
+      tx = das::sample_position(
+          das::planewave_transmit_distance(x, z, tr.cos_a[t], tr.sin_a[t], tr.x_reference[t]), p.inv_c_fs,
+          p.t0_fs);
+    } else if (p.model == kDivergingWave) {
+      tx = das::sample_position(das::diverging_transmit_distance(x, z, tr.src_x[t], tr.src_z[t], tr.src_r0[t]),
                                 p.inv_c_fs, p.t0_fs);
     } else {
-      tx = das::receive_distance(x, z, ex[tx_element[t]]) * p.inv_c_fs - p.t0_fs;
+      tx = das::receive_distance(x, z, ex[tr.tx_element[t]]) * p.inv_c_fs - p.t0_fs;
     }
     for (int e = 0; e < p.elements; ++e) {
       const float xe = ex[e];
@@ -130,7 +146,7 @@ __global__ void das_planewave_kernel(Params p, const float2* __restrict__ iq,
 struct DasCudaBeamformer::Impl {
   DasProblem problem;
   Params params{};
-  DevicePtr<float> cos_a, sin_a, x_reference, ex, i, q;
+  DevicePtr<float> cos_a, sin_a, x_reference, ex, i, q, src_x, src_z, src_r0;
   DevicePtr<int> tx_element;
   DevicePtr<float2> out, iq;  // iq: interleaved I/Q for the element-outer kernel
   DasCudaKernel kernel = DasCudaKernel::PixelPerThread;
@@ -165,7 +181,9 @@ DasCudaBeamformer::DasCudaBeamformer(const DasProblem& problem, DasCudaKernel ke
   p.transmits = acq.transmits();
   p.samples = problem.samples;
   p.stride = (AnalyticData::kFront + problem.samples + AnalyticData::kBack + 15) / 16 * 16;
-  p.model = acq.model == Model::PlaneWave ? 0 : 1;
+  p.model = acq.model == Model::PlaneWave ? kPlaneWave
+            : acq.model == Model::DivergingWave ? kDivergingWave
+                                                : kSyntheticAperture;
   p.window = static_cast<int>(problem.options.window);
   p.linear = problem.options.interp == Interp::Linear;
   p.x0 = problem.grid.x0;
@@ -189,6 +207,21 @@ DasCudaBeamformer::DasCudaBeamformer(const DasProblem& problem, DasCudaKernel ke
   }
   if (acq.model == Model::SyntheticAperture && te.empty())
     for (int e = 0; e < acq.probe.elements; ++e) te.push_back(e);
+  std::vector<float> sx, sz, sr;
+  const std::vector<double> positions = acq.probe.positions();
+  for (std::size_t t = 0; t < acq.source_x.size(); ++t) {
+    sx.push_back(static_cast<float>(acq.source_x[t]));
+    sz.push_back(static_cast<float>(acq.source_z[t]));
+    sr.push_back(static_cast<float>(
+        das::diverging_reference_distance(acq.source_x[t], acq.source_z[t], positions, acq.time_zero)));
+  }
+  const auto upload = [](DevicePtr<float>& to, const std::vector<float>& from) {
+    to = device_alloc<float>(from.size());
+    USRECON_CUDA_CHECK(cudaMemcpy(to.get(), from.data(), from.size() * sizeof(float), cudaMemcpyHostToDevice));
+  };
+  upload(c.src_x, sx);
+  upload(c.src_z, sz);
+  upload(c.src_r0, sr);
   c.cos_a = device_alloc<float>(ca.size());
   c.sin_a = device_alloc<float>(sa.size());
   c.x_reference = device_alloc<float>(xf.size());
@@ -241,8 +274,9 @@ void DasCudaBeamformer::beamform(const AnalyticData& data, std::complex<float>* 
                                                        c.x_reference.get(), c.ex.get(), c.out.get());
     USRECON_CUDA_CHECK_LAUNCH(das_planewave_kernel);
   } else {
-    das_kernel<<<grid, kThreads>>>(p, c.i.get(), c.q.get(), c.cos_a.get(), c.sin_a.get(),
-                                   c.x_reference.get(), c.tx_element.get(), c.ex.get(), c.out.get());
+    const TransmitArrays tr{c.cos_a.get(),      c.sin_a.get(), c.x_reference.get(), c.tx_element.get(),
+                            c.src_x.get(),      c.src_z.get(), c.src_r0.get()};
+    das_kernel<<<grid, kThreads>>>(p, c.i.get(), c.q.get(), tr, c.ex.get(), c.out.get());
     USRECON_CUDA_CHECK_LAUNCH(das_kernel);
   }
   USRECON_CUDA_CHECK(cudaEventRecord(c.stop));

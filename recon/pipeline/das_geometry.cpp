@@ -41,7 +41,12 @@ Grid Grid::from_ranges(double x_min, double x_max, double dx, double z_min, doub
 }
 
 std::string to_string(Model model) {
-  return model == Model::PlaneWave ? "planewave" : "sa";
+  switch (model) {
+    case Model::PlaneWave: return "planewave";
+    case Model::SyntheticAperture: return "sa";
+    case Model::DivergingWave: return "dw";
+  }
+  return "?";
 }
 
 std::string to_string(das::TimeZero time_zero) {
@@ -65,6 +70,7 @@ std::string to_string(DasCudaKernel kernel) {  // here, so that CPU-only builds 
 
 int Acquisition::transmits() const {
   if (model == Model::PlaneWave) return static_cast<int>(angles.size());
+  if (model == Model::DivergingWave) return static_cast<int>(source_x.size());
   return tx_elements.empty() ? probe.elements : static_cast<int>(tx_elements.size());
 }
 
@@ -78,6 +84,15 @@ void Acquisition::validate(int transmits_in_data) const {
     require(!angles.empty(), "plane wave: give the steering angles (--angles-deg)");
     for (double a : angles)
       require(std::isfinite(a) && std::fabs(a) < 1.5, "plane wave: steering angles must lie within +-85 degrees");
+  } else if (model == Model::DivergingWave) {
+    require(!source_x.empty(), "diverging waves: give the virtual sources (--sources-x, --sources-z)");
+    require(source_z.size() == source_x.size(),
+            "diverging waves: " + std::to_string(source_x.size()) + " source x but " +
+                std::to_string(source_z.size()) + " source z positions");
+    for (std::size_t t = 0; t < source_x.size(); ++t)
+      require(std::isfinite(source_x[t]) && std::isfinite(source_z[t]) && source_z[t] <= 0,
+              "diverging waves: virtual source " + std::to_string(t + 1) +
+                  " must lie behind the array (finite x, z <= 0; focused waves are not supported)");
   } else {
     for (int e : tx_elements)
       require(e >= 0 && e < probe.elements, "synthetic aperture: transmit element " +
@@ -87,7 +102,9 @@ void Acquisition::validate(int transmits_in_data) const {
     require(transmits_in_data == transmits(),
             "the data hold " + std::to_string(transmits_in_data) + " transmits but the " +
                 to_string(model) + " acquisition describes " + std::to_string(transmits()) +
-                (model == Model::PlaneWave ? " (one per steering angle)" : " (one per transmit element)"));
+                (model == Model::PlaneWave       ? " (one per steering angle)"
+                 : model == Model::DivergingWave ? " (one per virtual source)"
+                                                 : " (one per transmit element)"));
 }
 
 Window parse_window(std::string_view name) {

@@ -150,6 +150,22 @@ std::vector<double> parse_number_list(std::string_view text, const std::string& 
   return values;
 }
 
+std::pair<std::vector<double>, std::vector<double>> parse_virtual_sources(std::string_view x_text,
+                                                                          std::string_view z_text) {
+  if (x_text.empty() || z_text.empty())
+    throw Error("diverging waves: give both --sources-x and --sources-z (metres)");
+  std::vector<double> x = parse_number_list(x_text, "--sources-x");
+  std::vector<double> z = parse_number_list(z_text, "--sources-z");
+  if (z.size() == 1) z.assign(x.size(), z.front());
+  if (z.size() != x.size())
+    throw Error("--sources-z: " + std::to_string(z.size()) + " depths for " + std::to_string(x.size()) +
+                " sources (give one depth, or one per source)");
+  for (double depth : z)
+    if (!(depth <= 0)) throw Error("--sources-z: a virtual source lies behind the array (z <= 0), not at z = " +
+                                   std::to_string(depth));
+  return {std::move(x), std::move(z)};
+}
+
 ChannelData arrange_channels(const std::vector<double>& values, const std::vector<std::size_t>& dims,
                              bool column_major, std::string_view layout, Offset offset,
                              const std::string& name) {

@@ -1,5 +1,6 @@
 // USTB's UFF files (the UltraSound ToolBox's HDF5 format, also PICMUS's .uff files): a
-// uff.channel_data object (plane waves or synthetic aperture, RF or IQ) read with its geometry. The layout, as USTB's MATLAB writer
+// uff.channel_data object (plane waves, synthetic aperture or diverging waves, RF or IQ) read
+// with its geometry. The layout, as USTB's MATLAB writer
 // (+uff/write_object.m) makes it:
 // - each object is a group whose "class" attribute names it (uff.channel_data, uff.wave, ...);
 // - every number is a dataset with MATLAB's dims reversed: a scalar is {1, 1}, data
@@ -9,8 +10,8 @@
 //   a wave's `source` is a uff.point (distance, azimuth, elevation; metres, radians), and a plane
 //   wave has distance = Inf (MATLAB's writer stores no `wavefront`; pyuff's does: 0 = plane);
 // - probe/geometry is MATLAB's N x 7 [x y z theta phi width height], so {7, N} here.
-// Timing, as USTB's DAS reads it: t = 0 when a wave crosses the origin (for plane waves our
-// TimeZero::Center; a synthetic-aperture element fires at |x| / c), and sample k of wave w is at
+// Timing, as USTB's DAS reads it: t = 0 when a wave crosses the origin (for plane and diverging
+// waves our TimeZero::Center; a synthetic-aperture element fires at |x| / c), and sample k of wave w is at
 // initial_time + k / fs + sequence(w).delay.
 // tests/corpus/valid/uff/make_ustb_uff.py writes such files independently, with h5py.
 #include <algorithm>
@@ -183,12 +184,16 @@ ChannelData read_ustb_channel_data(const fs::path& path, const std::vector<io::H
     throw Error(where + " has no probe geometry (probe/geometry, or probe/N and probe/pitch)");
   }
 
-  // The waves: plane waves (source at infinity, or pyuff's wavefront = 0), or synthetic aperture
-  // (a spherical wave from each element's own position); one transmit sound speed between them.
-  // Each wave's delay, and for synthetic aperture its source's distance from the origin (USTB
-  // fires the element at t = distance / c), time its samples; reconstruct_das aligns them.
+  // The waves: plane waves (source at infinity, or pyuff's wavefront = 0), synthetic aperture
+  // (a spherical wave from each element's own position), or diverging waves (spherical waves from
+  // virtual sources behind the array); one transmit sound speed between them. Each wave's delay,
+  // and for synthetic aperture its source's distance from the origin (USTB fires the element at
+  // t = distance / c), time its samples; reconstruct_das aligns them. Diverging waves keep USTB's
+  // clock (t = 0 when the wave crosses the origin: TimeZero::Center).
   std::optional<double> transmit_speed;
   int plane_waves = 0;
+  bool all_on_elements = true;
+  std::vector<double> sphere_x, sphere_z;  // every spherical wave's source
   for (std::size_t k = 0; k < waves.size(); ++k) {
     const std::string& w = waves[k];
     const std::string which = where + ": wave " + std::to_string(k + 1) + " (" + w + ")";
@@ -205,18 +210,24 @@ ChannelData read_ustb_channel_data(const fs::path& path, const std::vector<io::H
       g.angles.push_back(azimuth);
       ++plane_waves;
     } else {
-      // A spherical wave from (x, z) = distance (sin az, cos az): it must be an element's.
+      // A spherical wave from (x, z) = distance (sin az, cos az): an element's (synthetic
+      // aperture), or a virtual source behind the array (diverging wave); one in front of the
+      // array would be a focused wave.
       const double x = distance * std::sin(azimuth), z = distance * std::cos(azimuth);
       const double pitch = *g.pitch;
+      const bool on_array_line = std::fabs(z) <= 1e-3 * pitch;
+      if (!std::isfinite(distance) || distance < 0 || !(z <= 0 || on_array_line))
+        throw Error(which + " is a spherical wave from (x, z) = (" + number_text(x * 1e3) + ", " +
+                    number_text(z * 1e3) + ") mm, in front of the array: focused waves are not supported "
+                    "(plane waves, synthetic aperture and diverging waves are)");
       const double index = x / pitch + 0.5 * (g.elements - 1);
       const double nearest = std::round(index);
-      if (!std::isfinite(distance) || distance < 0 || std::fabs(z) > 1e-3 * pitch || nearest < 0 ||
-          nearest > g.elements - 1 || std::fabs(index - nearest) > 1e-3)
-        throw Error(which + " is a spherical wave from (x, z) = (" + number_text(x * 1e3) + ", " +
-                    number_text(z * 1e3) + ") mm, not from an element: diverging and focused waves are not "
-                    "supported (plane waves and synthetic aperture are)");
-      g.tx_elements.push_back(static_cast<int>(nearest));
+      all_on_elements = all_on_elements && on_array_line && nearest >= 0 && nearest <= g.elements - 1 &&
+                        std::fabs(index - nearest) <= 1e-3;
+      if (all_on_elements) g.tx_elements.push_back(static_cast<int>(nearest));
       g.source_distances.push_back(distance);
+      sphere_x.push_back(x);
+      sphere_z.push_back(on_array_line ? 0.0 : z);
     }
     const double delay = cd.scalar(w + "/delay", 0.0).value();
     if (!std::isfinite(delay)) throw Error(which + ": its delay is not finite");
@@ -229,8 +240,19 @@ ChannelData read_ustb_channel_data(const fs::path& path, const std::vector<io::H
   }
   if (plane_waves != 0 && plane_waves != int(waves.size()))
     throw Error(where + ": its sequence mixes plane waves and spherical waves");
-  g.model = plane_waves ? Model::PlaneWave : Model::SyntheticAperture;
-  if (!plane_waves) g.time_zero.reset();  // a plane-wave convention
+  if (plane_waves) {
+    g.model = Model::PlaneWave;
+  } else if (all_on_elements) {
+    g.model = Model::SyntheticAperture;
+    g.time_zero.reset();  // timed by the firing, from source_distances
+  } else {
+    // Diverging waves: time zero where USTB has it, so the sources' distances are no shift.
+    g.model = Model::DivergingWave;
+    g.tx_elements.clear();
+    g.source_distances.clear();
+    g.source_x = std::move(sphere_x);
+    g.source_z = std::move(sphere_z);
+  }
   g.t0 = cd.scalar("initial_time", 0.0).value();
   if (transmit_speed && g.sound_speed && *transmit_speed != *g.sound_speed) g.transmit_sound_speed = transmit_speed;
 
@@ -274,8 +296,8 @@ ChannelData read_ustb_channel_data(const fs::path& path, const std::vector<io::H
 namespace usrecon::recon {
 
 void write_ustb_uff(const fs::path& path, const ChannelData& rf, const Acquisition& acq) {
-  const bool plane = acq.model == Model::PlaneWave;
-  if (plane && acq.time_zero != das::TimeZero::Center)
+  const bool plane = acq.model == Model::PlaneWave, diverging = acq.model == Model::DivergingWave;
+  if ((plane || diverging) && acq.time_zero != das::TimeZero::Center)
     throw Error(path.string() + ": a USTB file counts time from the wavefront crossing the origin, the "
                                 "array centre (--time-zero center)");
   const auto n = [](int v) { return std::size_t(v); };
@@ -311,7 +333,7 @@ void write_ustb_uff(const fs::path& path, const ChannelData& rf, const Acquisiti
   scalar(cd + "/probe/N", rf.elements);
   scalar(cd + "/probe/pitch", acq.probe.pitch);
   const std::size_t waves = n(rf.transmits);
-  if (plane ? acq.angles.size() != waves : int(waves) != acq.transmits())
+  if (plane ? acq.angles.size() != waves : std::size_t(acq.transmits()) != waves)
     throw Error(path.string() + ": the acquisition does not describe the data's " + std::to_string(waves) + " transmits");
   if (waves > 1) object(cd + "/sequence", "uff.wave", waves);
   for (std::size_t k = 0; k < waves; ++k) {
@@ -322,12 +344,23 @@ void write_ustb_uff(const fs::path& path, const ChannelData& rf, const Acquisiti
     object(w + "/source", "uff.point");
     // Plane wave: a source at infinity in the steering direction. Synthetic aperture: the firing
     // element; USTB's clock has it fire at |x| / c (its wave passes the origin at t = 0), so the
-    // wave's delay says that sample k is recorded at initial_time + k / fs + |x| / c.
-    const double x = plane ? 0.0 : acq.probe.element_x(acq.tx_elements.empty() ? int(k) : acq.tx_elements[k]);
-    scalar(w + "/source/distance", plane ? INFINITY : std::fabs(x));
-    scalar(w + "/source/azimuth", plane ? acq.angles[k] : (x > 0 ? M_PI / 2 : x < 0 ? -M_PI / 2 : 0.0));
+    // wave's delay says that sample k is recorded at initial_time + k / fs + |x| / c. Diverging
+    // wave: its virtual source, timed from the origin crossing already (delay 0).
+    if (plane) {
+      scalar(w + "/source/distance", INFINITY);
+      scalar(w + "/source/azimuth", acq.angles[k]);
+      scalar(w + "/delay", 0.0);
+    } else if (diverging) {
+      scalar(w + "/source/distance", std::hypot(acq.source_x[k], acq.source_z[k]));
+      scalar(w + "/source/azimuth", std::atan2(acq.source_x[k], acq.source_z[k]));
+      scalar(w + "/delay", 0.0);
+    } else {
+      const double x = acq.probe.element_x(acq.tx_elements.empty() ? int(k) : acq.tx_elements[k]);
+      scalar(w + "/source/distance", std::fabs(x));
+      scalar(w + "/source/azimuth", x > 0 ? M_PI / 2 : x < 0 ? -M_PI / 2 : 0.0);
+      scalar(w + "/delay", std::fabs(x) / acq.sound_speed);
+    }
     scalar(w + "/source/elevation", 0.0);
-    scalar(w + "/delay", plane ? 0.0 : std::fabs(x) / acq.sound_speed);
     scalar(w + "/sound_speed", acq.sound_speed);
   }
   io::write_hdf5(path, arrays, groups);

@@ -23,7 +23,8 @@ ReconModel parse_model(std::string_view name) {
   if (name == "seed") return ReconModel::Seed;
   if (name == "planewave") return ReconModel::PlaneWave;
   if (name == "sa") return ReconModel::SyntheticAperture;
-  throw Error("unknown model '" + std::string(name) + "' (expected seed, planewave or sa)");
+  if (name == "dw") return ReconModel::DivergingWave;
+  throw Error("unknown model '" + std::string(name) + "' (expected seed, planewave, sa or dw)");
 }
 
 std::string to_string(ReconModel model) {
@@ -31,6 +32,7 @@ std::string to_string(ReconModel model) {
     case ReconModel::Seed: return "seed";
     case ReconModel::PlaneWave: return "planewave";
     case ReconModel::SyntheticAperture: return "sa";
+    case ReconModel::DivergingWave: return "dw";
   }
   return "?";
 }
@@ -43,8 +45,9 @@ std::string Reconstructor::backend_name() const {
 
 Reconstructor::Frame Reconstructor::beamform_das(const fs::path& input, FrameReport& report) {
   DasSetup setup = options_.das;
-  setup.acquisition.model =
-      options_.model == ReconModel::PlaneWave ? Model::PlaneWave : Model::SyntheticAperture;
+  setup.acquisition.model = options_.model == ReconModel::PlaneWave       ? Model::PlaneWave
+                            : options_.model == ReconModel::DivergingWave ? Model::DivergingWave
+                                                                          : Model::SyntheticAperture;
   DasFrame das = reconstruct_das(input, setup, options_.backend, options_.threads, &report.timing_s);
   last_backend_ = das.backend.value("name", "?");
   const Grid& g = das.image.grid;
@@ -98,12 +101,19 @@ DasFrame reconstruct_das(const fs::path& input, const DasSetup& setup, BackendKi
   take("elements", given.elements, file.elements > 0, [&] { acq.probe.elements = file.elements; });
   take("time_zero", given.time_zero, file.time_zero.has_value(), [&] { acq.time_zero = *file.time_zero; });
   if (file.model && *file.model != acq.model)
-    throw Error(input.string() + (*file.model == Model::SyntheticAperture
-                                      ? ": the file holds synthetic-aperture data (a spherical wave from each "
-                                        "element): use --model sa"
-                                      : ": the file holds plane waves: use --model planewave"));
+    throw Error(input.string() +
+                (*file.model == Model::SyntheticAperture
+                     ? ": the file holds synthetic-aperture data (a spherical wave from each element): use --model sa"
+                 : *file.model == Model::DivergingWave
+                     ? ": the file holds diverging waves (spherical waves from behind the array): use --model dw"
+                     : ": the file holds plane waves: use --model planewave"));
   if (acq.model == Model::PlaneWave)
     take("angles", given.angles, !file.angles.empty(), [&] { acq.angles = file.angles; });
+  else if (acq.model == Model::DivergingWave)
+    take("sources", given.sources, !file.source_x.empty(), [&] {
+      acq.source_x = file.source_x;
+      acq.source_z = file.source_z;
+    });
   else
     take("tx_elements", given.tx_elements, !file.tx_elements.empty(), [&] { acq.tx_elements = file.tx_elements; });
   // USTB: each transmit's samples start at its own moment (its wave's delay; for synthetic
@@ -206,6 +216,10 @@ DasFrame reconstruct_das(const fs::path& input, const DasSetup& setup, BackendKi
   }
   if (acq.model == Model::SyntheticAperture && !acq.tx_elements.empty())
     frame.parameters["tx_elements"] = acq.tx_elements;
+  if (acq.model == Model::DivergingWave) {
+    frame.parameters["sources_x_m"] = acq.source_x;
+    frame.parameters["sources_z_m"] = acq.source_z;
+  }
   if (rf.is_iq())
     frame.parameters["iq"] = {{"modulation_frequency_hz", rf.modulation_frequency},
                               {"upsampled_to_hz", problem.acquisition.fs},

@@ -9,7 +9,9 @@
 
 #include "usrecon/recon/compare.hpp"
 #include "usrecon/recon/das.hpp"
+#include "usrecon/recon/das_pipeline.hpp"
 #include "usrecon/recon/das_simulate.hpp"
+#include "usrecon/recon/delay/diverging.hpp"
 #include "usrecon/recon/delay/planewave.hpp"
 #include "usrecon/recon/delay/synthetic_aperture.hpp"
 
@@ -24,6 +26,10 @@ DasProblem small_problem(Model model) {
   p.acquisition.t0 = 1e-6;
   if (model == Model::PlaneWave)
     for (double deg : {-6.0, 0.0, 4.0}) p.acquisition.angles.push_back(deg * std::numbers::pi / 180);
+  if (model == Model::DivergingWave) {  // three virtual sources behind the array, one off to the side
+    p.acquisition.source_x = {-3e-3, 0.0, 6e-3};
+    p.acquisition.source_z = {-5e-3, -8e-3, -4e-3};
+  }
   p.samples = 800;
   // Off round numbers, so that no pixel sits exactly on an aperture edge (where float and double
   // may legitimately disagree about a rect window).
@@ -79,7 +85,10 @@ INSTANTIATE_TEST_SUITE_P(
                       Variant{Model::PlaneWave, Window::Rect, Interp::Linear, 0.0},
                       Variant{Model::PlaneWave, Window::Hann, Interp::Linear, 1.5, das::TimeZero::Center},
                       Variant{Model::SyntheticAperture, Window::Rect, Interp::Linear, 1.5},
-                      Variant{Model::SyntheticAperture, Window::Hann, Interp::Nearest, 0.0}),
+                      Variant{Model::SyntheticAperture, Window::Hann, Interp::Nearest, 0.0},
+                      Variant{Model::DivergingWave, Window::Rect, Interp::Linear, 1.5},
+                      Variant{Model::DivergingWave, Window::Tukey, Interp::Nearest, 0.0},
+                      Variant{Model::DivergingWave, Window::Hann, Interp::Linear, 1.0, das::TimeZero::Center}),
     [](const ::testing::TestParamInfo<Variant>& info) {
       return to_string(info.param.model) + "_" + to_string(info.param.window) + "_" +
              to_string(info.param.interp) + "_F" + std::to_string(int(info.param.fnumber * 10)) +
@@ -241,6 +250,45 @@ TEST(ReconDasAnalytic, TransmitsDelayedByFractionalSamples) {
   EXPECT_THROW(delay_transmits(a, {0.0}, 40), Error);        // one delay per transmit
 }
 
+TEST(ReconDasDelay, DivergingWaveTimedFromTheNearestElementOrTheCentre) {
+  // Elements at x = -1, 0, +1 mm. A source 10 mm straight behind the centre element reaches it
+  // first, over 10 mm; a pixel 20 mm deep below it is 30 mm from the source: 20 mm after time
+  // zero, and 20 mm back to the centre element.
+  const std::vector<double> ex = {-1e-3, 0.0, 1e-3};
+  const double r0 = das::diverging_reference_distance(0.0, -10e-3, ex, das::TimeZero::FirstElement);
+  EXPECT_DOUBLE_EQ(r0, 10e-3);
+  EXPECT_DOUBLE_EQ(das::diverging_reference_distance(0.0, -10e-3, ex, das::TimeZero::Center), 10e-3);
+  EXPECT_NEAR(das::diverging_transmit_distance(0.0, 20e-3, 0.0, -10e-3, r0), 20e-3, 1e-15);
+  EXPECT_NEAR(das::diverging_sample(0.0, 20e-3, 0.0, -10e-3, r0, 0.0, 20e6 / 1540, 3.0),
+              40e-3 * 20e6 / 1540 - 3.0, 1e-9);
+  // Off to the side, at (5, -10) mm: the element at +1 mm fires first, at sqrt(4^2 + 10^2) mm;
+  // the wave crosses the centre at sqrt(5^2 + 10^2) mm (USTB's time zero).
+  EXPECT_DOUBLE_EQ(das::diverging_reference_distance(5e-3, -10e-3, ex, das::TimeZero::FirstElement),
+                   std::hypot(4e-3, 10e-3));
+  EXPECT_DOUBLE_EQ(das::diverging_reference_distance(5e-3, -10e-3, ex, das::TimeZero::Center),
+                   std::hypot(5e-3, 10e-3));
+  // A source on an element (z = 0, r0 = 0) is that element's synthetic-aperture transmit.
+  EXPECT_NEAR(das::diverging_sample(0.3e-3, 15e-3, 1e-3, 0.0, 0.0, -1e-3, 1.0, 0.0),
+              das::synthetic_aperture_sample(0.3e-3, 15e-3, 1e-3, -1e-3, 1.0, 0.0), 1e-15);
+  // The acquisition: sources behind the array only, one z per x.
+  Acquisition acq;
+  acq.model = Model::DivergingWave;
+  acq.probe = {3, 1e-3};
+  acq.source_x = {0.0, 1e-3};
+  acq.source_z = {-5e-3, -5e-3};
+  EXPECT_EQ(acq.transmits(), 2);
+  EXPECT_NO_THROW(acq.validate(2));
+  acq.source_z = {-5e-3, 2e-3};  // in front of the array: a focused wave
+  EXPECT_THROW(acq.validate(2), Error);
+  acq.source_z = {-5e-3};
+  EXPECT_THROW(acq.validate(2), Error);
+  EXPECT_EQ(parse_virtual_sources("-2e-3:2e-3:2e-3", "-0.01").second, (std::vector<double>{-0.01, -0.01, -0.01}));
+  EXPECT_EQ(parse_virtual_sources("0,1e-3", "-0.01,-0.02").first, (std::vector<double>{0, 1e-3}));
+  EXPECT_THROW(parse_virtual_sources("0,1e-3", "-0.01,-0.02,-0.03"), Error);
+  EXPECT_THROW(parse_virtual_sources("0", "0.01"), Error);
+  EXPECT_THROW(parse_virtual_sources("0", ""), Error);
+}
+
 TEST(ReconDasDelay, CenterTimeZeroCountsFromTheWavefrontAtTheArrayCentre) {
   // USTB/PICMUS: t = 0 when the wavefront crosses x = 0, whatever the angle.
   EXPECT_DOUBLE_EQ(das::planewave_x_reference(0.1, -1.0, 1.0, das::TimeZero::Center), 0.0);
@@ -271,7 +319,9 @@ TEST(ReconDasCuda, AgreesWithTheCpuWhenADeviceIsThere) {
       {Model::PlaneWave, das::TimeZero::FirstElement, Interp::Linear, DasCudaKernel::ElementOuter},
       {Model::PlaneWave, das::TimeZero::Center, Interp::Linear, DasCudaKernel::ElementOuter},
       {Model::PlaneWave, das::TimeZero::FirstElement, Interp::Nearest, DasCudaKernel::ElementOuter},
-      {Model::SyntheticAperture, das::TimeZero::FirstElement, Interp::Linear, DasCudaKernel::PixelPerThread}};
+      {Model::SyntheticAperture, das::TimeZero::FirstElement, Interp::Linear, DasCudaKernel::PixelPerThread},
+      {Model::DivergingWave, das::TimeZero::FirstElement, Interp::Linear, DasCudaKernel::PixelPerThread},
+      {Model::DivergingWave, das::TimeZero::Center, Interp::Nearest, DasCudaKernel::PixelPerThread}};
   for (const Case& k : cases) {
     DasProblem p = small_problem(k.model);
     p.acquisition.time_zero = k.time_zero;
@@ -297,6 +347,7 @@ TEST(ReconDasCuda, AgreesWithTheCpuWhenADeviceIsThere) {
   try {
     EXPECT_EQ(DasCudaBeamformer(small_problem(Model::PlaneWave)).kernel(), DasCudaKernel::ElementOuter);
     EXPECT_THROW(DasCudaBeamformer(small_problem(Model::SyntheticAperture), DasCudaKernel::ElementOuter), Error);
+    EXPECT_EQ(DasCudaBeamformer(small_problem(Model::DivergingWave)).kernel(), DasCudaKernel::PixelPerThread);
   } catch (const CudaUnavailable& e) {
     GTEST_SKIP() << e.what();
   }

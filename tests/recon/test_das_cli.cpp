@@ -307,5 +307,84 @@ TEST_F(CliDas, UstbUffFilesCarryTheirOwnGeometry) {
     EXPECT_LE(point.at("error").get<double>(), quarter_wavelength) << point.dump();
 }
 
+// Diverging waves: USTB's file from the independent writer (virtual sources 8 mm behind the
+// array, USTB's clock: the wave crosses the origin at t = 0), and simulate's own, as NPY with the
+// sources given and as a .uff file carrying them.
+TEST_F(CliDas, DivergingWavesFromUstbFilesAndFromTheCommandLine) {
+  ASSERT_FALSE(usrecon_exe().empty()) << "USRECON_EXE is not set";
+  const fs::path corpus = fs::path(USRECON_SOURCE_DIR) / "tests/corpus/valid/uff";
+  const double quarter_wavelength = 1540 / 5e6 / 4;
+  const std::string grid = " --x-range -5e-3:5e-3 --z-range 5e-3:20e-3 --dx 0.05e-3 --dz 0.02e-3";
+  const auto run_usrecon = [&](const std::string& args) { return run_command(quote(usrecon_exe()) + " " + args); };
+  const auto errors = [&](const fs::path& npy, const fs::path& truth) {
+    const auto run = run_usrecon("metrics " + quote(npy) + " --truth " + quote(truth) + " -o " +
+                                 quote(npy.string() + ".metrics.json"));
+    EXPECT_EQ(run.exit_code, 0) << run.output;
+    std::vector<double> found;
+    for (const auto& point : nlohmann::json::parse(io::read_file(npy.string() + ".metrics.json")).at("points"))
+      found.push_back(point.at("error").get<double>());
+    return found;
+  };
+
+  auto run = run_usrecon("reconstruct " + quote(corpus / "ustb_dw.uff") + " --model dw" + grid + " --save-raw -o " +
+                         quote(dir_ / "dw"));
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  const nlohmann::json p = nlohmann::json::parse(io::read_file(dir_ / "dw" / "ustb_dw.json")).at("parameters");
+  EXPECT_EQ(p.at("from_file").at("parameters"),
+            nlohmann::json({"fs", "sound_speed", "t0", "pitch", "elements", "time_zero", "sources"}));
+  EXPECT_EQ(p.at("time_zero"), "center");
+  EXPECT_NEAR(p.at("t0_s").get<double>(), 1.3e-6, 1e-12);  // initial_time + the waves' delay
+  ASSERT_EQ(p.at("sources_x_m").size(), 3u);
+  EXPECT_NEAR(p.at("sources_x_m")[0].get<double>(), -3e-3, 1e-9);
+  EXPECT_NEAR(p.at("sources_z_m")[2].get<double>(), -8e-3, 1e-9);
+  const fs::path truth = corpus / "ustb_dw.truth.json";
+  for (double e : errors(dir_ / "dw" / "ustb_dw.npy", truth)) EXPECT_LE(e, quarter_wavelength);
+  // USTB's clock matters: timing from the first element instead misplaces both points (measured
+  // 0.28 mm each).
+  run = run_usrecon("reconstruct " + quote(corpus / "ustb_dw.uff") + " --model dw --time-zero first-element" + grid +
+                    " --save-raw -o " + quote(dir_ / "dw_first"));
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  for (double e : errors(dir_ / "dw_first" / "ustb_dw.npy", truth)) EXPECT_GT(e, 0.2e-3);
+  const auto expect_refused = [&](const std::string& args, const std::string& why) {
+    const auto refused = run_usrecon(args);
+    EXPECT_NE(refused.exit_code, 0) << refused.output;
+    EXPECT_NE(refused.output.find(why), std::string::npos) << refused.output;
+  };
+  expect_refused("reconstruct " + quote(corpus / "ustb_dw.uff") + " --model planewave -o " + quote(dir_ / "no"),
+                 "the file holds diverging waves (spherical waves from behind the array): use --model dw");
+  expect_refused("reconstruct " + quote(corpus / "ustb_dw.uff") + " --model dw --sources-x 0 --sources-z -8e-3 -o " +
+                     quote(dir_ / "no"),
+                 "the data hold 3 transmits but the dw acquisition describes 1 (one per virtual source)");
+
+  // simulate -> NPY -> reconstruct with the sources on the command line (timed from the first
+  // element, the default), and -> .uff (USTB's clock) -> reconstruct from the file alone.
+  const std::string geometry = " --elements 48 --pitch 0.3e-3 --fs 20e6 --t0 1e-6 --sources-x -4e-3:4e-3:4e-3"
+                               " --sources-z -10e-3";
+  run = run_usrecon("simulate --model dw" + geometry + " --samples 1000 --point 0,12 --point -3,18 --truth " +
+                    quote(dir_ / "sim.json") + " -o " + quote(dir_ / "sim.npy"));
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  run = run_usrecon("reconstruct " + quote(dir_ / "sim.npy") + " --model dw" + geometry + " --save-raw -o " +
+                    quote(dir_ / "sim_out"));
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  for (double e : errors(dir_ / "sim_out" / "sim.npy", dir_ / "sim.json")) EXPECT_LE(e, quarter_wavelength);
+  run = run_usrecon("simulate --model dw" + geometry + " --samples 1000 --point 0,12 --point -3,18 -o " +
+                    quote(dir_ / "sim.uff"));
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  run = run_usrecon("reconstruct " + quote(dir_ / "sim.uff") + " --model dw --save-raw -o " + quote(dir_ / "uff_out"));
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  EXPECT_EQ(nlohmann::json::parse(io::read_file(dir_ / "uff_out" / "sim.json")).at("parameters").at("time_zero"),
+            "center");
+  for (double e : errors(dir_ / "uff_out" / "sim.npy", dir_ / "sim.json")) EXPECT_LE(e, quarter_wavelength);
+  // Sources in front of the array (focused waves) and sources for another model are refused.
+  expect_refused("simulate --model dw --sources-x 0 --sources-z 5e-3 --samples 100 --point 0,5 -o " +
+                     quote(dir_ / "focused.npy"),
+                 "--sources-z: a virtual source lies behind the array (z <= 0)");
+  expect_refused("reconstruct " + quote(dir_ / "sim.npy") + " --model planewave --angles-deg 0 --sources-x 0 "
+                     "--sources-z -1e-3 -o " + quote(dir_ / "no"),
+                 "--sources-x and --sources-z apply to --model dw only");
+  expect_refused("reconstruct " + quote(dir_ / "sim.npy") + " --model dw --elements 48 -o " + quote(dir_ / "no"),
+                 "diverging waves: give the virtual sources (--sources-x, --sources-z)");
+}
+
 }  // namespace
 }  // namespace usrecon::recon

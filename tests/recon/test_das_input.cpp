@@ -350,7 +350,24 @@ TEST_F(ReconDasInputFiles, UstbChannelDataAndItsRefusals) {
   focused.wavefronts = {1, 1};
   focused.distances = {20e-3, 20e-3};
   expect_refused(focused, "USTB /channel_data: wave 1 (sequence/sequence_0001) is a spherical wave from (x, z) = "
-                         "(-1.99667, 19.9001) mm, not from an element: diverging and focused waves are not supported");
+                         "(-1.99667, 19.9001) mm, in front of the array: focused waves are not supported");
+  // Diverging waves: spherical waves from behind the array (azimuth beyond 90 degrees), read with
+  // their virtual sources on USTB's clock (time zero at the origin crossing).
+  UstbFile diverging = file;
+  diverging.distances = {10e-3, 10e-3};
+  diverging.azimuths = {M_PI - 0.1, -M_PI + 0.2};
+  diverging.write(dir_ / "dw.uff");
+  expect_channels(read_channel_data(dir_ / "dw.uff", {}, 0, 0, &geometry));
+  EXPECT_EQ(geometry.model, Model::DivergingWave);
+  ASSERT_EQ(geometry.source_x.size(), 2u);
+  EXPECT_NEAR(geometry.source_x[0], 10e-3 * std::sin(M_PI - 0.1), 1e-12);
+  EXPECT_NEAR(geometry.source_z[0], -10e-3 * std::cos(0.1), 1e-12);
+  EXPECT_NEAR(geometry.source_x[1], -10e-3 * std::sin(0.2), 1e-12);
+  EXPECT_NEAR(geometry.source_z[1], -10e-3 * std::cos(0.2), 1e-12);
+  EXPECT_EQ(geometry.time_zero, das::TimeZero::Center);
+  EXPECT_TRUE(geometry.source_distances.empty());  // no firing-time shift: the clock is the origin's
+  EXPECT_TRUE(geometry.tx_elements.empty());
+  EXPECT_EQ(geometry.wave_delays, (std::vector<double>{2e-7, 2e-7}));
   UstbFile real_iq = file;
   real_iq.modulation = 5e6;
   expect_refused(real_iq, "USTB /channel_data: IQ data (modulation frequency 5e+06 Hz) without an imaginary part");

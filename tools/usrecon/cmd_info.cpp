@@ -75,6 +75,10 @@ json geometry_json(const recon::FileGeometry& g) {
     j["angles_deg"] = degrees;
   }
   if (!g.tx_elements.empty()) j["tx_elements"] = g.tx_elements;
+  if (!g.source_x.empty()) {
+    j["sources_x_m"] = g.source_x;
+    j["sources_z_m"] = g.source_z;
+  }
   if (!g.wave_delays.empty()) j["wave_delays_s"] = g.wave_delays;
   if (g.modulation_frequency != 0) j["modulation_frequency_hz"] = g.modulation_frequency;
   if (g.frames > 0) {
@@ -113,7 +117,7 @@ json describe(const fs::path& path, const InfoArgs& args) {
     d["values"] = values;
     d["reads_as"] = values == 128 * 2000
                         ? "the seed model (the default) reads it as 128 channels x 2000 samples"
-                        : "not the seed's 128 x 2000 values; --model planewave or sa reads it with --elements, "
+                        : "not the seed's 128 x 2000 values; --model planewave, sa or dw reads it with --elements, "
                           "--samples and the transmits given (values = elements x transmits x samples)";
     return d;
   }
@@ -220,6 +224,8 @@ void print_text(const json& d) {
   };
   list("angles_deg", "angles", 1, " deg");
   list("tx_elements", "firing elements", 1, "");
+  list("sources_x_m", "virtual sources x", 1e3, " mm");
+  list("sources_z_m", "virtual sources z", 1e3, " mm");
   list("wave_delays_s", "wave delays", 1e6, " us");
   line("modulation_frequency_hz", "modulation frequency", 1e-6, "MHz");
   if (g.contains("frames"))

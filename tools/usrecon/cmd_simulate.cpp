@@ -28,10 +28,11 @@ struct SimulateArgs {
   std::vector<std::string> points;
   bool overwrite = false;
   recon::SimulationOptions options;
-  // General models (--model planewave | sa): output is NPY float32 [samples][elements][transmits].
+  // General models (--model planewave | sa | dw): output is NPY float32 [samples][elements][transmits].
   std::string model = "seed";
   std::string angles_deg = "0";
   std::string time_zero;  // "" = first-element, or center for HDF5 (PICMUS) output
+  std::string sources_x, sources_z;  // diverging waves (metres)
   std::vector<std::string> cysts;
   recon::DasSimulationOptions das;
 };
@@ -54,10 +55,16 @@ std::vector<double> millimetres(const std::string& text, const std::string& opti
 int run_das(SimulateArgs& args) {
   recon::DasSimulationOptions& o = args.das;
   recon::Acquisition& acq = o.acquisition;
-  acq.model = args.model == "planewave" ? recon::Model::PlaneWave : recon::Model::SyntheticAperture;
+  acq.model = args.model == "planewave" ? recon::Model::PlaneWave
+              : args.model == "dw"      ? recon::Model::DivergingWave
+                                        : recon::Model::SyntheticAperture;
   if (acq.model == recon::Model::PlaneWave)
     for (double deg : recon::parse_number_list(args.angles_deg, "--angles-deg"))
       acq.angles.push_back(deg * 3.14159265358979323846 / 180.0);
+  if (acq.model == recon::Model::DivergingWave)
+    std::tie(acq.source_x, acq.source_z) = recon::parse_virtual_sources(args.sources_x, args.sources_z);
+  else if (!args.sources_x.empty() || !args.sources_z.empty())
+    throw Error("--sources-x and --sources-z apply to --model dw only");
   // HDF5 output: a .uff file is USTB's layout, a .h5/.hdf5 file PICMUS's; both hold plane waves
   // timed from the wavefront crossing the array centre.
   const bool hdf5 = io::has_hdf5_extension(args.output);
@@ -120,6 +127,10 @@ int run_das(SimulateArgs& args) {
                             {"points", nlohmann::json::array()},
                             {"cysts", nlohmann::json::array()}};
     if (acq.model == recon::Model::PlaneWave) truth["angles_deg"] = recon::parse_number_list(args.angles_deg, "--angles-deg");
+    if (acq.model == recon::Model::DivergingWave) {
+      truth["sources_x"] = acq.source_x;
+      truth["sources_z"] = acq.source_z;
+    }
     for (const recon::PointTarget& p : o.points)
       truth["points"].push_back({{"x", p.x}, {"z", p.z}, {"amplitude", p.amplitude}});
     for (const recon::Cyst& c : o.cysts) truth["cysts"].push_back({{"x", c.x}, {"z", c.z}, {"radius", c.radius}});
@@ -176,7 +187,7 @@ int run(SimulateArgs& args) {
 Command add_simulate(CLI::App& app) {
   auto args = std::make_shared<SimulateArgs>();
   auto& o = args->options;
-  app.add_option("-o,--output", args->output, "Channel data file to write: source.txt (--model seed); for planewave/sa NPY float32 [samples][elements][transmits], or for planewave an HDF5 file: USTB's UFF layout (.uff) or PICMUS's (.h5, .hdf5)")->required();
+  app.add_option("-o,--output", args->output, "Channel data file to write: source.txt (--model seed); for planewave/sa/dw NPY float32 [samples][elements][transmits] or USTB's UFF layout (.uff), or for planewave PICMUS's HDF5 layout (.h5, .hdf5)")->required();
   app.add_option("--point", args->points,
                  "Point target X_MM,Z_MM[,AMPLITUDE]: x lateral from element 0 (seed) or from the "
                  "array centre (planewave, sa), z depth (repeatable)");
@@ -191,10 +202,10 @@ Command add_simulate(CLI::App& app) {
   app.add_option("--samples", o.problem.samples, "Samples per channel")->check(CLI::Range(1, 1 << 24))->capture_default_str();
   app.add_option("--truth", args->truth, "Also write the true target positions as JSON");
   app.add_flag("--overwrite", args->overwrite, "Replace existing files");
-  const std::string g = "General models (--model planewave | sa; output NPY float32 [samples][elements][transmits])";
+  const std::string g = "General models (--model planewave | sa | dw; output NPY float32 [samples][elements][transmits])";
   auto& acq = args->das.acquisition;
-  app.add_option("--model", args->model, "seed (the seed's geometry, source.txt out), planewave or sa")
-      ->check(CLI::IsMember({"seed", "planewave", "sa"}))->capture_default_str();
+  app.add_option("--model", args->model, "seed (the seed's geometry, source.txt out), planewave, sa or dw")
+      ->check(CLI::IsMember({"seed", "planewave", "sa", "dw"}))->capture_default_str();
   app.add_option("--elements", acq.probe.elements, "Array elements")->check(CLI::Range(1, 4096))->capture_default_str()->group(g);
   app.add_option("--pitch", acq.probe.pitch, "Element pitch, metres")->check(CLI::PositiveNumber)->capture_default_str()->group(g);
   app.add_option("--sound-speed", acq.sound_speed, "Speed of sound, m/s")->check(CLI::PositiveNumber)->capture_default_str()->group(g);
@@ -202,10 +213,12 @@ Command add_simulate(CLI::App& app) {
   app.add_option("--t0", acq.t0, "Time of sample 0 after the transmit, s")->capture_default_str()->group(g);
   app.add_option("--angles-deg", args->angles_deg, "Plane-wave angles: START:STEP:STOP or A,B,C")->capture_default_str()->group(g);
   app.add_option("--time-zero", args->time_zero,
-                 "Plane waves: t = 0 at the first element's firing (default) or when the wavefront "
+                 "Plane and diverging waves: t = 0 at the first element's firing (default) or when the wavefront "
                  "crosses the array centre (center: the default, and the only choice, for HDF5 output)")
       ->check(CLI::IsMember({"first-element", "center"}))->group(g);
   app.add_option("--tx-elements", acq.tx_elements, "Synthetic aperture: transmitting elements (default: all)")->delimiter(',')->group(g);
+  app.add_option("--sources-x", args->sources_x, "Diverging waves: virtual sources' x, metres (START:STEP:STOP or A,B,C)")->group(g);
+  app.add_option("--sources-z", args->sources_z, "Diverging waves: virtual sources' depth, metres, <= 0 (one, or one per source)")->group(g);
   app.add_option("--cyst", args->cysts, "Anechoic cyst X_MM,Z_MM,R_MM (x from the array centre; repeatable)")->group(g);
   app.footer("The forward model is the seed's: all elements fire at once and channel k records "
              "every element's two-way path, so `usrecon reconstruct` focuses the points back.");

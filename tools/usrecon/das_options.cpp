@@ -8,7 +8,7 @@ void add_das_options(CLI::App& app, DasArgs& args, recon::ReconstructOptions& op
   recon::DasSetup& das = options.das;
   recon::Acquisition& acq = das.acquisition;
   acq.probe.elements = 0;  // from the data unless given
-  const std::string g = "General models (--model planewave | sa)";
+  const std::string g = "General models (--model planewave | sa | dw)";
   args.app = &app;
   args.bound = &options;
   app.add_option("--config", args.config,
@@ -16,8 +16,9 @@ void add_das_options(CLI::App& app, DasArgs& args, recon::ReconstructOptions& op
                  "names (e.g. pitch = 0.298e-3); options on the command line take precedence");
   app.add_option("--model", args.model,
                  "Delay model: seed (the seed's fixed geometry), planewave (steered plane waves, "
-                 "coherent compounding), sa (synthetic aperture / full matrix capture)")
-      ->check(CLI::IsMember({"seed", "planewave", "sa"}))
+                 "coherent compounding), sa (synthetic aperture / full matrix capture), dw "
+                 "(diverging waves from virtual sources behind the array, coherent compounding)")
+      ->check(CLI::IsMember({"seed", "planewave", "sa", "dw"}))
       ->capture_default_str();
   app.add_option("--elements", acq.probe.elements, "Array elements (default: from the data)")
       ->check(CLI::Range(1, 65536))->group(g);
@@ -31,12 +32,19 @@ void add_das_options(CLI::App& app, DasArgs& args, recon::ReconstructOptions& op
                  "Plane-wave steering angles in degrees: START:STEP:STOP or A,B,C; angle > 0 means "
                  "element 0 fires first")->group(g);
   app.add_option("--time-zero", args.time_zero,
-                 "Plane waves: t = 0 (and --t0) counts from the first element's firing, or from the "
-                 "wavefront crossing the array centre (USTB, PICMUS)")
+                 "Plane and diverging waves: t = 0 (and --t0) counts from the first element's firing, "
+                 "or from the wavefront crossing the array centre (USTB, PICMUS)")
       ->check(CLI::IsMember({"first-element", "center"}))->capture_default_str()->group(g);
   app.add_option("--tx-elements", acq.tx_elements,
                  "Synthetic aperture: the element firing in each transmit (default: every element in order)")
       ->delimiter(',')->group(g);
+  app.add_option("--sources-x", args.sources_x,
+                 "Diverging waves: the virtual sources' x in metres, START:STEP:STOP or A,B,C (one transmit each)")
+      ->group(g);
+  app.add_option("--sources-z", args.sources_z,
+                 "Diverging waves: the virtual sources' depth in metres, <= 0 (behind the array): one for "
+                 "all, or one per source")
+      ->group(g);
   app.add_option("--x-range", args.x_range, "Image lateral range MIN:MAX in metres (default: the array's span)")->group(g);
   app.add_option("--z-range", args.z_range, "Image depth range MIN:MAX in metres (default: 0 to the last sample)")->group(g);
   app.add_option("--dx", das.grid.dx, "Lateral pixel step in metres (default: pitch / 2)")->check(CLI::PositiveNumber)->group(g);
@@ -119,6 +127,16 @@ void finish_das_options(const DasArgs& args, recon::ReconstructOptions& options)
   } else if (!args.angles_deg.empty()) {
     throw Error("--angles-deg applies to --model planewave only");
   }
+  das.acquisition.source_x.clear();
+  das.acquisition.source_z.clear();
+  if (options.model == recon::ReconModel::DivergingWave) {
+    // Without --sources-x/-z the sources must come from the input file (USTB); reconstruct says so.
+    if (!args.sources_x.empty() || !args.sources_z.empty())
+      std::tie(das.acquisition.source_x, das.acquisition.source_z) =
+          recon::parse_virtual_sources(args.sources_x, args.sources_z);
+  } else if (!args.sources_x.empty() || !args.sources_z.empty()) {
+    throw Error("--sources-x and --sources-z apply to --model dw only");
+  }
   // What the user gave (here or in --config) wins over what an input file carries.
   const auto given = [&](const char* name) { return args.app && args.app->get_option(name)->count() > 0; };
   das.given.elements = given("--elements");
@@ -129,6 +147,7 @@ void finish_das_options(const DasArgs& args, recon::ReconstructOptions& options)
   das.given.angles = given("--angles-deg");
   das.given.time_zero = given("--time-zero");
   das.given.tx_elements = given("--tx-elements");
+  das.given.sources = given("--sources-x") || given("--sources-z");
 }
 
 }  // namespace usrecon::cli

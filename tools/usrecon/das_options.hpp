@@ -1,4 +1,4 @@
-// The options of `usrecon reconstruct` for the general models (--model planewave | sa): geometry,
+// The options of `usrecon reconstruct` for the general models (--model planewave | sa | dw): geometry,
 // grid, apodization, interpolation and channel-data input. Registered next to the seed's options;
 // they can also come from a TOML/INI file (--config).
 #pragma once
@@ -15,13 +15,13 @@ struct DasArgs {
   recon::ReconstructOptions* bound = nullptr;   // the options its flags write into
   std::string config;
   std::string model = "seed";
-  std::string x_range, z_range, angles_deg;
+  std::string x_range, z_range, angles_deg, sources_x, sources_z;
   std::string window = "rect", interp = "linear", offset = "none", time_zero = "first-element";
   double tukey_alpha = 0.5;
 };
 
 /// Adds --model, --elements, --pitch, --sound-speed, --fs, --t0, --x-range, --z-range, --dx, --dz,
-/// --angles-deg, --time-zero, --tx-elements, --fnumber, --window, --tukey-alpha, --interp, --layout, --var,
+/// --angles-deg, --time-zero, --tx-elements, --sources-x, --sources-z, --fnumber, --window, --tukey-alpha, --interp, --layout, --var,
 /// --offset and --config to `app`, storing into args and options.das.
 void add_das_options(CLI::App& app, DasArgs& args, recon::ReconstructOptions& options);
 

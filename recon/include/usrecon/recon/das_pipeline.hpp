@@ -37,9 +37,9 @@ struct ChannelInput {
 
 /// Acquisition parameters that an input file carries: a PICMUS HDF5 file (the layout of the 2016
 /// IEEE IUS plane-wave challenge, /US/US_DATASET0000/...) or a USTB UFF file (a uff.channel_data
-/// object of plane waves) holds its sampling frequency, sound speed, initial time, steering angles
-/// and element positions, with time zero when the wavefront crosses the array centre. `source` is
-/// empty when the file carries none.
+/// object of plane waves, synthetic aperture or diverging waves) holds its sampling frequency,
+/// sound speed, initial time, steering angles or sources and element positions, with time zero
+/// when the wavefront crosses the array centre. `source` is empty when the file carries none.
 struct FileGeometry {
   std::string source;  ///< e.g. "PICMUS /US/US_DATASET0000", "USTB UFF /channel_data"
   std::optional<double> fs, sound_speed, t0, pitch;
@@ -58,6 +58,7 @@ struct FileGeometry {
   std::optional<Model> model;
   std::vector<double> wave_delays, source_distances;
   std::vector<int> tx_elements;
+  std::vector<double> source_x, source_z;  ///< diverging waves: the virtual sources (m)
 };
 
 /// Writes plane-wave RF data as a PICMUS file (read back by read_channel_data with its geometry):
@@ -65,12 +66,13 @@ struct FileGeometry {
 /// [3][N] (x, y, z), and the one-value parameters. The acquisition must use TimeZero::Center.
 void write_picmus(const std::filesystem::path& path, const ChannelData& rf, const Acquisition& acquisition);
 
-/// Writes plane-wave or synthetic-aperture RF data as a USTB UFF file (read back by
-/// read_channel_data, and by USTB's uff.read_object): /channel_data of class uff.channel_data
+/// Writes plane-wave, synthetic-aperture or diverging-wave RF data as a USTB UFF file (read back
+/// by read_channel_data, and by USTB's uff.read_object): /channel_data of class uff.channel_data
 /// with data {waves, channels, samples}, the scalars, probe (uff.linear_array: geometry {7, N},
 /// N, pitch) and sequence (uff.wave: a plane wave's source at distance Inf, azimuth = angle; a
-/// synthetic-aperture wave's at its element, with delay |x| / c), in USTB's MATLAB layout (dims
-/// reversed, scalars {1, 1}). Plane waves must use TimeZero::Center, USTB's convention.
+/// synthetic-aperture wave's at its element, with delay |x| / c; a diverging wave's at its virtual
+/// source), in USTB's MATLAB layout (dims reversed, scalars {1, 1}). Plane and diverging waves
+/// must use TimeZero::Center, USTB's convention.
 void write_ustb_uff(const std::filesystem::path& path, const ChannelData& rf, const Acquisition& acquisition);
 
 /// Reads channel data; `elements` and `transmits` are needed for source.txt only (for the others
@@ -100,7 +102,7 @@ struct GridRequest {
 /// (FileGeometry); the others are taken from the file when it has them.
 struct GivenParameters {
   bool elements = false, pitch = false, sound_speed = false, fs = false, t0 = false, angles = false,
-       time_zero = false, tx_elements = false;
+       time_zero = false, tx_elements = false, sources = false;
 };
 
 /// Everything the general models need besides the backend.
@@ -132,5 +134,10 @@ DasFrame reconstruct_das(const std::filesystem::path& input, const DasSetup& set
 std::pair<double, double> parse_range(std::string_view text, const std::string& what);
 /// "START:STEP:STOP" (inclusive, MATLAB style) or "A,B,C" or one number. Throws Error.
 std::vector<double> parse_number_list(std::string_view text, const std::string& what);
+/// Diverging waves' virtual sources from --sources-x (a number list, metres) and --sources-z (one
+/// depth for every source, or one per source; metres, <= 0): {x, z}, one pair per transmit.
+/// Throws Error naming the options.
+std::pair<std::vector<double>, std::vector<double>> parse_virtual_sources(std::string_view x_text,
+                                                                          std::string_view z_text);
 
 }  // namespace usrecon::recon

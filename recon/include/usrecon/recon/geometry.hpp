@@ -38,7 +38,7 @@ struct Grid {
                           double dz);
 };
 
-enum class Model { PlaneWave, SyntheticAperture };
+enum class Model { PlaneWave, SyntheticAperture, DivergingWave };
 std::string to_string(Model model);
 std::string to_string(das::TimeZero time_zero);            // "first-element" | "center"
 das::TimeZero parse_time_zero(std::string_view name);      // the same names, else throws Error
@@ -46,7 +46,9 @@ das::TimeZero parse_time_zero(std::string_view name);      // the same names, el
 /// How the data were acquired. Plane waves: one transmit per steering angle; the transmit time to
 /// (x, z) is (z cos a + (x - x_first) sin a) / c with x_first the first element to fire
 /// (angle > 0: element 0). Synthetic aperture: transmit t fires element tx_elements[t] alone
-/// (all elements in order when the list is empty: full matrix capture).
+/// (all elements in order when the list is empty: full matrix capture). Diverging waves:
+/// transmit t is a spherical wave from the virtual source (source_x[t], source_z[t]) behind the
+/// array, see delay/diverging.hpp.
 struct Acquisition {
   Model model = Model::PlaneWave;
   Probe probe;
@@ -55,8 +57,11 @@ struct Acquisition {
   double t0 = 0.0;              ///< time of sample 0 after the transmit (s)
   std::vector<double> angles;   ///< plane-wave steering angles, radians, one per transmit
   std::vector<int> tx_elements; ///< synthetic aperture: the element firing in each transmit
-  /// Plane waves: time zero (t0 counts from it) at the first element's firing, or when the
-  /// wavefront crosses the array centre (USTB, PICMUS); see delay/planewave.hpp.
+  /// Diverging waves: the virtual sources, one per transmit (metres; source_z <= 0, behind the array).
+  std::vector<double> source_x, source_z;
+  /// Plane and diverging waves: time zero (t0 counts from it) at the first element's firing, or
+  /// when the wavefront crosses the array centre (USTB, PICMUS); see delay/planewave.hpp and
+  /// delay/diverging.hpp.
   das::TimeZero time_zero = das::TimeZero::FirstElement;
 
   int transmits() const;

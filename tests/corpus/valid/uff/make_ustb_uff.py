@@ -18,7 +18,9 @@ The layout, as USTB writes it:
 Timing, as USTB's DAS (+midprocess/das.m) reads it: t = 0 when a wave crosses the origin;
 sample k of wave w is at initial_time + k / fs + sequence(w).delay; the echo of point p on
 element e arrives at (z cos a + x sin a) / c + |p - e| / c for a plane wave at angle a, and at
-(|p - s| + |s|) / c + |p - e| / c for a spherical wave from an element at s (synthetic aperture).
+(|p - s| + |s|) / c + |p - e| / c for a spherical wave from an element at s (synthetic aperture),
+and at (|p - s| - |s|) / c + |p - e| / c for one from a virtual source s behind the array (z < 0:
+a diverging wave).
 IQ data are demodulated on the clock initial_time + k / fs.
 """
 import json
@@ -197,3 +199,21 @@ with open('ustb_sta.truth.json', 'w') as out:
 x8 = (np.arange(8) - 3.5) * PITCH
 channel_data_file('ustb_two_speeds.uff', 8, PITCH, [0.0], 0.0, 0.0, echoes(x8, [0.0], points, 0.0, 0.0, 16),
                   transmit_speed=1500.0)
+# Diverging waves from three virtual sources 8 mm behind the array (source: distance |s|, azimuth
+# atan2(x, z), beyond 90 degrees). USTB's DAS subtracts |s| for a source behind the array: the
+# wave leaves s at -|s| / c, so the echo of p on element e arrives at (|p - s| - |s|) / c + |p - e| / c.
+sources_dw = [(-3e-3, -8e-3), (0.0, -8e-3), (3e-3, -8e-3)]
+points_dw = [(0.0, 10e-3), (-2e-3, 16e-3)]
+t_dw = 1e-6 + np.arange(600) / FS + 0.3e-6
+dw = np.zeros((600, N, len(sources_dw)))
+for w, (sx, sz) in enumerate(sources_dw):
+    for px, pz in points_dw:
+        tau = (np.hypot(px - sx, pz - sz) - np.hypot(sx, sz)) / C + np.hypot(px - x, pz) / C
+        dt = t_dw[:, None] - tau[None, :]
+        dw[:, :, w] += np.exp(-0.5 * (dt * F0 / 0.6) ** 2) * np.cos(2 * np.pi * F0 * dt)
+channel_data_file('ustb_dw.uff', N, PITCH, None, 0.3e-6, 1e-6, dw,
+                  sources=[(np.hypot(sx, sz), np.arctan2(sx, sz)) for sx, sz in sources_dw])
+with open('ustb_dw.truth.json', 'w') as out:
+    json.dump({'channel_data': 'ustb_dw.uff', 'units': 'metres; x from the array centre, z depth',
+               'points': [{'x': px, 'z': pz} for px, pz in points_dw]}, out, indent=2)
+    out.write('\n')
