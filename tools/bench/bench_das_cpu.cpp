@@ -1,4 +1,4 @@
-// Plane-wave and synthetic-aperture DAS on the CPU, in points per second
+// Plane-wave, diverging-wave and synthetic-aperture DAS on the CPU, in points per second
 // (points = pixels x receive elements x transmits). The plane-wave case is the size of the real
 // data set RFdata1.mat: 128 elements, 7 angles, 2688 samples, a 40 x 85 mm grid at 0.05 mm.
 #include <benchmark/benchmark.h>
@@ -75,10 +75,24 @@ void BM_SyntheticApertureLinear(benchmark::State& state) {
   run(state, p, DasCpuKernel::Auto);
 }
 
+// The plane-wave case's size with 7 diverging waves from sources 10 mm behind the array instead:
+// the transmit path is a square root per pixel and transmit, not a line.
+void BM_DivergingWaveLinearF15(benchmark::State& state) {
+  DasProblem p = planewave_problem(1.5);
+  p.acquisition.model = Model::DivergingWave;
+  p.acquisition.angles.clear();
+  for (int k = -3; k <= 3; ++k) {
+    p.acquisition.source_x.push_back(k * 3e-3);
+    p.acquisition.source_z.push_back(-10e-3);
+  }
+  run(state, p, DasCpuKernel::Auto);
+}
+
 BENCHMARK(BM_PlaneWaveLinearF15)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_PlaneWaveLinearFullAperture)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_PlaneWaveHannF15)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_PlaneWaveLinearF15Scalar)->Unit(benchmark::kMillisecond)->UseRealTime()->Iterations(1);
+BENCHMARK(BM_DivergingWaveLinearF15)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_SyntheticApertureLinear)->Unit(benchmark::kMillisecond)->UseRealTime();
 
 }  // namespace

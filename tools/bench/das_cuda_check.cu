@@ -3,7 +3,8 @@
 // tools/gpu-check.sh can build this with nvcc alone).
 //
 // Cases: the real data set's size (128 elements, 7 angles, 2688 samples, 801 x 1701 pixels at
-// 0.05 mm) and PICMUS's (128 elements, 75 angles, 3328 samples), F-number 1.5, linear
+// 0.05 mm), PICMUS's (128 elements, 75 angles, 3328 samples), and the first with 7 diverging
+// waves instead of plane waves (pixel-per-thread kernel only), F-number 1.5, linear
 // interpolation; data are random analytic samples (the kernels' cost does not depend on values).
 // For each kernel: relative L2 against DasCpuBeamformer on the same data (must be <= 1e-5, else
 // no time is reported), then the median of --reps kernel times from CUDA events after a warm-up.
@@ -27,14 +28,21 @@ namespace {
 
 using namespace usrecon::recon;
 
-/// `angles` plane waves evenly over [-max_deg, +max_deg].
-DasProblem make_problem(int angles, double max_deg, int samples) {
+/// `angles` plane waves evenly over [-max_deg, +max_deg]; with `diverging`, as many diverging
+/// waves from sources 10 mm behind the array, 3 mm apart, instead.
+DasProblem make_problem(int angles, double max_deg, int samples, bool diverging = false) {
   DasProblem p;
-  p.acquisition.model = Model::PlaneWave;
+  p.acquisition.model = diverging ? Model::DivergingWave : Model::PlaneWave;
   p.acquisition.probe = {128, 0.298e-3};
   p.acquisition.fs = 20e6;
-  for (int k = 0; k < angles; ++k)
-    p.acquisition.angles.push_back((-max_deg + 2 * max_deg * k / (angles - 1)) * std::numbers::pi / 180);
+  for (int k = 0; k < angles; ++k) {
+    if (diverging) {
+      p.acquisition.source_x.push_back((k - 0.5 * (angles - 1)) * 3e-3);
+      p.acquisition.source_z.push_back(-10e-3);
+    } else {
+      p.acquisition.angles.push_back((-max_deg + 2 * max_deg * k / (angles - 1)) * std::numbers::pi / 180);
+    }
+  }
   p.samples = samples;
   p.grid = Grid::from_ranges(-20e-3, 20e-3, 0.05e-3, 5e-3, 90e-3, 0.05e-3);
   p.options.fnumber = 1.5;
@@ -69,12 +77,15 @@ int main(int argc, char** argv) {
     int angles;
     double max_deg;
     int samples;
+    bool diverging = false;
   };
-  for (const Case& c : {Case{"rfdata1", 7, 1.5, 2688}, Case{"picmus", 75, 16.0, 3328}}) {
-    const DasProblem p = make_problem(c.angles, c.max_deg, c.samples);
+  for (const Case& c : {Case{"rfdata1", 7, 1.5, 2688}, Case{"picmus", 75, 16.0, 3328},
+                        Case{"dw7", 7, 0.0, 2688, true}}) {
+    const DasProblem p = make_problem(c.angles, c.max_deg, c.samples, c.diverging);
     const AnalyticData data = random_analytic_data(p);
     std::vector<std::complex<float>> cpu;
     for (DasCudaKernel kernel : {DasCudaKernel::PixelPerThread, DasCudaKernel::ElementOuter}) {
+      if (c.diverging && kernel == DasCudaKernel::ElementOuter) continue;  // plane waves only
       const std::string name = std::string("das_") + c.name + "_" + to_string(kernel);
       try {
         DasCudaBeamformer gpu(p, kernel);
