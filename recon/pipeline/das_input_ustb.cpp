@@ -247,6 +247,9 @@ ChannelData read_ustb_channel_data(const fs::path& path, const std::vector<io::H
     g.time_zero.reset();  // timed by the firing, from source_distances
   } else {
     // Diverging waves: time zero where USTB has it, so the sources' distances are no shift.
+    // (USTB's das.m subtracts |s| for a source behind the array: by the sign of cos(azimuth) in
+    // older releases, for z < -1 mm in newer ones, which add it for -1 mm <= z < 0. This follows
+    // the older rule, the geometric one, for every source behind the array.)
     g.model = Model::DivergingWave;
     g.tx_elements.clear();
     g.source_distances.clear();
