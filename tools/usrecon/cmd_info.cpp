@@ -15,6 +15,7 @@
 #include "usrecon/io/mat.hpp"
 #include "usrecon/io/npy.hpp"
 #include "usrecon/recon/das_pipeline.hpp"
+#include "usrecon/viewer/frame.hpp"
 
 namespace fs = std::filesystem;
 using nlohmann::json;
@@ -31,12 +32,6 @@ struct InfoArgs {
 
 constexpr double kPi = 3.14159265358979323846;
 constexpr std::size_t kArraysShown = 40;  // text output lists this many arrays (--json: all)
-
-std::string lower_extension(const fs::path& path) {
-  std::string ext = path.extension().string();
-  std::transform(ext.begin(), ext.end(), ext.begin(), [](unsigned char c) { return std::tolower(c); });
-  return ext;
-}
 
 json array_entry(const std::string& name, const std::string& type, const std::vector<std::size_t>& dims) {
   return {{"name", name}, {"type", type}, {"dims", dims}};
@@ -91,7 +86,7 @@ json geometry_json(const recon::FileGeometry& g) {
 /// Everything `info` says about one file. Throws when the file cannot be listed at all.
 json describe(const fs::path& path, const InfoArgs& args) {
   json d = {{"file", path.string()}, {"arrays", json::array()}};
-  const std::string ext = lower_extension(path);
+  const std::string ext = viewer::lower_extension(path);
   if (ext == ".mat") {
     d["format"] = "MAT";
     for (const io::MatVariableInfo& v : io::list_mat_variables(path)) {
@@ -246,7 +241,8 @@ int run(const InfoArgs& args) {
       std::fprintf(stderr, "usrecon: error: %s\n", e.what());
     }
   }
-  if (args.as_json) std::printf("%s\n", all.dump(2).c_str());
+  // Names need not be UTF-8 (file names, MAT and HDF5 names): replace bad bytes, do not throw.
+  if (args.as_json) std::printf("%s\n", all.dump(2, ' ', false, json::error_handler_t::replace).c_str());
   return failed ? 1 : 0;
 }
 
