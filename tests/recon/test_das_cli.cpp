@@ -321,7 +321,9 @@ TEST_F(CliDas, DivergingWavesFromUstbFilesAndFromTheCommandLine) {
                                  quote(npy.string() + ".metrics.json"));
     EXPECT_EQ(run.exit_code, 0) << run.output;
     std::vector<double> found;
-    for (const auto& point : nlohmann::json::parse(io::read_file(npy.string() + ".metrics.json")).at("points"))
+    // Keep the parsed document alive: a range-for over .at() of a temporary would dangle.
+    const nlohmann::json metrics = nlohmann::json::parse(io::read_file(npy.string() + ".metrics.json"));
+    for (const auto& point : metrics.at("points"))
       found.push_back(point.at("error").get<double>());
     return found;
   };
