@@ -73,6 +73,7 @@ FileGeometry picmus_geometry(const fs::path& path) {
     }
   FileGeometry g;
   g.source = std::string("PICMUS ") + io::kPicmusGroup;
+  g.model = Model::PlaneWave;  // PICMUS data sets are plane-wave acquisitions, and only those
   g.time_zero = das::TimeZero::Center;  // PICMUS/USTB: t = 0 when the wave crosses x = 0
   g.fs = scalars[0];
   g.sound_speed = scalars[1];
@@ -270,7 +271,7 @@ ChannelData read_channel_data(const fs::path& path, const ChannelInput& in, int 
   // source.txt: channel-major integers.
   if (elements < 1 || transmits < 1 || in.samples < 1)
     throw Error(path.string() + ": a source.txt input needs --elements, --samples and the transmits "
-                                "(angles) to be given");
+                                "(--angles-deg for planewave, --sources-x/-z for dw) to be given");
   const std::vector<std::int32_t> raw =
       io::read_source_txt(path, std::size_t(elements) * transmits, std::size_t(in.samples));
   const std::vector<double> values(raw.begin(), raw.end());

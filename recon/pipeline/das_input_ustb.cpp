@@ -303,6 +303,22 @@ void write_ustb_uff(const fs::path& path, const ChannelData& rf, const Acquisiti
   if ((plane || diverging) && acq.time_zero != das::TimeZero::Center)
     throw Error(path.string() + ": a USTB file counts time from the wavefront crossing the origin, the "
                                 "array centre (--time-zero center)");
+  if (diverging) {
+    // The reader takes spherical waves that all start on elements for synthetic aperture (USTB
+    // keeps no other mark), which counts time from the firing: such a file would read back
+    // on another clock. Diverging waves come from behind the array.
+    bool all_on_elements = true;
+    for (std::size_t t = 0; t < acq.source_x.size(); ++t) {
+      const double index = acq.source_x[t] / acq.probe.pitch + 0.5 * (acq.probe.elements - 1);
+      all_on_elements = all_on_elements && std::fabs(acq.source_z[t]) <= 1e-3 * acq.probe.pitch &&
+                        std::fabs(index - std::round(index)) <= 1e-3 && index >= -0.5 &&
+                        index <= acq.probe.elements - 0.5;
+    }
+    if (all_on_elements)
+      throw Error(path.string() + ": every virtual source lies on an element at z = 0, which a USTB file "
+                                  "cannot tell from synthetic aperture; put the sources behind the array "
+                                  "(z < 0) or use --model sa");
+  }
   const auto n = [](int v) { return std::size_t(v); };
   std::vector<io::Hdf5Array> arrays;
   std::vector<io::Hdf5Group> groups = {{"/", {{"version", "v1.2.0", {}}}}};

@@ -93,6 +93,31 @@ TEST_F(CliDas, SimulateReconstructMetricsRoundTrip) {
                   " --model sa --pitch 0.3e-3 --x-range 4e-3 -o " + quote(out));
   EXPECT_NE(r.exit_code, 0);
   EXPECT_NE(r.output.find("--x-range"), std::string::npos) << r.output;
+  // Options another model would ignore are refused, naming the option, and nothing is written.
+  const auto expect_refused = [&](const std::string& args, const std::string& why) {
+    const auto refused = run_command(quote(usrecon_exe()) + " " + args);
+    EXPECT_NE(refused.exit_code, 0) << args;
+    EXPECT_NE(refused.output.find(why), std::string::npos) << args << "\n" << refused.output;
+  };
+  const std::string seed_only = " --model seed -o " + quote(dir_ / "seed_out");
+  expect_refused("reconstruct " + quote(rf) + seed_only + " --pitch 0.3e-3",
+                 "--pitch applies to the general models (--model planewave, sa or dw); --model seed has the seed's "
+                 "fixed geometry");
+  expect_refused("reconstruct " + quote(rf) + seed_only + " --sources-x 0 --sources-z -1e-3", "--sources-");
+  EXPECT_FALSE(fs::exists(dir_ / "seed_out"));
+  expect_refused("reconstruct " + quote(rf) + " --model dw --sources-x 0 --sources-z -1e-3 --tx-elements 0 -o " +
+                     quote(out),
+                 "--tx-elements applies to --model sa only");
+  expect_refused("reconstruct " + quote(rf) + " --model planewave --angles-deg 0 --tx-elements 0 -o " + quote(out),
+                 "--tx-elements applies to --model sa only");
+  expect_refused("simulate --model dw --sources-x 0 --sources-z -1e-3 --tx-elements 0 --point 0,5 -o " +
+                     quote(dir_ / "dw.npy"),
+                 "--tx-elements applies to --model sa only");
+  expect_refused("simulate --point 5,5 --elements 32 -o " + quote(dir_ / "seed.txt"),
+                 "--elements applies to the general models (--model planewave, sa or dw); --model seed has the "
+                 "seed's fixed geometry");
+  EXPECT_FALSE(fs::exists(dir_ / "dw.npy"));
+  EXPECT_FALSE(fs::exists(dir_ / "seed.txt"));
 }
 
 // A PICMUS-layout HDF5 file (as `simulate` writes one: /US/US_DATASET0000/data/real
@@ -165,6 +190,13 @@ TEST_F(CliDas, PicmusHdf5FileCarriesItsOwnGeometry) {
   EXPECT_NE(r.exit_code, 0);
   EXPECT_NE(r.output.find("HDF5 output is a PICMUS file, which holds plane waves only"), std::string::npos)
       << r.output;
+  // ... and reconstruct reads them as plane waves only.
+  for (const char* model : {"sa", "dw --sources-x 0 --sources-z -5e-3"}) {
+    r = run_command(quote(usrecon_exe()) + " reconstruct " + quote(rf) + " --model " + model + " -o " +
+                    quote(dir_ / "not_pw"));
+    EXPECT_NE(r.exit_code, 0) << model;
+    EXPECT_NE(r.output.find("the file holds plane waves: use --model planewave"), std::string::npos) << r.output;
+  }
 }
 
 
@@ -386,6 +418,16 @@ TEST_F(CliDas, DivergingWavesFromUstbFilesAndFromTheCommandLine) {
                  "--sources-x and --sources-z apply to --model dw only");
   expect_refused("reconstruct " + quote(dir_ / "sim.npy") + " --model dw --elements 48 -o " + quote(dir_ / "no"),
                  "diverging waves: give the virtual sources (--sources-x, --sources-z)");
+  // Sources on elements at z = 0 are fine in NPY, but a .uff file would read them back as
+  // synthetic aperture (another clock), so that writer refuses them and leaves no file.
+  const std::string on_elements = " --elements 48 --pitch 0.3e-3 --fs 20e6 --sources-x -0.15e-3,0.15e-3 --sources-z 0"
+                                  " --samples 200 --point 0,3";
+  run = run_usrecon("simulate --model dw" + on_elements + " -o " + quote(dir_ / "on_elements.npy"));
+  EXPECT_EQ(run.exit_code, 0) << run.output;
+  expect_refused("simulate --model dw" + on_elements + " -o " + quote(dir_ / "on_elements.uff"),
+                 "every virtual source lies on an element at z = 0, which a USTB file cannot tell from synthetic "
+                 "aperture");
+  EXPECT_FALSE(fs::exists(dir_ / "on_elements.uff"));
 }
 
 }  // namespace

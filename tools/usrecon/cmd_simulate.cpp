@@ -1,4 +1,5 @@
-// usrecon simulate -o FILE.txt --point X_MM,Z_MM ...
+// usrecon simulate -o FILE --point X_MM,Z_MM ...: the seed's source.txt, or the general models'
+// channel data (NPY, USTB .uff, PICMUS .h5)
 #include <cstdio>
 #include <cctype>
 #include <filesystem>
@@ -22,7 +23,12 @@ namespace fs = std::filesystem;
 namespace usrecon::cli {
 namespace {
 
+// The help group of the general models' options.
+constexpr const char* kGeneralGroup =
+    "General models (--model planewave | sa | dw; output NPY float32 [samples][elements][transmits])";
+
 struct SimulateArgs {
+  CLI::App* app = nullptr;  // the subcommand: with --model seed, the general models' options are refused
   std::string output;
   std::string truth;
   std::vector<std::string> points;
@@ -51,7 +57,7 @@ std::vector<double> millimetres(const std::string& text, const std::string& opti
   return v;
 }
 
-// Plane-wave or synthetic-aperture channel data with the geometry of das_simulate.hpp.
+// Plane-wave, synthetic-aperture or diverging-wave channel data with the geometry of das_simulate.hpp.
 int run_das(SimulateArgs& args) {
   recon::DasSimulationOptions& o = args.das;
   recon::Acquisition& acq = o.acquisition;
@@ -65,6 +71,8 @@ int run_das(SimulateArgs& args) {
     std::tie(acq.source_x, acq.source_z) = recon::parse_virtual_sources(args.sources_x, args.sources_z);
   else if (!args.sources_x.empty() || !args.sources_z.empty())
     throw Error("--sources-x and --sources-z apply to --model dw only");
+  if (acq.model != recon::Model::SyntheticAperture && !acq.tx_elements.empty())
+    throw Error("--tx-elements applies to --model sa only");
   // HDF5 output: a .uff file is USTB's layout, a .h5/.hdf5 file PICMUS's; both hold plane waves
   // timed from the wavefront crossing the array centre.
   const bool hdf5 = io::has_hdf5_extension(args.output);
@@ -153,6 +161,12 @@ int run(SimulateArgs& args) {
     }
     return run_das(args);
   }
+  // The seed's geometry is fixed: an option of the general models would be silently ignored.
+  if (args.app)
+    for (const CLI::Option* opt : args.app->get_options())
+      if (opt->get_group() == kGeneralGroup && opt->count() > 0)
+        throw Error(opt->get_name() + " applies to the general models (--model planewave, sa or dw); "
+                                      "--model seed has the seed's fixed geometry");
   for (const std::string& text : args.points) args.options.points.push_back(parse_point(text));
   if (args.options.points.empty() && args.options.speckle == 0)
     throw Error("nothing to simulate: give --point and/or --speckle");
@@ -190,7 +204,7 @@ Command add_simulate(CLI::App& app) {
   app.add_option("-o,--output", args->output, "Channel data file to write: source.txt (--model seed); for planewave/sa/dw NPY float32 [samples][elements][transmits] or USTB's UFF layout (.uff), or for planewave PICMUS's HDF5 layout (.h5, .hdf5)")->required();
   app.add_option("--point", args->points,
                  "Point target X_MM,Z_MM[,AMPLITUDE]: x lateral from element 0 (seed) or from the "
-                 "array centre (planewave, sa), z depth (repeatable)");
+                 "array centre (planewave, sa, dw), z depth (repeatable)");
   app.add_option("--speckle", o.speckle, "Number of random weak scatterers")->check(CLI::Range(0, 1000000))->capture_default_str();
   app.add_option("--speckle-amplitude", o.speckle_amplitude, "Amplitude of speckle scatterers (uniform in [-a, a])")->capture_default_str();
   app.add_option("--noise", o.noise, "White noise standard deviation, in output units")->check(CLI::NonNegativeNumber)->capture_default_str();
@@ -202,7 +216,8 @@ Command add_simulate(CLI::App& app) {
   app.add_option("--samples", o.problem.samples, "Samples per channel")->check(CLI::Range(1, 1 << 24))->capture_default_str();
   app.add_option("--truth", args->truth, "Also write the true target positions as JSON");
   app.add_flag("--overwrite", args->overwrite, "Replace existing files");
-  const std::string g = "General models (--model planewave | sa | dw; output NPY float32 [samples][elements][transmits])";
+  args->app = &app;
+  const std::string g = kGeneralGroup;
   auto& acq = args->das.acquisition;
   app.add_option("--model", args->model, "seed (the seed's geometry, source.txt out), planewave, sa or dw")
       ->check(CLI::IsMember({"seed", "planewave", "sa", "dw"}))->capture_default_str();

@@ -8,7 +8,7 @@ void add_das_options(CLI::App& app, DasArgs& args, recon::ReconstructOptions& op
   recon::DasSetup& das = options.das;
   recon::Acquisition& acq = das.acquisition;
   acq.probe.elements = 0;  // from the data unless given
-  const std::string g = "General models (--model planewave | sa | dw)";
+  const std::string g = kGeneralModelsGroup;
   args.app = &app;
   args.bound = &options;
   app.add_option("--config", args.config,
@@ -106,7 +106,17 @@ void finish_das_options(const DasArgs& args, recon::ReconstructOptions& options)
   apply_config(args);
   if (args.bound && args.bound != &options) options = *args.bound;  // with what the file set
   options.model = recon::parse_model(args.model);
-  if (options.model == recon::ReconModel::Seed) return;
+  if (options.model == recon::ReconModel::Seed) {
+    // The seed's geometry is fixed: an option of the general models would be silently ignored.
+    if (args.app)
+      for (const CLI::Option* opt : args.app->get_options())
+        if (opt->get_group() == kGeneralModelsGroup && opt->count() > 0)
+          throw Error(opt->get_name() + " applies to the general models (--model planewave, sa or dw); "
+                                        "--model seed has the seed's fixed geometry");
+    return;
+  }
+  if (options.model != recon::ReconModel::SyntheticAperture && !options.das.acquisition.tx_elements.empty())
+    throw Error("--tx-elements applies to --model sa only");
   recon::DasSetup& das = options.das;
   das.options.window = recon::parse_window(args.window);
   das.options.interp = recon::parse_interp(args.interp);

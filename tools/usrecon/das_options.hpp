@@ -10,6 +10,9 @@
 
 namespace usrecon::cli {
 
+/// The help group of the general models' options; with --model seed, any of them is refused.
+inline constexpr const char* kGeneralModelsGroup = "General models (--model planewave | sa | dw)";
+
 struct DasArgs {
   CLI::App* app = nullptr;                      // the subcommand, to apply --config after parsing
   recon::ReconstructOptions* bound = nullptr;   // the options its flags write into
