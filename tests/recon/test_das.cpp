@@ -343,11 +343,12 @@ TEST(ReconDasCuda, AgreesWithTheCpuWhenADeviceIsThere) {
     EXPECT_LE(relative_l2(out, cpu.data), k.interp == Interp::Linear ? 1e-5 : 1e-3)
         << to_string(k.model) << " " << to_string(k.time_zero) << " " << to_string(k.kernel);
   }
-  // Auto picks the element-outer kernel for plane waves; it refuses synthetic aperture.
+  // Auto picks the element-outer kernel for plane waves; it refuses the spherical-wave models.
   try {
     EXPECT_EQ(DasCudaBeamformer(small_problem(Model::PlaneWave)).kernel(), DasCudaKernel::ElementOuter);
     EXPECT_THROW(DasCudaBeamformer(small_problem(Model::SyntheticAperture), DasCudaKernel::ElementOuter), Error);
     EXPECT_EQ(DasCudaBeamformer(small_problem(Model::DivergingWave)).kernel(), DasCudaKernel::PixelPerThread);
+    EXPECT_THROW(DasCudaBeamformer(small_problem(Model::DivergingWave), DasCudaKernel::ElementOuter), Error);
   } catch (const CudaUnavailable& e) {
     GTEST_SKIP() << e.what();
   }
