@@ -1,4 +1,5 @@
 #include <algorithm>
+#include <cctype>
 #include <chrono>
 #include <cstdio>
 #include <system_error>
@@ -42,18 +43,29 @@ nlohmann::json to_json(const FrameReport& report) {
           {"timing_s", report.timing_s}};
 }
 
-std::vector<fs::path> expand_inputs(const std::vector<fs::path>& paths) {
+std::vector<std::string> input_extensions(ReconModel model) {
+  if (model == ReconModel::Seed) return {".txt"};
+  return {".txt", ".npy", ".mat", ".h5", ".hdf5", ".uff"};
+}
+
+std::vector<fs::path> expand_inputs(const std::vector<fs::path>& paths, ReconModel model) {
+  const std::vector<std::string> extensions = input_extensions(model);
+  const auto is_input = [&](const fs::path& path) {
+    std::string ext = path.extension().string();
+    std::transform(ext.begin(), ext.end(), ext.begin(), [](unsigned char c) { return char(std::tolower(c)); });
+    return std::find(extensions.begin(), extensions.end(), ext) != extensions.end();
+  };
   std::vector<fs::path> inputs;
   for (const fs::path& path : paths) {
     std::error_code ec;
-    if (path.extension() == ".txt" || !fs::is_directory(path, ec)) {
+    if (is_input(path) || !fs::is_directory(path, ec)) {
       inputs.push_back(path);
       continue;
     }
     std::vector<fs::path> found;
     for (const auto& entry : fs::directory_iterator(path, ec)) {
       std::error_code entry_ec;
-      if (entry.path().extension() == ".txt" && entry.is_regular_file(entry_ec))
+      if (is_input(entry.path()) && entry.is_regular_file(entry_ec))
         found.push_back(entry.path());
     }
     if (ec) {

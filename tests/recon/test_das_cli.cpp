@@ -120,6 +120,36 @@ TEST_F(CliDas, SimulateReconstructMetricsRoundTrip) {
   EXPECT_FALSE(fs::exists(dir_ / "seed.txt"));
 }
 
+// A directory given to the general models contributes its NPY, MAT and HDF5 files (and
+// source.txt), not the truth JSON beside them; each is reconstructed on its own.
+TEST_F(CliDas, DirectoryOfChannelDataFilesIsOneBatch) {
+  ASSERT_FALSE(usrecon_exe().empty()) << "USRECON_EXE is not set";
+  const fs::path in = dir_ / "acquisitions", out = dir_ / "images";
+  fs::create_directories(in);
+  const std::string geometry = " --elements 16 --pitch 0.3e-3 --fs 20e6 --angles-deg -5,0,5 --time-zero center";
+  for (const char* name : {"one.npy", "two.uff"}) {
+    const auto r = run_command(quote(usrecon_exe()) + " simulate --model planewave" + geometry +
+                               " --samples 400 --point 0,6 --truth " + quote(in / (std::string(name) + ".json")) +
+                               " -o " + quote(in / name));
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+  }
+  const auto r = run_command(quote(usrecon_exe()) + " reconstruct " + quote(in) + " --model planewave" + geometry +
+                             " --z-range 2e-3:10e-3 --report " + quote(dir_ / "report.json") + " -o " + quote(out));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("2 of 2 reconstructed, 0 failed"), std::string::npos) << r.output;
+  EXPECT_TRUE(fs::exists(out / "one.png"));
+  EXPECT_TRUE(fs::exists(out / "two.png"));
+  const nlohmann::json report = nlohmann::json::parse(io::read_file(dir_ / "report.json"));
+  ASSERT_EQ(report.size(), 2u) << report.dump();
+  EXPECT_EQ(fs::path(report[0].at("input").get<std::string>()).filename(), "one.npy");
+  EXPECT_EQ(fs::path(report[1].at("input").get<std::string>()).filename(), "two.uff");
+  // The seed model reads source.txt only: the same directory holds none for it.
+  const auto seed = run_command(quote(usrecon_exe()) + " reconstruct " + quote(in) + " -o " + quote(dir_ / "seed"));
+  EXPECT_EQ(seed.exit_code, 1);
+  EXPECT_NE(seed.output.find("no input files (the directories given hold no *.txt)"), std::string::npos)
+      << seed.output;
+}
+
 // A PICMUS-layout HDF5 file (as `simulate` writes one: /US/US_DATASET0000/data/real
 // [angles][channels][samples], its parameters beside it, time zero when the wavefront crosses the
 // array centre) reconstructs with no geometry options: everything comes from the file.

@@ -215,6 +215,24 @@ TEST(ReconPipelineNames, ExpandsDirectoriesToSortedTxtFiles) {
   fs::remove_all(dir);
 }
 
+TEST(ReconPipelineNames, GeneralModelsTakeEveryChannelDataFormatFromADirectory) {
+  const fs::path dir = fs::temp_directory_path() / ("usrecon-expand-das-" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir / "d.UFF");  // a directory named like a file is not scanned
+  for (const char* name : {"f.uff", "b.NPY", "a.txt", "c.mat", "e.hdf5", "d.h5", "notes.md", "g.json", "h.png"})
+    std::ofstream(dir / name) << "1";
+  std::vector<std::string> names;
+  for (const fs::path& p : recon::expand_inputs({dir, dir / "x.Mat"}, recon::ReconModel::PlaneWave))
+    names.push_back(p.filename().string());
+  EXPECT_EQ(names, (std::vector<std::string>{"a.txt", "b.NPY", "c.mat", "d.h5", "e.hdf5", "f.uff", "x.Mat"}));
+  names.clear();
+  for (const fs::path& p : recon::expand_inputs({dir}, recon::ReconModel::Seed)) names.push_back(p.filename().string());
+  EXPECT_EQ(names, std::vector<std::string>{"a.txt"});  // the seed model reads source.txt only
+  EXPECT_EQ(recon::expand_inputs({dir / "d.UFF"}, recon::ReconModel::DivergingWave),
+            std::vector<fs::path>{dir / "d.UFF"});  // kept as given: reported when processed
+  fs::remove_all(dir);
+}
+
 TEST(ReconBackend, CudaRequestFailsClearlyAndAutoFallsBack) {
   const seed::Problem p{40, 30, 8, 100};
   if (usrecon::cuda_device_count() == 0) {

@@ -97,14 +97,17 @@ class StageProfile {
 int run(const ReconstructArgs& args) {
   using Clock = std::chrono::steady_clock;
   const auto start = Clock::now();
-  std::vector<fs::path> paths(args.inputs.begin(), args.inputs.end());
-  const std::vector<fs::path> inputs = recon::expand_inputs(paths);
-  if (inputs.empty()) {
-    std::fprintf(stderr, "usrecon: error: no input files (the directories given hold no *.txt)\n");
-    return 1;
-  }
   recon::ReconstructOptions options = args.options;
   finish_das_options(args.das, options);
+  std::vector<fs::path> paths(args.inputs.begin(), args.inputs.end());
+  const std::vector<fs::path> inputs = recon::expand_inputs(paths, options.model);
+  if (inputs.empty()) {
+    std::string wanted;
+    for (const std::string& ext : recon::input_extensions(options.model))
+      wanted += (wanted.empty() ? "*" : ", *") + ext;
+    std::fprintf(stderr, "usrecon: error: no input files (the directories given hold no %s)\n", wanted.c_str());
+    return 1;
+  }
   options.backend = recon::parse_backend(args.backend);
   options.precision = recon::seed::parse_precision(args.precision);
   recon::Reconstructor reconstructor(options, args.out_dir);
@@ -159,7 +162,9 @@ int run(const ReconstructArgs& args) {
 
 Command add_reconstruct(CLI::App& app) {
   auto args = std::make_shared<ReconstructArgs>();
-  app.add_option("inputs", args->inputs, "Channel data files (source.txt format) or directories (their *.txt)")
+  app.add_option("inputs", args->inputs,
+                 "Channel data files, or directories: their *.txt (--model seed), also *.npy, *.mat, *.h5, "
+                 "*.hdf5, *.uff (the general models), sorted by name")
       ->required();
   app.add_option("-o,--output", args->out_dir, "Output directory (created if missing)")->required();
   app.add_option("--backend", args->backend, "Where to beamform: auto (CUDA if a device is there, else CPU), cpu, cuda")

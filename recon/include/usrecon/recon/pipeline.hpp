@@ -93,10 +93,16 @@ nlohmann::json to_json(const FrameReport& report);
 /// is refused before it is read, with a message that states this limit.
 std::uintmax_t input_byte_limit(const seed::Problem& problem);
 
-/// Files stay as given; a directory contributes its regular *.txt files, sorted by name. Paths
-/// that do not exist are kept, so that processing reports them. A path whose name ends in .txt is
-/// always taken as a file: a directory named like a file is reported when processed, not scanned.
-std::vector<std::filesystem::path> expand_inputs(const std::vector<std::filesystem::path>& paths);
+/// The extensions (lower case, with the dot) of the files a directory contributes for a model:
+/// source.txt files for the seed model; also NPY, MAT and HDF5 (.h5, .hdf5, .uff) for the others.
+std::vector<std::string> input_extensions(ReconModel model);
+
+/// Files stay as given; a directory contributes its regular files with one of the model's
+/// input_extensions (in any case), sorted by name. Paths that do not exist are kept, so that
+/// processing reports them. A path whose name has such an extension is always taken as a file: a
+/// directory named like a file is reported when processed, not scanned.
+std::vector<std::filesystem::path> expand_inputs(const std::vector<std::filesystem::path>& paths,
+                                                 ReconModel model = ReconModel::Seed);
 
 /// Output file stem for an input: its stem with every character outside [A-Za-z0-9._-] replaced
 /// by '_' and no leading '.', so outputs always land inside the output directory.
