@@ -222,7 +222,8 @@ std::vector<Hdf5Group> list_groups_here(const fs::path& path) {
   return groups;
 }
 
-Hdf5Array read_here(const fs::path& path, const std::string& requested) {
+Hdf5Array read_here(const fs::path& path, const std::string& requested, std::size_t first_row = 0,
+                    std::size_t rows = Hdf5Selection::kAllRows) {
   std::string name = requested;
   if (name.empty()) {
     std::vector<std::string> candidates;
@@ -260,6 +261,13 @@ Hdf5Array read_here(const fs::path& path, const std::string& requested) {
                             "as two real datasets, e.g. data/real and data/imag)");
   array.type = info.type;
   array.dims = info.dims;
+  const bool part = rows != Hdf5Selection::kAllRows;
+  if (part) {
+    if (array.dims.empty() || first_row > array.dims[0] || rows > array.dims[0] - first_row)
+      throw InputError(what + ": rows " + std::to_string(first_row) + " to " + std::to_string(first_row + rows) +
+                       " asked of its " + dims_text(array.dims) + " values lie past its first axis");
+    array.dims[0] = rows;
+  }
   std::size_t count = 1;
   for (std::size_t d : array.dims)
     if (__builtin_mul_overflow(count, d, &count)) count = SIZE_MAX;
@@ -276,9 +284,23 @@ Hdf5Array read_here(const fs::path& path, const std::string& requested) {
     throw InputError(what + " claims " + dims_text(array.dims) + " values in " + std::to_string(stored) +
                      " stored bytes (the input size limit: 2^31 values, 1032 per stored byte)");
   array.values.resize(count);
-  if (count > 0 &&
-      H5Dread(dataset.get(), H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, array.values.data()) < 0)
-    throw InputError(what + ": HDF5 cannot read it" + hdf5_reason());
+  if (count == 0) return array;
+  if (!part) {
+    if (H5Dread(dataset.get(), H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, array.values.data()) < 0)
+      throw InputError(what + ": HDF5 cannot read it" + hdf5_reason());
+    return array;
+  }
+  // The rows: a hyperslab of the file's dataspace, read into a memory space of the slab's shape.
+  std::vector<hsize_t> start(array.dims.size(), 0), shape(array.dims.begin(), array.dims.end());
+  start[0] = first_row;
+  Handle file_space(H5Dget_space(dataset.get()), H5Sclose);
+  Handle memory_space(H5Screate_simple(int(shape.size()), shape.data(), nullptr), H5Sclose);
+  if (!file_space.ok() || !memory_space.ok() ||
+      H5Sselect_hyperslab(file_space.get(), H5S_SELECT_SET, start.data(), nullptr, shape.data(), nullptr) < 0 ||
+      H5Dread(dataset.get(), H5T_NATIVE_DOUBLE, memory_space.get(), file_space.get(), H5P_DEFAULT,
+              array.values.data()) < 0)
+    throw InputError(what + ": HDF5 cannot read rows " + std::to_string(first_row) + " to " +
+                     std::to_string(first_row + rows) + hdf5_reason());
   return array;
 }
 
@@ -516,9 +538,15 @@ std::vector<Hdf5Group> list_hdf5_groups(const fs::path& path) {
 }
 
 std::vector<Hdf5Array> read_hdf5(const fs::path& path, const std::vector<std::string>& datasets) {
+  std::vector<Hdf5Selection> whole;
+  for (const std::string& dataset : datasets) whole.push_back({dataset});
+  return read_hdf5(path, whole);
+}
+
+std::vector<Hdf5Array> read_hdf5(const fs::path& path, const std::vector<Hdf5Selection>& selections) {
   const std::string reply = run_isolated(path, [&](Message& m) {
-    for (const std::string& dataset : datasets) {
-      const Hdf5Array a = read_here(path, dataset);
+    for (const Hdf5Selection& s : selections) {
+      const Hdf5Array a = read_here(path, s.dataset, s.first_row, s.rows);
       m.info({a.path, a.type, a.dims});
       m.doubles(a.values);
     }
@@ -527,7 +555,7 @@ std::vector<Hdf5Array> read_hdf5(const fs::path& path, const std::vector<std::st
     Reader reader(reply);
     reader.u64();
     std::vector<Hdf5Array> arrays;
-    for (std::size_t k = 0; k < datasets.size(); ++k) {
+    for (std::size_t k = 0; k < selections.size(); ++k) {
       Hdf5DatasetInfo info = reader.info();
       arrays.push_back({std::move(info.path), std::move(info.type), std::move(info.dims), reader.doubles()});
     }

@@ -16,7 +16,7 @@
 // tests/corpus/valid/uff/make_ustb_uff.py writes such files independently, with h5py.
 #include <algorithm>
 #include <cmath>
-#include <set>
+#include <map>
 
 #include "das_input_formats.hpp"
 
@@ -37,12 +37,18 @@ std::string number_text(double v) {
 class UstbObject {
  public:
   UstbObject(const fs::path& path, std::string group) : path_(path), group_(std::move(group)) {
-    for (const io::Hdf5DatasetInfo& d : io::list_hdf5_datasets(path)) datasets_.insert(d.path);
+    for (io::Hdf5DatasetInfo& d : io::list_hdf5_datasets(path)) datasets_.emplace(d.path, std::move(d.dims));
   }
   bool has(const std::string& name) const { return datasets_.count(group_ + "/" + name) > 0; }
-  /// Queues `name` (relative to the group) for reading if the file has it.
-  void want(const std::string& name) {
-    if (has(name)) wanted_.push_back(group_ + "/" + name);
+  /// The dims the file lists for `name` (before reading it); empty when it lacks it.
+  std::vector<std::size_t> dims(const std::string& name) const {
+    const auto it = datasets_.find(group_ + "/" + name);
+    return it == datasets_.end() ? std::vector<std::size_t>{} : it->second;
+  }
+  /// Queues `name` (relative to the group) for reading if the file has it: whole, or only rows
+  /// [first_row, first_row + rows) of its first axis.
+  void want(const std::string& name, std::size_t first_row = 0, std::size_t rows = io::Hdf5Selection::kAllRows) {
+    if (has(name)) wanted_.push_back({group_ + "/" + name, first_row, rows});
   }
   void read() {
     for (io::Hdf5Array& a : io::read_hdf5(path_, wanted_)) arrays_.push_back(std::move(a));
@@ -66,8 +72,8 @@ class UstbObject {
  private:
   fs::path path_;
   std::string group_;
-  std::set<std::string> datasets_;
-  std::vector<std::string> wanted_;
+  std::map<std::string, std::vector<std::size_t>> datasets_;  // every dataset's path and dims
+  std::vector<io::Hdf5Selection> wanted_;
   std::vector<io::Hdf5Array> arrays_;
 };
 
@@ -140,8 +146,16 @@ ChannelData read_ustb_channel_data(const fs::path& path, const std::vector<io::H
   for (const char* name : {"sampling_frequency", "initial_time", "sound_speed", "modulation_frequency",
                            "probe/geometry", "probe/N", "probe/pitch"})
     cd.want(name);
-  cd.want(complex_data ? "data/real" : "data");
-  cd.want("data/imag");
+  // Only the frame asked for is read from a multi-frame file ({frames, waves, channels, samples};
+  // with one frame MATLAB drops that axis and the whole array is the frame).
+  const char* const data_name = complex_data ? "data/real" : "data";
+  const std::vector<std::size_t> listed = cd.dims(data_name);
+  const bool one_frame_read = listed.size() == 4 && in.frame >= 1 && std::size_t(in.frame) <= listed[0];
+  const std::size_t first_row = one_frame_read ? std::size_t(in.frame - 1) : 0;
+  const std::size_t rows = one_frame_read ? 1 : io::Hdf5Selection::kAllRows;
+  cd.want(data_name, first_row, rows);
+  if (cd.dims("data/imag") == listed) cd.want("data/imag", first_row, rows);
+  else cd.want("data/imag");  // misshapen: read whole, to be refused below
   for (const std::string& w : waves)
     for (const char* name : {"/source/distance", "/source/azimuth", "/source/elevation", "/delay", "/sound_speed",
                              "/wavefront"})
@@ -265,7 +279,7 @@ ChannelData read_ustb_channel_data(const fs::path& path, const std::vector<io::H
     throw Error(where + ": data are " + std::to_string(data.dims.size()) + "-D; expected up to 4-D");
   std::vector<std::size_t> dims(4 - data.dims.size(), 1);
   dims.insert(dims.end(), data.dims.begin(), data.dims.end());
-  const std::size_t frames = dims[0], per_frame = dims[1] * dims[2] * dims[3];
+  const std::size_t frames = one_frame_read ? listed[0] : dims[0], per_frame = dims[1] * dims[2] * dims[3];
   if (dims[1] != waves.size() || dims[2] != std::size_t(g.elements))
     throw Error(where + ": data are " + std::to_string(dims[1]) + " waves x " + std::to_string(dims[2]) +
                 " channels but the file describes " + std::to_string(waves.size()) + " waves and " +
@@ -275,14 +289,16 @@ ChannelData read_ustb_channel_data(const fs::path& path, const std::vector<io::H
                 " frame(s)");
   g.frame = in.frame;
   g.frames = static_cast<int>(frames);
-  const auto first = data.values.begin() + std::ptrdiff_t((in.frame - 1) * per_frame);
+  // (The frame's rows alone were read when the file has several.)
+  const std::size_t frame_start = one_frame_read ? 0 : std::size_t(in.frame - 1) * per_frame;
+  const auto first = data.values.begin() + std::ptrdiff_t(frame_start);
   const std::vector<double> frame(first, first + std::ptrdiff_t(per_frame));
   ChannelData rf = arrange_channels(frame, {dims[1], dims[2], dims[3]}, false, "transmits,elements,samples",
                                     in.offset, path.string() + " (" + data.path + ")");
   if (g.modulation_frequency != 0) {
     const io::Hdf5Array& q = *cd.array("data/imag");
     if (q.dims != data.dims) throw Error(where + ": data/imag is not shaped like data/real");
-    const auto q_first = q.values.begin() + std::ptrdiff_t((in.frame - 1) * per_frame);
+    const auto q_first = q.values.begin() + std::ptrdiff_t(frame_start);
     rf.imag = arrange_channels(std::vector<double>(q_first, q_first + std::ptrdiff_t(per_frame)),
                                {dims[1], dims[2], dims[3]}, false, "transmits,elements,samples", in.offset,
                                path.string() + " (" + q.path + ")")

@@ -5,6 +5,7 @@
 #include <hdf5.h>
 #include <unistd.h>
 
+#include <cmath>
 #include <cstdint>
 #include <filesystem>
 #include <string>
@@ -88,6 +89,56 @@ TEST_F(IoHdf5, ReadsSeveralDatasetsInOneGoAndKnowsItsExtensions) {
                  [&] { read_hdf5(file, std::vector<std::string>{"/a", "/missing"}); });
   for (const char* name : {"x.h5", "x.HDF5", "dir/x.uff"}) EXPECT_TRUE(has_hdf5_extension(name)) << name;
   for (const char* name : {"x.mat", "x.h5.npy", "h5"}) EXPECT_FALSE(has_hdf5_extension(name)) << name;
+}
+
+// Rows of the first axis (a frame of [frames][...] data) read alone equal the same slice of the
+// whole array, from a contiguous float64 dataset and from a chunked, deflated int16 one whose
+// chunks straddle the rows asked for.
+TEST_F(IoHdf5, ReadsRowsOfTheFirstAxisAlone) {
+  Hdf5Array a{"/frames", "", {5, 3, 4}, {}};
+  for (int k = 0; k < 60; ++k) a.values.push_back(std::sin(k * 1.7) * 100);
+  const fs::path file = dir_ / "frames.h5";
+  write_hdf5(file, {a});
+  const fs::path chunked = raw_file("chunked.h5", [](hid_t f) {
+    const hsize_t dims[2] = {7, 5}, chunk[2] = {3, 5};
+    std::vector<std::int16_t> v;
+    for (int k = 0; k < 35; ++k) v.push_back(std::int16_t(k * 37 - 600));
+    const hid_t space = H5Screate_simple(2, dims, nullptr), plist = H5Pcreate(H5P_DATASET_CREATE);
+    H5Pset_chunk(plist, 2, chunk);
+    H5Pset_deflate(plist, 6);
+    const hid_t d = H5Dcreate2(f, "ints", H5T_STD_I16LE, space, H5P_DEFAULT, plist, H5P_DEFAULT);
+    H5Dwrite(d, H5T_NATIVE_INT16, H5S_ALL, H5S_ALL, H5P_DEFAULT, v.data());
+    H5Dclose(d);
+    H5Pclose(plist);
+    H5Sclose(space);
+  });
+  const Hdf5Array ints = read_hdf5(chunked, "/ints");
+  ASSERT_EQ(ints.dims, (std::vector<std::size_t>{7, 5}));
+  using Case = std::pair<const Hdf5Array*, fs::path>;
+  for (const auto& [whole, path] : {Case{&a, file}, Case{&ints, chunked}}) {
+    const std::size_t n_rows = whole->dims[0], per_row = whole->values.size() / n_rows;
+    for (std::size_t first = 0; first <= n_rows; ++first)
+      for (std::size_t rows = 0; first + rows <= n_rows; ++rows) {
+        const std::vector<Hdf5Array> part = read_hdf5(path, std::vector<Hdf5Selection>{{whole->path, first, rows}});
+        ASSERT_EQ(part.size(), 1u);
+        std::vector<std::size_t> dims = whole->dims;
+        dims[0] = rows;
+        EXPECT_EQ(part[0].dims, dims) << first << " " << rows;
+        EXPECT_EQ(part[0].values, std::vector<double>(whole->values.begin() + std::ptrdiff_t(first * per_row),
+                                                      whole->values.begin() + std::ptrdiff_t((first + rows) * per_row)))
+            << path << " rows " << first << " + " << rows;
+      }
+  }
+  // Several at once, a part and a whole dataset, in the order asked.
+  const std::vector<Hdf5Array> mixed =
+      read_hdf5(chunked, std::vector<Hdf5Selection>{{"/ints", 6, 1}, {"/ints"}});
+  ASSERT_EQ(mixed.size(), 2u);
+  EXPECT_EQ(mixed[0].values, std::vector<double>(ints.values.end() - 5, ints.values.end()));
+  EXPECT_EQ(mixed[1].values, ints.values);
+  for (const auto& [first, rows] : {std::pair<std::size_t, std::size_t>{4, 2}, {6, 0}, {0, 6}})
+    expect_refused(file, "lie past its first axis", [&, first = first, rows = rows] {
+      read_hdf5(file, std::vector<Hdf5Selection>{{"/frames", first, rows}});
+    });
 }
 
 TEST_F(IoHdf5, ConvertsIntegerTypesAndScalars) {

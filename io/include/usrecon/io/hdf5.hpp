@@ -76,6 +76,20 @@ Hdf5Array read_hdf5(const std::filesystem::path& path, const std::string& datase
 /// Reads several datasets in one go (each name as for read_hdf5 above): one reader process for all.
 std::vector<Hdf5Array> read_hdf5(const std::filesystem::path& path, const std::vector<std::string>& datasets);
 
+/// A dataset to read whole, or only rows [first_row, first_row + rows) of its first axis (C order:
+/// the slowest one), e.g. one frame of a [frames][...] array, so that the other rows are neither
+/// read nor held in memory. The array read then has dims[0] = rows.
+struct Hdf5Selection {
+  static constexpr std::size_t kAllRows = static_cast<std::size_t>(-1);
+  std::string dataset;
+  std::size_t first_row = 0;
+  std::size_t rows = kAllRows;
+};
+
+/// Reads several datasets, or parts of them, in one go (one reader process). Throws InputError as
+/// read_hdf5 above, and when a selection's rows lie past the end of its dataset's first axis.
+std::vector<Hdf5Array> read_hdf5(const std::filesystem::path& path, const std::vector<Hdf5Selection>& selections);
+
 /// Writes real double arrays (dims in C order) as float64 datasets, creating the groups on their
 /// paths, then the groups' attributes (a group that holds no dataset is created; text attributes
 /// are fixed-length strings as MATLAB writes them, numeric ones float64 vectors). For tests and
