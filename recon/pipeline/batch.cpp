@@ -8,6 +8,7 @@
 // and beamforms frame i, frame i+1 is parsed on the CPU and frame i-1 is written. On the CPU the
 // beamformer uses every core and parsing/writing fill the gaps. Device buffers, tables and
 // slots are set up once, when the backend is built.
+#include <algorithm>
 #include <condition_variable>
 #include <deque>
 #include <exception>
@@ -78,6 +79,21 @@ std::size_t Reconstructor::reconstruct_batch(
   return reported;
 }
 
+std::size_t Reconstructor::reconstruct_batch(const std::vector<BatchInput>& inputs,
+                                             const std::function<void(std::size_t, const FrameReport&)>& done,
+                                             const std::function<bool()>& stop) {
+  // Whole files only: the batch above (for the seed model, its overlapped stages).
+  if (std::none_of(inputs.begin(), inputs.end(), [](const BatchInput& in) { return in.frame > 0; })) {
+    std::vector<fs::path> paths;
+    for (const BatchInput& in : inputs) paths.push_back(in.path);
+    return reconstruct_batch(paths, done, stop);
+  }
+  std::size_t reported = 0;
+  for (std::size_t idx = 0; idx < inputs.size() && !stop(); ++idx)
+    done(reported++, reconstruct(inputs[idx].path, inputs[idx].frame));
+  return reported;
+}
+
 std::size_t Reconstructor::reconstruct_batch_seed(
     const std::vector<fs::path>& inputs,
     const std::function<void(std::size_t, const FrameReport&)>& done,
@@ -127,7 +143,7 @@ std::size_t Reconstructor::reconstruct_batch_seed(
         free_slots.pop_front();
       }
       try {
-        job.targets = plan_outputs(inputs[idx]);
+        job.targets = plan_outputs(inputs[idx], 0);
         read_seed(inputs[idx], backend_->input(job.slot), job.report);
       } catch (const std::exception& e) {
         fail(job, e);

@@ -228,6 +228,12 @@ ChannelData arrange_channels(const std::vector<double>& values, const std::vecto
   return rf;
 }
 
+int count_frames(const fs::path& path, const ChannelInput& in) {
+  if (!io::has_hdf5_extension(path)) return 1;
+  const std::optional<std::string> ustb = detail::ustb_channel_data_group(path, io::list_hdf5_groups(path), in.var);
+  return ustb ? detail::ustb_frames(path, *ustb) : 1;
+}
+
 ChannelData read_channel_data(const fs::path& path, const ChannelInput& in, int elements,
                               int transmits, FileGeometry* geometry) {
   const std::string ext = lower_extension(path);

@@ -28,6 +28,10 @@ std::optional<std::string> ustb_channel_data_group(const std::filesystem::path& 
 ChannelData read_ustb_channel_data(const std::filesystem::path& path, const std::vector<io::Hdf5Group>& groups,
                                    const std::string& group, const ChannelInput& input, FileGeometry* geometry);
 
+/// The frames of the USTB uff.channel_data object at `group` (its data's leading axis when it has
+/// four; MATLAB drops it for one frame), from the file's listing alone.
+int ustb_frames(const std::filesystem::path& path, const std::string& group);
+
 /// Element pitch of a uniform linear array centred on x = 0 at y = z = 0, from element positions
 /// x[e], y[e], z[e] (metres); throws Error naming `what` for any other array.
 double centred_linear_array_pitch(const std::vector<double>& x, const std::vector<double>& y,

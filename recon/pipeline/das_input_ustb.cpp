@@ -33,6 +33,16 @@ std::string number_text(double v) {
   return buffer;
 }
 
+/// A file's claim of more frames than this is refused (its listing alone would make a batch of
+/// --frame all that large); real acquisitions hold thousands at most.
+constexpr std::size_t kMaxFrames = 100000;
+
+void check_frame_count(const std::string& where, std::size_t frames) {
+  if (frames > kMaxFrames)
+    throw Error(where + ": its data claim " + std::to_string(frames) + " frames, more than the " +
+                std::to_string(kMaxFrames) + " a file may hold here");
+}
+
 /// The datasets wanted from a channel_data object, read in one go (one reader process).
 class UstbObject {
  public:
@@ -134,6 +144,15 @@ std::optional<std::string> ustb_channel_data_group(const fs::path& path, const s
   return candidates.front();
 }
 
+int ustb_frames(const fs::path& path, const std::string& group) {
+  for (const io::Hdf5DatasetInfo& d : io::list_hdf5_datasets(path))
+    if ((d.path == group + "/data" || d.path == group + "/data/real") && d.dims.size() == 4) {
+      check_frame_count(path.string() + ": USTB " + group, d.dims[0]);
+      return static_cast<int>(d.dims[0]);
+    }
+  return 1;
+}
+
 ChannelData read_ustb_channel_data(const fs::path& path, const std::vector<io::Hdf5Group>& groups,
                                    const std::string& group, const ChannelInput& in, FileGeometry* geometry) {
   UstbObject cd(path, group);
@@ -150,6 +169,7 @@ ChannelData read_ustb_channel_data(const fs::path& path, const std::vector<io::H
   // with one frame MATLAB drops that axis and the whole array is the frame).
   const char* const data_name = complex_data ? "data/real" : "data";
   const std::vector<std::size_t> listed = cd.dims(data_name);
+  if (listed.size() == 4) check_frame_count(where, listed[0]);
   const bool one_frame_read = listed.size() == 4 && in.frame >= 1 && std::size_t(in.frame) <= listed[0];
   const std::size_t first_row = one_frame_read ? std::size_t(in.frame - 1) : 0;
   const std::size_t rows = one_frame_read ? 1 : io::Hdf5Selection::kAllRows;

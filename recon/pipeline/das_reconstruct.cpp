@@ -43,8 +43,9 @@ std::string Reconstructor::backend_name() const {
   return options_.backend == BackendKind::Cuda ? "cuda" : "cpu";
 }
 
-Reconstructor::Frame Reconstructor::beamform_das(const fs::path& input, FrameReport& report) {
+Reconstructor::Frame Reconstructor::beamform_das(const fs::path& input, int frame_number, FrameReport& report) {
   DasSetup setup = options_.das;
+  if (frame_number > 0) setup.input.frame = frame_number;
   setup.acquisition.model = options_.model == ReconModel::PlaneWave       ? Model::PlaneWave
                             : options_.model == ReconModel::DivergingWave ? Model::DivergingWave
                                                                           : Model::SyntheticAperture;

@@ -36,11 +36,13 @@ std::uintmax_t input_byte_limit(const seed::Problem& problem) {
 nlohmann::json to_json(const FrameReport& report) {
   nlohmann::json outputs = nlohmann::json::array();
   for (const fs::path& output : report.outputs) outputs.push_back(output.string());
-  return {{"input", report.input.string()},
-          {"status", report.ok ? "ok" : "failed"},
-          {"error", report.ok ? nlohmann::json(nullptr) : nlohmann::json(report.error)},
-          {"outputs", std::move(outputs)},
-          {"timing_s", report.timing_s}};
+  nlohmann::json entry = {{"input", report.input.string()},
+                          {"status", report.ok ? "ok" : "failed"},
+                          {"error", report.ok ? nlohmann::json(nullptr) : nlohmann::json(report.error)},
+                          {"outputs", std::move(outputs)},
+                          {"timing_s", report.timing_s}};
+  if (report.frame > 0) entry["frame"] = report.frame;
+  return entry;
 }
 
 std::vector<std::string> input_extensions(ReconModel model) {
@@ -78,7 +80,27 @@ std::vector<fs::path> expand_inputs(const std::vector<fs::path>& paths, ReconMod
   return inputs;
 }
 
-std::string output_stem(const fs::path& input) {
+std::vector<BatchInput> expand_frames(const std::vector<fs::path>& paths, const ChannelInput& input) {
+  std::vector<BatchInput> jobs;
+  for (const fs::path& path : paths) {
+    int frames = 1;
+    if (input.all_frames) {
+      try {
+        frames = count_frames(path, input);
+      } catch (const std::exception&) {
+        frames = 1;  // reading it will say what is wrong
+      }
+    }
+    if (frames <= 1) {
+      jobs.push_back({path, 0});
+      continue;
+    }
+    for (int f = 1; f <= frames; ++f) jobs.push_back({path, f});
+  }
+  return jobs;
+}
+
+std::string output_stem(const fs::path& input, int frame) {
   std::string stem = input.stem().string();
   for (char& c : stem) {
     const bool safe = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
@@ -87,6 +109,11 @@ std::string output_stem(const fs::path& input) {
   }
   if (stem.empty()) stem = "_";
   if (stem.front() == '.') stem.front() = '_';
+  if (frame > 0) {
+    char suffix[32];
+    std::snprintf(suffix, sizeof suffix, "_frame%04d", frame);
+    stem += suffix;
+  }
   return stem;
 }
 
@@ -106,9 +133,9 @@ Reconstructor::Reconstructor(ReconstructOptions options, fs::path out_dir)
 
 Reconstructor::~Reconstructor() = default;
 
-Reconstructor::Targets Reconstructor::plan_outputs(const fs::path& input) {
+Reconstructor::Targets Reconstructor::plan_outputs(const fs::path& input, int frame) {
   Targets t;
-  t.stem = output_stem(input);
+  t.stem = output_stem(input, frame);
   std::lock_guard lock(stems_mutex_);
   if (std::find(stems_done_.begin(), stems_done_.end(), t.stem) != stems_done_.end())
     throw Error(input.string() + ": its outputs would be named '" + t.stem +
@@ -142,6 +169,7 @@ void Reconstructor::record_failure(FrameReport& report, const std::exception& e)
   // Every message names the input; io errors already do, others get it prefixed.
   const std::string name = report.input.string();
   if (report.error.find(name) == std::string::npos) report.error = name + ": " + report.error;
+  if (report.frame > 0) report.error += " (frame " + std::to_string(report.frame) + ")";
 }
 
 void Reconstructor::read_seed(const fs::path& input, std::span<std::int32_t> rf,
@@ -233,16 +261,19 @@ std::vector<fs::path> Reconstructor::write_frame(const Targets& targets, Frame& 
   return written;
 }
 
-FrameReport Reconstructor::reconstruct(const fs::path& input) {
+FrameReport Reconstructor::reconstruct(const fs::path& input, int frame_number) {
   FrameReport report;
   report.input = input;
+  report.frame = frame_number;
   const auto start = Clock::now();
   std::string claimed;
   try {
-    const Targets targets = plan_outputs(input);
+    if (frame_number > 0 && options_.model == ReconModel::Seed)
+      throw Error("frames apply to the general models' USTB files only");
+    const Targets targets = plan_outputs(input, frame_number);
     claimed = targets.stem;
     Frame frame = options_.model == ReconModel::Seed ? beamform_seed(input, report)
-                                                     : beamform_das(input, report);
+                                                     : beamform_das(input, frame_number, report);
     report.outputs = write_frame(targets, frame, report, start);
     report.ok = true;
   } catch (const std::exception& e) {

@@ -293,6 +293,31 @@ TEST_F(CliDas, UstbUffFilesCarryTheirOwnGeometry) {
     EXPECT_NE(refused.output.find(why), std::string::npos) << refused.output;
   };
   expect_refused("ustb_one_wave_two_frames.uff", " --frame 3", "--frame 3 is not among its 2 frame(s)");
+  expect_refused("ustb_one_wave_two_frames.uff", " --frame 0", "--frame 0: expected a frame number (1 = the first) or all");
+  expect_refused("ustb_one_wave_two_frames.uff", " --frame 1.5", "--frame 1.5: expected a frame number");
+
+  // --frame all: each frame of the two-frame file to <stem>_frameNNNN.*, with its own point; a
+  // file of one frame in the same batch keeps its stem. The report lists the frames.
+  run = run_command(quote(usrecon_exe()) + " reconstruct " + quote(corpus / "ustb_one_wave_two_frames.uff") + " " +
+                    quote(corpus / "ustb_planewave.uff") + " --model planewave --frame all"
+                    " --save-raw --report " + quote(dir_ / "frames.json") + " -o " + quote(dir_ / "all"));
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  EXPECT_NE(run.output.find("3 of 3 reconstructed, 0 failed"), std::string::npos) << run.output;
+  EXPECT_TRUE(fs::exists(dir_ / "all" / "ustb_planewave.png"));
+  for (int frame : {1, 2}) {
+    const std::string stem = "ustb_one_wave_two_frames_frame000" + std::to_string(frame);
+    const nlohmann::json meta = nlohmann::json::parse(io::read_file(dir_ / "all" / (stem + ".json")));
+    EXPECT_EQ(meta.at("parameters").at("frame"), frame);
+    EXPECT_EQ(meta.at("parameters").at("frames"), 2);
+    const nlohmann::json points = measure(dir_ / "all" / (stem + ".npy"), both);
+    EXPECT_LE(points.at(frame - 1).at("error").get<double>(), quarter_wavelength) << points.dump();
+    EXPECT_LT(points.at(2 - frame).at("peak").get<double>(), 0.01 * points.at(frame - 1).at("peak").get<double>());
+  }
+  const nlohmann::json report = nlohmann::json::parse(io::read_file(dir_ / "frames.json"));
+  ASSERT_EQ(report.size(), 3u) << report.dump();
+  EXPECT_EQ(report[0].at("frame"), 1);
+  EXPECT_EQ(report[1].at("frame"), 2);
+  EXPECT_FALSE(report[2].contains("frame")) << report[2].dump();
   expect_refused("ustb_planewave.uff", " --layout samples,elements,transmits", "--layout does not apply");
   // The same acquisition as baseband IQ (demodulated at 5 MHz on USTB's clock, sampled at 10 MHz):
   // beamformed at 20 MHz as its analytic signal, it gives the RF file's image, phase included

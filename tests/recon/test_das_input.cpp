@@ -476,6 +476,21 @@ TEST_F(ReconDasInputFiles, UstbMalformedObjectsAreRefusedByName) {
   ChannelInput frame3;
   frame3.frame = 3;
   expect_refused(two_frames, ": --frame 3 is not among its 2 frame(s)", frame3);
+  // count_frames (for --frame all) from the listing alone: 2 here, 1 for a file of one frame (its
+  // frame axis dropped, as MATLAB writes it) and for any other format.
+  EXPECT_EQ(count_frames(dir_ / "frames.uff", {}), 2);
+  file.write(dir_ / "one_frame.uff");
+  EXPECT_EQ(count_frames(dir_ / "one_frame.uff", {}), 1);
+  const std::vector<float> ones(24, 1.0f);
+  const std::vector<std::size_t> plain_shape = {4, 3, 2};
+  io::write_npy(dir_ / "plain.npy", io::DType::f32, plain_shape, ones.data());
+  EXPECT_EQ(count_frames(dir_ / "plain.npy", {}), 1);
+  // A file claiming more frames than a file may hold here is refused before anything is read.
+  UstbFile many = file;
+  many.leading_dims = {100001};
+  expect_refused(many, ": its data claim 100001 frames, more than the 100000 a file may hold here");
+  many.write(dir_ / "many.uff");
+  EXPECT_THROW(count_frames(dir_ / "many.uff", {}), Error);
 }
 
 TEST(ReconDasInput, RangesAndLists) {

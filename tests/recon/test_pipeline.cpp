@@ -200,6 +200,31 @@ TEST(ReconPipelineNames, OutputStemsAreSanitised) {
   EXPECT_EQ(recon::output_stem("x/..txt"), "_");
   EXPECT_EQ(recon::output_stem("we$ird;name.txt"), "we_ird_name");
   EXPECT_EQ(recon::output_stem("ok-name_1.2.txt"), "ok-name_1.2");
+  EXPECT_EQ(recon::output_stem("cine.uff", 7), "cine_frame0007");
+  EXPECT_EQ(recon::output_stem("a b.uff", 12345), "a_b_frame12345");
+}
+
+// --frame all: the two-frame USTB fixture becomes two jobs; a file of one frame, another format
+// and a missing file stay one job each (the missing one is reported when processed).
+TEST(ReconPipelineNames, AllFramesExpandsMultiFrameFilesOnly) {
+  const fs::path uff = fs::path(USRECON_SOURCE_DIR) / "tests/corpus/valid/uff";
+  const std::vector<fs::path> files = {uff / "ustb_one_wave_two_frames.uff", uff / "ustb_planewave.uff",
+                                       "/nonexistent/x.uff", fs::path(USRECON_SOURCE_DIR) / "data/example.txt"};
+  recon::ChannelInput input;
+  std::vector<std::pair<std::string, int>> jobs;
+  for (const recon::BatchInput& job : recon::expand_frames(files, input))
+    jobs.emplace_back(job.path.filename().string(), job.frame);
+  EXPECT_EQ(jobs, (std::vector<std::pair<std::string, int>>{
+                      {"ustb_one_wave_two_frames.uff", 0}, {"ustb_planewave.uff", 0}, {"x.uff", 0}, {"example.txt", 0}}));
+  input.all_frames = true;
+  jobs.clear();
+  for (const recon::BatchInput& job : recon::expand_frames(files, input))
+    jobs.emplace_back(job.path.filename().string(), job.frame);
+  EXPECT_EQ(jobs, (std::vector<std::pair<std::string, int>>{{"ustb_one_wave_two_frames.uff", 1},
+                                                            {"ustb_one_wave_two_frames.uff", 2},
+                                                            {"ustb_planewave.uff", 0},
+                                                            {"x.uff", 0},
+                                                            {"example.txt", 0}}));
 }
 
 TEST(ReconPipelineNames, ExpandsDirectoriesToSortedTxtFiles) {

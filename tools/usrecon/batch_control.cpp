@@ -47,13 +47,13 @@ StopOnSignal::~StopOnSignal() {
 
 int StopOnSignal::signal() const { return received_signal; }
 
-BatchReport::BatchReport(fs::path path, const std::vector<fs::path>& inputs)
+BatchReport::BatchReport(fs::path path, const std::vector<recon::BatchInput>& inputs)
     : path_(std::move(path)), inputs_(inputs) {
   std::error_code ec;
   if (fs::is_directory(path_, ec))
     throw Error("--report " + path_.string() + " is a directory; give a file name");
-  for (const fs::path& input : inputs_) {
-    if (fs::exists(path_, ec) && fs::exists(input, ec) && fs::equivalent(path_, input, ec))
+  for (const recon::BatchInput& input : inputs_) {
+    if (fs::exists(path_, ec) && fs::exists(input.path, ec) && fs::equivalent(path_, input.path, ec))
       throw Error("--report " + path_.string() + " is one of the inputs; it would be overwritten");
   }
 }
@@ -67,12 +67,13 @@ void BatchReport::add(const recon::FrameReport& report) {
 void BatchReport::write() const {
   std::string text = "[\n" + entries_;
   for (std::size_t idx = added_; idx < inputs_.size(); ++idx) {
-    text += nlohmann::json{{"input", inputs_[idx].string()},
-                           {"status", "not_processed"},
-                           {"error", nullptr},
-                           {"outputs", nlohmann::json::array()},
-                           {"timing_s", nlohmann::json::object()}}
-                .dump();
+    nlohmann::json entry = {{"input", inputs_[idx].path.string()},
+                            {"status", "not_processed"},
+                            {"error", nullptr},
+                            {"outputs", nlohmann::json::array()},
+                            {"timing_s", nlohmann::json::object()}};
+    if (inputs_[idx].frame > 0) entry["frame"] = inputs_[idx].frame;
+    text += entry.dump();
     text += ",\n";
   }
   if (text.size() > 2) text.resize(text.size() - 2);  // the last ",\n"

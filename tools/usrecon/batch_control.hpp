@@ -30,15 +30,16 @@ class StopOnSignal {
   bool requested() const { return signal() != 0; }
 };
 
-/// The JSON list written by --report: one entry per input, in batch order, each
-/// {"input", "status", "error", "outputs", "timing_s"} (see recon::to_json), one entry a line.
+/// The JSON list written by --report: one entry per input (a frame, with --frame all), in batch
+/// order, each {"input", "status", "error", "outputs", "timing_s"[, "frame"]} (see
+/// recon::to_json), one entry a line.
 /// Inputs a stopped batch never reached are listed with status "not_processed". Entries are kept
 /// as compact text (a few hundred bytes each), not as JSON trees, so that memory stays flat over
 /// long batches.
 class BatchReport {
  public:
   /// Refuses (usrecon::Error) a path that is a directory or one of the inputs, before any work.
-  BatchReport(std::filesystem::path path, const std::vector<std::filesystem::path>& inputs);
+  BatchReport(std::filesystem::path path, const std::vector<recon::BatchInput>& inputs);
 
   void add(const recon::FrameReport& report);
   /// Writes the file atomically (temp file + rename), listing every input; throws io::OutputError.
@@ -46,7 +47,7 @@ class BatchReport {
 
  private:
   std::filesystem::path path_;
-  std::vector<std::filesystem::path> inputs_;
+  std::vector<recon::BatchInput> inputs_;
   std::string entries_;  // the entries so far, each followed by ",\n"
   std::size_t added_ = 0;
 };

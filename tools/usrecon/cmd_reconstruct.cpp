@@ -41,7 +41,8 @@ class Progress {
       clear_bar();
       std::fprintf(stderr, "usrecon: error: %s\n", r.error.c_str());
     } else if (!tty_) {
-      std::printf("[%zu/%zu] %s -> %s (%.2f s)\n", index + 1, total_, r.input.string().c_str(),
+      std::printf("[%zu/%zu] %s%s -> %s (%.2f s)\n", index + 1, total_, r.input.string().c_str(),
+                  r.frame > 0 ? (" frame " + std::to_string(r.frame)).c_str() : "",
                   r.outputs.empty() ? "" : r.outputs.front().string().c_str(),
                   r.timing_s.value("total", 0.0));
       std::fflush(stdout);
@@ -100,14 +101,16 @@ int run(const ReconstructArgs& args) {
   recon::ReconstructOptions options = args.options;
   finish_das_options(args.das, options);
   std::vector<fs::path> paths(args.inputs.begin(), args.inputs.end());
-  const std::vector<fs::path> inputs = recon::expand_inputs(paths, options.model);
-  if (inputs.empty()) {
+  const std::vector<fs::path> files = recon::expand_inputs(paths, options.model);
+  if (files.empty()) {
     std::string wanted;
     for (const std::string& ext : recon::input_extensions(options.model))
       wanted += (wanted.empty() ? "*" : ", *") + ext;
     std::fprintf(stderr, "usrecon: error: no input files (the directories given hold no %s)\n", wanted.c_str());
     return 1;
   }
+  // --frame all: a multi-frame file is one input per frame from here on.
+  const std::vector<recon::BatchInput> inputs = recon::expand_frames(files, options.das.input);
   options.backend = recon::parse_backend(args.backend);
   options.precision = recon::seed::parse_precision(args.precision);
   recon::Reconstructor reconstructor(options, args.out_dir);
@@ -151,7 +154,7 @@ int run(const ReconstructArgs& args) {
     }
   }
   if (stop.requested()) {
-    std::fprintf(stderr, "usrecon: interrupted after %zu of %zu files; the rest were not processed\n",
+    std::fprintf(stderr, "usrecon: interrupted after %zu of %zu inputs; the rest were not processed\n",
                  processed, inputs.size());
     return 128 + stop.signal();
   }

@@ -1,5 +1,6 @@
 #include "das_options.hpp"
 
+#include <cmath>
 #include <numbers>
 
 namespace usrecon::cli {
@@ -64,8 +65,10 @@ void add_das_options(CLI::App& app, DasArgs& args, recon::ReconstructOptions& op
                  "MAT file: the variable holding the channel data; HDF5 file: the dataset's path, or "
                  "a USTB file's uff.channel_data group (default: the file's only uff.channel_data, a "
                  "PICMUS file's /US/US_DATASET0000/data/real, or the only numeric array)")->group(g);
-  app.add_option("--frame", das.input.frame, "USTB UFF file: the frame to reconstruct (1 = the first)")
-      ->check(CLI::Range(1, 1 << 30))->capture_default_str()->group(g);
+  app.add_option("--frame", args.frame,
+                 "USTB UFF file: the frame to reconstruct (1 = the first), or all: every frame, each "
+                 "to <stem>_frameNNNN.* (a file of one frame keeps <stem>)")
+      ->capture_default_str()->group(g);
   app.add_option("--offset", args.offset, "mean: subtract each channel's mean (unsigned data)")
       ->check(CLI::IsMember({"none", "mean"}))->capture_default_str()->group(g);
 }
@@ -123,6 +126,14 @@ void finish_das_options(const DasArgs& args, recon::ReconstructOptions& options)
   das.options.tukey_alpha = args.tukey_alpha;
   das.input.offset = recon::parse_offset(args.offset);
   das.input.samples = options.problem.samples;
+  das.input.all_frames = args.frame == "all";
+  das.input.frame = 1;
+  if (!das.input.all_frames) {
+    const std::vector<double> frame = recon::parse_number_list(args.frame, "--frame");
+    if (frame.size() != 1 || !(frame[0] >= 1 && frame[0] <= (1 << 30)) || frame[0] != std::floor(frame[0]))
+      throw Error("--frame " + args.frame + ": expected a frame number (1 = the first) or all");
+    das.input.frame = static_cast<int>(frame[0]);
+  }
   if (!args.x_range.empty())
     std::tie(das.grid.x_min, das.grid.x_max) = recon::parse_range(args.x_range, "--x-range");
   if (!args.z_range.empty())

@@ -20,6 +20,7 @@ struct DasArgs {
   std::string model = "seed";
   std::string x_range, z_range, angles_deg, sources_x, sources_z;
   std::string window = "rect", interp = "linear", offset = "none", time_zero = "first-element";
+  std::string frame = "1";  // --frame N | all
   double tukey_alpha = 0.5;
 };
 

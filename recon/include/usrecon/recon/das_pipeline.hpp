@@ -33,6 +33,7 @@ struct ChannelInput {
   Offset offset = Offset::None;  ///< Mean: subtract each channel's mean (MATLAB's RF - mean(RF))
   int samples = 0;           ///< source.txt only: samples per channel (required there)
   int frame = 1;             ///< USTB UFF files only: which frame to read (1 = the first)
+  bool all_frames = false;   ///< --frame all: a batch reconstructs every frame (expand_frames)
 };
 
 /// Acquisition parameters that an input file carries: a PICMUS HDF5 file (the layout of the 2016
@@ -83,6 +84,10 @@ void write_ustb_uff(const std::filesystem::path& path, const ChannelData& rf, co
 /// Errors name the file.
 ChannelData read_channel_data(const std::filesystem::path& path, const ChannelInput& input,
                               int elements = 0, int transmits = 0, FileGeometry* geometry = nullptr);
+
+/// How many frames read_channel_data can read from the file with `input` (its --var): a USTB UFF
+/// file's frames, 1 for any other file. Reads no channel data; errors name the file.
+int count_frames(const std::filesystem::path& path, const ChannelInput& input);
 
 /// Rearranges an array into ChannelData: dims in the order named by `layout`, values with the
 /// first axis fastest (column_major) or the last axis fastest (C order).

@@ -78,14 +78,15 @@ struct ReconstructOptions {
 /// What happened to one input.
 struct FrameReport {
   std::filesystem::path input;
+  int frame = 0;                              ///< the frame of a multi-frame file (--frame all), else 0
   bool ok = false;
   std::string error;                          ///< the reason, naming the file, when !ok
   std::vector<std::filesystem::path> outputs; ///< files written
   nlohmann::json timing_s;                    ///< seconds per stage
 };
 
-/// {"input", "status": "ok" | "failed", "error" (null when ok), "outputs", "timing_s"}: one entry
-/// of `usrecon reconstruct --report`.
+/// {"input", "status": "ok" | "failed", "error" (null when ok), "outputs", "timing_s"}, and
+/// "frame" for a frame of a multi-frame file: one entry of `usrecon reconstruct --report`.
 nlohmann::json to_json(const FrameReport& report);
 
 /// Largest source.txt accepted for a problem, in bytes: 32 bytes per value (an int32 needs at most
@@ -104,9 +105,21 @@ std::vector<std::string> input_extensions(ReconModel model);
 std::vector<std::filesystem::path> expand_inputs(const std::vector<std::filesystem::path>& paths,
                                                  ReconModel model = ReconModel::Seed);
 
+/// One job of a batch: a file, or one frame of a multi-frame file (USTB UFF with --frame all).
+struct BatchInput {
+  std::filesystem::path path;
+  int frame = 0;  ///< 1-based frame read from the file; 0: the file as ChannelInput::frame says
+};
+
+/// The jobs for `paths`: one per file, except that with input.all_frames (--frame all) a file
+/// holding several frames (count_frames) gives one job per frame, in order. A file that cannot
+/// be inspected stays one job, to be reported when processed.
+std::vector<BatchInput> expand_frames(const std::vector<std::filesystem::path>& paths, const ChannelInput& input);
+
 /// Output file stem for an input: its stem with every character outside [A-Za-z0-9._-] replaced
-/// by '_' and no leading '.', so outputs always land inside the output directory.
-std::string output_stem(const std::filesystem::path& input);
+/// by '_' and no leading '.', so outputs always land inside the output directory; a frame of a
+/// multi-frame file (frame > 0) adds "_frame" and its number in at least four digits.
+std::string output_stem(const std::filesystem::path& input, int frame = 0);
 
 /// Reconstructs inputs into <out_dir>/<stem>.png, .json and (save_raw) .npy. Every output is
 /// written atomically; a file that fails leaves nothing behind.
@@ -116,7 +129,7 @@ class Reconstructor {
   ~Reconstructor();
 
   /// Never throws for a problem with one input: it is reported in the FrameReport.
-  FrameReport reconstruct(const std::filesystem::path& input);
+  FrameReport reconstruct(const std::filesystem::path& input, int frame = 0);
 
   /// A whole batch, in input order, each input reported to done(index, report) as soon as its
   /// outputs are written (done runs on one thread, in order). For the seed model the stages
@@ -125,6 +138,10 @@ class Reconstructor {
   /// asked before each new input is read; frames already read are finished. Returns the number
   /// of inputs reported.
   std::size_t reconstruct_batch(const std::vector<std::filesystem::path>& inputs,
+                                const std::function<void(std::size_t, const FrameReport&)>& done,
+                                const std::function<bool()>& stop);
+  /// The same over jobs that may be frames of multi-frame files (expand_frames; general models).
+  std::size_t reconstruct_batch(const std::vector<BatchInput>& inputs,
                                 const std::function<void(std::size_t, const FrameReport&)>& done,
                                 const std::function<bool()>& stop);
 
@@ -144,7 +161,7 @@ class Reconstructor {
     std::filesystem::path png, npy, json;
   };
   // Also claims the stem for this run (released again by release_stem if the input fails).
-  Targets plan_outputs(const std::filesystem::path& input);
+  Targets plan_outputs(const std::filesystem::path& input, int frame);
   // ...what the model made of it...
   struct Frame {
     int nx = 0, nz = 0;
@@ -164,7 +181,7 @@ class Reconstructor {
   // An input that failed: its message names it.
   static void record_failure(FrameReport& report, const std::exception& e);
   void release_stem(const std::string& stem);
-  Frame beamform_das(const std::filesystem::path& input, FrameReport& report);  // das_reconstruct.cpp
+  Frame beamform_das(const std::filesystem::path& input, int frame, FrameReport& report);  // das_reconstruct.cpp
   // ...and writing it: png, npy, json, atomically; a failure removes what was written.
   std::vector<std::filesystem::path> write_frame(const Targets& targets, Frame& frame,
                                                  FrameReport& report,
