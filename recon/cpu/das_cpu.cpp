@@ -1,4 +1,5 @@
-// The optimised general delay-and-sum on the CPU (plane wave, synthetic aperture, diverging wave).
+// The optimised general delay-and-sum on the CPU (plane wave, synthetic aperture, diverging and
+// focused waves).
 //
 // Work is split into tiles of one image column x and up to kChunk consecutive depths. Per tile:
 //  1. the receive path of every element, as a sample offset rx[e][z] = |(x, z) - x_e| fs / c, and
@@ -6,7 +7,8 @@
 //     serve every transmit; blocks of 16 depths where an element's weight is zero are flagged and
 //     skipped;
 //  2. per transmit, the transmit path tx[z] (plane wave: linear in z; synthetic aperture: the
-//     transmitting element's rx row; diverging wave: the distance from its virtual source);
+//     transmitting element's rx row; diverging and focused waves: the signed distance from the
+//     virtual source);
 //  3. per element, 16 depths at a time: s = tx + rx, and the analytic samples at floor(s) and
 //     floor(s) + 1. Consecutive depths are a fraction of a wavelength apart, so the 16 positions
 //     usually span fewer than 31 samples: two 16-float loads and one vpermt2ps per operand replace
@@ -24,7 +26,7 @@
 
 #include "usrecon/kernels/parallel.hpp"
 #include "usrecon/recon/das.hpp"
-#include "usrecon/recon/delay/diverging.hpp"
+#include "usrecon/recon/delay/virtual_source.hpp"
 #include "usrecon/recon/delay/planewave.hpp"
 #include "usrecon/recon/delay/synthetic_aperture.hpp"
 
@@ -48,7 +50,7 @@ struct DasCpuBeamformer::Impl {
   std::vector<float> ex;                      // element x
   std::vector<float> cos_a, sin_a, x_reference;   // plane wave, per transmit
   std::vector<int> tx_element;                // synthetic aperture, per transmit
-  std::vector<float> src_x, src_z, src_r0;    // diverging wave, per transmit
+  std::vector<float> src_x, src_z, src_r0;    // diverging and focused waves, per transmit
 };
 
 namespace {
@@ -276,10 +278,10 @@ void beamform_tile(const Impl& c, const AnalyticData& d, int ix, int chunk, Scra
         s.tx[l] = das::sample_position(
             das::planewave_transmit_distance(x, s.zs[l], c.cos_a[t], c.sin_a[t], c.x_reference[t]),
             c.inv_c_fs, c.t0_fs);
-    } else if (acq.model == Model::DivergingWave) {
+    } else if (has_virtual_sources(acq.model)) {
       for (int l = 0; l < padded; ++l)
         s.tx[l] = das::sample_position(
-            das::diverging_transmit_distance(x, s.zs[l], c.src_x[t], c.src_z[t], c.src_r0[t]), c.inv_c_fs,
+            das::virtual_source_transmit_distance(x, s.zs[l], c.src_x[t], c.src_z[t], c.src_r0[t]), c.inv_c_fs,
             c.t0_fs);
     } else {
       const float* row = s.rx.data() + std::size_t(c.tx_element[t]) * kChunk;
@@ -340,13 +342,13 @@ DasCpuBeamformer::DasCpuBeamformer(const DasProblem& problem, int threads, DasCp
       c.x_reference.push_back(das::planewave_x_reference(static_cast<float>(a), x_min, x_max, acq.time_zero));
       steep = steep || !(std::cos(a) > 0.0);
     }
-  } else if (acq.model == Model::DivergingWave) {
+  } else if (has_virtual_sources(acq.model)) {
     const std::vector<double> ex = acq.probe.positions();
     for (std::size_t t = 0; t < acq.source_x.size(); ++t) {
       c.src_x.push_back(static_cast<float>(acq.source_x[t]));
       c.src_z.push_back(static_cast<float>(acq.source_z[t]));
       c.src_r0.push_back(static_cast<float>(
-          das::diverging_reference_distance(acq.source_x[t], acq.source_z[t], ex, acq.time_zero)));
+          das::virtual_source_reference_distance(acq.source_x[t], acq.source_z[t], ex, acq.time_zero)));
     }
   } else {
     c.tx_element = acq.tx_elements;
@@ -354,7 +356,9 @@ DasCpuBeamformer::DasCpuBeamformer(const DasProblem& problem, int threads, DasCp
       for (int e = 0; e < acq.probe.elements; ++e) c.tx_element.push_back(e);
   }
   // Both paths grow with depth when every depth is >= 0 and no plane wave travels sideways (a
-  // diverging wave's source lies at z <= 0, so its path grows with depth too).
+  // diverging wave's source lies at z <= 0, so its path grows with depth too; a focused wave's
+  // path -|p - f| before its focal depth and +|p - f| after it grows with depth on both sides
+  // and jumps up at that depth).
   c.monotone = problem.grid.z0 >= 0.0 && !steep;
 }
 

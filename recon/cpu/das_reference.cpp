@@ -2,7 +2,7 @@
 #include <cmath>
 
 #include "usrecon/recon/das.hpp"
-#include "usrecon/recon/delay/diverging.hpp"
+#include "usrecon/recon/delay/virtual_source.hpp"
 #include "usrecon/recon/delay/planewave.hpp"
 #include "usrecon/recon/delay/synthetic_aperture.hpp"
 
@@ -19,7 +19,7 @@ Image das_reference(const AnalyticData& d, const DasProblem& p) {
   const int window = static_cast<int>(p.options.window);
   std::vector<double> r0;  // diverging waves: each source's reference distance
   for (std::size_t t = 0; t < acq.source_x.size(); ++t)
-    r0.push_back(das::diverging_reference_distance(acq.source_x[t], acq.source_z[t], ex, acq.time_zero));
+    r0.push_back(das::virtual_source_reference_distance(acq.source_x[t], acq.source_z[t], ex, acq.time_zero));
   Image image;
   image.grid = p.grid;
   image.data.resize(p.grid.pixels());
@@ -39,8 +39,8 @@ Image das_reference(const AnalyticData& d, const DasProblem& p) {
             s = das::planewave_sample(x, z, ex[e], std::cos(a), std::sin(a),
                                       das::planewave_x_reference(a, ex.front(), ex.back(), acq.time_zero), inv_c_fs,
                                       t0_fs);
-          } else if (acq.model == Model::DivergingWave) {
-            s = das::diverging_sample(x, z, acq.source_x[t], acq.source_z[t], r0[t], ex[e], inv_c_fs, t0_fs);
+          } else if (has_virtual_sources(acq.model)) {
+            s = das::virtual_source_sample(x, z, acq.source_x[t], acq.source_z[t], r0[t], ex[e], inv_c_fs, t0_fs);
           } else {
             const int te = acq.tx_elements.empty() ? t : acq.tx_elements[t];
             s = das::synthetic_aperture_sample(x, z, ex[te], ex[e], inv_c_fs, t0_fs);

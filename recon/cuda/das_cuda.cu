@@ -16,7 +16,7 @@
 
 #include "usrecon/kernels/cuda_check.hpp"
 #include "usrecon/recon/das.hpp"
-#include "usrecon/recon/delay/diverging.hpp"
+#include "usrecon/recon/delay/virtual_source.hpp"
 #include "usrecon/recon/delay/planewave.hpp"
 #include "usrecon/recon/delay/synthetic_aperture.hpp"
 
@@ -36,7 +36,7 @@ DevicePtr<T> device_alloc(std::size_t n) {
   return DevicePtr<T>(static_cast<T*>(p));
 }
 
-enum ModelCode : int { kPlaneWave = 0, kSyntheticAperture = 1, kDivergingWave = 2 };
+enum ModelCode : int { kPlaneWave = 0, kSyntheticAperture = 1, kVirtualSource = 2 };  // kVirtualSource: dw, fw
 
 struct Params {
   int nx, nz, elements, transmits, samples, stride, model, window, linear;
@@ -62,9 +62,9 @@ struct TransmitArrays {
   const float* sin_a;        // plane wave
   const float* x_reference;  // plane wave
   const int* tx_element;     // synthetic aperture
-  const float* src_x;        // diverging wave: virtual source x (m)
-  const float* src_z;        // diverging wave: virtual source z (m)
-  const float* src_r0;       // diverging wave: reference distance (m)
+  const float* src_x;        // diverging and focused waves: virtual source x (m)
+  const float* src_z;        // diverging and focused waves: virtual source z (m)
+  const float* src_r0;       // diverging and focused waves: reference distance (m)
 };
 
 __global__ void das_kernel(Params p, const float* __restrict__ I, const float* __restrict__ Q,
@@ -79,8 +79,8 @@ __global__ void das_kernel(Params p, const float* __restrict__ I, const float* _
       tx = das::sample_position(
           das::planewave_transmit_distance(x, z, tr.cos_a[t], tr.sin_a[t], tr.x_reference[t]), p.inv_c_fs,
           p.t0_fs);
-    } else if (p.model == kDivergingWave) {
-      tx = das::sample_position(das::diverging_transmit_distance(x, z, tr.src_x[t], tr.src_z[t], tr.src_r0[t]),
+    } else if (p.model == kVirtualSource) {
+      tx = das::sample_position(das::virtual_source_transmit_distance(x, z, tr.src_x[t], tr.src_z[t], tr.src_r0[t]),
                                 p.inv_c_fs, p.t0_fs);
     } else {
       tx = das::receive_distance(x, z, ex[tr.tx_element[t]]) * p.inv_c_fs - p.t0_fs;
@@ -182,7 +182,7 @@ DasCudaBeamformer::DasCudaBeamformer(const DasProblem& problem, DasCudaKernel ke
   p.samples = problem.samples;
   p.stride = (AnalyticData::kFront + problem.samples + AnalyticData::kBack + 15) / 16 * 16;
   p.model = acq.model == Model::PlaneWave ? kPlaneWave
-            : acq.model == Model::DivergingWave ? kDivergingWave
+            : has_virtual_sources(acq.model) ? kVirtualSource
                                                 : kSyntheticAperture;
   p.window = static_cast<int>(problem.options.window);
   p.linear = problem.options.interp == Interp::Linear;
@@ -213,7 +213,7 @@ DasCudaBeamformer::DasCudaBeamformer(const DasProblem& problem, DasCudaKernel ke
     sx.push_back(static_cast<float>(acq.source_x[t]));
     sz.push_back(static_cast<float>(acq.source_z[t]));
     sr.push_back(static_cast<float>(
-        das::diverging_reference_distance(acq.source_x[t], acq.source_z[t], positions, acq.time_zero)));
+        das::virtual_source_reference_distance(acq.source_x[t], acq.source_z[t], positions, acq.time_zero)));
   }
   const auto upload = [](DevicePtr<float>& to, const std::vector<float>& from) {
     to = device_alloc<float>(from.size());

@@ -45,6 +45,7 @@ std::string to_string(Model model) {
     case Model::PlaneWave: return "planewave";
     case Model::SyntheticAperture: return "sa";
     case Model::DivergingWave: return "dw";
+    case Model::FocusedWave: return "fw";
   }
   return "?";
 }
@@ -70,7 +71,7 @@ std::string to_string(DasCudaKernel kernel) {  // here, so that CPU-only builds 
 
 int Acquisition::transmits() const {
   if (model == Model::PlaneWave) return static_cast<int>(angles.size());
-  if (model == Model::DivergingWave) return static_cast<int>(source_x.size());
+  if (has_virtual_sources(model)) return static_cast<int>(source_x.size());
   return tx_elements.empty() ? probe.elements : static_cast<int>(tx_elements.size());
 }
 
@@ -84,15 +85,24 @@ void Acquisition::validate(int transmits_in_data) const {
     require(!angles.empty(), "plane wave: give the steering angles (--angles-deg)");
     for (double a : angles)
       require(std::isfinite(a) && std::fabs(a) < 1.5, "plane wave: steering angles must lie within +-85 degrees");
-  } else if (model == Model::DivergingWave) {
-    require(!source_x.empty(), "diverging waves: give the virtual sources (--sources-x, --sources-z)");
+  } else if (has_virtual_sources(model)) {
+    const bool focused = model == Model::FocusedWave;
+    const std::string what = focused ? "focused waves" : "diverging waves";
+    require(!source_x.empty(), what + ": give the " + (focused ? "focal points" : "virtual sources") +
+                                   " (--sources-x, --sources-z)");
     require(source_z.size() == source_x.size(),
-            "diverging waves: " + std::to_string(source_x.size()) + " source x but " +
-                std::to_string(source_z.size()) + " source z positions");
-    for (std::size_t t = 0; t < source_x.size(); ++t)
-      require(std::isfinite(source_x[t]) && std::isfinite(source_z[t]) && source_z[t] <= 0,
-              "diverging waves: virtual source " + std::to_string(t + 1) +
-                  " must lie behind the array (finite x, z <= 0; focused waves are not supported)");
+            what + ": " + std::to_string(source_x.size()) + " source x but " + std::to_string(source_z.size()) +
+                " source z positions");
+    for (std::size_t t = 0; t < source_x.size(); ++t) {
+      require(std::isfinite(source_x[t]) && std::isfinite(source_z[t]),
+              what + ": virtual source " + std::to_string(t + 1) + " is not a finite position");
+      if (focused)
+        require(source_z[t] > 0, "focused waves: focal point " + std::to_string(t + 1) +
+                                     " must lie in front of the array (z > 0; sources behind it are --model dw)");
+      else
+        require(source_z[t] <= 0, "diverging waves: virtual source " + std::to_string(t + 1) +
+                                      " must lie behind the array (z <= 0; focal points in front of it are --model fw)");
+    }
   } else {
     for (int e : tx_elements)
       require(e >= 0 && e < probe.elements, "synthetic aperture: transmit element " +
@@ -104,6 +114,7 @@ void Acquisition::validate(int transmits_in_data) const {
                 to_string(model) + " acquisition describes " + std::to_string(transmits()) +
                 (model == Model::PlaneWave       ? " (one per steering angle)"
                  : model == Model::DivergingWave ? " (one per virtual source)"
+                 : model == Model::FocusedWave   ? " (one per focal point)"
                                                  : " (one per transmit element)"));
 }
 

@@ -152,18 +152,24 @@ std::vector<double> parse_number_list(std::string_view text, const std::string& 
 }
 
 std::pair<std::vector<double>, std::vector<double>> parse_virtual_sources(std::string_view x_text,
-                                                                          std::string_view z_text) {
+                                                                          std::string_view z_text, Model model) {
+  const bool focused = model == Model::FocusedWave;
   if (x_text.empty() || z_text.empty())
-    throw Error("diverging waves: give both --sources-x and --sources-z (metres)");
+    throw Error(std::string(focused ? "focused" : "diverging") + " waves: give both --sources-x and --sources-z (metres)");
   std::vector<double> x = parse_number_list(x_text, "--sources-x");
   std::vector<double> z = parse_number_list(z_text, "--sources-z");
   if (z.size() == 1) z.assign(x.size(), z.front());
   if (z.size() != x.size())
     throw Error("--sources-z: " + std::to_string(z.size()) + " depths for " + std::to_string(x.size()) +
                 " sources (give one depth, or one per source)");
-  for (double depth : z)
-    if (!(depth <= 0)) throw Error("--sources-z: a virtual source lies behind the array (z <= 0), not at z = " +
-                                   std::to_string(depth));
+  for (double depth : z) {
+    if (!focused && !(depth <= 0))
+      throw Error("--sources-z: a diverging wave's virtual source lies behind the array (z <= 0), not at z = " +
+                  std::to_string(depth) + " (focal points in front of it are --model fw)");
+    if (focused && !(depth > 0 && std::isfinite(depth)))
+      throw Error("--sources-z: a focused wave's focal point lies in front of the array (z > 0), not at z = " +
+                  std::to_string(depth) + " (sources behind it are --model dw)");
+  }
   return {std::move(x), std::move(z)};
 }
 
@@ -277,7 +283,7 @@ ChannelData read_channel_data(const fs::path& path, const ChannelInput& in, int 
   // source.txt: channel-major integers.
   if (elements < 1 || transmits < 1 || in.samples < 1)
     throw Error(path.string() + ": a source.txt input needs --elements, --samples and the transmits "
-                                "(--angles-deg for planewave, --sources-x/-z for dw) to be given");
+                                "(--angles-deg for planewave, --sources-x/-z for dw and fw) to be given");
   const std::vector<std::int32_t> raw =
       io::read_source_txt(path, std::size_t(elements) * transmits, std::size_t(in.samples));
   const std::vector<double> values(raw.begin(), raw.end());

@@ -23,8 +23,9 @@ std::optional<std::string> ustb_channel_data_group(const std::filesystem::path& 
 /// Reads frame `input.frame` of the USTB uff.channel_data object at `group`: its data as
 /// ChannelData (IQ data, with a modulation frequency, with their Q part), and into *geometry its
 /// sampling frequency, sound speed, initial time, linear array, and its sequence: plane-wave
-/// angles or synthetic-aperture firing elements, with each wave's delay (and source distance).
-/// Diverging and focused waves are refused by name.
+/// angles, synthetic-aperture firing elements, or the virtual sources of diverging waves (behind
+/// the array) or focused waves (focal points in front of it), with each wave's delay (and source
+/// distance).
 ChannelData read_ustb_channel_data(const std::filesystem::path& path, const std::vector<io::Hdf5Group>& groups,
                                    const std::string& group, const ChannelInput& input, FileGeometry* geometry);
 

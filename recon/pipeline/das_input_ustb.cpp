@@ -1,5 +1,5 @@
 // USTB's UFF files (the UltraSound ToolBox's HDF5 format, also PICMUS's .uff files): a
-// uff.channel_data object (plane waves, synthetic aperture or diverging waves, RF or IQ) read
+// uff.channel_data object (plane waves, synthetic aperture, diverging or focused waves, RF or IQ) read
 // with its geometry. The layout, as USTB's MATLAB writer
 // (+uff/write_object.m) makes it:
 // - each object is a group whose "class" attribute names it (uff.channel_data, uff.wave, ...);
@@ -10,8 +10,8 @@
 //   a wave's `source` is a uff.point (distance, azimuth, elevation; metres, radians), and a plane
 //   wave has distance = Inf (MATLAB's writer stores no `wavefront`; pyuff's does: 0 = plane);
 // - probe/geometry is MATLAB's N x 7 [x y z theta phi width height], so {7, N} here.
-// Timing, as USTB's DAS reads it: t = 0 when a wave crosses the origin (for plane and diverging
-// waves our TimeZero::Center; a synthetic-aperture element fires at |x| / c), and sample k of wave w is at
+// Timing, as USTB's DAS reads it: t = 0 when a wave crosses the origin (for plane, diverging and
+// focused waves our TimeZero::Center; a synthetic-aperture element fires at |x| / c), and sample k of wave w is at
 // initial_time + k / fs + sequence(w).delay.
 // tests/corpus/valid/uff/make_ustb_uff.py writes such files independently, with h5py.
 #include <algorithm>
@@ -225,7 +225,7 @@ ChannelData read_ustb_channel_data(const fs::path& path, const std::vector<io::H
   // t = distance / c), time its samples; reconstruct_das aligns them. Diverging waves keep USTB's
   // clock (t = 0 when the wave crosses the origin: TimeZero::Center).
   std::optional<double> transmit_speed;
-  int plane_waves = 0;
+  int plane_waves = 0, focused_waves = 0;
   bool all_on_elements = true;
   std::vector<double> sphere_x, sphere_z;  // every spherical wave's source
   for (std::size_t k = 0; k < waves.size(); ++k) {
@@ -245,15 +245,14 @@ ChannelData read_ustb_channel_data(const fs::path& path, const std::vector<io::H
       ++plane_waves;
     } else {
       // A spherical wave from (x, z) = distance (sin az, cos az): an element's (synthetic
-      // aperture), or a virtual source behind the array (diverging wave); one in front of the
-      // array would be a focused wave.
+      // aperture), a virtual source behind the array (diverging wave) or a focal point in front
+      // of it (focused wave).
       const double x = distance * std::sin(azimuth), z = distance * std::cos(azimuth);
       const double pitch = *g.pitch;
       const bool on_array_line = std::fabs(z) <= 1e-3 * pitch;
-      if (!std::isfinite(distance) || distance < 0 || !(z <= 0 || on_array_line))
-        throw Error(which + " is a spherical wave from (x, z) = (" + number_text(x * 1e3) + ", " +
-                    number_text(z * 1e3) + ") mm, in front of the array: focused waves are not supported "
-                    "(plane waves, synthetic aperture and diverging waves are)");
+      if (!std::isfinite(distance) || distance < 0)
+        throw Error(which + ": its source distance " + number_text(distance) + " m is not a distance");
+      if (!on_array_line && z > 0) ++focused_waves;
       const double index = x / pitch + 0.5 * (g.elements - 1);
       const double nearest = std::round(index);
       all_on_elements = all_on_elements && on_array_line && nearest >= 0 && nearest <= g.elements - 1 &&
@@ -279,6 +278,16 @@ ChannelData read_ustb_channel_data(const fs::path& path, const std::vector<io::H
   } else if (all_on_elements) {
     g.model = Model::SyntheticAperture;
     g.time_zero.reset();  // timed by the firing, from source_distances
+  } else if (focused_waves) {
+    // Focused waves, on USTB's clock: the wave crosses the origin at t = 0 and reaches its focal
+    // point f at |f| / c (das.m: +|f| for a source at z >= -1 mm), our TimeZero::Center.
+    if (focused_waves != int(waves.size()))
+      throw Error(where + ": its sequence mixes focused waves with waves from sources on or behind the array");
+    g.model = Model::FocusedWave;
+    g.tx_elements.clear();
+    g.source_distances.clear();
+    g.source_x = std::move(sphere_x);
+    g.source_z = std::move(sphere_z);
   } else {
     // Diverging waves: time zero where USTB has it, so the sources' distances are no shift.
     // (USTB's das.m subtracts |s| for a source behind the array: by the sign of cos(azimuth) in
@@ -336,7 +345,8 @@ namespace usrecon::recon {
 
 void write_ustb_uff(const fs::path& path, const ChannelData& rf, const Acquisition& acq) {
   const bool plane = acq.model == Model::PlaneWave, diverging = acq.model == Model::DivergingWave;
-  if ((plane || diverging) && acq.time_zero != das::TimeZero::Center)
+  const bool virtual_sources = has_virtual_sources(acq.model);
+  if ((plane || virtual_sources) && acq.time_zero != das::TimeZero::Center)
     throw Error(path.string() + ": a USTB file counts time from the wavefront crossing the origin, the "
                                 "array centre (--time-zero center)");
   if (diverging) {
@@ -400,12 +410,13 @@ void write_ustb_uff(const fs::path& path, const ChannelData& rf, const Acquisiti
     // Plane wave: a source at infinity in the steering direction. Synthetic aperture: the firing
     // element; USTB's clock has it fire at |x| / c (its wave passes the origin at t = 0), so the
     // wave's delay says that sample k is recorded at initial_time + k / fs + |x| / c. Diverging
-    // wave: its virtual source, timed from the origin crossing already (delay 0).
+    // or focused wave: its virtual source (focal point), timed from the origin crossing already
+    // (delay 0).
     if (plane) {
       scalar(w + "/source/distance", INFINITY);
       scalar(w + "/source/azimuth", acq.angles[k]);
       scalar(w + "/delay", 0.0);
-    } else if (diverging) {
+    } else if (virtual_sources) {
       scalar(w + "/source/distance", std::hypot(acq.source_x[k], acq.source_z[k]));
       scalar(w + "/source/azimuth", std::atan2(acq.source_x[k], acq.source_z[k]));
       scalar(w + "/delay", 0.0);

@@ -24,7 +24,8 @@ ReconModel parse_model(std::string_view name) {
   if (name == "planewave") return ReconModel::PlaneWave;
   if (name == "sa") return ReconModel::SyntheticAperture;
   if (name == "dw") return ReconModel::DivergingWave;
-  throw Error("unknown model '" + std::string(name) + "' (expected seed, planewave, sa or dw)");
+  if (name == "fw") return ReconModel::FocusedWave;
+  throw Error("unknown model '" + std::string(name) + "' (expected seed, planewave, sa, dw or fw)");
 }
 
 std::string to_string(ReconModel model) {
@@ -33,6 +34,7 @@ std::string to_string(ReconModel model) {
     case ReconModel::PlaneWave: return "planewave";
     case ReconModel::SyntheticAperture: return "sa";
     case ReconModel::DivergingWave: return "dw";
+    case ReconModel::FocusedWave: return "fw";
   }
   return "?";
 }
@@ -48,6 +50,7 @@ Reconstructor::Frame Reconstructor::beamform_das(const fs::path& input, int fram
   if (frame_number > 0) setup.input.frame = frame_number;
   setup.acquisition.model = options_.model == ReconModel::PlaneWave       ? Model::PlaneWave
                             : options_.model == ReconModel::DivergingWave ? Model::DivergingWave
+                            : options_.model == ReconModel::FocusedWave   ? Model::FocusedWave
                                                                           : Model::SyntheticAperture;
   DasFrame das = reconstruct_das(input, setup, options_.backend, options_.threads, &report.timing_s);
   last_backend_ = das.backend.value("name", "?");
@@ -107,10 +110,12 @@ DasFrame reconstruct_das(const fs::path& input, const DasSetup& setup, BackendKi
                      ? ": the file holds synthetic-aperture data (a spherical wave from each element): use --model sa"
                  : *file.model == Model::DivergingWave
                      ? ": the file holds diverging waves (spherical waves from behind the array): use --model dw"
+                 : *file.model == Model::FocusedWave
+                     ? ": the file holds focused waves (focal points in front of the array): use --model fw"
                      : ": the file holds plane waves: use --model planewave"));
   if (acq.model == Model::PlaneWave)
     take("angles", given.angles, !file.angles.empty(), [&] { acq.angles = file.angles; });
-  else if (acq.model == Model::DivergingWave)
+  else if (has_virtual_sources(acq.model))
     take("sources", given.sources, !file.source_x.empty(), [&] {
       acq.source_x = file.source_x;
       acq.source_z = file.source_z;
@@ -217,7 +222,7 @@ DasFrame reconstruct_das(const fs::path& input, const DasSetup& setup, BackendKi
   }
   if (acq.model == Model::SyntheticAperture && !acq.tx_elements.empty())
     frame.parameters["tx_elements"] = acq.tx_elements;
-  if (acq.model == Model::DivergingWave) {
+  if (has_virtual_sources(acq.model)) {
     frame.parameters["sources_x_m"] = acq.source_x;
     frame.parameters["sources_z_m"] = acq.source_z;
   }

@@ -6,7 +6,7 @@
 #include <random>
 
 #include "usrecon/kernels/parallel.hpp"
-#include "usrecon/recon/delay/diverging.hpp"
+#include "usrecon/recon/delay/virtual_source.hpp"
 #include "usrecon/recon/delay/planewave.hpp"
 #include "usrecon/recon/delay/synthetic_aperture.hpp"
 
@@ -46,7 +46,7 @@ ChannelData simulate_das_channels(const DasSimulationOptions& o) {
   const double inv_c_fs = acq.fs / acq.sound_speed, t0_fs = acq.t0 * acq.fs;
   std::vector<double> r0;  // diverging waves: each source's reference distance
   for (std::size_t t = 0; t < acq.source_x.size(); ++t)
-    r0.push_back(das::diverging_reference_distance(acq.source_x[t], acq.source_z[t], ex, acq.time_zero));
+    r0.push_back(das::virtual_source_reference_distance(acq.source_x[t], acq.source_z[t], ex, acq.time_zero));
 
   ChannelData rf;
   rf.samples = o.samples;
@@ -66,8 +66,8 @@ ChannelData simulate_das_channels(const DasSimulationOptions& o) {
           pos = das::planewave_sample(s.x, s.z, ex[e], std::cos(a), std::sin(a),
                                       das::planewave_x_reference(a, ex.front(), ex.back(), acq.time_zero), inv_c_fs,
                                       t0_fs);
-        } else if (acq.model == Model::DivergingWave) {
-          pos = das::diverging_sample(s.x, s.z, acq.source_x[t], acq.source_z[t], r0[t], ex[e], inv_c_fs, t0_fs);
+        } else if (has_virtual_sources(acq.model)) {
+          pos = das::virtual_source_sample(s.x, s.z, acq.source_x[t], acq.source_z[t], r0[t], ex[e], inv_c_fs, t0_fs);
         } else {
           const int te = acq.tx_elements.empty() ? t : acq.tx_elements[t];
           pos = das::synthetic_aperture_sample(s.x, s.z, ex[te], ex[e], inv_c_fs, t0_fs);

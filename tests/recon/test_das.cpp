@@ -11,7 +11,7 @@
 #include "usrecon/recon/das.hpp"
 #include "usrecon/recon/das_pipeline.hpp"
 #include "usrecon/recon/das_simulate.hpp"
-#include "usrecon/recon/delay/diverging.hpp"
+#include "usrecon/recon/delay/virtual_source.hpp"
 #include "usrecon/recon/delay/planewave.hpp"
 #include "usrecon/recon/delay/synthetic_aperture.hpp"
 
@@ -29,6 +29,11 @@ DasProblem small_problem(Model model) {
   if (model == Model::DivergingWave) {  // three virtual sources behind the array, one off to the side
     p.acquisition.source_x = {-3e-3, 0.0, 6e-3};
     p.acquisition.source_z = {-5e-3, -8e-3, -4e-3};
+  }
+  if (model == Model::FocusedWave) {  // three focal points, their depths between grid rows (where
+    // float and double could disagree about which side of the focus a pixel lies)
+    p.acquisition.source_x = {-2e-3, 0.5e-3, 3e-3};
+    p.acquisition.source_z = {12.0317e-3, 15.0411e-3, 9.9733e-3};
   }
   p.samples = 800;
   // Off round numbers, so that no pixel sits exactly on an aperture edge (where float and double
@@ -88,7 +93,10 @@ INSTANTIATE_TEST_SUITE_P(
                       Variant{Model::SyntheticAperture, Window::Hann, Interp::Nearest, 0.0},
                       Variant{Model::DivergingWave, Window::Rect, Interp::Linear, 1.5},
                       Variant{Model::DivergingWave, Window::Tukey, Interp::Nearest, 0.0},
-                      Variant{Model::DivergingWave, Window::Hann, Interp::Linear, 1.0, das::TimeZero::Center}),
+                      Variant{Model::DivergingWave, Window::Hann, Interp::Linear, 1.0, das::TimeZero::Center},
+                      Variant{Model::FocusedWave, Window::Rect, Interp::Linear, 1.5},
+                      Variant{Model::FocusedWave, Window::Tukey, Interp::Nearest, 0.0},
+                      Variant{Model::FocusedWave, Window::Hann, Interp::Linear, 1.0, das::TimeZero::Center}),
     [](const ::testing::TestParamInfo<Variant>& info) {
       return to_string(info.param.model) + "_" + to_string(info.param.window) + "_" +
              to_string(info.param.interp) + "_F" + std::to_string(int(info.param.fnumber * 10)) +
@@ -255,20 +263,20 @@ TEST(ReconDasDelay, DivergingWaveTimedFromTheNearestElementOrTheCentre) {
   // first, over 10 mm; a pixel 20 mm deep below it is 30 mm from the source: 20 mm after time
   // zero, and 20 mm back to the centre element.
   const std::vector<double> ex = {-1e-3, 0.0, 1e-3};
-  const double r0 = das::diverging_reference_distance(0.0, -10e-3, ex, das::TimeZero::FirstElement);
+  const double r0 = das::virtual_source_reference_distance(0.0, -10e-3, ex, das::TimeZero::FirstElement);
   EXPECT_DOUBLE_EQ(r0, 10e-3);
-  EXPECT_DOUBLE_EQ(das::diverging_reference_distance(0.0, -10e-3, ex, das::TimeZero::Center), 10e-3);
-  EXPECT_NEAR(das::diverging_transmit_distance(0.0, 20e-3, 0.0, -10e-3, r0), 20e-3, 1e-15);
-  EXPECT_NEAR(das::diverging_sample(0.0, 20e-3, 0.0, -10e-3, r0, 0.0, 20e6 / 1540, 3.0),
+  EXPECT_DOUBLE_EQ(das::virtual_source_reference_distance(0.0, -10e-3, ex, das::TimeZero::Center), 10e-3);
+  EXPECT_NEAR(das::virtual_source_transmit_distance(0.0, 20e-3, 0.0, -10e-3, r0), 20e-3, 1e-15);
+  EXPECT_NEAR(das::virtual_source_sample(0.0, 20e-3, 0.0, -10e-3, r0, 0.0, 20e6 / 1540, 3.0),
               40e-3 * 20e6 / 1540 - 3.0, 1e-9);
   // Off to the side, at (5, -10) mm: the element at +1 mm fires first, at sqrt(4^2 + 10^2) mm;
   // the wave crosses the centre at sqrt(5^2 + 10^2) mm (USTB's time zero).
-  EXPECT_DOUBLE_EQ(das::diverging_reference_distance(5e-3, -10e-3, ex, das::TimeZero::FirstElement),
+  EXPECT_DOUBLE_EQ(das::virtual_source_reference_distance(5e-3, -10e-3, ex, das::TimeZero::FirstElement),
                    std::hypot(4e-3, 10e-3));
-  EXPECT_DOUBLE_EQ(das::diverging_reference_distance(5e-3, -10e-3, ex, das::TimeZero::Center),
+  EXPECT_DOUBLE_EQ(das::virtual_source_reference_distance(5e-3, -10e-3, ex, das::TimeZero::Center),
                    std::hypot(5e-3, 10e-3));
   // A source on an element (z = 0, r0 = 0) is that element's synthetic-aperture transmit.
-  EXPECT_NEAR(das::diverging_sample(0.3e-3, 15e-3, 1e-3, 0.0, 0.0, -1e-3, 1.0, 0.0),
+  EXPECT_NEAR(das::virtual_source_sample(0.3e-3, 15e-3, 1e-3, 0.0, 0.0, -1e-3, 1.0, 0.0),
               das::synthetic_aperture_sample(0.3e-3, 15e-3, 1e-3, -1e-3, 1.0, 0.0), 1e-15);
   // The acquisition: sources behind the array only, one z per x.
   Acquisition acq;
@@ -287,6 +295,52 @@ TEST(ReconDasDelay, DivergingWaveTimedFromTheNearestElementOrTheCentre) {
   EXPECT_THROW(parse_virtual_sources("0,1e-3", "-0.01,-0.02,-0.03"), Error);
   EXPECT_THROW(parse_virtual_sources("0", "0.01"), Error);
   EXPECT_THROW(parse_virtual_sources("0", ""), Error);
+}
+
+TEST(ReconDasDelay, FocusedWaveTimedFromTheFarthestElementOrTheCentre) {
+  // Elements at x = -1, 0, +1 mm, a focal point 10 mm below the centre element. The outer
+  // elements, sqrt(1 + 100) mm from it, fire first; the wave reaches the focus that far after
+  // time zero, so a pixel on the axis 4 mm above it is reached 4 mm earlier and one 5 mm below
+  // it 5 mm later.
+  const std::vector<double> ex = {-1e-3, 0.0, 1e-3};
+  const double farthest = std::hypot(1e-3, 10e-3);
+  const double r0 = das::virtual_source_reference_distance(0.0, 10e-3, ex, das::TimeZero::FirstElement);
+  EXPECT_DOUBLE_EQ(r0, -farthest);
+  EXPECT_NEAR(das::virtual_source_transmit_distance(0.0, 6e-3, 0.0, 10e-3, r0), farthest - 4e-3, 1e-15);
+  EXPECT_NEAR(das::virtual_source_transmit_distance(0.0, 15e-3, 0.0, 10e-3, r0), farthest + 5e-3, 1e-15);
+  // Off the axis at the focal depth the wave has passed the focus (USTB's sign: negative only
+  // above the focal depth): 3 mm to the side is 3 mm after the focus.
+  EXPECT_NEAR(das::virtual_source_transmit_distance(3e-3, 10e-3, 0.0, 10e-3, r0), farthest + 3e-3, 1e-15);
+  EXPECT_NEAR(das::virtual_source_transmit_distance(3e-3, 10e-3 - 1e-9, 0.0, 10e-3, r0), farthest - 3e-3, 1e-9);
+  // USTB's clock: the wave crosses the origin at t = 0 and reaches the focus f at |f| / c.
+  EXPECT_DOUBLE_EQ(das::virtual_source_reference_distance(2e-3, 10e-3, ex, das::TimeZero::Center),
+                   -std::hypot(2e-3, 10e-3));
+  EXPECT_NEAR(das::virtual_source_sample(0.0, 6e-3, 0.0, 10e-3, r0, 1e-3, 20e6 / 1540, 3.0),
+              (farthest - 4e-3 + std::hypot(1e-3, 6e-3)) * 20e6 / 1540 - 3.0, 1e-9);
+  // Along the axis the path grows with depth on both sides of the focus (the CPU kernel's
+  // monotone windows rely on it), and it jumps up at the focal depth off the axis.
+  double previous = -INFINITY;
+  for (double z = 0; z < 30e-3; z += 0.37e-3) {
+    const double path = das::virtual_source_transmit_distance(1.5e-3, z, 0.0, 10e-3, r0);
+    EXPECT_GT(path, previous) << z;
+    previous = path;
+  }
+  // The acquisition: focal points in front of the array only.
+  Acquisition acq;
+  acq.model = Model::FocusedWave;
+  acq.probe = {3, 1e-3};
+  acq.source_x = {0.0, 1e-3};
+  acq.source_z = {10e-3, 20e-3};
+  EXPECT_EQ(acq.transmits(), 2);
+  EXPECT_NO_THROW(acq.validate(2));
+  EXPECT_EQ(to_string(acq.model), "fw");
+  acq.source_z = {10e-3, 0.0};  // on the array line: not a focal point
+  EXPECT_THROW(acq.validate(2), Error);
+  acq.source_z = {10e-3, NAN};
+  EXPECT_THROW(acq.validate(2), Error);
+  EXPECT_EQ(parse_virtual_sources("0,1e-3", "0.02", Model::FocusedWave).second, (std::vector<double>{0.02, 0.02}));
+  EXPECT_THROW(parse_virtual_sources("0", "-0.01", Model::FocusedWave), Error);
+  EXPECT_THROW(parse_virtual_sources("0", "0", Model::FocusedWave), Error);
 }
 
 TEST(ReconDasDelay, CenterTimeZeroCountsFromTheWavefrontAtTheArrayCentre) {
@@ -321,7 +375,9 @@ TEST(ReconDasCuda, AgreesWithTheCpuWhenADeviceIsThere) {
       {Model::PlaneWave, das::TimeZero::FirstElement, Interp::Nearest, DasCudaKernel::ElementOuter},
       {Model::SyntheticAperture, das::TimeZero::FirstElement, Interp::Linear, DasCudaKernel::PixelPerThread},
       {Model::DivergingWave, das::TimeZero::FirstElement, Interp::Linear, DasCudaKernel::PixelPerThread},
-      {Model::DivergingWave, das::TimeZero::Center, Interp::Nearest, DasCudaKernel::PixelPerThread}};
+      {Model::DivergingWave, das::TimeZero::Center, Interp::Nearest, DasCudaKernel::PixelPerThread},
+      {Model::FocusedWave, das::TimeZero::FirstElement, Interp::Linear, DasCudaKernel::PixelPerThread},
+      {Model::FocusedWave, das::TimeZero::Center, Interp::Linear, DasCudaKernel::PixelPerThread}};
   for (const Case& k : cases) {
     DasProblem p = small_problem(k.model);
     p.acquisition.time_zero = k.time_zero;
@@ -349,6 +405,8 @@ TEST(ReconDasCuda, AgreesWithTheCpuWhenADeviceIsThere) {
     EXPECT_THROW(DasCudaBeamformer(small_problem(Model::SyntheticAperture), DasCudaKernel::ElementOuter), Error);
     EXPECT_EQ(DasCudaBeamformer(small_problem(Model::DivergingWave)).kernel(), DasCudaKernel::PixelPerThread);
     EXPECT_THROW(DasCudaBeamformer(small_problem(Model::DivergingWave), DasCudaKernel::ElementOuter), Error);
+    EXPECT_EQ(DasCudaBeamformer(small_problem(Model::FocusedWave)).kernel(), DasCudaKernel::PixelPerThread);
+    EXPECT_THROW(DasCudaBeamformer(small_problem(Model::FocusedWave), DasCudaKernel::ElementOuter), Error);
   } catch (const CudaUnavailable& e) {
     GTEST_SKIP() << e.what();
   }

@@ -22,6 +22,30 @@ using usrecon::testing::usrecon_exe;
 
 class CliDas : public usrecon::testing::TempDir {};
 
+// `usrecon ARGS`.
+usrecon::testing::CommandResult run_usrecon(const std::string& args) {
+  return run_command(quote(usrecon_exe()) + " " + args);
+}
+
+// Each truth point's distance (metres) from the maximum that `usrecon metrics` finds near it.
+std::vector<double> point_errors(const fs::path& npy, const fs::path& truth) {
+  const auto run = run_usrecon("metrics " + quote(npy) + " --truth " + quote(truth) + " -o " +
+                               quote(npy.string() + ".metrics.json"));
+  EXPECT_EQ(run.exit_code, 0) << run.output;
+  // Keep the parsed document alive: a range-for over .at() of a temporary would dangle.
+  const nlohmann::json metrics = nlohmann::json::parse(io::read_file(npy.string() + ".metrics.json"));
+  std::vector<double> found;
+  for (const auto& point : metrics.at("points")) found.push_back(point.at("error").get<double>());
+  return found;
+}
+
+// Expects `usrecon ARGS` to fail, saying `why`.
+void expect_usrecon_refused(const std::string& args, const std::string& why) {
+  const auto refused = run_usrecon(args);
+  EXPECT_NE(refused.exit_code, 0) << args << "\n" << refused.output;
+  EXPECT_NE(refused.output.find(why), std::string::npos) << args << "\n" << refused.output;
+}
+
 Image read_raw(const fs::path& npy, const fs::path& json) {
   const nlohmann::json meta = nlohmann::json::parse(io::read_file(json));
   const auto& g = meta.at("grid");
@@ -94,27 +118,22 @@ TEST_F(CliDas, SimulateReconstructMetricsRoundTrip) {
   EXPECT_NE(r.exit_code, 0);
   EXPECT_NE(r.output.find("--x-range"), std::string::npos) << r.output;
   // Options another model would ignore are refused, naming the option, and nothing is written.
-  const auto expect_refused = [&](const std::string& args, const std::string& why) {
-    const auto refused = run_command(quote(usrecon_exe()) + " " + args);
-    EXPECT_NE(refused.exit_code, 0) << args;
-    EXPECT_NE(refused.output.find(why), std::string::npos) << args << "\n" << refused.output;
-  };
   const std::string seed_only = " --model seed -o " + quote(dir_ / "seed_out");
-  expect_refused("reconstruct " + quote(rf) + seed_only + " --pitch 0.3e-3",
-                 "--pitch applies to the general models (--model planewave, sa or dw); --model seed has the seed's "
+  expect_usrecon_refused("reconstruct " + quote(rf) + seed_only + " --pitch 0.3e-3",
+                 "--pitch applies to the general models (--model planewave, sa, dw or fw); --model seed has the seed's "
                  "fixed geometry");
-  expect_refused("reconstruct " + quote(rf) + seed_only + " --sources-x 0 --sources-z -1e-3", "--sources-");
+  expect_usrecon_refused("reconstruct " + quote(rf) + seed_only + " --sources-x 0 --sources-z -1e-3", "--sources-");
   EXPECT_FALSE(fs::exists(dir_ / "seed_out"));
-  expect_refused("reconstruct " + quote(rf) + " --model dw --sources-x 0 --sources-z -1e-3 --tx-elements 0 -o " +
+  expect_usrecon_refused("reconstruct " + quote(rf) + " --model dw --sources-x 0 --sources-z -1e-3 --tx-elements 0 -o " +
                      quote(out),
                  "--tx-elements applies to --model sa only");
-  expect_refused("reconstruct " + quote(rf) + " --model planewave --angles-deg 0 --tx-elements 0 -o " + quote(out),
+  expect_usrecon_refused("reconstruct " + quote(rf) + " --model planewave --angles-deg 0 --tx-elements 0 -o " + quote(out),
                  "--tx-elements applies to --model sa only");
-  expect_refused("simulate --model dw --sources-x 0 --sources-z -1e-3 --tx-elements 0 --point 0,5 -o " +
+  expect_usrecon_refused("simulate --model dw --sources-x 0 --sources-z -1e-3 --tx-elements 0 --point 0,5 -o " +
                      quote(dir_ / "dw.npy"),
                  "--tx-elements applies to --model sa only");
-  expect_refused("simulate --point 5,5 --elements 32 -o " + quote(dir_ / "seed.txt"),
-                 "--elements applies to the general models (--model planewave, sa or dw); --model seed has the "
+  expect_usrecon_refused("simulate --point 5,5 --elements 32 -o " + quote(dir_ / "seed.txt"),
+                 "--elements applies to the general models (--model planewave, sa, dw or fw); --model seed has the "
                  "seed's fixed geometry");
   EXPECT_FALSE(fs::exists(dir_ / "dw.npy"));
   EXPECT_FALSE(fs::exists(dir_ / "seed.txt"));
@@ -402,18 +421,6 @@ TEST_F(CliDas, DivergingWavesFromUstbFilesAndFromTheCommandLine) {
   const fs::path corpus = fs::path(USRECON_SOURCE_DIR) / "tests/corpus/valid/uff";
   const double quarter_wavelength = 1540 / 5e6 / 4;
   const std::string grid = " --x-range -5e-3:5e-3 --z-range 5e-3:20e-3 --dx 0.05e-3 --dz 0.02e-3";
-  const auto run_usrecon = [&](const std::string& args) { return run_command(quote(usrecon_exe()) + " " + args); };
-  const auto errors = [&](const fs::path& npy, const fs::path& truth) {
-    const auto run = run_usrecon("metrics " + quote(npy) + " --truth " + quote(truth) + " -o " +
-                                 quote(npy.string() + ".metrics.json"));
-    EXPECT_EQ(run.exit_code, 0) << run.output;
-    std::vector<double> found;
-    // Keep the parsed document alive: a range-for over .at() of a temporary would dangle.
-    const nlohmann::json metrics = nlohmann::json::parse(io::read_file(npy.string() + ".metrics.json"));
-    for (const auto& point : metrics.at("points"))
-      found.push_back(point.at("error").get<double>());
-    return found;
-  };
 
   auto run = run_usrecon("reconstruct " + quote(corpus / "ustb_dw.uff") + " --model dw" + grid + " --save-raw -o " +
                          quote(dir_ / "dw"));
@@ -427,21 +434,16 @@ TEST_F(CliDas, DivergingWavesFromUstbFilesAndFromTheCommandLine) {
   EXPECT_NEAR(p.at("sources_x_m")[0].get<double>(), -3e-3, 1e-9);
   EXPECT_NEAR(p.at("sources_z_m")[2].get<double>(), -8e-3, 1e-9);
   const fs::path truth = corpus / "ustb_dw.truth.json";
-  for (double e : errors(dir_ / "dw" / "ustb_dw.npy", truth)) EXPECT_LE(e, quarter_wavelength);
+  for (double e : point_errors(dir_ / "dw" / "ustb_dw.npy", truth)) EXPECT_LE(e, quarter_wavelength);
   // USTB's clock matters: timing from the first element instead misplaces both points (measured
   // 0.28 mm each).
   run = run_usrecon("reconstruct " + quote(corpus / "ustb_dw.uff") + " --model dw --time-zero first-element" + grid +
                     " --save-raw -o " + quote(dir_ / "dw_first"));
   ASSERT_EQ(run.exit_code, 0) << run.output;
-  for (double e : errors(dir_ / "dw_first" / "ustb_dw.npy", truth)) EXPECT_GT(e, 0.2e-3);
-  const auto expect_refused = [&](const std::string& args, const std::string& why) {
-    const auto refused = run_usrecon(args);
-    EXPECT_NE(refused.exit_code, 0) << refused.output;
-    EXPECT_NE(refused.output.find(why), std::string::npos) << refused.output;
-  };
-  expect_refused("reconstruct " + quote(corpus / "ustb_dw.uff") + " --model planewave -o " + quote(dir_ / "no"),
+  for (double e : point_errors(dir_ / "dw_first" / "ustb_dw.npy", truth)) EXPECT_GT(e, 0.2e-3);
+  expect_usrecon_refused("reconstruct " + quote(corpus / "ustb_dw.uff") + " --model planewave -o " + quote(dir_ / "no"),
                  "the file holds diverging waves (spherical waves from behind the array): use --model dw");
-  expect_refused("reconstruct " + quote(corpus / "ustb_dw.uff") + " --model dw --sources-x 0 --sources-z -8e-3 -o " +
+  expect_usrecon_refused("reconstruct " + quote(corpus / "ustb_dw.uff") + " --model dw --sources-x 0 --sources-z -8e-3 -o " +
                      quote(dir_ / "no"),
                  "the data hold 3 transmits but the dw acquisition describes 1 (one per virtual source)");
 
@@ -455,7 +457,7 @@ TEST_F(CliDas, DivergingWavesFromUstbFilesAndFromTheCommandLine) {
   run = run_usrecon("reconstruct " + quote(dir_ / "sim.npy") + " --model dw" + geometry + " --save-raw -o " +
                     quote(dir_ / "sim_out"));
   ASSERT_EQ(run.exit_code, 0) << run.output;
-  for (double e : errors(dir_ / "sim_out" / "sim.npy", dir_ / "sim.json")) EXPECT_LE(e, quarter_wavelength);
+  for (double e : point_errors(dir_ / "sim_out" / "sim.npy", dir_ / "sim.json")) EXPECT_LE(e, quarter_wavelength);
   run = run_usrecon("simulate --model dw" + geometry + " --samples 1000 --point 0,12 --point -3,18 -o " +
                     quote(dir_ / "sim.uff"));
   ASSERT_EQ(run.exit_code, 0) << run.output;
@@ -463,15 +465,17 @@ TEST_F(CliDas, DivergingWavesFromUstbFilesAndFromTheCommandLine) {
   ASSERT_EQ(run.exit_code, 0) << run.output;
   EXPECT_EQ(nlohmann::json::parse(io::read_file(dir_ / "uff_out" / "sim.json")).at("parameters").at("time_zero"),
             "center");
-  for (double e : errors(dir_ / "uff_out" / "sim.npy", dir_ / "sim.json")) EXPECT_LE(e, quarter_wavelength);
-  // Sources in front of the array (focused waves) and sources for another model are refused.
-  expect_refused("simulate --model dw --sources-x 0 --sources-z 5e-3 --samples 100 --point 0,5 -o " +
+  for (double e : point_errors(dir_ / "uff_out" / "sim.npy", dir_ / "sim.json")) EXPECT_LE(e, quarter_wavelength);
+  // Sources in front of the array (focal points, --model fw) and sources for another model are
+  // refused.
+  expect_usrecon_refused("simulate --model dw --sources-x 0 --sources-z 5e-3 --samples 100 --point 0,5 -o " +
                      quote(dir_ / "focused.npy"),
-                 "--sources-z: a virtual source lies behind the array (z <= 0)");
-  expect_refused("reconstruct " + quote(dir_ / "sim.npy") + " --model planewave --angles-deg 0 --sources-x 0 "
+                 "--sources-z: a diverging wave's virtual source lies behind the array (z <= 0), not at z = 0.005000 "
+                 "(focal points in front of it are --model fw)");
+  expect_usrecon_refused("reconstruct " + quote(dir_ / "sim.npy") + " --model planewave --angles-deg 0 --sources-x 0 "
                      "--sources-z -1e-3 -o " + quote(dir_ / "no"),
-                 "--sources-x and --sources-z apply to --model dw only");
-  expect_refused("reconstruct " + quote(dir_ / "sim.npy") + " --model dw --elements 48 -o " + quote(dir_ / "no"),
+                 "--sources-x and --sources-z apply to --model dw and fw only");
+  expect_usrecon_refused("reconstruct " + quote(dir_ / "sim.npy") + " --model dw --elements 48 -o " + quote(dir_ / "no"),
                  "diverging waves: give the virtual sources (--sources-x, --sources-z)");
   // Sources on elements at z = 0 are fine in NPY, but a .uff file would read them back as
   // synthetic aperture (another clock), so that writer refuses them and leaves no file.
@@ -479,10 +483,67 @@ TEST_F(CliDas, DivergingWavesFromUstbFilesAndFromTheCommandLine) {
                                   " --samples 200 --point 0,3";
   run = run_usrecon("simulate --model dw" + on_elements + " -o " + quote(dir_ / "on_elements.npy"));
   EXPECT_EQ(run.exit_code, 0) << run.output;
-  expect_refused("simulate --model dw" + on_elements + " -o " + quote(dir_ / "on_elements.uff"),
+  expect_usrecon_refused("simulate --model dw" + on_elements + " -o " + quote(dir_ / "on_elements.uff"),
                  "every virtual source lies on an element at z = 0, which a USTB file cannot tell from synthetic "
                  "aperture");
   EXPECT_FALSE(fs::exists(dir_ / "on_elements.uff"));
+}
+
+// Focused waves: USTB's file from the independent writer (five focal points 12 mm deep, USTB's
+// clock: the wave crosses the origin at t = 0 and reaches its focal point at |f| / c; points above
+// and below the focal depth), and simulate's own, as NPY and as a .uff file.
+TEST_F(CliDas, FocusedWavesFromUstbFilesAndFromTheCommandLine) {
+  ASSERT_FALSE(usrecon_exe().empty()) << "USRECON_EXE is not set";
+  const fs::path corpus = fs::path(USRECON_SOURCE_DIR) / "tests/corpus/valid/uff";
+  const double quarter_wavelength = 1540 / 5e6 / 4;
+  const std::string grid = " --x-range -5e-3:5e-3 --z-range 4e-3:20e-3 --dx 0.05e-3 --dz 0.02e-3";
+  const fs::path truth = corpus / "ustb_fw.truth.json";
+  auto run = run_usrecon("reconstruct " + quote(corpus / "ustb_fw.uff") + " --model fw" + grid + " --save-raw -o " +
+                         quote(dir_ / "fw"));
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  const nlohmann::json p = nlohmann::json::parse(io::read_file(dir_ / "fw" / "ustb_fw.json")).at("parameters");
+  EXPECT_EQ(p.at("time_zero"), "center");
+  ASSERT_EQ(p.at("sources_z_m").size(), 5u);
+  EXPECT_NEAR(p.at("sources_x_m")[4].get<double>(), 2.4e-3, 1e-9);
+  EXPECT_NEAR(p.at("sources_z_m")[0].get<double>(), 12e-3, 1e-9);
+  const std::vector<double> found = point_errors(dir_ / "fw" / "ustb_fw.npy", truth);
+  ASSERT_EQ(found.size(), 2u);
+  for (double e : found) EXPECT_LE(e, quarter_wavelength);  // measured 0 and 0.02 mm
+  // The other clock (the farthest element firing first) misplaces both (measured 0.68, 0.64 mm).
+  run = run_usrecon("reconstruct " + quote(corpus / "ustb_fw.uff") + " --model fw --time-zero first-element" + grid +
+                    " --save-raw -o " + quote(dir_ / "fw_first"));
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  for (double e : point_errors(dir_ / "fw_first" / "ustb_fw.npy", truth)) EXPECT_GT(e, 0.3e-3);
+  expect_usrecon_refused("reconstruct " + quote(corpus / "ustb_fw.uff") + " --model dw -o " + quote(dir_ / "no"),
+                 "the file holds focused waves (focal points in front of the array): use --model fw");
+  expect_usrecon_refused("reconstruct " + quote(corpus / "ustb_dw.uff") + " --model fw -o " + quote(dir_ / "no"),
+                 "the file holds diverging waves (spherical waves from behind the array): use --model dw");
+
+  // simulate -> NPY -> reconstruct with the focal points on the command line, and -> .uff -> the
+  // file alone.
+  const std::string geometry = " --elements 48 --pitch 0.3e-3 --fs 20e6 --t0 1e-6 --sources-x -3e-3:1.5e-3:3e-3"
+                               " --sources-z 15e-3";
+  const std::string points = " --samples 1200 --point 0,10 --point -2,19 --point 1.5,26";
+  run = run_usrecon("simulate --model fw" + geometry + points + " --truth " + quote(dir_ / "sim.json") + " -o " +
+                    quote(dir_ / "sim.npy"));
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  run = run_usrecon("reconstruct " + quote(dir_ / "sim.npy") + " --model fw" + geometry + " --z-range 5e-3:30e-3"
+                    " --save-raw -o " + quote(dir_ / "sim_out"));
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  for (double e : point_errors(dir_ / "sim_out" / "sim.npy", dir_ / "sim.json")) EXPECT_LE(e, quarter_wavelength);
+  run = run_usrecon("simulate --model fw" + geometry + points + " -o " + quote(dir_ / "sim.uff"));
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  run = run_usrecon("reconstruct " + quote(dir_ / "sim.uff") + " --model fw --z-range 5e-3:30e-3 --save-raw -o " +
+                    quote(dir_ / "uff_out"));
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  for (double e : point_errors(dir_ / "uff_out" / "sim.npy", dir_ / "sim.json")) EXPECT_LE(e, quarter_wavelength);
+  expect_usrecon_refused("simulate --model fw --sources-x 0 --sources-z -5e-3 --samples 100 --point 0,5 -o " +
+                     quote(dir_ / "behind.npy"),
+                 "--sources-z: a focused wave's focal point lies in front of the array (z > 0), not at z = -0.005000 "
+                 "(sources behind it are --model dw)");
+  expect_usrecon_refused("reconstruct " + quote(dir_ / "sim.npy") + " --model fw --elements 48 -o " + quote(dir_ / "no"),
+                 "focused waves: give the focal points (--sources-x, --sources-z)");
+  EXPECT_FALSE(fs::exists(dir_ / "behind.npy"));
 }
 
 }  // namespace

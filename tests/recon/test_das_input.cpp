@@ -346,11 +346,28 @@ TEST_F(ReconDasInputFiles, UstbChannelDataAndItsRefusals) {
   UstbFile elevated = file;
   elevated.elevations = {0, 0.05};
   expect_refused(elevated, "USTB /channel_data: wave 2 (sequence/sequence_0002) is steered in elevation");
+  // Focused waves: spherical waves converging on focal points in front of the array, read with
+  // the focal points on USTB's clock.
   UstbFile focused = file;
   focused.wavefronts = {1, 1};
   focused.distances = {20e-3, 20e-3};
-  expect_refused(focused, "USTB /channel_data: wave 1 (sequence/sequence_0001) is a spherical wave from (x, z) = "
-                         "(-1.99667, 19.9001) mm, in front of the array: focused waves are not supported");
+  focused.write(dir_ / "fw.uff");
+  expect_channels(read_channel_data(dir_ / "fw.uff", {}, 0, 0, &geometry));
+  EXPECT_EQ(geometry.model, Model::FocusedWave);
+  ASSERT_EQ(geometry.source_x.size(), 2u);
+  EXPECT_NEAR(geometry.source_x[0], 20e-3 * std::sin(-0.1), 1e-12);
+  EXPECT_NEAR(geometry.source_z[0], 20e-3 * std::cos(-0.1), 1e-12);
+  EXPECT_NEAR(geometry.source_z[1], 20e-3 * std::cos(0.1), 1e-12);
+  EXPECT_EQ(geometry.time_zero, das::TimeZero::Center);
+  EXPECT_TRUE(geometry.source_distances.empty());
+  UstbFile focused_and_diverging = focused;
+  focused_and_diverging.azimuths = {-0.1, M_PI - 0.1};
+  expect_refused(focused_and_diverging,
+                 "USTB /channel_data: its sequence mixes focused waves with waves from sources on or behind the array");
+  UstbFile negative = focused;
+  negative.distances = {20e-3, -1e-3};
+  expect_refused(negative, "USTB /channel_data: wave 2 (sequence/sequence_0002): its source distance -0.001 m is "
+                           "not a distance");
   // Diverging waves: spherical waves from behind the array (azimuth beyond 90 degrees), read with
   // their virtual sources on USTB's clock (time zero at the origin crossing).
   UstbFile diverging = file;

@@ -75,17 +75,27 @@ void BM_SyntheticApertureLinear(benchmark::State& state) {
   run(state, p, DasCpuKernel::Auto);
 }
 
-// The plane-wave case's size with 7 diverging waves from sources 10 mm behind the array instead:
-// the transmit path is a square root per pixel and transmit, not a line.
-void BM_DivergingWaveLinearF15(benchmark::State& state) {
+// The plane-wave case's size with 7 virtual sources 3 mm apart at depth `z` instead of the
+// angles: the transmit path is a square root per pixel and transmit, not a line.
+DasProblem virtual_source_problem(Model model, double z) {
   DasProblem p = planewave_problem(1.5);
-  p.acquisition.model = Model::DivergingWave;
+  p.acquisition.model = model;
   p.acquisition.angles.clear();
   for (int k = -3; k <= 3; ++k) {
     p.acquisition.source_x.push_back(k * 3e-3);
-    p.acquisition.source_z.push_back(-10e-3);
+    p.acquisition.source_z.push_back(z);
   }
-  run(state, p, DasCpuKernel::Auto);
+  return p;
+}
+
+// Diverging waves from sources 10 mm behind the array.
+void BM_DivergingWaveLinearF15(benchmark::State& state) {
+  run(state, virtual_source_problem(Model::DivergingWave, -10e-3), DasCpuKernel::Auto);
+}
+
+// Focused waves, their focal points 30 mm deep (the path's sign flips at that depth).
+void BM_FocusedWaveLinearF15(benchmark::State& state) {
+  run(state, virtual_source_problem(Model::FocusedWave, 30.0123e-3), DasCpuKernel::Auto);
 }
 
 BENCHMARK(BM_PlaneWaveLinearF15)->Unit(benchmark::kMillisecond)->UseRealTime();
@@ -93,6 +103,7 @@ BENCHMARK(BM_PlaneWaveLinearFullAperture)->Unit(benchmark::kMillisecond)->UseRea
 BENCHMARK(BM_PlaneWaveHannF15)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_PlaneWaveLinearF15Scalar)->Unit(benchmark::kMillisecond)->UseRealTime()->Iterations(1);
 BENCHMARK(BM_DivergingWaveLinearF15)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_FocusedWaveLinearF15)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_SyntheticApertureLinear)->Unit(benchmark::kMillisecond)->UseRealTime();
 
 }  // namespace

@@ -4,7 +4,7 @@
 //
 // Cases: the real data set's size (128 elements, 7 angles, 2688 samples, 801 x 1701 pixels at
 // 0.05 mm), PICMUS's (128 elements, 75 angles, 3328 samples), and the first with 7 diverging
-// waves instead of plane waves (pixel-per-thread kernel only), F-number 1.5, linear
+// or 7 focused waves instead of plane waves (pixel-per-thread kernel only), F-number 1.5, linear
 // interpolation; data are random analytic samples (the kernels' cost does not depend on values).
 // For each kernel: relative L2 against DasCpuBeamformer on the same data (must be <= 1e-5, else
 // no time is reported), then the median of --reps kernel times from CUDA events after a warm-up.
@@ -28,17 +28,18 @@ namespace {
 
 using namespace usrecon::recon;
 
-/// `angles` plane waves evenly over [-max_deg, +max_deg]; with `diverging`, as many diverging
-/// waves from sources 10 mm behind the array, 3 mm apart, instead.
-DasProblem make_problem(int angles, double max_deg, int samples, bool diverging = false) {
+/// `angles` plane waves evenly over [-max_deg, +max_deg]; for Model::DivergingWave as many
+/// diverging waves from sources 10 mm behind the array, 3 mm apart, and for Model::FocusedWave as
+/// many focused waves, their focal points 30 mm deep and 3 mm apart, instead.
+DasProblem make_problem(int angles, double max_deg, int samples, Model model = Model::PlaneWave) {
   DasProblem p;
-  p.acquisition.model = diverging ? Model::DivergingWave : Model::PlaneWave;
+  p.acquisition.model = model;
   p.acquisition.probe = {128, 0.298e-3};
   p.acquisition.fs = 20e6;
   for (int k = 0; k < angles; ++k) {
-    if (diverging) {
+    if (has_virtual_sources(model)) {
       p.acquisition.source_x.push_back((k - 0.5 * (angles - 1)) * 3e-3);
-      p.acquisition.source_z.push_back(-10e-3);
+      p.acquisition.source_z.push_back(model == Model::FocusedWave ? 30.0123e-3 : -10e-3);
     } else {
       p.acquisition.angles.push_back((-max_deg + 2 * max_deg * k / (angles - 1)) * std::numbers::pi / 180);
     }
@@ -77,15 +78,16 @@ int main(int argc, char** argv) {
     int angles;
     double max_deg;
     int samples;
-    bool diverging = false;
+    Model model = Model::PlaneWave;
   };
   for (const Case& c : {Case{"rfdata1", 7, 1.5, 2688}, Case{"picmus", 75, 16.0, 3328},
-                        Case{"dw7", 7, 0.0, 2688, true}}) {
-    const DasProblem p = make_problem(c.angles, c.max_deg, c.samples, c.diverging);
+                        Case{"dw7", 7, 0.0, 2688, Model::DivergingWave},
+                        Case{"fw7", 7, 0.0, 2688, Model::FocusedWave}}) {
+    const DasProblem p = make_problem(c.angles, c.max_deg, c.samples, c.model);
     const AnalyticData data = random_analytic_data(p);
     std::vector<std::complex<float>> cpu;
     for (DasCudaKernel kernel : {DasCudaKernel::PixelPerThread, DasCudaKernel::ElementOuter}) {
-      if (c.diverging && kernel == DasCudaKernel::ElementOuter) continue;  // plane waves only
+      if (c.model != Model::PlaneWave && kernel == DasCudaKernel::ElementOuter) continue;  // plane waves only
       const std::string name = std::string("das_") + c.name + "_" + to_string(kernel);
       try {
         DasCudaBeamformer gpu(p, kernel);

@@ -25,7 +25,7 @@ namespace {
 
 // The help group of the general models' options.
 constexpr const char* kGeneralGroup =
-    "General models (--model planewave | sa | dw; output NPY float32 [samples][elements][transmits])";
+    "General models (--model planewave | sa | dw | fw; output NPY float32 [samples][elements][transmits])";
 
 struct SimulateArgs {
   CLI::App* app = nullptr;  // the subcommand: with --model seed, the general models' options are refused
@@ -34,11 +34,11 @@ struct SimulateArgs {
   std::vector<std::string> points;
   bool overwrite = false;
   recon::SimulationOptions options;
-  // General models (--model planewave | sa | dw): output is NPY float32 [samples][elements][transmits].
+  // General models (--model planewave | sa | dw | fw): output is NPY float32 [samples][elements][transmits].
   std::string model = "seed";
   std::string angles_deg = "0";
   std::string time_zero;  // "" = first-element, or center for HDF5 (PICMUS) output
-  std::string sources_x, sources_z;  // diverging waves (metres)
+  std::string sources_x, sources_z;  // diverging and focused waves (metres)
   std::vector<std::string> cysts;
   recon::DasSimulationOptions das;
 };
@@ -57,20 +57,22 @@ std::vector<double> millimetres(const std::string& text, const std::string& opti
   return v;
 }
 
-// Plane-wave, synthetic-aperture or diverging-wave channel data with the geometry of das_simulate.hpp.
+// Plane-wave, synthetic-aperture, diverging- or focused-wave channel data with the geometry of
+// das_simulate.hpp.
 int run_das(SimulateArgs& args) {
   recon::DasSimulationOptions& o = args.das;
   recon::Acquisition& acq = o.acquisition;
   acq.model = args.model == "planewave" ? recon::Model::PlaneWave
               : args.model == "dw"      ? recon::Model::DivergingWave
+              : args.model == "fw"      ? recon::Model::FocusedWave
                                         : recon::Model::SyntheticAperture;
   if (acq.model == recon::Model::PlaneWave)
     for (double deg : recon::parse_number_list(args.angles_deg, "--angles-deg"))
       acq.angles.push_back(deg * 3.14159265358979323846 / 180.0);
-  if (acq.model == recon::Model::DivergingWave)
-    std::tie(acq.source_x, acq.source_z) = recon::parse_virtual_sources(args.sources_x, args.sources_z);
+  if (recon::has_virtual_sources(acq.model))
+    std::tie(acq.source_x, acq.source_z) = recon::parse_virtual_sources(args.sources_x, args.sources_z, acq.model);
   else if (!args.sources_x.empty() || !args.sources_z.empty())
-    throw Error("--sources-x and --sources-z apply to --model dw only");
+    throw Error("--sources-x and --sources-z apply to --model dw and fw only");
   if (acq.model != recon::Model::SyntheticAperture && !acq.tx_elements.empty())
     throw Error("--tx-elements applies to --model sa only");
   // HDF5 output: a .uff file is USTB's layout, a .h5/.hdf5 file PICMUS's; both hold plane waves
@@ -135,7 +137,7 @@ int run_das(SimulateArgs& args) {
                             {"points", nlohmann::json::array()},
                             {"cysts", nlohmann::json::array()}};
     if (acq.model == recon::Model::PlaneWave) truth["angles_deg"] = recon::parse_number_list(args.angles_deg, "--angles-deg");
-    if (acq.model == recon::Model::DivergingWave) {
+    if (recon::has_virtual_sources(acq.model)) {
       truth["sources_x"] = acq.source_x;
       truth["sources_z"] = acq.source_z;
     }
@@ -165,7 +167,7 @@ int run(SimulateArgs& args) {
   if (args.app)
     for (const CLI::Option* opt : args.app->get_options())
       if (opt->get_group() == kGeneralGroup && opt->count() > 0)
-        throw Error(opt->get_name() + " applies to the general models (--model planewave, sa or dw); "
+        throw Error(opt->get_name() + " applies to the general models (--model planewave, sa, dw or fw); "
                                       "--model seed has the seed's fixed geometry");
   for (const std::string& text : args.points) args.options.points.push_back(parse_point(text));
   if (args.options.points.empty() && args.options.speckle == 0)
@@ -201,10 +203,10 @@ int run(SimulateArgs& args) {
 Command add_simulate(CLI::App& app) {
   auto args = std::make_shared<SimulateArgs>();
   auto& o = args->options;
-  app.add_option("-o,--output", args->output, "Channel data file to write: source.txt (--model seed); for planewave/sa/dw NPY float32 [samples][elements][transmits] or USTB's UFF layout (.uff), or for planewave PICMUS's HDF5 layout (.h5, .hdf5)")->required();
+  app.add_option("-o,--output", args->output, "Channel data file to write: source.txt (--model seed); for planewave/sa/dw/fw NPY float32 [samples][elements][transmits] or USTB's UFF layout (.uff), or for planewave PICMUS's HDF5 layout (.h5, .hdf5)")->required();
   app.add_option("--point", args->points,
                  "Point target X_MM,Z_MM[,AMPLITUDE]: x lateral from element 0 (seed) or from the "
-                 "array centre (planewave, sa, dw), z depth (repeatable)");
+                 "array centre (planewave, sa, dw, fw), z depth (repeatable)");
   app.add_option("--speckle", o.speckle, "Number of random weak scatterers")->check(CLI::Range(0, 1000000))->capture_default_str();
   app.add_option("--speckle-amplitude", o.speckle_amplitude, "Amplitude of speckle scatterers (uniform in [-a, a])")->capture_default_str();
   app.add_option("--noise", o.noise, "White noise standard deviation, in output units")->check(CLI::NonNegativeNumber)->capture_default_str();
@@ -219,8 +221,8 @@ Command add_simulate(CLI::App& app) {
   args->app = &app;
   const std::string g = kGeneralGroup;
   auto& acq = args->das.acquisition;
-  app.add_option("--model", args->model, "seed (the seed's geometry, source.txt out), planewave, sa or dw")
-      ->check(CLI::IsMember({"seed", "planewave", "sa", "dw"}))->capture_default_str();
+  app.add_option("--model", args->model, "seed (the seed's geometry, source.txt out), planewave, sa, dw or fw")
+      ->check(CLI::IsMember({"seed", "planewave", "sa", "dw", "fw"}))->capture_default_str();
   app.add_option("--elements", acq.probe.elements, "Array elements")->check(CLI::Range(1, 4096))->capture_default_str()->group(g);
   app.add_option("--pitch", acq.probe.pitch, "Element pitch, metres")->check(CLI::PositiveNumber)->capture_default_str()->group(g);
   app.add_option("--sound-speed", acq.sound_speed, "Speed of sound, m/s")->check(CLI::PositiveNumber)->capture_default_str()->group(g);
@@ -232,8 +234,8 @@ Command add_simulate(CLI::App& app) {
                  "crosses the array centre (center: the default, and the only choice, for HDF5 output)")
       ->check(CLI::IsMember({"first-element", "center"}))->group(g);
   app.add_option("--tx-elements", acq.tx_elements, "Synthetic aperture: transmitting elements (default: all)")->delimiter(',')->group(g);
-  app.add_option("--sources-x", args->sources_x, "Diverging waves: virtual sources' x, metres (START:STEP:STOP or A,B,C)")->group(g);
-  app.add_option("--sources-z", args->sources_z, "Diverging waves: virtual sources' depth, metres, <= 0 (one, or one per source)")->group(g);
+  app.add_option("--sources-x", args->sources_x, "Diverging and focused waves: virtual sources' (focal points') x, metres (START:STEP:STOP or A,B,C)")->group(g);
+  app.add_option("--sources-z", args->sources_z, "Diverging and focused waves: their depth, metres, <= 0 for dw, > 0 for fw (one, or one per source)")->group(g);
   app.add_option("--cyst", args->cysts, "Anechoic cyst X_MM,Z_MM,R_MM (x from the array centre; repeatable)")->group(g);
   app.footer("The forward model is the seed's: all elements fire at once and channel k records "
              "every element's two-way path, so `usrecon reconstruct` focuses the points back.");

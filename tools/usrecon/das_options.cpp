@@ -18,8 +18,9 @@ void add_das_options(CLI::App& app, DasArgs& args, recon::ReconstructOptions& op
   app.add_option("--model", args.model,
                  "Delay model: seed (the seed's fixed geometry), planewave (steered plane waves, "
                  "coherent compounding), sa (synthetic aperture / full matrix capture), dw "
-                 "(diverging waves from virtual sources behind the array, coherent compounding)")
-      ->check(CLI::IsMember({"seed", "planewave", "sa", "dw"}))
+                 "(diverging waves from virtual sources behind the array), fw (focused waves: focal "
+                 "points in front of the array); dw and fw compound coherently")
+      ->check(CLI::IsMember({"seed", "planewave", "sa", "dw", "fw"}))
       ->capture_default_str();
   app.add_option("--elements", acq.probe.elements, "Array elements (default: from the data)")
       ->check(CLI::Range(1, 65536))->group(g);
@@ -33,18 +34,19 @@ void add_das_options(CLI::App& app, DasArgs& args, recon::ReconstructOptions& op
                  "Plane-wave steering angles in degrees: START:STEP:STOP or A,B,C; angle > 0 means "
                  "element 0 fires first")->group(g);
   app.add_option("--time-zero", args.time_zero,
-                 "Plane and diverging waves: t = 0 (and --t0) counts from the first element's firing, "
+                 "Plane, diverging and focused waves: t = 0 (and --t0) counts from the first element's firing, "
                  "or from the wavefront crossing the array centre (USTB, PICMUS)")
       ->check(CLI::IsMember({"first-element", "center"}))->capture_default_str()->group(g);
   app.add_option("--tx-elements", acq.tx_elements,
                  "Synthetic aperture: the element firing in each transmit (default: every element in order)")
       ->delimiter(',')->group(g);
   app.add_option("--sources-x", args.sources_x,
-                 "Diverging waves: the virtual sources' x in metres, START:STEP:STOP or A,B,C (one transmit each)")
+                 "Diverging and focused waves: the virtual sources' (focal points') x in metres, "
+                 "START:STEP:STOP or A,B,C (one transmit each)")
       ->group(g);
   app.add_option("--sources-z", args.sources_z,
-                 "Diverging waves: the virtual sources' depth in metres, <= 0 (behind the array): one for "
-                 "all, or one per source")
+                 "Diverging and focused waves: the sources' depth in metres, <= 0 behind the array (dw), "
+                 "> 0 in front of it (fw): one for all, or one per source")
       ->group(g);
   app.add_option("--x-range", args.x_range, "Image lateral range MIN:MAX in metres (default: the array's span)")->group(g);
   app.add_option("--z-range", args.z_range, "Image depth range MIN:MAX in metres (default: 0 to the last sample)")->group(g);
@@ -114,7 +116,7 @@ void finish_das_options(const DasArgs& args, recon::ReconstructOptions& options)
     if (args.app)
       for (const CLI::Option* opt : args.app->get_options())
         if (opt->get_group() == kGeneralModelsGroup && opt->count() > 0)
-          throw Error(opt->get_name() + " applies to the general models (--model planewave, sa or dw); "
+          throw Error(opt->get_name() + " applies to the general models (--model planewave, sa, dw or fw); "
                                         "--model seed has the seed's fixed geometry");
     return;
   }
@@ -150,13 +152,15 @@ void finish_das_options(const DasArgs& args, recon::ReconstructOptions& options)
   }
   das.acquisition.source_x.clear();
   das.acquisition.source_z.clear();
-  if (options.model == recon::ReconModel::DivergingWave) {
+  if (options.model == recon::ReconModel::DivergingWave || options.model == recon::ReconModel::FocusedWave) {
     // Without --sources-x/-z the sources must come from the input file (USTB); reconstruct says so.
     if (!args.sources_x.empty() || !args.sources_z.empty())
       std::tie(das.acquisition.source_x, das.acquisition.source_z) =
-          recon::parse_virtual_sources(args.sources_x, args.sources_z);
+          recon::parse_virtual_sources(args.sources_x, args.sources_z,
+                                       options.model == recon::ReconModel::FocusedWave ? recon::Model::FocusedWave
+                                                                                      : recon::Model::DivergingWave);
   } else if (!args.sources_x.empty() || !args.sources_z.empty()) {
-    throw Error("--sources-x and --sources-z apply to --model dw only");
+    throw Error("--sources-x and --sources-z apply to --model dw and fw only");
   }
   // What the user gave (here or in --config) wins over what an input file carries.
   const auto given = [&](const char* name) { return args.app && args.app->get_option(name)->count() > 0; };

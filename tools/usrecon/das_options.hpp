@@ -11,7 +11,7 @@
 namespace usrecon::cli {
 
 /// The help group of the general models' options; with --model seed, any of them is refused.
-inline constexpr const char* kGeneralModelsGroup = "General models (--model planewave | sa | dw)";
+inline constexpr const char* kGeneralModelsGroup = "General models (--model planewave | sa | dw | fw)";
 
 struct DasArgs {
   CLI::App* app = nullptr;                      // the subcommand, to apply --config after parsing

@@ -38,7 +38,7 @@ struct ChannelInput {
 
 /// Acquisition parameters that an input file carries: a PICMUS HDF5 file (the layout of the 2016
 /// IEEE IUS plane-wave challenge, /US/US_DATASET0000/...) or a USTB UFF file (a uff.channel_data
-/// object of plane waves, synthetic aperture or diverging waves) holds its sampling frequency,
+/// object of plane waves, synthetic aperture, diverging or focused waves) holds its sampling frequency,
 /// sound speed, initial time, steering angles or sources and element positions, with time zero
 /// when the wavefront crosses the array centre. `source` is empty when the file carries none.
 struct FileGeometry {
@@ -59,7 +59,7 @@ struct FileGeometry {
   std::optional<Model> model;
   std::vector<double> wave_delays, source_distances;
   std::vector<int> tx_elements;
-  std::vector<double> source_x, source_z;  ///< diverging waves: the virtual sources (m)
+  std::vector<double> source_x, source_z;  ///< diverging and focused waves: the virtual sources (m)
 };
 
 /// Writes plane-wave RF data as a PICMUS file (read back by read_channel_data with its geometry):
@@ -71,9 +71,9 @@ void write_picmus(const std::filesystem::path& path, const ChannelData& rf, cons
 /// by read_channel_data, and by USTB's uff.read_object): /channel_data of class uff.channel_data
 /// with data {waves, channels, samples}, the scalars, probe (uff.linear_array: geometry {7, N},
 /// N, pitch) and sequence (uff.wave: a plane wave's source at distance Inf, azimuth = angle; a
-/// synthetic-aperture wave's at its element, with delay |x| / c; a diverging wave's at its virtual
-/// source), in USTB's MATLAB layout (dims reversed, scalars {1, 1}). Plane and diverging waves
-/// must use TimeZero::Center, USTB's convention.
+/// synthetic-aperture wave's at its element, with delay |x| / c; a diverging or focused wave's at
+/// its virtual source), in USTB's MATLAB layout (dims reversed, scalars {1, 1}). Plane, diverging
+/// and focused waves must use TimeZero::Center, USTB's convention.
 void write_ustb_uff(const std::filesystem::path& path, const ChannelData& rf, const Acquisition& acquisition);
 
 /// Reads channel data; `elements` and `transmits` are needed for source.txt only (for the others
@@ -139,10 +139,12 @@ DasFrame reconstruct_das(const std::filesystem::path& input, const DasSetup& set
 std::pair<double, double> parse_range(std::string_view text, const std::string& what);
 /// "START:STEP:STOP" (inclusive, MATLAB style) or "A,B,C" or one number. Throws Error.
 std::vector<double> parse_number_list(std::string_view text, const std::string& what);
-/// Diverging waves' virtual sources from --sources-x (a number list, metres) and --sources-z (one
-/// depth for every source, or one per source; metres, <= 0): {x, z}, one pair per transmit.
-/// Throws Error naming the options.
+/// The virtual sources of diverging (`model` DivergingWave) or focused waves (FocusedWave) from
+/// --sources-x (a number list, metres) and --sources-z (one depth for every source, or one per
+/// source; metres, <= 0 behind the array for diverging waves, > 0 for focal points): {x, z}, one
+/// pair per transmit. Throws Error naming the options.
 std::pair<std::vector<double>, std::vector<double>> parse_virtual_sources(std::string_view x_text,
-                                                                          std::string_view z_text);
+                                                                          std::string_view z_text,
+                                                                          Model model = Model::DivergingWave);
 
 }  // namespace usrecon::recon

@@ -1,6 +1,6 @@
 // Simulated channel data for the general models (plane wave, synthetic aperture, diverging wave):
 // point targets and anechoic cysts in speckle, with the delays of delay/planewave.hpp,
-// delay/synthetic_aperture.hpp and delay/diverging.hpp, so that reconstructions can be checked
+// delay/synthetic_aperture.hpp and delay/virtual_source.hpp, so that reconstructions can be checked
 // against truth.
 #pragma once
 

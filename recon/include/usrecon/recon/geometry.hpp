@@ -38,8 +38,10 @@ struct Grid {
                           double dz);
 };
 
-enum class Model { PlaneWave, SyntheticAperture, DivergingWave };
+enum class Model { PlaneWave, SyntheticAperture, DivergingWave, FocusedWave };
 std::string to_string(Model model);
+/// Diverging and focused waves: spherical waves from virtual sources (delay/virtual_source.hpp).
+inline bool has_virtual_sources(Model model) { return model == Model::DivergingWave || model == Model::FocusedWave; }
 std::string to_string(das::TimeZero time_zero);            // "first-element" | "center"
 das::TimeZero parse_time_zero(std::string_view name);      // the same names, else throws Error
 
@@ -48,7 +50,8 @@ das::TimeZero parse_time_zero(std::string_view name);      // the same names, el
 /// (angle > 0: element 0). Synthetic aperture: transmit t fires element tx_elements[t] alone
 /// (all elements in order when the list is empty: full matrix capture). Diverging waves:
 /// transmit t is a spherical wave from the virtual source (source_x[t], source_z[t]) behind the
-/// array, see delay/diverging.hpp.
+/// array; focused waves: one converging on the focal point (source_x[t], source_z[t]) in front
+/// of it and diverging beyond; see delay/virtual_source.hpp.
 struct Acquisition {
   Model model = Model::PlaneWave;
   Probe probe;
@@ -57,11 +60,12 @@ struct Acquisition {
   double t0 = 0.0;              ///< time of sample 0 after the transmit (s)
   std::vector<double> angles;   ///< plane-wave steering angles, radians, one per transmit
   std::vector<int> tx_elements; ///< synthetic aperture: the element firing in each transmit
-  /// Diverging waves: the virtual sources, one per transmit (metres; source_z <= 0, behind the array).
+  /// Diverging and focused waves: the virtual sources, one per transmit (metres; diverging:
+  /// source_z <= 0, behind the array; focused: source_z > 0, the focal points).
   std::vector<double> source_x, source_z;
-  /// Plane and diverging waves: time zero (t0 counts from it) at the first element's firing, or
+  /// Plane, diverging and focused waves: time zero (t0 counts from it) at the first element's firing, or
   /// when the wavefront crosses the array centre (USTB, PICMUS); see delay/planewave.hpp and
-  /// delay/diverging.hpp.
+  /// delay/virtual_source.hpp.
   das::TimeZero time_zero = das::TimeZero::FirstElement;
 
   int transmits() const;

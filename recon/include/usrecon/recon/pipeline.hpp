@@ -58,8 +58,8 @@ std::unique_ptr<SeedBackend> make_seed_backend(BackendKind kind, const seed::Pro
 
 /// The delay model: the seed's (its fixed geometry, source.txt input, real float64 image) or the
 /// general ones of das.hpp (any geometry, IQ beamforming, complex image).
-enum class ReconModel { Seed, PlaneWave, SyntheticAperture, DivergingWave };
-ReconModel parse_model(std::string_view name);  // "seed" | "planewave" | "sa" | "dw", else throws Error
+enum class ReconModel { Seed, PlaneWave, SyntheticAperture, DivergingWave, FocusedWave };
+ReconModel parse_model(std::string_view name);  // "seed" | "planewave" | "sa" | "dw" | "fw", else throws Error
 std::string to_string(ReconModel model);
 
 struct ReconstructOptions {

@@ -19,8 +19,9 @@ Timing, as USTB's DAS (+midprocess/das.m) reads it: t = 0 when a wave crosses th
 sample k of wave w is at initial_time + k / fs + sequence(w).delay; the echo of point p on
 element e arrives at (z cos a + x sin a) / c + |p - e| / c for a plane wave at angle a, and at
 (|p - s| + |s|) / c + |p - e| / c for a spherical wave from an element at s (synthetic aperture),
-and at (|p - s| - |s|) / c + |p - e| / c for one from a virtual source s behind the array (z < 0:
-a diverging wave).
+at (|p - s| - |s|) / c + |p - e| / c for one from a virtual source s behind the array (z < 0:
+a diverging wave), and at (sign(z_p - z_s) |p - s| + |s|) / c + |p - e| / c for one converging
+on a focal point s in front of it (z > 0: a focused wave; das.m's (-1)^(z < z_s)).
 IQ data are demodulated on the clock initial_time + k / fs.
 """
 import json
@@ -199,21 +200,33 @@ with open('ustb_sta.truth.json', 'w') as out:
 x8 = (np.arange(8) - 3.5) * PITCH
 channel_data_file('ustb_two_speeds.uff', 8, PITCH, [0.0], 0.0, 0.0, echoes(x8, [0.0], points, 0.0, 0.0, 16),
                   transmit_speed=1500.0)
+def virtual_source_file(name, sources, points, delay, transmit_path):
+    """Writes name.uff (600 samples, initial_time 1 us, every wave delayed by `delay`) with the
+    echoes of `points` for a spherical wave from each of `sources`, transmit_path(p, s) metres
+    from the origin crossing (t = 0) to p, and name.truth.json listing the points."""
+    t = 1e-6 + np.arange(600) / FS + delay
+    data = np.zeros((600, N, len(sources)))
+    for w, s in enumerate(sources):
+        for p in points:
+            tau = transmit_path(p, s) / C + np.hypot(p[0] - x, p[1]) / C
+            dt = t[:, None] - tau[None, :]
+            data[:, :, w] += np.exp(-0.5 * (dt * F0 / 0.6) ** 2) * np.cos(2 * np.pi * F0 * dt)
+    channel_data_file(name + '.uff', N, PITCH, None, delay, 1e-6, data,
+                      sources=[(np.hypot(sx, sz), np.arctan2(sx, sz)) for sx, sz in sources])
+    with open(name + '.truth.json', 'w') as out:
+        json.dump({'channel_data': name + '.uff', 'units': 'metres; x from the array centre, z depth',
+                   'points': [{'x': px, 'z': pz} for px, pz in points]}, out, indent=2)
+        out.write('\n')
+
+
 # Diverging waves from three virtual sources 8 mm behind the array (source: distance |s|, azimuth
 # atan2(x, z), beyond 90 degrees). USTB's DAS subtracts |s| for a source behind the array: the
 # wave leaves s at -|s| / c, so the echo of p on element e arrives at (|p - s| - |s|) / c + |p - e| / c.
-sources_dw = [(-3e-3, -8e-3), (0.0, -8e-3), (3e-3, -8e-3)]
-points_dw = [(0.0, 10e-3), (-2e-3, 16e-3)]
-t_dw = 1e-6 + np.arange(600) / FS + 0.3e-6
-dw = np.zeros((600, N, len(sources_dw)))
-for w, (sx, sz) in enumerate(sources_dw):
-    for px, pz in points_dw:
-        tau = (np.hypot(px - sx, pz - sz) - np.hypot(sx, sz)) / C + np.hypot(px - x, pz) / C
-        dt = t_dw[:, None] - tau[None, :]
-        dw[:, :, w] += np.exp(-0.5 * (dt * F0 / 0.6) ** 2) * np.cos(2 * np.pi * F0 * dt)
-channel_data_file('ustb_dw.uff', N, PITCH, None, 0.3e-6, 1e-6, dw,
-                  sources=[(np.hypot(sx, sz), np.arctan2(sx, sz)) for sx, sz in sources_dw])
-with open('ustb_dw.truth.json', 'w') as out:
-    json.dump({'channel_data': 'ustb_dw.uff', 'units': 'metres; x from the array centre, z depth',
-               'points': [{'x': px, 'z': pz} for px, pz in points_dw]}, out, indent=2)
-    out.write('\n')
+virtual_source_file('ustb_dw', [(-3e-3, -8e-3), (0.0, -8e-3), (3e-3, -8e-3)], [(0.0, 10e-3), (-2e-3, 16e-3)],
+                    0.3e-6, lambda p, s: np.hypot(p[0] - s[0], p[1] - s[1]) - np.hypot(s[0], s[1]))
+# Focused waves: five focal points 12 mm deep (source: distance |s|, azimuth atan2(x, z), within
+# 90 degrees). The wave crosses the origin at t = 0 and reaches s at |s| / c; a point above the
+# focal depth is reached |p - s| / c before that, one below it |p - s| / c after.
+virtual_source_file('ustb_fw', [(k * 1.2e-3, 12e-3) for k in range(-2, 3)], [(0.5e-3, 8e-3), (-1.5e-3, 17e-3)],
+                    0.1e-6, lambda p, s: (-1.0 if p[1] < s[1] else 1.0) * np.hypot(p[0] - s[0], p[1] - s[1])
+                    + np.hypot(s[0], s[1]))
