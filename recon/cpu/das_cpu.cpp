@@ -51,6 +51,7 @@ struct DasCpuBeamformer::Impl {
   std::vector<float> cos_a, sin_a, x_reference;   // plane wave, per transmit
   std::vector<int> tx_element;                // synthetic aperture, per transmit
   std::vector<float> src_x, src_z, src_r0;    // diverging and focused waves, per transmit
+  std::vector<int> column_transmit;           // scanline transmit apodization: each column's one transmit
 };
 
 namespace {
@@ -273,6 +274,7 @@ void beamform_tile(const Impl& c, const AnalyticData& d, int ix, int chunk, Scra
   const AccumulateFn accumulate = pick_accumulate(c);
   const int T = acq.transmits();
   for (int t = 0; t < T; ++t) {
+    if (!c.column_transmit.empty() && t != c.column_transmit[std::size_t(ix)]) continue;
     if (acq.model == Model::PlaneWave) {
       for (int l = 0; l < padded; ++l)
         s.tx[l] = das::sample_position(
@@ -360,6 +362,7 @@ DasCpuBeamformer::DasCpuBeamformer(const DasProblem& problem, int threads, DasCp
   // path -|p - f| before its focal depth and +|p - f| after it grows with depth on both sides
   // and jumps up at that depth).
   c.monotone = problem.grid.z0 >= 0.0 && !steep;
+  c.column_transmit = problem.column_transmits();
 }
 
 DasCpuBeamformer::~DasCpuBeamformer() = default;

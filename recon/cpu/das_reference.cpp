@@ -17,18 +17,25 @@ Image das_reference(const AnalyticData& d, const DasProblem& p) {
   const std::vector<double> ex = acq.probe.positions();
   const double inv_c_fs = acq.fs / acq.sound_speed, t0_fs = acq.t0 * acq.fs;
   const int window = static_cast<int>(p.options.window);
-  std::vector<double> r0;  // diverging waves: each source's reference distance
+  std::vector<double> r0;  // diverging and focused waves: each source's reference distance
   for (std::size_t t = 0; t < acq.source_x.size(); ++t)
     r0.push_back(das::virtual_source_reference_distance(acq.source_x[t], acq.source_z[t], ex, acq.time_zero));
   Image image;
   image.grid = p.grid;
   image.data.resize(p.grid.pixels());
+  const bool scanline = p.options.tx_apodization == TxApodization::Scanline;
   for (int ix = 0; ix < p.grid.nx; ++ix) {
     const double x = p.grid.x(ix);
+    // Scanline: only the transmit focused nearest to this column (found here on its own, not
+    // from DasProblem::column_transmits, which the fast backends use).
+    int line = 0;
+    for (int t = 1; scanline && t < acq.transmits(); ++t)
+      if (std::fabs(x - acq.source_x[t]) < std::fabs(x - acq.source_x[line])) line = t;
     for (int iz = 0; iz < p.grid.nz; ++iz) {
       const double z = p.grid.z(iz);
       double si = 0, sq = 0;
       for (int t = 0; t < acq.transmits(); ++t) {
+        if (scanline && t != line) continue;
         for (int e = 0; e < acq.probe.elements; ++e) {
           const double w = das::receive_apodization(x, z, ex[e], p.options.fnumber, window,
                                                     p.options.tukey_alpha);

@@ -65,6 +65,7 @@ struct TransmitArrays {
   const float* src_x;        // diverging and focused waves: virtual source x (m)
   const float* src_z;        // diverging and focused waves: virtual source z (m)
   const float* src_r0;       // diverging and focused waves: reference distance (m)
+  const int* column_transmit;  // scanline transmit apodization: column ix takes transmit [ix] only; nullptr: all
 };
 
 __global__ void das_kernel(Params p, const float* __restrict__ I, const float* __restrict__ Q,
@@ -74,6 +75,7 @@ __global__ void das_kernel(Params p, const float* __restrict__ I, const float* _
   if (!thread_pixel(p, ix, iz, x, z)) return;
   float acc_i = 0.f, acc_q = 0.f;
   for (int t = 0; t < p.transmits; ++t) {
+    if (tr.column_transmit && t != tr.column_transmit[ix]) continue;
     float tx;
     if (p.model == kPlaneWave) {
       tx = das::sample_position(
@@ -147,7 +149,7 @@ struct DasCudaBeamformer::Impl {
   DasProblem problem;
   Params params{};
   DevicePtr<float> cos_a, sin_a, x_reference, ex, i, q, src_x, src_z, src_r0;
-  DevicePtr<int> tx_element;
+  DevicePtr<int> tx_element, column_transmit;
   DevicePtr<float2> out, iq;  // iq: interleaved I/Q for the element-outer kernel
   DasCudaKernel kernel = DasCudaKernel::PixelPerThread;
   std::size_t data_floats = 0;
@@ -232,6 +234,11 @@ DasCudaBeamformer::DasCudaBeamformer(const DasProblem& problem, DasCudaKernel ke
   USRECON_CUDA_CHECK(cudaMemcpy(c.sin_a.get(), sa.data(), sa.size() * sizeof(float), cudaMemcpyHostToDevice));
   USRECON_CUDA_CHECK(cudaMemcpy(c.x_reference.get(), xf.data(), xf.size() * sizeof(float), cudaMemcpyHostToDevice));
   USRECON_CUDA_CHECK(cudaMemcpy(c.tx_element.get(), te.data(), te.size() * sizeof(int), cudaMemcpyHostToDevice));
+  if (const std::vector<int> lines = problem.column_transmits(); !lines.empty()) {
+    c.column_transmit = device_alloc<int>(lines.size());
+    USRECON_CUDA_CHECK(
+        cudaMemcpy(c.column_transmit.get(), lines.data(), lines.size() * sizeof(int), cudaMemcpyHostToDevice));
+  }
   c.data_floats = std::size_t(p.stride) * p.elements * p.transmits;
   c.i = device_alloc<float>(c.data_floats);
   c.q = device_alloc<float>(c.data_floats);
@@ -274,8 +281,8 @@ void DasCudaBeamformer::beamform(const AnalyticData& data, std::complex<float>* 
                                                        c.x_reference.get(), c.ex.get(), c.out.get());
     USRECON_CUDA_CHECK_LAUNCH(das_planewave_kernel);
   } else {
-    const TransmitArrays tr{c.cos_a.get(),      c.sin_a.get(), c.x_reference.get(), c.tx_element.get(),
-                            c.src_x.get(),      c.src_z.get(), c.src_r0.get()};
+    const TransmitArrays tr{c.cos_a.get(), c.sin_a.get(),  c.x_reference.get(), c.tx_element.get(),
+                            c.src_x.get(), c.src_z.get(),  c.src_r0.get(),      c.column_transmit.get()};
     das_kernel<<<grid, kThreads>>>(p, c.i.get(), c.q.get(), tr, c.ex.get(), c.out.get());
     USRECON_CUDA_CHECK_LAUNCH(das_kernel);
   }

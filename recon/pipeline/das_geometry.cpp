@@ -1,4 +1,5 @@
 // Geometry, options and problem checks of the general DAS models.
+#include <algorithm>
 #include <cmath>
 
 #include "usrecon/recon/das.hpp"
@@ -142,8 +143,32 @@ std::string to_string(Window window) {
 
 std::string to_string(Interp interp) { return interp == Interp::Linear ? "linear" : "nearest"; }
 
+TxApodization parse_tx_apodization(std::string_view name) {
+  if (name == "none") return TxApodization::None;
+  if (name == "scanline") return TxApodization::Scanline;
+  throw Error("unknown transmit apodization '" + std::string(name) + "' (expected none or scanline)");
+}
+
+std::string to_string(TxApodization apodization) {
+  return apodization == TxApodization::Scanline ? "scanline" : "none";
+}
+
+std::vector<int> DasProblem::column_transmits() const {
+  if (options.tx_apodization != TxApodization::Scanline) return {};
+  const std::vector<double>& focus_x = acquisition.source_x;
+  std::vector<int> table(std::size_t(std::max(grid.nx, 0)), 0);
+  for (int ix = 0; ix < grid.nx; ++ix) {
+    const double x = grid.x(ix);
+    for (std::size_t t = 1; t < focus_x.size(); ++t)
+      if (std::fabs(x - focus_x[t]) < std::fabs(x - focus_x[std::size_t(table[ix])])) table[ix] = int(t);
+  }
+  return table;
+}
+
 void DasProblem::validate() const {
   acquisition.validate(-1);
+  require(options.tx_apodization == TxApodization::None || acquisition.model == Model::FocusedWave,
+          "DAS: a scanline transmit apodization applies to focused waves (--model fw) only");
   require(samples >= 1, "DAS: the data must hold at least one sample per channel");
   require(grid.nx >= 1 && grid.nz >= 1 && grid.dx > 0 && grid.dz > 0, "DAS: empty or invalid image grid");
   require(options.fnumber >= 0 && std::isfinite(options.fnumber), "DAS: --fnumber must be >= 0");
@@ -151,7 +176,8 @@ void DasProblem::validate() const {
 }
 
 double DasProblem::points() const {
-  return double(grid.pixels()) * acquisition.probe.elements * acquisition.transmits();
+  const int summed = options.tx_apodization == TxApodization::Scanline ? 1 : acquisition.transmits();
+  return double(grid.pixels()) * acquisition.probe.elements * summed;
 }
 
 AnalyticData AnalyticData::zeros(int samples, int elements, int transmits) {

@@ -213,6 +213,8 @@ DasFrame reconstruct_das(const fs::path& input, const DasSetup& setup, BackendKi
                  : file.source.empty()         ? "samples,elements,transmits"
                                                : "transmits,elements,samples"}};
   if (acq.model == Model::PlaneWave) frame.parameters["angles_deg"] = angles_deg;
+  if (problem.options.tx_apodization != TxApodization::None)
+    frame.parameters["tx_apodization"] = to_string(problem.options.tx_apodization);
   if (!setup.input.var.empty()) frame.parameters["var"] = setup.input.var;
   if (!file.source.empty()) frame.parameters["from_file"] = {{"source", file.source}, {"parameters", from_file}};
   if (shifted) {

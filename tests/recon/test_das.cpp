@@ -58,6 +58,7 @@ struct Variant {
   Interp interp;
   double fnumber;
   das::TimeZero time_zero = das::TimeZero::FirstElement;
+  TxApodization tx_apodization = TxApodization::None;
 };
 
 class ReconDasCpu : public ::testing::TestWithParam<Variant> {};
@@ -69,6 +70,7 @@ TEST_P(ReconDasCpu, KernelsAgreeWithTheReferenceLoop) {
   p.options.window = v.window;
   p.options.interp = v.interp;
   p.options.fnumber = v.fnumber;
+  p.options.tx_apodization = v.tx_apodization;
   const AnalyticData data = simulated(p);
   const Image ref = das_reference(data, p);
   for (DasCpuKernel kernel : {DasCpuKernel::Scalar, DasCpuKernel::Auto}) {
@@ -96,11 +98,14 @@ INSTANTIATE_TEST_SUITE_P(
                       Variant{Model::DivergingWave, Window::Hann, Interp::Linear, 1.0, das::TimeZero::Center},
                       Variant{Model::FocusedWave, Window::Rect, Interp::Linear, 1.5},
                       Variant{Model::FocusedWave, Window::Tukey, Interp::Nearest, 0.0},
-                      Variant{Model::FocusedWave, Window::Hann, Interp::Linear, 1.0, das::TimeZero::Center}),
+                      Variant{Model::FocusedWave, Window::Hann, Interp::Linear, 1.0, das::TimeZero::Center},
+                      Variant{Model::FocusedWave, Window::Rect, Interp::Linear, 1.5, das::TimeZero::FirstElement,
+                              TxApodization::Scanline}),
     [](const ::testing::TestParamInfo<Variant>& info) {
       return to_string(info.param.model) + "_" + to_string(info.param.window) + "_" +
              to_string(info.param.interp) + "_F" + std::to_string(int(info.param.fnumber * 10)) +
-             (info.param.time_zero == das::TimeZero::Center ? "_center" : "");
+             (info.param.time_zero == das::TimeZero::Center ? "_center" : "") +
+             (info.param.tx_apodization == TxApodization::Scanline ? "_scanline" : "");
     });
 
 TEST(ReconDasDelay, PlaneWaveFiresFromTheFirstElement) {
@@ -343,6 +348,32 @@ TEST(ReconDasDelay, FocusedWaveTimedFromTheFarthestElementOrTheCentre) {
   EXPECT_THROW(parse_virtual_sources("0", "0", Model::FocusedWave), Error);
 }
 
+TEST(ReconDasDelay, ScanlineTakesTheTransmitFocusedNearestToEachColumn) {
+  DasProblem p = small_problem(Model::FocusedWave);  // focal points at x = -2, 0.5, 3 mm
+  p.grid = Grid::from_ranges(-4.01e-3, 4e-3, 0.25e-3, 5e-3, 6e-3, 0.5e-3);  // no column at a midpoint
+  EXPECT_TRUE(p.column_transmits().empty());  // no transmit apodization: every transmit everywhere
+  const double all_points = p.points();
+  p.options.tx_apodization = TxApodization::Scanline;
+  const std::vector<int> lines = p.column_transmits();
+  ASSERT_EQ(lines.size(), std::size_t(p.grid.nx));
+  for (int ix = 0; ix < p.grid.nx; ++ix) {
+    const double x = p.grid.x(ix);
+    // Midpoints: -0.75 mm between the first two, 1.75 mm between the last two.
+    const int expected = x < -0.75e-3 ? 0 : x < 1.75e-3 ? 1 : 2;
+    EXPECT_EQ(lines[std::size_t(ix)], expected) << "x = " << x;
+  }
+  EXPECT_DOUBLE_EQ(p.points(), all_points / 3);  // one transmit summed per pixel, not three
+  EXPECT_NO_THROW(p.validate());
+  EXPECT_EQ(parse_tx_apodization("scanline"), TxApodization::Scanline);
+  EXPECT_EQ(to_string(TxApodization::None), "none");
+  EXPECT_THROW(parse_tx_apodization("hourglass"), Error);
+  for (Model other : {Model::PlaneWave, Model::SyntheticAperture, Model::DivergingWave}) {
+    DasProblem q = small_problem(other);
+    q.options.tx_apodization = TxApodization::Scanline;
+    EXPECT_THROW(q.validate(), Error) << to_string(other);
+  }
+}
+
 TEST(ReconDasDelay, CenterTimeZeroCountsFromTheWavefrontAtTheArrayCentre) {
   // USTB/PICMUS: t = 0 when the wavefront crosses x = 0, whatever the angle.
   EXPECT_DOUBLE_EQ(das::planewave_x_reference(0.1, -1.0, 1.0, das::TimeZero::Center), 0.0);
@@ -367,6 +398,7 @@ TEST(ReconDasCuda, AgreesWithTheCpuWhenADeviceIsThere) {
     das::TimeZero time_zero;
     Interp interp;
     DasCudaKernel kernel;
+    TxApodization tx_apodization = TxApodization::None;
   };
   const Case cases[] = {
       {Model::PlaneWave, das::TimeZero::FirstElement, Interp::Linear, DasCudaKernel::PixelPerThread},
@@ -377,12 +409,15 @@ TEST(ReconDasCuda, AgreesWithTheCpuWhenADeviceIsThere) {
       {Model::DivergingWave, das::TimeZero::FirstElement, Interp::Linear, DasCudaKernel::PixelPerThread},
       {Model::DivergingWave, das::TimeZero::Center, Interp::Nearest, DasCudaKernel::PixelPerThread},
       {Model::FocusedWave, das::TimeZero::FirstElement, Interp::Linear, DasCudaKernel::PixelPerThread},
-      {Model::FocusedWave, das::TimeZero::Center, Interp::Linear, DasCudaKernel::PixelPerThread}};
+      {Model::FocusedWave, das::TimeZero::Center, Interp::Linear, DasCudaKernel::PixelPerThread},
+      {Model::FocusedWave, das::TimeZero::FirstElement, Interp::Linear, DasCudaKernel::PixelPerThread,
+       TxApodization::Scanline}};
   for (const Case& k : cases) {
     DasProblem p = small_problem(k.model);
     p.acquisition.time_zero = k.time_zero;
     p.options.interp = k.interp;
     p.options.window = Window::Hann;
+    p.options.tx_apodization = k.tx_apodization;
     std::unique_ptr<DasCudaBeamformer> gpu;
     try {
       gpu = std::make_unique<DasCudaBeamformer>(p, k.kernel);
@@ -397,7 +432,8 @@ TEST(ReconDasCuda, AgreesWithTheCpuWhenADeviceIsThere) {
     // Linear: the same per-sample float arithmetic, summed in another order. Nearest may flip a
     // sample where float rounding straddles a half-sample (see KernelsAgreeWithTheReferenceLoop).
     EXPECT_LE(relative_l2(out, cpu.data), k.interp == Interp::Linear ? 1e-5 : 1e-3)
-        << to_string(k.model) << " " << to_string(k.time_zero) << " " << to_string(k.kernel);
+        << to_string(k.model) << " " << to_string(k.time_zero) << " " << to_string(k.kernel) << " "
+        << to_string(k.tx_apodization);
   }
   // Auto picks the element-outer kernel for plane waves; it refuses the spherical-wave models.
   try {

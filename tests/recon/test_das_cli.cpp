@@ -514,6 +514,17 @@ TEST_F(CliDas, FocusedWavesFromUstbFilesAndFromTheCommandLine) {
                     " --save-raw -o " + quote(dir_ / "fw_first"));
   ASSERT_EQ(run.exit_code, 0) << run.output;
   for (double e : point_errors(dir_ / "fw_first" / "ustb_fw.npy", truth)) EXPECT_GT(e, 0.3e-3);
+  // Line by line (each column takes the transmit focused nearest to it): the same points, and the
+  // frame JSON says so.
+  run = run_usrecon("reconstruct " + quote(corpus / "ustb_fw.uff") + " --model fw --tx-apodization scanline" + grid +
+                    " --save-raw -o " + quote(dir_ / "fw_lines"));
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  EXPECT_EQ(nlohmann::json::parse(io::read_file(dir_ / "fw_lines" / "ustb_fw.json")).at("parameters").at("tx_apodization"),
+            "scanline");
+  for (double e : point_errors(dir_ / "fw_lines" / "ustb_fw.npy", truth)) EXPECT_LE(e, quarter_wavelength);
+  expect_usrecon_refused("reconstruct " + quote(corpus / "ustb_dw.uff") + " --model dw --tx-apodization scanline -o " +
+                             quote(dir_ / "no"),
+                         "--tx-apodization scanline applies to --model fw only");
   expect_usrecon_refused("reconstruct " + quote(corpus / "ustb_fw.uff") + " --model dw -o " + quote(dir_ / "no"),
                  "the file holds focused waves (focal points in front of the array): use --model fw");
   expect_usrecon_refused("reconstruct " + quote(corpus / "ustb_dw.uff") + " --model fw -o " + quote(dir_ / "no"),

@@ -58,6 +58,10 @@ void add_das_options(CLI::App& app, DasArgs& args, recon::ReconstructOptions& op
       ->check(CLI::IsMember({"rect", "hann", "tukey"}))->capture_default_str()->group(g);
   app.add_option("--tukey-alpha", args.tukey_alpha, "Tapered fraction of the Tukey window")
       ->check(CLI::Range(0.01, 1.0))->capture_default_str()->group(g);
+  app.add_option("--tx-apodization", args.tx_apodization,
+                 "Transmit apodization: none (every transmit at every pixel), or scanline (focused waves: "
+                 "each image column takes the transmit focused nearest to it, line-by-line imaging)")
+      ->check(CLI::IsMember({"none", "scanline"}))->capture_default_str()->group(g);
   app.add_option("--interp", args.interp, "Interpolation of the delayed samples")
       ->check(CLI::IsMember({"nearest", "linear"}))->capture_default_str()->group(g);
   app.add_option("--layout", das.input.layout,
@@ -125,6 +129,9 @@ void finish_das_options(const DasArgs& args, recon::ReconstructOptions& options)
   recon::DasSetup& das = options.das;
   das.options.window = recon::parse_window(args.window);
   das.options.interp = recon::parse_interp(args.interp);
+  das.options.tx_apodization = recon::parse_tx_apodization(args.tx_apodization);
+  if (das.options.tx_apodization != recon::TxApodization::None && options.model != recon::ReconModel::FocusedWave)
+    throw Error("--tx-apodization " + args.tx_apodization + " applies to --model fw only");
   das.options.tukey_alpha = args.tukey_alpha;
   das.input.offset = recon::parse_offset(args.offset);
   das.input.samples = options.problem.samples;

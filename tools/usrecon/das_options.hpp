@@ -21,12 +21,14 @@ struct DasArgs {
   std::string x_range, z_range, angles_deg, sources_x, sources_z;
   std::string window = "rect", interp = "linear", offset = "none", time_zero = "first-element";
   std::string frame = "1";  // --frame N | all
+  std::string tx_apodization = "none";
   double tukey_alpha = 0.5;
 };
 
 /// Adds --model, --elements, --pitch, --sound-speed, --fs, --t0, --x-range, --z-range, --dx, --dz,
-/// --angles-deg, --time-zero, --tx-elements, --sources-x, --sources-z, --fnumber, --window, --tukey-alpha, --interp, --layout, --var,
-/// --offset and --config to `app`, storing into args and options.das.
+/// --angles-deg, --time-zero, --tx-elements, --sources-x, --sources-z, --fnumber, --window,
+/// --tukey-alpha, --tx-apodization, --interp, --layout, --var, --frame, --offset and --config to
+/// `app`, storing into args and options.das.
 void add_das_options(CLI::App& app, DasArgs& args, recon::ReconstructOptions& options);
 
 /// Applies --config (options the command line did not give), then converts what add_das_options stored (model, ranges, angles, names) into options. Throws Error

@@ -26,8 +26,13 @@ struct DasProblem {
   int samples = 0;  ///< samples per channel of the data
   /// Throws Error naming the first invalid parameter.
   void validate() const;
-  /// Points of the job: pixels x receive elements x transmits (the benchmark unit).
+  /// Points of the job: pixels x receive elements x transmits summed at each pixel (all of them,
+  /// or one with a scanline transmit apodization): the benchmark unit.
   double points() const;
+  /// Scanline transmit apodization: the one transmit each image column takes (column_transmits()[ix],
+  /// the nearest focal point laterally, the first of equally near ones); empty without one. Every
+  /// backend uses this table, so they agree on columns midway between two focal points.
+  std::vector<int> column_transmits() const;
 };
 
 /// Analytic signal of every channel, stored the way the kernels read it: each channel is padded

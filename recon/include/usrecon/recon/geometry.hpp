@@ -81,12 +81,21 @@ Interp parse_interp(std::string_view name);  // "nearest" | "linear", else throw
 std::string to_string(Window window);
 std::string to_string(Interp interp);
 
+/// Transmit apodization. None: every transmit counts at every pixel (coherent compounding).
+/// Scanline (focused waves only): each image column takes the one transmit whose focal point
+/// lies nearest to it laterally, as line-by-line focused imaging forms its lines (USTB's
+/// uff.window.scanline).
+enum class TxApodization { None, Scanline };
+TxApodization parse_tx_apodization(std::string_view name);  // "none" | "scanline", else throws Error
+std::string to_string(TxApodization apodization);
+
 /// Beamforming options independent of the backend.
 struct DasOptions {
   double fnumber = 0.0;  ///< receive F-number; 0 = full aperture everywhere
   Window window = Window::Rect;
   double tukey_alpha = 0.5;  ///< taper fraction of the Tukey window
   Interp interp = Interp::Linear;
+  TxApodization tx_apodization = TxApodization::None;
 };
 
 /// Channel data as the beamformers take it: real RF, data[(t * elements + e) * samples + s]
