@@ -243,10 +243,6 @@ int count_frames(const fs::path& path, const ChannelInput& in) {
 ChannelData read_channel_data(const fs::path& path, const ChannelInput& in, int elements,
                               int transmits, FileGeometry* geometry) {
   const std::string ext = lower_extension(path);
-  if (ext == ".mat") {
-    const io::MatArray a = io::read_mat(path, in.var);
-    return arrange_channels(a.values, a.dims, true, in.layout, in.offset, path.string() + " (" + a.name + ")");
-  }
   if (io::has_hdf5_extension(path)) {
     const std::vector<io::Hdf5Group> groups = io::list_hdf5_groups(path);
     if (const auto ustb = detail::ustb_channel_data_group(path, groups, in.var)) {
@@ -255,6 +251,10 @@ ChannelData read_channel_data(const fs::path& path, const ChannelInput& in, int 
     }
   }
   if (in.frame != 1) throw Error(path.string() + ": --frame applies to USTB UFF files only");
+  if (ext == ".mat") {
+    const io::MatArray a = io::read_mat(path, in.var);
+    return arrange_channels(a.values, a.dims, true, in.layout, in.offset, path.string() + " (" + a.name + ")");
+  }
   if (io::has_hdf5_extension(path)) {
     const io::Hdf5Array a = io::read_hdf5(path, in.var);
     const bool picmus = a.path == io::kPicmusChannelData;

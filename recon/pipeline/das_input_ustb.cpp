@@ -169,7 +169,12 @@ ChannelData read_ustb_channel_data(const fs::path& path, const std::vector<io::H
   // with one frame MATLAB drops that axis and the whole array is the frame).
   const char* const data_name = complex_data ? "data/real" : "data";
   const std::vector<std::size_t> listed = cd.dims(data_name);
-  if (listed.size() == 4) check_frame_count(where, listed[0]);
+  if (listed.size() == 4) {
+    check_frame_count(where, listed[0]);
+    if (in.frame < 1 || std::size_t(in.frame) > listed[0])  // refused before reading anything
+      throw Error(where + ": --frame " + std::to_string(in.frame) + " is not among its " + std::to_string(listed[0]) +
+                  " frame(s)");
+  }
   const bool one_frame_read = listed.size() == 4 && in.frame >= 1 && std::size_t(in.frame) <= listed[0];
   const std::size_t first_row = one_frame_read ? std::size_t(in.frame - 1) : 0;
   const std::size_t rows = one_frame_read ? 1 : io::Hdf5Selection::kAllRows;
@@ -219,11 +224,12 @@ ChannelData read_ustb_channel_data(const fs::path& path, const std::vector<io::H
   }
 
   // The waves: plane waves (source at infinity, or pyuff's wavefront = 0), synthetic aperture
-  // (a spherical wave from each element's own position), or diverging waves (spherical waves from
-  // virtual sources behind the array); one transmit sound speed between them. Each wave's delay,
-  // and for synthetic aperture its source's distance from the origin (USTB fires the element at
-  // t = distance / c), time its samples; reconstruct_das aligns them. Diverging waves keep USTB's
-  // clock (t = 0 when the wave crosses the origin: TimeZero::Center).
+  // (a spherical wave from each element's own position), diverging waves (spherical waves from
+  // virtual sources behind the array) or focused waves (converging on focal points in front of
+  // it); one transmit sound speed between them. Each wave's delay, and for synthetic aperture its
+  // source's distance from the origin (USTB fires the element at t = distance / c), time its
+  // samples; reconstruct_das aligns them. Diverging and focused waves keep USTB's clock (t = 0
+  // when the wave crosses the origin: TimeZero::Center).
   std::optional<double> transmit_speed;
   int plane_waves = 0, focused_waves = 0;
   bool all_on_elements = true;
@@ -364,6 +370,14 @@ void write_ustb_uff(const fs::path& path, const ChannelData& rf, const Acquisiti
       throw Error(path.string() + ": every virtual source lies on an element at z = 0, which a USTB file "
                                   "cannot tell from synthetic aperture; put the sources behind the array "
                                   "(z < 0) or use --model sa");
+    // USTB's newer das.m times a spherical wave from a source less than 1 mm behind the array
+    // like a focused one (adding |s| where a diverging wave subtracts it): USTB would read such a
+    // file on another clock than the one it was written with.
+    for (std::size_t t = 0; t < acq.source_z.size(); ++t)
+      if (acq.source_z[t] >= -1e-3)
+        throw Error(path.string() + ": virtual source " + std::to_string(t + 1) + " lies less than 1 mm behind "
+                    "the array (z = " + detail::number_text(acq.source_z[t] * 1e3) + " mm), where USTB's das.m times a "
+                    "wave as a focused one; put the sources at least 1 mm behind the array for a USTB file");
   }
   const auto n = [](int v) { return std::size_t(v); };
   std::vector<io::Hdf5Array> arrays;

@@ -44,7 +44,7 @@ ChannelData simulate_das_channels(const DasSimulationOptions& o) {
   const double sigma = fwhm / (2 * std::sqrt(2 * std::log(2.0)));
   const int reach = static_cast<int>(std::ceil(4 * sigma));
   const double inv_c_fs = acq.fs / acq.sound_speed, t0_fs = acq.t0 * acq.fs;
-  std::vector<double> r0;  // diverging waves: each source's reference distance
+  std::vector<double> r0;  // diverging and focused waves: each source's reference distance
   for (std::size_t t = 0; t < acq.source_x.size(); ++t)
     r0.push_back(das::virtual_source_reference_distance(acq.source_x[t], acq.source_z[t], ex, acq.time_zero));
 

@@ -95,6 +95,11 @@ std::vector<BatchInput> expand_frames(const std::vector<fs::path>& paths, const 
       jobs.push_back({path, 0});
       continue;
     }
+    // Each file's frames are capped when it is read (100 000); the batch as a whole here.
+    constexpr std::size_t kMaxJobs = 1000000;
+    if (jobs.size() + std::size_t(frames) > kMaxJobs)
+      throw Error("--frame all: the inputs hold more than " + std::to_string(kMaxJobs) +
+                  " frames in all; reconstruct them in smaller batches");
     for (int f = 1; f <= frames; ++f) jobs.push_back({path, f});
   }
   return jobs;

@@ -36,6 +36,8 @@ std::vector<double> point_errors(const fs::path& npy, const fs::path& truth) {
   const nlohmann::json metrics = nlohmann::json::parse(io::read_file(npy.string() + ".metrics.json"));
   std::vector<double> found;
   for (const auto& point : metrics.at("points")) found.push_back(point.at("error").get<double>());
+  // One measurement per truth point: a loop over none would pass without checking anything.
+  EXPECT_EQ(found.size(), nlohmann::json::parse(io::read_file(truth)).at("points").size()) << npy;
   return found;
 }
 
@@ -487,6 +489,11 @@ TEST_F(CliDas, DivergingWavesFromUstbFilesAndFromTheCommandLine) {
                  "every virtual source lies on an element at z = 0, which a USTB file cannot tell from synthetic "
                  "aperture");
   EXPECT_FALSE(fs::exists(dir_ / "on_elements.uff"));
+  // Nor sources less than 1 mm behind the array, which USTB's das.m times as focused waves.
+  expect_usrecon_refused("simulate --model dw --elements 48 --pitch 0.3e-3 --fs 20e6 --sources-x 0,1e-3 --sources-z "
+                         "-0.5e-3 --samples 200 --point 0,3 -o " + quote(dir_ / "shallow.uff"),
+                         "virtual source 1 lies less than 1 mm behind the array (z = -0.5 mm)");
+  EXPECT_FALSE(fs::exists(dir_ / "shallow.uff"));
 }
 
 // Focused waves: USTB's file from the independent writer (five focal points 12 mm deep, USTB's

@@ -83,6 +83,18 @@ TEST_F(ReconDasInputFiles, NpyMatAndSourceTxtReadAlike) {
   expect_channels(read_channel_data(dir_ / "rf.mat", in));
   in.var = "nope";
   EXPECT_THROW(read_channel_data(dir_ / "rf.mat", in), Error);
+  // --frame is a USTB file's: for the others it is refused, not ignored.
+  for (const char* name : {"rf.mat", "rf.npy"}) {
+    ChannelInput frame2;
+    frame2.var = std::string(name) == "rf.mat" ? "RF" : "";
+    frame2.frame = 2;
+    try {
+      read_channel_data(dir_ / name, frame2);
+      ADD_FAILURE() << name << " accepted --frame 2";
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find(": --frame applies to USTB UFF files only"), std::string::npos) << e.what();
+    }
+  }
 
   std::vector<std::int32_t> txt;  // channel-major, transmit by transmit
   for (int t = 0; t < 2; ++t)

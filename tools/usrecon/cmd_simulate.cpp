@@ -75,8 +75,8 @@ int run_das(SimulateArgs& args) {
     throw Error("--sources-x and --sources-z apply to --model dw and fw only");
   if (acq.model != recon::Model::SyntheticAperture && !acq.tx_elements.empty())
     throw Error("--tx-elements applies to --model sa only");
-  // HDF5 output: a .uff file is USTB's layout, a .h5/.hdf5 file PICMUS's; both hold plane waves
-  // timed from the wavefront crossing the array centre.
+  // HDF5 output: a .uff file is USTB's layout (any of the four models), a .h5/.hdf5 file PICMUS's
+  // (plane waves only); both count time from the wavefront crossing the array centre.
   const bool hdf5 = io::has_hdf5_extension(args.output);
   std::string extension = fs::path(args.output).extension().string();
   for (char& c : extension) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));

@@ -1,4 +1,4 @@
-// The options of `usrecon reconstruct` for the general models (--model planewave | sa | dw): geometry,
+// The options of `usrecon reconstruct` for the general models (--model planewave | sa | dw | fw): geometry,
 // grid, apodization, interpolation and channel-data input. Registered next to the seed's options;
 // they can also come from a TOML/INI file (--config).
 #pragma once

@@ -116,7 +116,8 @@ class DasCpuBeamformer {
 /// (any model). ElementOuter (plane waves): one thread per pixel looping over elements, then
 /// transmits, so that each element's receive distance and apodization are computed once per
 /// pixel rather than once per transmit, reading I and Q interleaved (one 8-byte load per sample).
-/// Auto: ElementOuter for plane waves, PixelPerThread for synthetic aperture and diverging waves.
+/// Auto: ElementOuter for plane waves, PixelPerThread for synthetic aperture, diverging and
+/// focused waves.
 enum class DasCudaKernel { Auto, PixelPerThread, ElementOuter };
 std::string to_string(DasCudaKernel kernel);
 

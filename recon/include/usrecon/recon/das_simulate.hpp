@@ -1,4 +1,5 @@
-// Simulated channel data for the general models (plane wave, synthetic aperture, diverging wave):
+// Simulated channel data for the general models (plane wave, synthetic aperture, diverging and
+// focused waves):
 // point targets and anechoic cysts in speckle, with the delays of delay/planewave.hpp,
 // delay/synthetic_aperture.hpp and delay/virtual_source.hpp, so that reconstructions can be checked
 // against truth.

@@ -5,9 +5,11 @@
 // lies behind the array (zs <= 0) and the elements fire as the wave from it would reach them.
 // Focused wave: the source is a focal point in front of the array (zs > 0); the wave converges
 // on it and diverges beyond it. Either way the wavefront reaches (x, z) when it has travelled
-// |(x, z) - (xs, zs)| past the source, counted negative before a focal point (z < zs, as USTB's
-// das.m counts it: the sign flips at the focal depth). It returns to element e over
-// receive_distance(x, z, x_e).
+// |(x, z) - (xs, zs)| past the source, counted negative before a focal point (zs > 0 and
+// z < zs, as USTB's das.m counts it: the sign flips at the focal depth). Which side of the focal
+// depth a pixel lies on is decided in float precision in every backend (the reference loop's
+// double included), so that they all put a pixel on the focal row on the same side. The wave
+// returns to element e over receive_distance(x, z, x_e).
 //
 // Time zero is when the wave is a distance r0 past its source, so the transmit path from time
 // zero is sign |(x, z) - (xs, zs)| - r0:
@@ -33,7 +35,8 @@ template <class T>
 USRECON_HD inline T virtual_source_transmit_distance(T x, T z, T xs, T zs, T r0) {
   const T dx = x - xs, dz = z - zs;
   const T distance = hd_sqrt(dx * dx + dz * dz);
-  return (z < zs ? -distance : distance) - r0;
+  const bool before_focus = static_cast<float>(zs) > 0.f && static_cast<float>(z) < static_cast<float>(zs);
+  return (before_focus ? -distance : distance) - r0;
 }
 
 /// Fractional sample of the echo from (x, z) on the element at xe for the wave of (xs, zs).
