@@ -45,7 +45,7 @@ struct DasCpuBeamformer::Impl {
   int threads = 1;
   int chunks = 0;             // depth tiles per column
   bool monotone = false;      // sample positions grow with depth (z0 >= 0): lane 0 is the minimum
-  float inv_c_fs = 0, t0_fs = 0, fnumber = 0, alpha = 0;
+  float inv_c_fs = 0, t0_fs = 0, fnumber = 0, alpha = 0, tx_fnumber = 0;
   int window = das::kRect;
   std::vector<float> ex;                      // element x
   std::vector<float> cos_a, sin_a, x_reference;   // plane wave, per transmit
@@ -61,12 +61,16 @@ using Impl = DasCpuBeamformer::Impl;
 // Per-thread buffers of one tile.
 struct Scratch {
   std::vector<float> zs, tx, rx, apod, acc_i, acc_q;
+  std::vector<float> tx_weight, sum_i, sum_q;  // transmit F-number: the weight and one transmit's sum
   std::vector<std::uint8_t> active;  // active[e * blocks + b]: element e has weight in block b
   void size_for(int elements) {
     const std::size_t n = std::size_t(elements) * kChunk;
     if (rx.size() == n) return;
     zs.assign(kChunk, 0.f);
     tx.assign(kChunk, 0.f);
+    tx_weight.assign(kChunk, 0.f);
+    sum_i.assign(kChunk, 0.f);
+    sum_q.assign(kChunk, 0.f);
     acc_i.assign(kChunk, 0.f);
     acc_q.assign(kChunk, 0.f);
     rx.assign(n, 0.f);
@@ -289,11 +293,31 @@ void beamform_tile(const Impl& c, const AnalyticData& d, int ix, int chunk, Scra
       const float* row = s.rx.data() + std::size_t(c.tx_element[t]) * kChunk;
       for (int l = 0; l < padded; ++l) s.tx[l] = row[l] - c.t0_fs;
     }
+    // A transmit F-number weighs the transmit's whole sum at each depth: sum into sum_i/sum_q,
+    // then add it weighted (and skip a transmit that weighs nothing in this tile).
+    const bool weighted = c.tx_fnumber > 0.f;
+    if (weighted) {
+      bool any = false;
+      for (int l = 0; l < padded; ++l) {
+        s.tx_weight[l] = das::virtual_source_apodization(x, s.zs[l], c.src_x[t], c.src_z[t], c.tx_fnumber, c.window,
+                                                         c.alpha);
+        any = any || s.tx_weight[l] != 0.f;
+      }
+      if (!any) continue;
+      std::fill_n(s.sum_i.begin(), padded, 0.f);
+      std::fill_n(s.sum_q.begin(), padded, 0.f);
+    }
+    float* into_i = weighted ? s.sum_i.data() : s.acc_i.data();
+    float* into_q = weighted ? s.sum_q.data() : s.acc_q.data();
     for (int e = 0; e < E; ++e)
       accumulate(c, d.i_channel(t, e), d.q_channel(t, e), s.tx.data(),
                  s.rx.data() + std::size_t(e) * kChunk, s.apod.data() + std::size_t(e) * kChunk,
-                 s.active.data() + std::size_t(e) * (kChunk / kLanes), blocks, s.acc_i.data(),
-                 s.acc_q.data());
+                 s.active.data() + std::size_t(e) * (kChunk / kLanes), blocks, into_i, into_q);
+    if (weighted)
+      for (int l = 0; l < padded; ++l) {
+        s.acc_i[l] += s.tx_weight[l] * s.sum_i[l];
+        s.acc_q[l] += s.tx_weight[l] * s.sum_q[l];
+      }
   }
   std::complex<float>* column = out + std::size_t(ix) * g.nz + z_begin;
   for (int l = 0; l < nzc; ++l) column[l] = {s.acc_i[l], s.acc_q[l]};
@@ -332,6 +356,7 @@ DasCpuBeamformer::DasCpuBeamformer(const DasProblem& problem, int threads, DasCp
   c.inv_c_fs = static_cast<float>(acq.fs / acq.sound_speed);
   c.t0_fs = static_cast<float>(acq.t0 * acq.fs);
   c.fnumber = static_cast<float>(problem.options.fnumber);
+  c.tx_fnumber = static_cast<float>(problem.options.tx_fnumber);
   c.alpha = static_cast<float>(problem.options.tukey_alpha);
   c.window = static_cast<int>(problem.options.window);
   for (int e = 0; e < acq.probe.elements; ++e) c.ex.push_back(static_cast<float>(acq.probe.element_x(e)));

@@ -36,10 +36,17 @@ Image das_reference(const AnalyticData& d, const DasProblem& p) {
       double si = 0, sq = 0;
       for (int t = 0; t < acq.transmits(); ++t) {
         if (scanline && t != line) continue;
+        const double tx_weight =
+            has_virtual_sources(acq.model)
+                ? das::virtual_source_apodization(x, z, acq.source_x[t], acq.source_z[t], p.options.tx_fnumber, window,
+                                                  p.options.tukey_alpha)
+                : 1.0;
+        if (tx_weight == 0.0) continue;
         for (int e = 0; e < acq.probe.elements; ++e) {
-          const double w = das::receive_apodization(x, z, ex[e], p.options.fnumber, window,
+          double w = das::receive_apodization(x, z, ex[e], p.options.fnumber, window,
                                                     p.options.tukey_alpha);
           if (w == 0.0) continue;
+          w *= tx_weight;
           double s;
           if (acq.model == Model::PlaneWave) {
             const double a = acq.angles[t];

@@ -41,7 +41,7 @@ enum ModelCode : int { kPlaneWave = 0, kSyntheticAperture = 1, kVirtualSource = 
 struct Params {
   int nx, nz, elements, transmits, samples, stride, model, window, linear;
   double x0, dx, z0, dz;
-  float inv_c_fs, t0_fs, fnumber, alpha;
+  float inv_c_fs, t0_fs, fnumber, alpha, tx_fnumber;  // tx_fnumber: virtual sources only, 0 = off
 };
 
 /// The pixel of this thread: depth index fastest across the block, one image column per block
@@ -76,7 +76,8 @@ __global__ void das_kernel(Params p, const float* __restrict__ I, const float* _
   float acc_i = 0.f, acc_q = 0.f;
   for (int t = 0; t < p.transmits; ++t) {
     if (tr.column_transmit && t != tr.column_transmit[ix]) continue;
-    float tx;
+    float tx, tx_weight = 1.f;  // tx_weight: the transmit F-number's (1 when there is none)
+    float sum_i = 0.f, sum_q = 0.f;
     if (p.model == kPlaneWave) {
       tx = das::sample_position(
           das::planewave_transmit_distance(x, z, tr.cos_a[t], tr.sin_a[t], tr.x_reference[t]), p.inv_c_fs,
@@ -84,9 +85,15 @@ __global__ void das_kernel(Params p, const float* __restrict__ I, const float* _
     } else if (p.model == kVirtualSource) {
       tx = das::sample_position(das::virtual_source_transmit_distance(x, z, tr.src_x[t], tr.src_z[t], tr.src_r0[t]),
                                 p.inv_c_fs, p.t0_fs);
+      tx_weight = das::virtual_source_apodization(x, z, tr.src_x[t], tr.src_z[t], p.tx_fnumber, p.window, p.alpha);
+      if (tx_weight == 0.f) continue;
     } else {
       tx = das::receive_distance(x, z, ex[tr.tx_element[t]]) * p.inv_c_fs - p.t0_fs;
     }
+    // As on the CPU: with a transmit F-number the transmit's sum is weighted as a whole.
+    const bool weighted = p.tx_fnumber > 0.f;
+    float& into_i = weighted ? sum_i : acc_i;
+    float& into_q = weighted ? sum_q : acc_q;
     for (int e = 0; e < p.elements; ++e) {
       const float xe = ex[e];
       const float w = das::receive_apodization(x, z, xe, p.fnumber, p.window, p.alpha);
@@ -97,8 +104,12 @@ __global__ void das_kernel(Params p, const float* __restrict__ I, const float* _
                                 : das::interp_nearest(I + off, p.samples, pos);
       const float vq = p.linear ? das::interp_linear(Q + off, p.samples, pos)
                                 : das::interp_nearest(Q + off, p.samples, pos);
-      acc_i += w * vi;
-      acc_q += w * vq;
+      into_i += w * vi;
+      into_q += w * vq;
+    }
+    if (weighted) {
+      acc_i += tx_weight * sum_i;
+      acc_q += tx_weight * sum_q;
     }
   }
   out[std::size_t(ix) * p.nz + iz] = make_float2(acc_i, acc_q);
@@ -196,6 +207,7 @@ DasCudaBeamformer::DasCudaBeamformer(const DasProblem& problem, DasCudaKernel ke
   p.t0_fs = static_cast<float>(acq.t0 * acq.fs);
   p.fnumber = static_cast<float>(problem.options.fnumber);
   p.alpha = static_cast<float>(problem.options.tukey_alpha);
+  p.tx_fnumber = static_cast<float>(problem.options.tx_fnumber);
 
   std::vector<float> ca, sa, xf, ex;
   for (int e = 0; e < acq.probe.elements; ++e) ex.push_back(static_cast<float>(acq.probe.element_x(e)));

@@ -169,6 +169,9 @@ void DasProblem::validate() const {
   acquisition.validate(-1);
   require(options.tx_apodization == TxApodization::None || acquisition.model == Model::FocusedWave,
           "DAS: a scanline transmit apodization applies to focused waves (--model fw) only");
+  require(options.tx_fnumber >= 0 && std::isfinite(options.tx_fnumber), "DAS: --tx-fnumber must be >= 0");
+  require(options.tx_fnumber == 0 || has_virtual_sources(acquisition.model),
+          "DAS: a transmit F-number applies to diverging and focused waves (--model dw, fw) only");
   require(samples >= 1, "DAS: the data must hold at least one sample per channel");
   require(grid.nx >= 1 && grid.nz >= 1 && grid.dx > 0 && grid.dz > 0, "DAS: empty or invalid image grid");
   require(options.fnumber >= 0 && std::isfinite(options.fnumber), "DAS: --fnumber must be >= 0");

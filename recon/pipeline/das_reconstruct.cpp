@@ -215,6 +215,7 @@ DasFrame reconstruct_das(const fs::path& input, const DasSetup& setup, BackendKi
   if (acq.model == Model::PlaneWave) frame.parameters["angles_deg"] = angles_deg;
   if (problem.options.tx_apodization != TxApodization::None)
     frame.parameters["tx_apodization"] = to_string(problem.options.tx_apodization);
+  if (problem.options.tx_fnumber > 0) frame.parameters["tx_fnumber"] = problem.options.tx_fnumber;
   if (!setup.input.var.empty()) frame.parameters["var"] = setup.input.var;
   if (!file.source.empty()) frame.parameters["from_file"] = {{"source", file.source}, {"parameters", from_file}};
   if (shifted) {

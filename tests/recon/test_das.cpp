@@ -59,6 +59,7 @@ struct Variant {
   double fnumber;
   das::TimeZero time_zero = das::TimeZero::FirstElement;
   TxApodization tx_apodization = TxApodization::None;
+  double tx_fnumber = 0.0;
 };
 
 class ReconDasCpu : public ::testing::TestWithParam<Variant> {};
@@ -71,6 +72,7 @@ TEST_P(ReconDasCpu, KernelsAgreeWithTheReferenceLoop) {
   p.options.interp = v.interp;
   p.options.fnumber = v.fnumber;
   p.options.tx_apodization = v.tx_apodization;
+  p.options.tx_fnumber = v.tx_fnumber;
   const AnalyticData data = simulated(p);
   const Image ref = das_reference(data, p);
   for (DasCpuKernel kernel : {DasCpuKernel::Scalar, DasCpuKernel::Auto}) {
@@ -100,12 +102,19 @@ INSTANTIATE_TEST_SUITE_P(
                       Variant{Model::FocusedWave, Window::Tukey, Interp::Nearest, 0.0},
                       Variant{Model::FocusedWave, Window::Hann, Interp::Linear, 1.0, das::TimeZero::Center},
                       Variant{Model::FocusedWave, Window::Rect, Interp::Linear, 1.5, das::TimeZero::FirstElement,
-                              TxApodization::Scanline}),
+                              TxApodization::Scanline},
+                      Variant{Model::FocusedWave, Window::Hann, Interp::Linear, 1.5, das::TimeZero::FirstElement,
+                              TxApodization::None, 1.0},
+                      // A continuous window: a rect cone's edge would flip pixels where float and
+                      // double round differently.
+                      Variant{Model::DivergingWave, Window::Tukey, Interp::Linear, 1.0, das::TimeZero::Center,
+                              TxApodization::None, 0.5}),
     [](const ::testing::TestParamInfo<Variant>& info) {
       return to_string(info.param.model) + "_" + to_string(info.param.window) + "_" +
              to_string(info.param.interp) + "_F" + std::to_string(int(info.param.fnumber * 10)) +
              (info.param.time_zero == das::TimeZero::Center ? "_center" : "") +
-             (info.param.tx_apodization == TxApodization::Scanline ? "_scanline" : "");
+             (info.param.tx_apodization == TxApodization::Scanline ? "_scanline" : "") +
+             (info.param.tx_fnumber > 0 ? "_txF" + std::to_string(int(info.param.tx_fnumber * 10)) : "");
     });
 
 TEST(ReconDasDelay, PlaneWaveFiresFromTheFirstElement) {
@@ -379,6 +388,30 @@ TEST(ReconDasDelay, ScanlineTakesTheTransmitFocusedNearestToEachColumn) {
   }
 }
 
+TEST(ReconDasDelay, TransmitFNumberIsAConeAroundTheVirtualSource) {
+  // F = 2 around a focal point at (1, 20) mm: at 8 mm above or below it the cone is 4 mm wide.
+  const int rect = das::kRect, hann = das::kHann;
+  EXPECT_EQ(das::virtual_source_apodization(1e-3 + 1.9e-3, 12e-3, 1e-3, 20e-3, 2.0, rect, 0.5), 1.0);
+  EXPECT_EQ(das::virtual_source_apodization(1e-3 - 2.1e-3, 12e-3, 1e-3, 20e-3, 2.0, rect, 0.5), 0.0);
+  EXPECT_EQ(das::virtual_source_apodization(1e-3 + 1.9e-3, 28e-3, 1e-3, 20e-3, 2.0, rect, 0.5), 1.0);
+  EXPECT_EQ(das::virtual_source_apodization(1e-3 + 2.1e-3, 28e-3, 1e-3, 20e-3, 2.0, rect, 0.5), 0.0);
+  EXPECT_EQ(das::virtual_source_apodization(1e-3, 20e-3, 1e-3, 20e-3, 2.0, rect, 0.5), 0.0);  // the waist
+  EXPECT_NEAR(das::virtual_source_apodization(1e-3 + 1e-3, 12e-3, 1e-3, 20e-3, 2.0, hann, 0.5), 0.5, 1e-7);
+  EXPECT_EQ(das::virtual_source_apodization(0.5, 0.1, 1e-3, 20e-3, 0.0, rect, 0.5), 1.0);  // F = 0: off
+  // A diverging wave's cone opens from its source behind the array: 10 mm below a source at
+  // z = -10 mm (at depth 0) it is 5 mm wide with F = 2.
+  EXPECT_EQ(das::virtual_source_apodization(2.4e-3, 0.0, 0.0, -10e-3, 2.0, rect, 0.5), 1.0);
+  EXPECT_EQ(das::virtual_source_apodization(2.6e-3, 0.0, 0.0, -10e-3, 2.0, rect, 0.5), 0.0);
+  DasProblem p = small_problem(Model::PlaneWave);
+  p.options.tx_fnumber = 1.0;
+  EXPECT_THROW(p.validate(), Error);
+  p = small_problem(Model::FocusedWave);
+  p.options.tx_fnumber = -1.0;
+  EXPECT_THROW(p.validate(), Error);
+  p.options.tx_fnumber = 1.0;
+  EXPECT_NO_THROW(p.validate());
+}
+
 TEST(ReconDasDelay, CenterTimeZeroCountsFromTheWavefrontAtTheArrayCentre) {
   // USTB/PICMUS: t = 0 when the wavefront crosses x = 0, whatever the angle.
   EXPECT_DOUBLE_EQ(das::planewave_x_reference(0.1, -1.0, 1.0, das::TimeZero::Center), 0.0);
@@ -404,6 +437,7 @@ TEST(ReconDasCuda, AgreesWithTheCpuWhenADeviceIsThere) {
     Interp interp;
     DasCudaKernel kernel;
     TxApodization tx_apodization = TxApodization::None;
+    double tx_fnumber = 0.0;
   };
   const Case cases[] = {
       {Model::PlaneWave, das::TimeZero::FirstElement, Interp::Linear, DasCudaKernel::PixelPerThread},
@@ -416,13 +450,16 @@ TEST(ReconDasCuda, AgreesWithTheCpuWhenADeviceIsThere) {
       {Model::FocusedWave, das::TimeZero::FirstElement, Interp::Linear, DasCudaKernel::PixelPerThread},
       {Model::FocusedWave, das::TimeZero::Center, Interp::Linear, DasCudaKernel::PixelPerThread},
       {Model::FocusedWave, das::TimeZero::FirstElement, Interp::Linear, DasCudaKernel::PixelPerThread,
-       TxApodization::Scanline}};
+       TxApodization::Scanline},
+      {Model::FocusedWave, das::TimeZero::Center, Interp::Linear, DasCudaKernel::PixelPerThread,
+       TxApodization::None, 1.0}};
   for (const Case& k : cases) {
     DasProblem p = small_problem(k.model);
     p.acquisition.time_zero = k.time_zero;
     p.options.interp = k.interp;
     p.options.window = Window::Hann;
     p.options.tx_apodization = k.tx_apodization;
+    p.options.tx_fnumber = k.tx_fnumber;
     std::unique_ptr<DasCudaBeamformer> gpu;
     try {
       gpu = std::make_unique<DasCudaBeamformer>(p, k.kernel);
@@ -438,7 +475,7 @@ TEST(ReconDasCuda, AgreesWithTheCpuWhenADeviceIsThere) {
     // sample where float rounding straddles a half-sample (see KernelsAgreeWithTheReferenceLoop).
     EXPECT_LE(relative_l2(out, cpu.data), k.interp == Interp::Linear ? 1e-5 : 1e-3)
         << to_string(k.model) << " " << to_string(k.time_zero) << " " << to_string(k.kernel) << " "
-        << to_string(k.tx_apodization);
+        << to_string(k.tx_apodization) << " tx F " << k.tx_fnumber;
   }
   // Auto picks the element-outer kernel for plane waves; it refuses the spherical-wave models.
   try {

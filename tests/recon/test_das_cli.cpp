@@ -532,6 +532,17 @@ TEST_F(CliDas, FocusedWavesFromUstbFilesAndFromTheCommandLine) {
   expect_usrecon_refused("reconstruct " + quote(corpus / "ustb_dw.uff") + " --model dw --tx-apodization scanline -o " +
                              quote(dir_ / "no"),
                          "--tx-apodization scanline applies to --model fw only");
+  // A transmit F-number (each transmit within its hourglass through the focal point): the same
+  // points, the F-number in the frame JSON; refused for plane waves.
+  run = run_usrecon("reconstruct " + quote(corpus / "ustb_fw.uff") + " --model fw --tx-fnumber 1 --window hann" + grid +
+                    " --save-raw -o " + quote(dir_ / "fw_txf"));
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  EXPECT_EQ(nlohmann::json::parse(io::read_file(dir_ / "fw_txf" / "ustb_fw.json")).at("parameters").at("tx_fnumber"),
+            1.0);
+  for (double e : point_errors(dir_ / "fw_txf" / "ustb_fw.npy", truth)) EXPECT_LE(e, quarter_wavelength);
+  expect_usrecon_refused("reconstruct " + quote(corpus / "ustb_planewave.uff") + " --model planewave --tx-fnumber 1 -o " +
+                             quote(dir_ / "no"),
+                         "--tx-fnumber applies to --model dw and fw only");
   expect_usrecon_refused("reconstruct " + quote(corpus / "ustb_fw.uff") + " --model dw -o " + quote(dir_ / "no"),
                  "the file holds focused waves (focal points in front of the array): use --model fw");
   expect_usrecon_refused("reconstruct " + quote(corpus / "ustb_dw.uff") + " --model fw -o " + quote(dir_ / "no"),

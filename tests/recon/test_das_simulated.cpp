@@ -123,6 +123,17 @@ TEST(ReconDasSimulated, FocusedWaveScanlinesFindThePointsWithTheReceiveAperture)
   check_points(c, 0.8, 1.4);
 }
 
+TEST(ReconDasSimulated, FocusedWaveTransmitFNumberKeepsEachTransmitInItsHourglass) {
+  // Transmit F-number 1: a point takes only the transmits whose hourglass (|x - xf| <= |z - zf| / 2)
+  // covers it, fewer the nearer it lies to the focal depth; the synthetic transmit aperture that
+  // forms is that narrow, so the width falls between compounding everything (0.22-0.48 of the
+  // receive-only prediction) and one line (1.02-1.25): measured 0.85, 0.78 and 0.82.
+  Case c = make_case(Model::FocusedWave, 2.0);
+  c.problem.options.tx_fnumber = 1.0;
+  c.problem.options.window = Window::Hann;
+  check_points(c, 0.6, 1.0);
+}
+
 TEST(ReconDasSimulated, CystIsDarkAgainstSpeckle) {
   Case c = make_case(Model::PlaneWave, 1.5);
   c.sim.points.clear();

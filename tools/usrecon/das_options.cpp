@@ -62,6 +62,11 @@ void add_das_options(CLI::App& app, DasArgs& args, recon::ReconstructOptions& op
                  "Transmit apodization: none (every transmit at every pixel), or scanline (focused waves: "
                  "each image column takes the transmit focused nearest to it, line-by-line imaging)")
       ->check(CLI::IsMember({"none", "scanline"}))->capture_default_str()->group(g);
+  app.add_option("--tx-fnumber", das.options.tx_fnumber,
+                 "Diverging and focused waves: transmit F-number; a pixel takes a transmit within the cone "
+                 "|x - xs| <= |z - zs| / (2 F) around its virtual source (focused: the hourglass through the focal "
+                 "point), weighted by --window; 0 = every transmit everywhere")
+      ->check(CLI::Range(0.0, 100.0))->capture_default_str()->group(g);
   app.add_option("--interp", args.interp, "Interpolation of the delayed samples")
       ->check(CLI::IsMember({"nearest", "linear"}))->capture_default_str()->group(g);
   app.add_option("--layout", das.input.layout,
@@ -132,6 +137,9 @@ void finish_das_options(const DasArgs& args, recon::ReconstructOptions& options)
   das.options.tx_apodization = recon::parse_tx_apodization(args.tx_apodization);
   if (das.options.tx_apodization != recon::TxApodization::None && options.model != recon::ReconModel::FocusedWave)
     throw Error("--tx-apodization " + args.tx_apodization + " applies to --model fw only");
+  if (das.options.tx_fnumber > 0 && options.model != recon::ReconModel::FocusedWave &&
+      options.model != recon::ReconModel::DivergingWave)
+    throw Error("--tx-fnumber applies to --model dw and fw only");
   das.options.tukey_alpha = args.tukey_alpha;
   das.input.offset = recon::parse_offset(args.offset);
   das.input.samples = options.problem.samples;

@@ -27,7 +27,7 @@ struct DasArgs {
 
 /// Adds --model, --elements, --pitch, --sound-speed, --fs, --t0, --x-range, --z-range, --dx, --dz,
 /// --angles-deg, --time-zero, --tx-elements, --sources-x, --sources-z, --fnumber, --window,
-/// --tukey-alpha, --tx-apodization, --interp, --layout, --var, --frame, --offset and --config to
+/// --tukey-alpha, --tx-apodization, --tx-fnumber, --interp, --layout, --var, --frame, --offset and --config to
 /// `app`, storing into args and options.das.
 void add_das_options(CLI::App& app, DasArgs& args, recon::ReconstructOptions& options);
 

@@ -27,7 +27,8 @@ struct DasProblem {
   /// Throws Error naming the first invalid parameter.
   void validate() const;
   /// Points of the job: pixels x receive elements x transmits summed at each pixel (all of them,
-  /// or one with a scanline transmit apodization): the benchmark unit.
+  /// or one with a scanline transmit apodization; a transmit F-number's zero weights, which the
+  /// backends skip, still count): the benchmark unit.
   double points() const;
   /// Scanline transmit apodization: the one transmit each image column takes (column_transmits()[ix],
   /// the nearest focal point laterally, the first of equally near ones); empty without one. Every

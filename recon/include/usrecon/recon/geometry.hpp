@@ -96,6 +96,9 @@ struct DasOptions {
   double tukey_alpha = 0.5;  ///< taper fraction of the Tukey window
   Interp interp = Interp::Linear;
   TxApodization tx_apodization = TxApodization::None;
+  /// Diverging and focused waves: transmit F-number (virtual_source_apodization, with `window`);
+  /// 0 = every transmit at full weight everywhere.
+  double tx_fnumber = 0.0;
 };
 
 /// Channel data as the beamformers take it: real RF, data[(t * elements + e) * samples + s]

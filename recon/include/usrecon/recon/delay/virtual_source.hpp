@@ -46,6 +46,17 @@ USRECON_HD inline T virtual_source_sample(T x, T z, T xs, T zs, T r0, T xe, T in
                          t0_fs);
 }
 
+/// Transmit apodization by F-number of the wave of (xs, zs) at (x, z): the wave's cone of opening
+/// 1 / F around the vertical through its source (for a focused wave, the hourglass through the
+/// focal point) weighted by `window` across, as receive_apodization weighs an element's aperture:
+/// width |z - zs| / F at depth z. Zero on the focal row itself (the cone's waist); F = 0 gives 1
+/// everywhere.
+template <class T>
+USRECON_HD inline T virtual_source_apodization(T x, T z, T xs, T zs, T fnumber, int window, T tukey_alpha) {
+  const T dz = z - zs;
+  return receive_apodization(x, dz < T(0) ? -dz : dz, xs, fnumber, window, tukey_alpha);
+}
+
 /// r0 of a source (xs, zs) over elements at `element_x` (z = 0), see above. Host only (set-up).
 inline double virtual_source_reference_distance(double xs, double zs, const std::vector<double>& element_x,
                                                 TimeZero time_zero) {
