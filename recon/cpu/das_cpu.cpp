@@ -51,6 +51,7 @@ struct DasCpuBeamformer::Impl {
   std::vector<float> cos_a, sin_a, x_reference;   // plane wave, per transmit
   std::vector<int> tx_element;                // synthetic aperture, per transmit
   std::vector<float> src_x, src_z, src_r0;    // diverging and focused waves, per transmit
+  std::vector<float> src_waist;               // their transmit cones' smallest half-width (m)
   std::vector<int> column_transmit;           // scanline transmit apodization: each column's one transmit
 };
 
@@ -299,8 +300,8 @@ void beamform_tile(const Impl& c, const AnalyticData& d, int ix, int chunk, Scra
     if (weighted) {
       bool any = false;
       for (int l = 0; l < padded; ++l) {
-        s.tx_weight[l] = das::virtual_source_apodization(x, s.zs[l], c.src_x[t], c.src_z[t], c.tx_fnumber, c.window,
-                                                         c.alpha);
+        s.tx_weight[l] = das::virtual_source_apodization(x, s.zs[l], c.src_x[t], c.src_z[t], c.tx_fnumber,
+                                                         c.src_waist[t], c.window, c.alpha);
         any = any || s.tx_weight[l] != 0.f;
       }
       if (!any) continue;
@@ -371,6 +372,8 @@ DasCpuBeamformer::DasCpuBeamformer(const DasProblem& problem, int threads, DasCp
     }
   } else if (has_virtual_sources(acq.model)) {
     const std::vector<double> ex = acq.probe.positions();
+    for (double waist : das::virtual_source_waists(acq.source_x, acq.probe.pitch))
+      c.src_waist.push_back(static_cast<float>(waist));
     for (std::size_t t = 0; t < acq.source_x.size(); ++t) {
       c.src_x.push_back(static_cast<float>(acq.source_x[t]));
       c.src_z.push_back(static_cast<float>(acq.source_z[t]));

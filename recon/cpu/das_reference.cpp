@@ -24,6 +24,7 @@ Image das_reference(const AnalyticData& d, const DasProblem& p) {
   image.grid = p.grid;
   image.data.resize(p.grid.pixels());
   const bool scanline = p.options.tx_apodization == TxApodization::Scanline;
+  const std::vector<double> waists = das::virtual_source_waists(acq.source_x, acq.probe.pitch);
   for (int ix = 0; ix < p.grid.nx; ++ix) {
     const double x = p.grid.x(ix);
     // Scanline: only the transmit focused nearest to this column (found here on its own, not
@@ -38,8 +39,8 @@ Image das_reference(const AnalyticData& d, const DasProblem& p) {
         if (scanline && t != line) continue;
         const double tx_weight =
             has_virtual_sources(acq.model)
-                ? das::virtual_source_apodization(x, z, acq.source_x[t], acq.source_z[t], p.options.tx_fnumber, window,
-                                                  p.options.tukey_alpha)
+                ? das::virtual_source_apodization(x, z, acq.source_x[t], acq.source_z[t], p.options.tx_fnumber,
+                                                  waists[t], window, p.options.tukey_alpha)
                 : 1.0;
         if (tx_weight == 0.0) continue;
         for (int e = 0; e < acq.probe.elements; ++e) {

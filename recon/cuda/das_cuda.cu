@@ -66,6 +66,7 @@ struct TransmitArrays {
   const float* src_z;        // diverging and focused waves: virtual source z (m)
   const float* src_r0;       // diverging and focused waves: reference distance (m)
   const int* column_transmit;  // scanline transmit apodization: column ix takes transmit [ix] only; nullptr: all
+  const float* src_waist;      // diverging and focused waves: the transmit cone's smallest half-width (m)
 };
 
 __global__ void das_kernel(Params p, const float* __restrict__ I, const float* __restrict__ Q,
@@ -85,15 +86,13 @@ __global__ void das_kernel(Params p, const float* __restrict__ I, const float* _
     } else if (p.model == kVirtualSource) {
       tx = das::sample_position(das::virtual_source_transmit_distance(x, z, tr.src_x[t], tr.src_z[t], tr.src_r0[t]),
                                 p.inv_c_fs, p.t0_fs);
-      tx_weight = das::virtual_source_apodization(x, z, tr.src_x[t], tr.src_z[t], p.tx_fnumber, p.window, p.alpha);
+      tx_weight = das::virtual_source_apodization(x, z, tr.src_x[t], tr.src_z[t], p.tx_fnumber, tr.src_waist[t],
+                                                  p.window, p.alpha);
       if (tx_weight == 0.f) continue;
     } else {
       tx = das::receive_distance(x, z, ex[tr.tx_element[t]]) * p.inv_c_fs - p.t0_fs;
     }
-    // As on the CPU: with a transmit F-number the transmit's sum is weighted as a whole.
-    const bool weighted = p.tx_fnumber > 0.f;
-    float& into_i = weighted ? sum_i : acc_i;
-    float& into_q = weighted ? sum_q : acc_q;
+    // The transmit's sum, weighted as a whole (by 1 without a transmit F-number).
     for (int e = 0; e < p.elements; ++e) {
       const float xe = ex[e];
       const float w = das::receive_apodization(x, z, xe, p.fnumber, p.window, p.alpha);
@@ -104,13 +103,11 @@ __global__ void das_kernel(Params p, const float* __restrict__ I, const float* _
                                 : das::interp_nearest(I + off, p.samples, pos);
       const float vq = p.linear ? das::interp_linear(Q + off, p.samples, pos)
                                 : das::interp_nearest(Q + off, p.samples, pos);
-      into_i += w * vi;
-      into_q += w * vq;
+      sum_i += w * vi;
+      sum_q += w * vq;
     }
-    if (weighted) {
-      acc_i += tx_weight * sum_i;
-      acc_q += tx_weight * sum_q;
-    }
+    acc_i += tx_weight * sum_i;
+    acc_q += tx_weight * sum_q;
   }
   out[std::size_t(ix) * p.nz + iz] = make_float2(acc_i, acc_q);
 }
@@ -159,7 +156,7 @@ __global__ void das_planewave_kernel(Params p, const float2* __restrict__ iq,
 struct DasCudaBeamformer::Impl {
   DasProblem problem;
   Params params{};
-  DevicePtr<float> cos_a, sin_a, x_reference, ex, i, q, src_x, src_z, src_r0;
+  DevicePtr<float> cos_a, sin_a, x_reference, ex, i, q, src_x, src_z, src_r0, src_waist;
   DevicePtr<int> tx_element, column_transmit;
   DevicePtr<float2> out, iq;  // iq: interleaved I/Q for the element-outer kernel
   DasCudaKernel kernel = DasCudaKernel::PixelPerThread;
@@ -236,6 +233,9 @@ DasCudaBeamformer::DasCudaBeamformer(const DasProblem& problem, DasCudaKernel ke
   upload(c.src_x, sx);
   upload(c.src_z, sz);
   upload(c.src_r0, sr);
+  std::vector<float> waists;
+  for (double waist : das::virtual_source_waists(acq.source_x, acq.probe.pitch)) waists.push_back(static_cast<float>(waist));
+  upload(c.src_waist, waists);
   c.cos_a = device_alloc<float>(ca.size());
   c.sin_a = device_alloc<float>(sa.size());
   c.x_reference = device_alloc<float>(xf.size());
@@ -294,7 +294,8 @@ void DasCudaBeamformer::beamform(const AnalyticData& data, std::complex<float>* 
     USRECON_CUDA_CHECK_LAUNCH(das_planewave_kernel);
   } else {
     const TransmitArrays tr{c.cos_a.get(), c.sin_a.get(),  c.x_reference.get(), c.tx_element.get(),
-                            c.src_x.get(), c.src_z.get(),  c.src_r0.get(),      c.column_transmit.get()};
+                            c.src_x.get(), c.src_z.get(),  c.src_r0.get(),      c.column_transmit.get(),
+                            c.src_waist.get()};
     das_kernel<<<grid, kThreads>>>(p, c.i.get(), c.q.get(), tr, c.ex.get(), c.out.get());
     USRECON_CUDA_CHECK_LAUNCH(das_kernel);
   }

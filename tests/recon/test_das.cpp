@@ -391,17 +391,30 @@ TEST(ReconDasDelay, ScanlineTakesTheTransmitFocusedNearestToEachColumn) {
 TEST(ReconDasDelay, TransmitFNumberIsAConeAroundTheVirtualSource) {
   // F = 2 around a focal point at (1, 20) mm: at 8 mm above or below it the cone is 4 mm wide.
   const int rect = das::kRect, hann = das::kHann;
-  EXPECT_EQ(das::virtual_source_apodization(1e-3 + 1.9e-3, 12e-3, 1e-3, 20e-3, 2.0, rect, 0.5), 1.0);
-  EXPECT_EQ(das::virtual_source_apodization(1e-3 - 2.1e-3, 12e-3, 1e-3, 20e-3, 2.0, rect, 0.5), 0.0);
-  EXPECT_EQ(das::virtual_source_apodization(1e-3 + 1.9e-3, 28e-3, 1e-3, 20e-3, 2.0, rect, 0.5), 1.0);
-  EXPECT_EQ(das::virtual_source_apodization(1e-3 + 2.1e-3, 28e-3, 1e-3, 20e-3, 2.0, rect, 0.5), 0.0);
-  EXPECT_EQ(das::virtual_source_apodization(1e-3, 20e-3, 1e-3, 20e-3, 2.0, rect, 0.5), 0.0);  // the waist
-  EXPECT_NEAR(das::virtual_source_apodization(1e-3 + 1e-3, 12e-3, 1e-3, 20e-3, 2.0, hann, 0.5), 0.5, 1e-7);
-  EXPECT_EQ(das::virtual_source_apodization(0.5, 0.1, 1e-3, 20e-3, 0.0, rect, 0.5), 1.0);  // F = 0: off
+  const auto weight = [&](double x, double z, double xs, double zs, double f, double waist, int window) {
+    return das::virtual_source_apodization(x, z, xs, zs, f, waist, window, 0.5);
+  };
+  EXPECT_EQ(weight(1e-3 + 1.9e-3, 12e-3, 1e-3, 20e-3, 2.0, 0.0, rect), 1.0);
+  EXPECT_EQ(weight(1e-3 - 2.1e-3, 12e-3, 1e-3, 20e-3, 2.0, 0.0, rect), 0.0);
+  EXPECT_EQ(weight(1e-3 + 1.9e-3, 28e-3, 1e-3, 20e-3, 2.0, 0.0, rect), 1.0);
+  EXPECT_EQ(weight(1e-3 + 2.1e-3, 28e-3, 1e-3, 20e-3, 2.0, 0.0, rect), 0.0);
+  EXPECT_NEAR(weight(1e-3 + 1e-3, 12e-3, 1e-3, 20e-3, 2.0, 0.0, hann), 0.5, 1e-7);
+  EXPECT_EQ(weight(0.5, 0.1, 1e-3, 20e-3, 0.0, 0.0, rect), 1.0);  // F = 0: off
+  // The waist: without a smallest half-width the focal row would be dark even on the focal
+  // point; with one (0.6 mm here) it keeps that width near the focal depth.
+  EXPECT_EQ(weight(1e-3, 20e-3, 1e-3, 20e-3, 2.0, 0.0, rect), 0.0);
+  EXPECT_EQ(weight(1e-3, 20e-3, 1e-3, 20e-3, 2.0, 0.6e-3, rect), 1.0);
+  EXPECT_EQ(weight(1e-3 + 0.55e-3, 20.5e-3, 1e-3, 20e-3, 2.0, 0.6e-3, rect), 1.0);
+  EXPECT_EQ(weight(1e-3 + 0.65e-3, 20.5e-3, 1e-3, 20e-3, 2.0, 0.6e-3, rect), 0.0);
+  EXPECT_EQ(weight(1e-3 + 1.9e-3, 28e-3, 1e-3, 20e-3, 2.0, 0.6e-3, rect), 1.0);  // the cone beyond it
+  // Waists: the distance to the nearest other source, at least half the pitch.
+  EXPECT_EQ(das::virtual_source_waists({-3e-3, 0.0, 1e-3}, 0.3e-3), (std::vector<double>{3e-3, 1e-3, 1e-3}));
+  EXPECT_EQ(das::virtual_source_waists({0.0, 0.0, 0.1e-3}, 0.3e-3), (std::vector<double>{0.15e-3, 0.15e-3, 0.15e-3}));
+  EXPECT_EQ(das::virtual_source_waists({2e-3}, 0.3e-3), std::vector<double>{0.15e-3});
   // A diverging wave's cone opens from its source behind the array: 10 mm below a source at
   // z = -10 mm (at depth 0) it is 5 mm wide with F = 2.
-  EXPECT_EQ(das::virtual_source_apodization(2.4e-3, 0.0, 0.0, -10e-3, 2.0, rect, 0.5), 1.0);
-  EXPECT_EQ(das::virtual_source_apodization(2.6e-3, 0.0, 0.0, -10e-3, 2.0, rect, 0.5), 0.0);
+  EXPECT_EQ(weight(2.4e-3, 0.0, 0.0, -10e-3, 2.0, 0.15e-3, rect), 1.0);
+  EXPECT_EQ(weight(2.6e-3, 0.0, 0.0, -10e-3, 2.0, 0.15e-3, rect), 0.0);
   DasProblem p = small_problem(Model::PlaneWave);
   p.options.tx_fnumber = 1.0;
   EXPECT_THROW(p.validate(), Error);
@@ -410,6 +423,11 @@ TEST(ReconDasDelay, TransmitFNumberIsAConeAroundTheVirtualSource) {
   EXPECT_THROW(p.validate(), Error);
   p.options.tx_fnumber = 1.0;
   EXPECT_NO_THROW(p.validate());
+  p.options.tx_fnumber = NAN;
+  EXPECT_THROW(p.validate(), Error);
+  p = small_problem(Model::SyntheticAperture);
+  p.options.tx_fnumber = 1.0;
+  EXPECT_THROW(p.validate(), Error);
 }
 
 TEST(ReconDasDelay, CenterTimeZeroCountsFromTheWavefrontAtTheArrayCentre) {

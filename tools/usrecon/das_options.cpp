@@ -65,7 +65,8 @@ void add_das_options(CLI::App& app, DasArgs& args, recon::ReconstructOptions& op
   app.add_option("--tx-fnumber", das.options.tx_fnumber,
                  "Diverging and focused waves: transmit F-number; a pixel takes a transmit within the cone "
                  "|x - xs| <= |z - zs| / (2 F) around its virtual source (focused: the hourglass through the focal "
-                 "point), weighted by --window; 0 = every transmit everywhere")
+                 "point; never narrower than the distance to the next source), weighted by --window; 0 = every "
+                 "transmit everywhere")
       ->check(CLI::Range(0.0, 100.0))->capture_default_str()->group(g);
   app.add_option("--interp", args.interp, "Interpolation of the delayed samples")
       ->check(CLI::IsMember({"nearest", "linear"}))->capture_default_str()->group(g);

@@ -48,13 +48,35 @@ USRECON_HD inline T virtual_source_sample(T x, T z, T xs, T zs, T r0, T xe, T in
 
 /// Transmit apodization by F-number of the wave of (xs, zs) at (x, z): the wave's cone of opening
 /// 1 / F around the vertical through its source (for a focused wave, the hourglass through the
-/// focal point) weighted by `window` across, as receive_apodization weighs an element's aperture:
-/// width |z - zs| / F at depth z. Zero on the focal row itself (the cone's waist); F = 0 gives 1
+/// focal point), weighted by `window` across as receive_apodization weighs an element's aperture:
+/// half-width |z - zs| / (2F) at depth z, but never below `waist_half` (see
+/// virtual_source_waists), so that the rows at a focal depth are not left blank. F = 0 gives 1
 /// everywhere.
 template <class T>
-USRECON_HD inline T virtual_source_apodization(T x, T z, T xs, T zs, T fnumber, int window, T tukey_alpha) {
+USRECON_HD inline T virtual_source_apodization(T x, T z, T xs, T zs, T fnumber, T waist_half, int window,
+                                               T tukey_alpha) {
+  if (fnumber <= T(0)) return T(1);
   const T dz = z - zs;
-  return receive_apodization(x, dz < T(0) ? -dz : dz, xs, fnumber, window, tukey_alpha);
+  T half = (dz < T(0) ? -dz : dz) / (T(2) * fnumber);
+  if (half < waist_half) half = waist_half;
+  if (!(half > T(0))) return T(0);
+  const T dx = x - xs;
+  return window_weight(window, (dx < T(0) ? -dx : dx) / half, tukey_alpha);
+}
+
+/// The cones' smallest half-widths for virtual_source_apodization: the lateral distance from each
+/// source to the nearest other one, and at least half the element pitch. At a focal depth every
+/// pixel between two focal points then lies within both their waists, and evenly spaced Hann
+/// waists of that half-width add up to exactly one there (a rect window's to two). Host only.
+inline std::vector<double> virtual_source_waists(const std::vector<double>& source_x, double pitch) {
+  std::vector<double> waist(source_x.size(), 0.5 * pitch);
+  for (std::size_t t = 0; t < source_x.size(); ++t) {
+    double nearest = INFINITY;
+    for (std::size_t u = 0; u < source_x.size(); ++u)
+      if (u != t && source_x[u] != source_x[t]) nearest = std::fmin(nearest, std::fabs(source_x[u] - source_x[t]));
+    if (std::isfinite(nearest)) waist[t] = std::fmax(waist[t], nearest);
+  }
+  return waist;
 }
 
 /// r0 of a source (xs, zs) over elements at `element_x` (z = 0), see above. Host only (set-up).
