@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <cctype>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -62,6 +63,12 @@ void sync_directory(const std::filesystem::path& directory) {
 }
 
 }  // namespace
+
+std::string lower_extension(const std::filesystem::path& path) {
+  std::string ext = path.extension().string();
+  for (char& c : ext) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return ext;
+}
 
 std::string read_file(const std::filesystem::path& path, std::uintmax_t max_bytes) {
   std::error_code status_error;

@@ -8,7 +8,6 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <cctype>
 #include <cerrno>
 #include <csignal>
 #include <cstdint>
@@ -570,8 +569,7 @@ Hdf5Array read_hdf5(const fs::path& path, const std::string& dataset) {
 }
 
 bool has_hdf5_extension(const fs::path& path) {
-  std::string ext = path.extension().string();
-  std::transform(ext.begin(), ext.end(), ext.begin(), [](unsigned char c) { return std::tolower(c); });
+  const std::string ext = lower_extension(path);
   return ext == ".h5" || ext == ".hdf5" || ext == ".uff";
 }
 

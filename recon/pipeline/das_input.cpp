@@ -18,12 +18,6 @@ namespace fs = std::filesystem;
 namespace usrecon::recon {
 namespace {
 
-std::string lower_extension(const fs::path& path) {
-  std::string ext = path.extension().string();
-  std::transform(ext.begin(), ext.end(), ext.begin(), [](unsigned char c) { return std::tolower(c); });
-  return ext;
-}
-
 double parse_number(std::string_view text, const std::string& what) {
   while (!text.empty() && text.front() == ' ') text.remove_prefix(1);
   while (!text.empty() && text.back() == ' ') text.remove_suffix(1);
@@ -242,7 +236,7 @@ int count_frames(const fs::path& path, const ChannelInput& in) {
 
 ChannelData read_channel_data(const fs::path& path, const ChannelInput& in, int elements,
                               int transmits, FileGeometry* geometry) {
-  const std::string ext = lower_extension(path);
+  const std::string ext = io::lower_extension(path);
   if (io::has_hdf5_extension(path)) {
     const std::vector<io::Hdf5Group> groups = io::list_hdf5_groups(path);
     if (const auto ustb = detail::ustb_channel_data_group(path, groups, in.var)) {

@@ -39,6 +39,17 @@ std::string to_string(ReconModel model) {
   return "?";
 }
 
+Model das_model(ReconModel model) {
+  switch (model) {
+    case ReconModel::PlaneWave: return Model::PlaneWave;
+    case ReconModel::SyntheticAperture: return Model::SyntheticAperture;
+    case ReconModel::DivergingWave: return Model::DivergingWave;
+    case ReconModel::FocusedWave: return Model::FocusedWave;
+    case ReconModel::Seed: break;
+  }
+  throw Error("the seed model has no general delay model");
+}
+
 std::string Reconstructor::backend_name() const {
   if (backend_) return backend_->describe().value("name", "?");
   if (!last_backend_.empty()) return last_backend_;
@@ -48,10 +59,7 @@ std::string Reconstructor::backend_name() const {
 Reconstructor::Frame Reconstructor::beamform_das(const fs::path& input, int frame_number, FrameReport& report) {
   DasSetup setup = options_.das;
   if (frame_number > 0) setup.input.frame = frame_number;
-  setup.acquisition.model = options_.model == ReconModel::PlaneWave       ? Model::PlaneWave
-                            : options_.model == ReconModel::DivergingWave ? Model::DivergingWave
-                            : options_.model == ReconModel::FocusedWave   ? Model::FocusedWave
-                                                                          : Model::SyntheticAperture;
+  setup.acquisition.model = das_model(options_.model);
   DasFrame das = reconstruct_das(input, setup, options_.backend, options_.threads, &report.timing_s);
   last_backend_ = das.backend.value("name", "?");
   const Grid& g = das.image.grid;

@@ -1,5 +1,4 @@
 #include <algorithm>
-#include <cctype>
 #include <chrono>
 #include <cstdio>
 #include <system_error>
@@ -53,9 +52,7 @@ std::vector<std::string> input_extensions(ReconModel model) {
 std::vector<fs::path> expand_inputs(const std::vector<fs::path>& paths, ReconModel model) {
   const std::vector<std::string> extensions = input_extensions(model);
   const auto is_input = [&](const fs::path& path) {
-    std::string ext = path.extension().string();
-    std::transform(ext.begin(), ext.end(), ext.begin(), [](unsigned char c) { return char(std::tolower(c)); });
-    return std::find(extensions.begin(), extensions.end(), ext) != extensions.end();
+    return std::find(extensions.begin(), extensions.end(), io::lower_extension(path)) != extensions.end();
   };
   std::vector<fs::path> inputs;
   for (const fs::path& path : paths) {

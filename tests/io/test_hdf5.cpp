@@ -89,6 +89,8 @@ TEST_F(IoHdf5, ReadsSeveralDatasetsInOneGoAndKnowsItsExtensions) {
                  [&] { read_hdf5(file, std::vector<std::string>{"/a", "/missing"}); });
   for (const char* name : {"x.h5", "x.HDF5", "dir/x.uff"}) EXPECT_TRUE(has_hdf5_extension(name)) << name;
   for (const char* name : {"x.mat", "x.h5.npy", "h5"}) EXPECT_FALSE(has_hdf5_extension(name)) << name;
+  EXPECT_EQ(lower_extension("dir.D/Scan.UFF"), ".uff");
+  EXPECT_EQ(lower_extension("dir.d/noext"), "");
 }
 
 // Rows of the first axis (a frame of [frames][...] data) read alone equal the same slice of the

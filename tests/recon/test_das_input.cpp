@@ -11,6 +11,7 @@
 #include "usrecon/io/npy.hpp"
 #include "usrecon/io/source_txt.hpp"
 #include "usrecon/recon/das_pipeline.hpp"
+#include "usrecon/recon/pipeline.hpp"
 
 namespace fs = std::filesystem;
 
@@ -520,6 +521,20 @@ TEST_F(ReconDasInputFiles, UstbMalformedObjectsAreRefusedByName) {
   expect_refused(many, ": its data claim 100001 frames, more than the 100000 a file may hold here");
   many.write(dir_ / "many.uff");
   EXPECT_THROW(count_frames(dir_ / "many.uff", {}), Error);
+  // At the limit a file is taken, but --frame all stops at a million frames over a whole batch.
+  many.leading_dims = {100000};
+  many.write(dir_ / "at_limit.uff");
+  EXPECT_EQ(count_frames(dir_ / "at_limit.uff", {}), 100000);
+  ChannelInput all;
+  all.all_frames = true;
+  EXPECT_EQ(expand_frames(std::vector<fs::path>(10, dir_ / "at_limit.uff"), all).size(), 1000000u);
+  try {
+    expand_frames(std::vector<fs::path>(11, dir_ / "at_limit.uff"), all);
+    ADD_FAILURE() << "11 x 100000 frames accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("--frame all: the inputs hold more than 1000000 frames in all"),
+              std::string::npos) << e.what();
+  }
 }
 
 TEST(ReconDasInput, RangesAndLists) {

@@ -48,19 +48,34 @@ Case make_case(Model model, double fnumber) {
   return c;
 }
 
+// The simulated channel data beamformed on the CPU: the envelope on c.problem.grid.
+std::vector<double> beamformed_envelope(const Case& c) {
+  return envelope(DasCpuBeamformer(c.problem).beamform(analytic_signal(simulate_das_channels(c.sim))));
+}
+
 void check_points(const Case& c, double lateral_lo, double lateral_hi) {
-  const AnalyticData data = analytic_signal(simulate_das_channels(c.sim));
-  const Image image = DasCpuBeamformer(c.problem).beamform(data);
-  const std::vector<double> env = envelope(image);
+  const std::vector<double> env = beamformed_envelope(c);
   const double predicted_lateral = 1.206 * kLambda * c.problem.options.fnumber;  // sinc, -6 dB
   const double predicted_axial = kCycles * kLambda / 2;  // two-way: half the pulse length
   for (const PointTarget& p : c.sim.points) {
-    const PointMetrics m = measure_point(env, image.grid, p.x, p.z, 1e-3);
+    const PointMetrics m = measure_point(env, c.problem.grid, p.x, p.z, 1e-3);
     SCOPED_TRACE("point (" + std::to_string(p.x * 1e3) + ", " + std::to_string(p.z * 1e3) + ") mm");
     EXPECT_LE(m.error, kLambda / 4);
     EXPECT_NEAR(m.fwhm_axial, predicted_axial, 0.15 * predicted_axial);
     EXPECT_GE(m.fwhm_lateral, lateral_lo * predicted_lateral);
     EXPECT_LE(m.fwhm_lateral, lateral_hi * predicted_lateral);
+  }
+}
+
+// check_points for the model's case timed from the first element, then from the wavefront
+// crossing the array centre (simulated and beamformed on the same clock).
+void check_points_on_both_clocks(Model model, double lateral_lo, double lateral_hi) {
+  for (das::TimeZero clock : {das::TimeZero::FirstElement, das::TimeZero::Center}) {
+    SCOPED_TRACE(to_string(clock));
+    Case c = make_case(model, 2.0);
+    c.sim.acquisition.time_zero = clock;
+    c.problem.acquisition.time_zero = clock;
+    check_points(c, lateral_lo, lateral_hi);
   }
 }
 
@@ -80,12 +95,9 @@ TEST(ReconDasSimulated, DivergingWavePointsAtTheirPositions) {
   // Each transmit is unfocused, but compounding five sources spread over 12 mm focuses the
   // transmit synthetically (as synthetic aperture does with its elements): narrower than the
   // receive-only prediction (measured 0.64-0.78 of it), not as narrow as synthetic aperture.
-  check_points(make_case(Model::DivergingWave, 2.0), 0.5, 1.1);
-  // Timed from the wave's crossing of the array centre instead: the same points.
-  Case centre = make_case(Model::DivergingWave, 2.0);
-  centre.sim.acquisition.time_zero = das::TimeZero::Center;
-  centre.problem.acquisition.time_zero = das::TimeZero::Center;
-  check_points(centre, 0.5, 1.1);
+  // Timed from the first element's firing, and from the wave's crossing of the array centre
+  // instead: the same points.
+  check_points_on_both_clocks(Model::DivergingWave, 0.5, 1.1);
 }
 
 TEST(ReconDasSimulated, FocusedWavePointsAtTheirPositions) {
@@ -96,18 +108,13 @@ TEST(ReconDasSimulated, FocusedWavePointsAtTheirPositions) {
   // 12 mm from the points; the simulator's waves reach every point (no beam directivity), so that
   // whole aperture counts and the points come out far narrower than the receive-only prediction
   // (measured 0.22, 0.25 and 0.48 of it, the deepest point widest).
-  check_points(make_case(Model::FocusedWave, 2.0), 0.15, 1.1);
-  Case centre = make_case(Model::FocusedWave, 2.0);
-  centre.sim.acquisition.time_zero = das::TimeZero::Center;
-  centre.problem.acquisition.time_zero = das::TimeZero::Center;
-  check_points(centre, 0.15, 1.1);
+  check_points_on_both_clocks(Model::FocusedWave, 0.15, 1.1);
   // Beamformed as diverging waves from mirror sources (-16 mm) instead, the same data put every
   // point far off: the delay model matters.
   Case wrong = make_case(Model::FocusedWave, 2.0);
   wrong.problem.acquisition.model = Model::DivergingWave;
   wrong.problem.acquisition.source_z.assign(9, -16e-3);
-  const AnalyticData data = analytic_signal(simulate_das_channels(wrong.sim));
-  const std::vector<double> env = envelope(DasCpuBeamformer(wrong.problem).beamform(data));
+  const std::vector<double> env = beamformed_envelope(wrong);
   for (const PointTarget& p : wrong.sim.points)
     EXPECT_GT(measure_point(env, wrong.problem.grid, p.x, p.z, 1e-3).error, kLambda);
 }
@@ -137,8 +144,7 @@ TEST(ReconDasSimulated, FocusedWaveTransmitFNumberKeepsEachTransmitInItsHourglas
     Case k = c;
     k.problem.options.tx_apodization = lines;
     k.problem.options.tx_fnumber = tx_fnumber;
-    const std::vector<double> env =
-        envelope(DasCpuBeamformer(k.problem).beamform(analytic_signal(simulate_das_channels(k.sim))));
+    const std::vector<double> env = beamformed_envelope(k);
     std::vector<double> widths;
     for (const PointTarget& p : k.sim.points)
       widths.push_back(measure_point(env, k.problem.grid, p.x, p.z, 1e-3).fwhm_lateral);
@@ -156,8 +162,7 @@ TEST(ReconDasSimulated, FocusedWaveTransmitFNumberKeepsEachTransmitInItsHourglas
   // pulse's: the weights change along depth as the cones narrow to their waists; measured 0.85
   // of it midway.)
   c.sim.points = {{0.0, 16e-3, 1}, {2.25e-3, 16e-3, 1}};
-  const std::vector<double> env =
-      envelope(DasCpuBeamformer(c.problem).beamform(analytic_signal(simulate_das_channels(c.sim))));
+  const std::vector<double> env = beamformed_envelope(c);
   for (const PointTarget& p : c.sim.points)
     EXPECT_LE(measure_point(env, c.problem.grid, p.x, p.z, 1e-3).error, kLambda / 4) << p.x;
 }

@@ -119,6 +119,11 @@ TEST_F(ReconPipeline, WritesPngJsonAndRawThatMatchTheBeamformer) {
   const auto report = reconstructor.reconstruct(dir_ / "in put.txt");
   ASSERT_TRUE(report.ok) << report.error;
   EXPECT_EQ(report.outputs.size(), 3u);
+  // source.txt has no frames: asking the seed model for one is a failure, not an ignored number.
+  const auto framed = reconstructor.reconstruct(dir_ / "in put.txt", 2);
+  EXPECT_FALSE(framed.ok);
+  EXPECT_NE(framed.error.find("frames apply to the general models' USTB files only (frame 2)"), std::string::npos)
+      << framed.error;
 
   // Raw array: exactly the beamformer's output, shape [762][1200].
   const auto raw = usrecon::io::read_npy(dir_ / "out" / "in_put.npy");
@@ -238,6 +243,14 @@ TEST(ReconPipelineNames, ExpandsDirectoriesToSortedTxtFiles) {
   EXPECT_EQ(inputs[1].filename(), "b.txt");
   EXPECT_EQ(inputs[2].filename(), "zz.txt");  // missing file kept, reported when processed
   fs::remove_all(dir);
+}
+
+TEST(ReconPipelineNames, EachGeneralModelHasItsDelayModel) {
+  EXPECT_EQ(recon::das_model(recon::ReconModel::PlaneWave), recon::Model::PlaneWave);
+  EXPECT_EQ(recon::das_model(recon::ReconModel::SyntheticAperture), recon::Model::SyntheticAperture);
+  EXPECT_EQ(recon::das_model(recon::parse_model("dw")), recon::Model::DivergingWave);
+  EXPECT_EQ(recon::das_model(recon::parse_model("fw")), recon::Model::FocusedWave);
+  EXPECT_THROW(recon::das_model(recon::ReconModel::Seed), usrecon::Error);
 }
 
 TEST(ReconPipelineNames, GeneralModelsTakeEveryChannelDataFormatFromADirectory) {

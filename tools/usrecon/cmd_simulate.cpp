@@ -1,7 +1,6 @@
 // usrecon simulate -o FILE --point X_MM,Z_MM ...: the seed's source.txt, or the general models'
 // channel data (NPY, USTB .uff, PICMUS .h5)
 #include <cstdio>
-#include <cctype>
 #include <filesystem>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -15,6 +14,7 @@
 #include "usrecon/io/npy.hpp"
 #include "usrecon/io/source_txt.hpp"
 #include "usrecon/recon/das_pipeline.hpp"
+#include "usrecon/recon/pipeline.hpp"
 #include "usrecon/recon/das_simulate.hpp"
 #include "usrecon/recon/simulate.hpp"
 
@@ -62,10 +62,7 @@ std::vector<double> millimetres(const std::string& text, const std::string& opti
 int run_das(SimulateArgs& args) {
   recon::DasSimulationOptions& o = args.das;
   recon::Acquisition& acq = o.acquisition;
-  acq.model = args.model == "planewave" ? recon::Model::PlaneWave
-              : args.model == "dw"      ? recon::Model::DivergingWave
-              : args.model == "fw"      ? recon::Model::FocusedWave
-                                        : recon::Model::SyntheticAperture;
+  acq.model = recon::das_model(recon::parse_model(args.model));
   if (acq.model == recon::Model::PlaneWave)
     for (double deg : recon::parse_number_list(args.angles_deg, "--angles-deg"))
       acq.angles.push_back(deg * 3.14159265358979323846 / 180.0);
@@ -78,9 +75,7 @@ int run_das(SimulateArgs& args) {
   // HDF5 output: a .uff file is USTB's layout (any of the four models), a .h5/.hdf5 file PICMUS's
   // (plane waves only); both count time from the wavefront crossing the array centre.
   const bool hdf5 = io::has_hdf5_extension(args.output);
-  std::string extension = fs::path(args.output).extension().string();
-  for (char& c : extension) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  const bool ustb = hdf5 && extension == ".uff";
+  const bool ustb = hdf5 && io::lower_extension(args.output) == ".uff";
   const std::string format = ustb ? "a USTB UFF file" : "a PICMUS file";
   if (hdf5 && !ustb && acq.model != recon::Model::PlaneWave)
     throw Error(args.output + ": HDF5 output is " + format + ", which holds plane waves only");

@@ -138,8 +138,7 @@ void finish_das_options(const DasArgs& args, recon::ReconstructOptions& options)
   das.options.tx_apodization = recon::parse_tx_apodization(args.tx_apodization);
   if (das.options.tx_apodization != recon::TxApodization::None && options.model != recon::ReconModel::FocusedWave)
     throw Error("--tx-apodization " + args.tx_apodization + " applies to --model fw only");
-  if (das.options.tx_fnumber > 0 && options.model != recon::ReconModel::FocusedWave &&
-      options.model != recon::ReconModel::DivergingWave)
+  if (das.options.tx_fnumber > 0 && !recon::has_virtual_sources(recon::das_model(options.model)))
     throw Error("--tx-fnumber applies to --model dw and fw only");
   das.options.tukey_alpha = args.tukey_alpha;
   das.input.offset = recon::parse_offset(args.offset);
@@ -168,13 +167,11 @@ void finish_das_options(const DasArgs& args, recon::ReconstructOptions& options)
   }
   das.acquisition.source_x.clear();
   das.acquisition.source_z.clear();
-  if (options.model == recon::ReconModel::DivergingWave || options.model == recon::ReconModel::FocusedWave) {
+  if (recon::has_virtual_sources(recon::das_model(options.model))) {
     // Without --sources-x/-z the sources must come from the input file (USTB); reconstruct says so.
     if (!args.sources_x.empty() || !args.sources_z.empty())
       std::tie(das.acquisition.source_x, das.acquisition.source_z) =
-          recon::parse_virtual_sources(args.sources_x, args.sources_z,
-                                       options.model == recon::ReconModel::FocusedWave ? recon::Model::FocusedWave
-                                                                                      : recon::Model::DivergingWave);
+          recon::parse_virtual_sources(args.sources_x, args.sources_z, recon::das_model(options.model));
   } else if (!args.sources_x.empty() || !args.sources_z.empty()) {
     throw Error("--sources-x and --sources-z apply to --model dw and fw only");
   }

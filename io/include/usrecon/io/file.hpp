@@ -27,6 +27,9 @@ class OutputError : public Error {
 /// Largest input file read by default (bytes); bigger files are refused with a clear message.
 inline constexpr std::uintmax_t kDefaultMaxInputBytes = std::uintmax_t{4} << 30;  // 4 GiB
 
+/// The file name's extension in lower case, with its dot (".uff" for "scan.UFF"; "" for none).
+std::string lower_extension(const std::filesystem::path& path);
+
 /// Reads a whole regular file. Throws InputError for a missing path, a directory, an unreadable
 /// file, or one larger than max_bytes.
 std::string read_file(const std::filesystem::path& path,

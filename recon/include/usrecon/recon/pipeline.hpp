@@ -61,6 +61,8 @@ std::unique_ptr<SeedBackend> make_seed_backend(BackendKind kind, const seed::Pro
 enum class ReconModel { Seed, PlaneWave, SyntheticAperture, DivergingWave, FocusedWave };
 ReconModel parse_model(std::string_view name);  // "seed" | "planewave" | "sa" | "dw" | "fw", else throws Error
 std::string to_string(ReconModel model);
+/// The delay model of das.hpp that a general model beamforms with; throws Error for Seed.
+Model das_model(ReconModel model);
 
 struct ReconstructOptions {
   ReconModel model = ReconModel::Seed;
