@@ -31,15 +31,15 @@ std::uint64_t cuda_monte_carlo_count(std::uint64_t n, std::uint64_t seed, Stream
   if (n == 0) return 0;
   const auto counters = static_cast<std::int64_t>((n + 1) / 2);
   const unsigned blocks = cuda::grid_1d(counters, threads, 32 * cuda::sm_count());
-  unsigned long long* d_inside = nullptr;
-  USRECON_CUDA_CHECK(cudaMallocAsync(&d_inside, sizeof(unsigned long long), stream.get()));
-  USRECON_CUDA_CHECK(cudaMemsetAsync(d_inside, 0, sizeof(unsigned long long), stream.get()));
-  monte_carlo_kernel<<<blocks, threads, 0, stream.get()>>>(n, seed, d_inside);
-  USRECON_CUDA_CHECK_LAUNCH("monte_carlo_kernel");
   unsigned long long inside = 0;
-  USRECON_CUDA_CHECK(cudaMemcpyAsync(&inside, d_inside, sizeof inside, cudaMemcpyDeviceToHost,
-                                     stream.get()));
-  USRECON_CUDA_CHECK(cudaFreeAsync(d_inside, stream.get()));
+  {
+    const cuda::StreamScratch<unsigned long long> d_inside(1, stream.get());
+    USRECON_CUDA_CHECK(cudaMemsetAsync(d_inside.data(), 0, sizeof(unsigned long long), stream.get()));
+    monte_carlo_kernel<<<blocks, threads, 0, stream.get()>>>(n, seed, d_inside.data());
+    USRECON_CUDA_CHECK_LAUNCH("monte_carlo_kernel");
+    USRECON_CUDA_CHECK(cudaMemcpyAsync(&inside, d_inside.data(), sizeof inside, cudaMemcpyDeviceToHost,
+                                       stream.get()));
+  }  // freed on the stream, after the copy
   USRECON_CUDA_CHECK(cudaStreamSynchronize(stream.get()));
   return inside;
 }

@@ -96,13 +96,13 @@ sum_type_t<T> cuda_sum(const T* x, std::size_t n, StreamView stream) {
   if (n == 0) return R(0);
   const auto ni = static_cast<std::int64_t>(n);
   const unsigned blocks = cuda::grid_1d(ni, threads * unroll, max_blocks);
-  R* scratch = nullptr;  // partials, then the result
-  USRECON_CUDA_CHECK(cudaMallocAsync(&scratch, (blocks + 1) * sizeof(R), stream.get()));
-  enqueue_sum(x, ni, scratch, blocks, scratch + blocks, stream);
   R result{};
-  USRECON_CUDA_CHECK(
-      cudaMemcpyAsync(&result, scratch + blocks, sizeof(R), cudaMemcpyDeviceToHost, stream.get()));
-  USRECON_CUDA_CHECK(cudaFreeAsync(scratch, stream.get()));
+  {
+    const cuda::StreamScratch<R> scratch(blocks + 1, stream.get());  // partials, then the result
+    enqueue_sum(x, ni, scratch.data(), blocks, scratch.data() + blocks, stream);
+    USRECON_CUDA_CHECK(
+        cudaMemcpyAsync(&result, scratch.data() + blocks, sizeof(R), cudaMemcpyDeviceToHost, stream.get()));
+  }  // freed on the stream, after the copy
   USRECON_CUDA_CHECK(cudaStreamSynchronize(stream.get()));
   return result;
 }
@@ -116,11 +116,8 @@ void cuda_sum_to_device(const T* x, std::size_t n, sum_type_t<T>* out, StreamVie
   }
   const auto ni = static_cast<std::int64_t>(n);
   const unsigned blocks = cuda::grid_1d(ni, threads * unroll, max_blocks);
-  // The partials come from the stream-ordered pool: after the first call a reuse, not a cudaMalloc.
-  R* partials = nullptr;
-  USRECON_CUDA_CHECK(cudaMallocAsync(&partials, blocks * sizeof(R), stream.get()));
-  enqueue_sum(x, ni, partials, blocks, out, stream);
-  USRECON_CUDA_CHECK(cudaFreeAsync(partials, stream.get()));
+  const cuda::StreamScratch<R> partials(blocks, stream.get());
+  enqueue_sum(x, ni, partials.data(), blocks, out, stream);
 }
 
 template sum_type_t<float> cuda_sum<float>(const float*, std::size_t, StreamView);

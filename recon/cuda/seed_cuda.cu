@@ -33,21 +33,13 @@ __global__ void __launch_bounds__(gpu::kBlockDepths* gpu::kBlockColumns)
   }
 }
 
-// Launch errors name the kernel (USRECON_CUDA_CHECK_LAUNCH names only cudaGetLastError).
-void check_launch(const char* kernel, int line) {
-  const cudaError_t status = cudaGetLastError();
-  if (status != cudaSuccess)
-    cuda_detail::throw_cuda_error(status, (std::string("launch of ") + kernel).c_str(), __FILE__,
-                                  line);
-}
-
 template <class Real, class Acc>
 void launch(const gpu::Plan& plan, const gpu::Args<Real>& args, double* out, cudaStream_t stream,
             const char* name) {
   seed_kernel<Real, Acc><<<dim3(plan.grid_x, plan.grid_y),
                            dim3(gpu::kBlockDepths, gpu::kBlockColumns), 0, stream>>>(
       args, plan.groups, plan.columns, plan.w.ni, plan.w.nj, out);
-  check_launch(name, __LINE__);
+  USRECON_CUDA_CHECK_LAUNCH(name);
 }
 
 template <class Real, class Acc>

@@ -188,7 +188,7 @@ AnalyticData AnalyticData::zeros(int samples, int elements, int transmits) {
   d.samples = samples;
   d.elements = elements;
   d.transmits = transmits;
-  d.stride = (kFront + samples + kBack + 15) / 16 * 16;
+  d.stride = stride_for(samples);
   const std::size_t n = std::size_t(d.stride) * elements * transmits;
   d.i.assign(n, 0.f);
   d.q.assign(n, 0.f);

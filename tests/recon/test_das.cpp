@@ -1,5 +1,5 @@
-// General DAS: the optimised CPU kernels against the plain reference loop, the delay math, and
-// the CUDA kernel against the CPU when a device is there.
+// General DAS: the optimised CPU kernels against the plain reference loop, and the delay math.
+// (The CUDA backend's tests are in test_das_cuda.cpp.)
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -11,6 +11,7 @@
 #include "usrecon/recon/das.hpp"
 #include "usrecon/recon/das_pipeline.hpp"
 #include "usrecon/recon/das_simulate.hpp"
+#include "das_test_problems.hpp"
 #include "usrecon/recon/delay/virtual_source.hpp"
 #include "usrecon/recon/delay/planewave.hpp"
 #include "usrecon/recon/delay/synthetic_aperture.hpp"
@@ -18,39 +19,8 @@
 namespace usrecon::recon {
 namespace {
 
-DasProblem small_problem(Model model) {
-  DasProblem p;
-  p.acquisition.model = model;
-  p.acquisition.probe = {32, 0.3e-3};
-  p.acquisition.fs = 20e6;
-  p.acquisition.t0 = 1e-6;
-  if (model == Model::PlaneWave)
-    for (double deg : {-6.0, 0.0, 4.0}) p.acquisition.angles.push_back(deg * std::numbers::pi / 180);
-  if (model == Model::DivergingWave) {  // three virtual sources behind the array, one off to the side
-    p.acquisition.source_x = {-3e-3, 0.0, 6e-3};
-    p.acquisition.source_z = {-5e-3, -8e-3, -4e-3};
-  }
-  if (model == Model::FocusedWave) {  // three focal points, their depths between grid rows (where
-    // float and double could disagree about which side of the focus a pixel lies)
-    p.acquisition.source_x = {-2e-3, 0.5e-3, 3e-3};
-    p.acquisition.source_z = {12.0317e-3, 15.0411e-3, 9.9733e-3};
-  }
-  p.samples = 800;
-  // Off round numbers, so that no pixel sits exactly on an aperture edge (where float and double
-  // may legitimately disagree about a rect window).
-  p.grid = Grid::from_ranges(-4.0123e-3, 4e-3, 0.1013e-3, 3.0071e-3, 25e-3, 0.0717e-3);
-  p.options.fnumber = 1.5;
-  return p;
-}
-
-AnalyticData simulated(const DasProblem& p) {
-  DasSimulationOptions o;
-  o.acquisition = p.acquisition;
-  o.samples = p.samples;
-  o.points = {{0.0, 10e-3, 1.0}, {2e-3, 18e-3, 1.0}};
-  o.speckle = 300;
-  return analytic_signal(simulate_das_channels(o));
-}
+using test::simulated;
+using test::small_problem;
 
 struct Variant {
   Model model;
@@ -66,13 +36,8 @@ class ReconDasCpu : public ::testing::TestWithParam<Variant> {};
 
 TEST_P(ReconDasCpu, KernelsAgreeWithTheReferenceLoop) {
   const Variant v = GetParam();
-  DasProblem p = small_problem(v.model);
-  p.acquisition.time_zero = v.time_zero;
-  p.options.window = v.window;
-  p.options.interp = v.interp;
-  p.options.fnumber = v.fnumber;
-  p.options.tx_apodization = v.tx_apodization;
-  p.options.tx_fnumber = v.tx_fnumber;
+  const DasProblem p =
+      test::configured_problem(v.model, v.time_zero, v.window, v.interp, v.fnumber, v.tx_apodization, v.tx_fnumber);
   const AnalyticData data = simulated(p);
   const Image ref = das_reference(data, p);
   for (DasCpuKernel kernel : {DasCpuKernel::Scalar, DasCpuKernel::Auto}) {
@@ -446,66 +411,6 @@ TEST(ReconDasDelay, CenterTimeZeroCountsFromTheWavefrontAtTheArrayCentre) {
   EXPECT_EQ(parse_time_zero("center"), das::TimeZero::Center);
   EXPECT_EQ(to_string(parse_time_zero("first-element")), "first-element");
   EXPECT_THROW(parse_time_zero("middle"), Error);
-}
-
-TEST(ReconDasCuda, AgreesWithTheCpuWhenADeviceIsThere) {
-  struct Case {
-    Model model;
-    das::TimeZero time_zero;
-    Interp interp;
-    DasCudaKernel kernel;
-    TxApodization tx_apodization = TxApodization::None;
-    double tx_fnumber = 0.0;
-  };
-  const Case cases[] = {
-      {Model::PlaneWave, das::TimeZero::FirstElement, Interp::Linear, DasCudaKernel::PixelPerThread},
-      {Model::PlaneWave, das::TimeZero::FirstElement, Interp::Linear, DasCudaKernel::ElementOuter},
-      {Model::PlaneWave, das::TimeZero::Center, Interp::Linear, DasCudaKernel::ElementOuter},
-      {Model::PlaneWave, das::TimeZero::FirstElement, Interp::Nearest, DasCudaKernel::ElementOuter},
-      {Model::SyntheticAperture, das::TimeZero::FirstElement, Interp::Linear, DasCudaKernel::PixelPerThread},
-      {Model::DivergingWave, das::TimeZero::FirstElement, Interp::Linear, DasCudaKernel::PixelPerThread},
-      {Model::DivergingWave, das::TimeZero::Center, Interp::Nearest, DasCudaKernel::PixelPerThread},
-      {Model::FocusedWave, das::TimeZero::FirstElement, Interp::Linear, DasCudaKernel::PixelPerThread},
-      {Model::FocusedWave, das::TimeZero::Center, Interp::Linear, DasCudaKernel::PixelPerThread},
-      {Model::FocusedWave, das::TimeZero::FirstElement, Interp::Linear, DasCudaKernel::PixelPerThread,
-       TxApodization::Scanline},
-      {Model::FocusedWave, das::TimeZero::Center, Interp::Linear, DasCudaKernel::PixelPerThread,
-       TxApodization::None, 1.0}};
-  for (const Case& k : cases) {
-    DasProblem p = small_problem(k.model);
-    p.acquisition.time_zero = k.time_zero;
-    p.options.interp = k.interp;
-    p.options.window = Window::Hann;
-    p.options.tx_apodization = k.tx_apodization;
-    p.options.tx_fnumber = k.tx_fnumber;
-    std::unique_ptr<DasCudaBeamformer> gpu;
-    try {
-      gpu = std::make_unique<DasCudaBeamformer>(p, k.kernel);
-    } catch (const CudaUnavailable& e) {
-      GTEST_SKIP() << e.what();
-    }
-    EXPECT_EQ(gpu->kernel(), k.kernel);
-    const AnalyticData data = simulated(p);
-    const Image cpu = DasCpuBeamformer(p).beamform(data);
-    std::vector<std::complex<float>> out(p.grid.pixels());
-    gpu->beamform(data, out.data());
-    // Linear: the same per-sample float arithmetic, summed in another order. Nearest may flip a
-    // sample where float rounding straddles a half-sample (see KernelsAgreeWithTheReferenceLoop).
-    EXPECT_LE(relative_l2(out, cpu.data), k.interp == Interp::Linear ? 1e-5 : 1e-3)
-        << to_string(k.model) << " " << to_string(k.time_zero) << " " << to_string(k.kernel) << " "
-        << to_string(k.tx_apodization) << " tx F " << k.tx_fnumber;
-  }
-  // Auto picks the element-outer kernel for plane waves; it refuses the spherical-wave models.
-  try {
-    EXPECT_EQ(DasCudaBeamformer(small_problem(Model::PlaneWave)).kernel(), DasCudaKernel::ElementOuter);
-    EXPECT_THROW(DasCudaBeamformer(small_problem(Model::SyntheticAperture), DasCudaKernel::ElementOuter), Error);
-    EXPECT_EQ(DasCudaBeamformer(small_problem(Model::DivergingWave)).kernel(), DasCudaKernel::PixelPerThread);
-    EXPECT_THROW(DasCudaBeamformer(small_problem(Model::DivergingWave), DasCudaKernel::ElementOuter), Error);
-    EXPECT_EQ(DasCudaBeamformer(small_problem(Model::FocusedWave)).kernel(), DasCudaKernel::PixelPerThread);
-    EXPECT_THROW(DasCudaBeamformer(small_problem(Model::FocusedWave), DasCudaKernel::ElementOuter), Error);
-  } catch (const CudaUnavailable& e) {
-    GTEST_SKIP() << e.what();
-  }
 }
 
 }  // namespace

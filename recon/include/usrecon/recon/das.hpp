@@ -50,6 +50,9 @@ struct AnalyticData {
   const float* q_channel(int t, int e) const {
     return q.data() + (std::size_t(t) * elements + e) * stride + kFront;
   }
+  /// Floats from one channel's start to the next's: the padded channel rounded up to 16 floats
+  /// (64 bytes), so that every channel starts on a cache line.
+  static constexpr int stride_for(int samples) { return (kFront + samples + kBack + 15) / 16 * 16; }
   /// Zeroed storage for the given sizes.
   static AnalyticData zeros(int samples, int elements, int transmits);
 };

@@ -3,7 +3,9 @@
 
 #include <cuda_runtime.h>
 
+#include <cstddef>
 #include <cstdint>
+#include <utility>
 
 #include "usrecon/kernels/cuda_check.hpp"
 
@@ -33,5 +35,30 @@ inline int sm_count() {
   USRECON_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
   return sms;
 }
+
+/// Scratch memory from the stream-ordered pool (cudaMallocAsync): after the first call a reuse of
+/// pooled memory, not a cudaMalloc. Freed on the same stream (cudaFreeAsync) when it goes out of
+/// scope, also when a later check throws, so an error leaks nothing; work enqueued before the free
+/// still sees the memory. Move-only.
+template <class T>
+class StreamScratch {
+ public:
+  StreamScratch(std::size_t count, cudaStream_t stream) : stream_(stream) {
+    USRECON_CUDA_CHECK(cudaMallocAsync(reinterpret_cast<void**>(&data_), count * sizeof(T), stream));
+  }
+  ~StreamScratch() {
+    if (data_) cudaFreeAsync(data_, stream_);  // errors cannot be reported from a destructor
+  }
+  StreamScratch(StreamScratch&& other) noexcept
+      : data_(std::exchange(other.data_, nullptr)), stream_(other.stream_) {}
+  StreamScratch& operator=(StreamScratch&&) = delete;
+  StreamScratch(const StreamScratch&) = delete;
+  StreamScratch& operator=(const StreamScratch&) = delete;
+  [[nodiscard]] T* data() const noexcept { return data_; }
+
+ private:
+  T* data_ = nullptr;
+  cudaStream_t stream_ = nullptr;
+};
 
 }  // namespace usrecon::kernels::cuda

@@ -1,0 +1,226 @@
+// The general DAS on a CUDA GPU: the plan (sizes, launch grid and per-transmit tables, computed on
+// the host) and the per-thread programs of the two kernels, host-device, so that CPU tests run
+// exactly what the kernels run (tests/recon/test_das_cuda_program.cpp walks the launch grid on the
+// host). recon/cuda/das_cuda.cu adds the device buffers and the launches.
+//
+// Work split: one thread per pixel, depth fastest across a block (kBlockDepths consecutive depths
+// of one image column), one block row per column: neighbouring threads read neighbouring samples.
+// The programs use the same USRECON_HD delay, apodization and interpolation functions as the CPU
+// kernels, in the same operation order per sample (receive and transmit paths scaled to samples
+// separately, then added), so the backends agree to float rounding; only the order of the sum over
+// transmits and elements differs.
+//
+// Device memory layouts (the host's AnalyticData storage, copied as it is):
+//   I[(t * elements + e) * stride + kFront + s], Q likewise: sample s of element e, transmit t;
+//   iq[(t * elements + e) * stride + kFront + s] = (I, Q) interleaved (element-outer kernel);
+//   out[ix * nz + iz] = (I, Q) of pixel (ix, iz), lateral-major like every image of the project.
+#pragma once
+
+#include <cmath>
+#include <cstddef>
+#include <string>
+#include <vector>
+
+#include "usrecon/kernels/common.hpp"
+#include "usrecon/recon/das.hpp"
+#include "usrecon/recon/delay/planewave.hpp"
+#include "usrecon/recon/delay/synthetic_aperture.hpp"
+#include "usrecon/recon/delay/virtual_source.hpp"
+
+namespace usrecon::recon::das::gpu {
+
+constexpr int kBlockDepths = 128;        ///< threads per block of the pixel kernels, along depth
+constexpr int kInterleaveThreads = 256;  ///< threads per block of the I/Q interleave
+constexpr int kMaxColumns = 65535;       ///< one block row per image column: gridDim.y <= 65535
+
+enum ModelCode : int { kPlaneWave = 0, kSyntheticAperture = 1, kVirtualSource = 2 };  // kVirtualSource: dw, fw
+
+/// Scalars of one problem, passed to the kernels by value.
+struct Params {
+  int nx = 0, nz = 0, elements = 0, transmits = 0, samples = 0;
+  int stride = 0;  ///< floats between channels (AnalyticData::stride_for(samples))
+  int model = kPlaneWave, window = 0, linear = 1;
+  double x0 = 0, dx = 0, z0 = 0, dz = 0;  ///< grid (m), in double as on the CPU
+  float inv_c_fs = 0, t0_fs = 0;         ///< fs / c (samples per metre), t0 * fs (samples)
+  float fnumber = 0, alpha = 0;          ///< receive F-number (0: full aperture), Tukey alpha
+  float tx_fnumber = 0;                  ///< virtual sources only; 0 = every pixel takes every transmit
+};
+
+/// Per-transmit tables of every model, as pointers (device pointers in the kernels, host pointers
+/// in the CPU tests); only the arrays of the problem's model are read.
+struct TransmitArrays {
+  const float* cos_a = nullptr;        ///< plane wave: cos(angle)
+  const float* sin_a = nullptr;        ///< plane wave: sin(angle)
+  const float* x_reference = nullptr;  ///< plane wave: x (m) of the wavefront's time zero
+  const int* tx_element = nullptr;     ///< synthetic aperture: the firing element
+  const float* src_x = nullptr;        ///< diverging and focused waves: virtual source x (m)
+  const float* src_z = nullptr;        ///< diverging and focused waves: virtual source z (m)
+  const float* src_r0 = nullptr;       ///< diverging and focused waves: reference distance (m)
+  const float* src_waist = nullptr;    ///< diverging and focused waves: the cone's smallest half-width (m)
+  const int* column_transmit = nullptr;  ///< scanline: column ix takes transmit [ix] only; nullptr: all
+};
+
+/// Everything the host computes once per problem: the scalars, the host copies of the tables the
+/// device receives, and the launch sizes.
+struct Plan {
+  Params params;
+  DasCudaKernel kernel = DasCudaKernel::PixelPerThread;  ///< never Auto
+  std::vector<float> ex;  ///< element x (m)
+  std::vector<float> cos_a, sin_a, x_reference;
+  std::vector<int> tx_element;
+  std::vector<float> src_x, src_z, src_r0, src_waist;
+  std::vector<int> column_transmit;  ///< empty without a scanline transmit apodization
+  std::size_t data_floats = 0;       ///< floats of I (and of Q): stride * elements * transmits
+  unsigned grid_x = 0, grid_y = 0;   ///< pixel kernels' grid: depth blocks x columns
+  unsigned interleave_blocks = 0;    ///< interleave kernel's grid (element-outer only)
+  std::size_t pixels() const { return std::size_t(params.nx) * std::size_t(params.nz); }
+};
+
+/// The plan of a problem for a kernel (Auto: element-outer for plane waves, else pixel-per-thread).
+/// Throws usrecon::Error for an invalid problem, the element-outer kernel on another model, or a
+/// grid of more columns than one launch can have.
+inline Plan make_plan(const DasProblem& problem, DasCudaKernel kernel) {
+  problem.validate();
+  const Acquisition& acq = problem.acquisition;
+  const bool plane_wave = acq.model == Model::PlaneWave;
+  if (kernel == DasCudaKernel::ElementOuter && !plane_wave)
+    throw Error("CUDA DAS: the element-outer kernel is for plane waves only");
+  if (problem.grid.nx > kMaxColumns)
+    throw Error("CUDA DAS: at most " + std::to_string(kMaxColumns) + " image columns (nx = " +
+                std::to_string(problem.grid.nx) + ")");
+  Plan plan;
+  plan.kernel = kernel != DasCudaKernel::Auto ? kernel
+                : plane_wave                  ? DasCudaKernel::ElementOuter
+                                              : DasCudaKernel::PixelPerThread;
+  Params& p = plan.params;
+  p.nx = problem.grid.nx;
+  p.nz = problem.grid.nz;
+  p.elements = acq.probe.elements;
+  p.transmits = acq.transmits();
+  p.samples = problem.samples;
+  p.stride = AnalyticData::stride_for(problem.samples);
+  p.model = plane_wave ? kPlaneWave : has_virtual_sources(acq.model) ? kVirtualSource : kSyntheticAperture;
+  p.window = static_cast<int>(problem.options.window);
+  p.linear = problem.options.interp == Interp::Linear;
+  p.x0 = problem.grid.x0;
+  p.dx = problem.grid.dx;
+  p.z0 = problem.grid.z0;
+  p.dz = problem.grid.dz;
+  p.inv_c_fs = static_cast<float>(acq.fs / acq.sound_speed);
+  p.t0_fs = static_cast<float>(acq.t0 * acq.fs);
+  p.fnumber = static_cast<float>(problem.options.fnumber);
+  p.alpha = static_cast<float>(problem.options.tukey_alpha);
+  p.tx_fnumber = static_cast<float>(problem.options.tx_fnumber);
+
+  for (int e = 0; e < acq.probe.elements; ++e) plan.ex.push_back(static_cast<float>(acq.probe.element_x(e)));
+  const float x_min = plan.ex.front(), x_max = plan.ex.back();
+  for (double a : acq.angles) {
+    plan.cos_a.push_back(static_cast<float>(std::cos(a)));
+    plan.sin_a.push_back(static_cast<float>(std::sin(a)));
+    plan.x_reference.push_back(planewave_x_reference(static_cast<float>(a), x_min, x_max, acq.time_zero));
+  }
+  plan.tx_element = acq.tx_elements;
+  if (acq.model == Model::SyntheticAperture && plan.tx_element.empty())
+    for (int e = 0; e < acq.probe.elements; ++e) plan.tx_element.push_back(e);
+  const std::vector<double> positions = acq.probe.positions();
+  for (std::size_t t = 0; t < acq.source_x.size(); ++t) {
+    plan.src_x.push_back(static_cast<float>(acq.source_x[t]));
+    plan.src_z.push_back(static_cast<float>(acq.source_z[t]));
+    plan.src_r0.push_back(static_cast<float>(
+        virtual_source_reference_distance(acq.source_x[t], acq.source_z[t], positions, acq.time_zero)));
+  }
+  for (double waist : virtual_source_waists(acq.source_x, acq.probe.pitch))
+    plan.src_waist.push_back(static_cast<float>(waist));
+  plan.column_transmit = problem.column_transmits();
+
+  plan.data_floats = std::size_t(p.stride) * p.elements * p.transmits;
+  plan.grid_x = static_cast<unsigned>((p.nz + kBlockDepths - 1) / kBlockDepths);
+  plan.grid_y = static_cast<unsigned>(p.nx);
+  plan.interleave_blocks = static_cast<unsigned>((plan.data_floats + kInterleaveThreads - 1) / kInterleaveThreads);
+  return plan;
+}
+
+/// The pixel of thread (block_x, block_y, thread_x) of a pixel kernel, its x and z (m) computed in
+/// double from the grid and then rounded, as on the CPU. False for a thread past the grid's edge.
+USRECON_HD inline bool thread_pixel(const Params& p, unsigned block_x, unsigned block_y, unsigned thread_x, int& ix,
+                                    int& iz, float& x, float& z) {
+  iz = static_cast<int>(block_x * kBlockDepths + thread_x);
+  ix = static_cast<int>(block_y);
+  if (iz >= p.nz || ix >= p.nx) return false;
+  x = static_cast<float>(p.x0 + ix * p.dx);
+  z = static_cast<float>(p.z0 + iz * p.dz);
+  return true;
+}
+
+/// The pixel-per-thread program (any model): transmits outer, elements inner. Each transmit's sum
+/// is weighted as a whole by its transmit apodization (1 without a transmit F-number).
+USRECON_HD inline void pixel_every_transmit(const Params& p, const float* I, const float* Q, const TransmitArrays& tr,
+                                            const float* ex, int ix, float x, float z, float& out_i, float& out_q) {
+  float acc_i = 0.f, acc_q = 0.f;
+  for (int t = 0; t < p.transmits; ++t) {
+    if (tr.column_transmit && t != tr.column_transmit[ix]) continue;
+    float tx, tx_weight = 1.f;
+    if (p.model == kPlaneWave) {
+      tx = sample_position(planewave_transmit_distance(x, z, tr.cos_a[t], tr.sin_a[t], tr.x_reference[t]), p.inv_c_fs,
+                           p.t0_fs);
+    } else if (p.model == kVirtualSource) {
+      tx = sample_position(virtual_source_transmit_distance(x, z, tr.src_x[t], tr.src_z[t], tr.src_r0[t]), p.inv_c_fs,
+                           p.t0_fs);
+      tx_weight = virtual_source_apodization(x, z, tr.src_x[t], tr.src_z[t], p.tx_fnumber, tr.src_waist[t], p.window,
+                                             p.alpha);
+      if (tx_weight == 0.f) continue;
+    } else {
+      tx = receive_distance(x, z, ex[tr.tx_element[t]]) * p.inv_c_fs - p.t0_fs;
+    }
+    float sum_i = 0.f, sum_q = 0.f;
+    for (int e = 0; e < p.elements; ++e) {
+      const float xe = ex[e];
+      const float w = receive_apodization(x, z, xe, p.fnumber, p.window, p.alpha);
+      if (w == 0.f) continue;
+      const float pos = tx + receive_distance(x, z, xe) * p.inv_c_fs;
+      const std::size_t off = (std::size_t(t) * p.elements + e) * p.stride + AnalyticData::kFront;
+      const float vi = p.linear ? interp_linear(I + off, p.samples, pos) : interp_nearest(I + off, p.samples, pos);
+      const float vq = p.linear ? interp_linear(Q + off, p.samples, pos) : interp_nearest(Q + off, p.samples, pos);
+      sum_i += w * vi;
+      sum_q += w * vq;
+    }
+    acc_i += tx_weight * sum_i;
+    acc_q += tx_weight * sum_q;
+  }
+  out_i = acc_i;
+  out_q = acc_q;
+}
+
+/// The element-outer program (plane waves): elements outer, transmits inner, so that each
+/// element's receive distance (a square root) and apodization serve every transmit. iq holds
+/// (I, Q) interleaved; Pair is CUDA's float2 on the device, any struct with float x, y on the host.
+template <bool kLinear, class Pair>
+USRECON_HD inline void pixel_element_outer(const Params& p, const Pair* iq, const float* cos_a, const float* sin_a,
+                                           const float* x_reference, const float* ex, float x, float z, float& out_i,
+                                           float& out_q) {
+  const std::size_t transmit_step = std::size_t(p.elements) * p.stride;  // pairs from (t, e) to (t + 1, e)
+  float acc_i = 0.f, acc_q = 0.f;
+  for (int e = 0; e < p.elements; ++e) {
+    const float xe = ex[e];
+    const float w = receive_apodization(x, z, xe, p.fnumber, p.window, p.alpha);
+    if (w == 0.f) continue;
+    const float rx = receive_distance(x, z, xe) * p.inv_c_fs;
+    const Pair* channel = iq + std::size_t(e) * p.stride + AnalyticData::kFront;
+    for (int t = 0; t < p.transmits; ++t, channel += transmit_step) {
+      const float tx =
+          sample_position(planewave_transmit_distance(x, z, cos_a[t], sin_a[t], x_reference[t]), p.inv_c_fs, p.t0_fs);
+      const float pos = tx + rx;
+      float vi, vq;
+      if constexpr (kLinear)
+        interp_linear_pair(channel, p.samples, pos, vi, vq);
+      else
+        interp_nearest_pair(channel, p.samples, pos, vi, vq);
+      acc_i += w * vi;
+      acc_q += w * vq;
+    }
+  }
+  out_i = acc_i;
+  out_q = acc_q;
+}
+
+}  // namespace usrecon::recon::das::gpu

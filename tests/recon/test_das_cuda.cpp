@@ -1,0 +1,249 @@
+// The general DAS's CUDA backend. ReconDasCudaProgram runs on every machine: it walks the kernels'
+// launch grid on the host and calls the same per-thread programs (usrecon/recon/das_cuda.hpp)
+// the CUDA kernels call, with the plan's tables, so the GPU's indexing, layouts and arithmetic
+// are checked against the CPU beamformer and the reference loop without a GPU. ReconDasCuda runs
+// the kernels themselves when a device is there.
+#include <gtest/gtest.h>
+
+#include <complex>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "das_test_problems.hpp"
+#include "usrecon/recon/compare.hpp"
+#include "usrecon/recon/das.hpp"
+#include "usrecon/recon/das_cuda.hpp"
+
+namespace usrecon::recon {
+namespace {
+
+using test::simulated;
+using test::small_problem;
+namespace g = das::gpu;
+
+struct HostPair {  // float2's layout on the host
+  float x, y;
+};
+
+template <class T>
+const T* device_pointer(const std::vector<T>& table) {  // a DeviceBuffer of 0 elements is null
+  return table.empty() ? nullptr : table.data();
+}
+
+/// What the device computes for `plan` on `data`: the interleave kernel's grid (element-outer),
+/// then every (block, thread) of the pixel kernel's grid, each calling the kernel's program.
+/// Every pixel must be written by exactly one thread.
+std::vector<std::complex<float>> run_on_host(const g::Plan& plan, const AnalyticData& data) {
+  const g::Params& p = plan.params;
+  std::vector<std::complex<float>> out(plan.pixels(), {NAN, NAN});
+  std::vector<int> writes(plan.pixels(), 0);
+  std::vector<HostPair> iq;
+  if (plan.kernel == DasCudaKernel::ElementOuter) {
+    iq.assign(plan.data_floats, {NAN, NAN});
+    for (unsigned block = 0; block < plan.interleave_blocks; ++block)
+      for (unsigned thread = 0; thread < unsigned(g::kInterleaveThreads); ++thread) {
+        const std::size_t k = std::size_t(block) * g::kInterleaveThreads + thread;
+        if (k < plan.data_floats) iq[k] = {data.i[k], data.q[k]};
+      }
+  }
+  g::TransmitArrays tr;
+  tr.cos_a = device_pointer(plan.cos_a);
+  tr.sin_a = device_pointer(plan.sin_a);
+  tr.x_reference = device_pointer(plan.x_reference);
+  tr.tx_element = device_pointer(plan.tx_element);
+  tr.src_x = device_pointer(plan.src_x);
+  tr.src_z = device_pointer(plan.src_z);
+  tr.src_r0 = device_pointer(plan.src_r0);
+  tr.src_waist = device_pointer(plan.src_waist);
+  tr.column_transmit = device_pointer(plan.column_transmit);
+  for (unsigned by = 0; by < plan.grid_y; ++by)
+    for (unsigned bx = 0; bx < plan.grid_x; ++bx)
+      for (unsigned t = 0; t < unsigned(g::kBlockDepths); ++t) {
+        int ix, iz;
+        float x, z, vi, vq;
+        if (!g::thread_pixel(p, bx, by, t, ix, iz, x, z)) continue;
+        if (plan.kernel == DasCudaKernel::ElementOuter) {
+          if (p.linear)
+            g::pixel_element_outer<true>(p, iq.data(), tr.cos_a, tr.sin_a, tr.x_reference, plan.ex.data(), x, z, vi,
+                                         vq);
+          else
+            g::pixel_element_outer<false>(p, iq.data(), tr.cos_a, tr.sin_a, tr.x_reference, plan.ex.data(), x, z, vi,
+                                          vq);
+        } else {
+          g::pixel_every_transmit(p, data.i.data(), data.q.data(), tr, plan.ex.data(), ix, x, z, vi, vq);
+        }
+        const std::size_t at = std::size_t(ix) * p.nz + iz;
+        out[at] = {vi, vq};
+        ++writes[at];
+      }
+  std::size_t wrong = 0;
+  for (int w : writes) wrong += w != 1;
+  EXPECT_EQ(wrong, 0u) << "pixels not written exactly once by the launch grid";
+  return out;
+}
+
+struct Case {
+  Model model;
+  das::TimeZero time_zero;
+  Interp interp;
+  DasCudaKernel kernel;
+  Window window = Window::Hann;
+  double fnumber = 1.5;
+  TxApodization tx_apodization = TxApodization::None;
+  double tx_fnumber = 0.0;
+};
+
+std::string describe(const Case& k) {
+  return to_string(k.model) + " " + to_string(k.time_zero) + " " + to_string(k.interp) + " " + to_string(k.kernel) +
+         " " + to_string(k.window) + " F " + std::to_string(k.fnumber) + " " + to_string(k.tx_apodization) +
+         " tx F " + std::to_string(k.tx_fnumber);
+}
+
+DasProblem problem_of(const Case& k) {
+  return test::configured_problem(k.model, k.time_zero, k.window, k.interp, k.fnumber, k.tx_apodization,
+                                  k.tx_fnumber);
+}
+
+// Every model, both kernels, both clocks, both interpolations, every transmit apodization.
+const std::vector<Case>& cases() {
+  static const std::vector<Case> all = {
+      {Model::PlaneWave, das::TimeZero::FirstElement, Interp::Linear, DasCudaKernel::PixelPerThread},
+      {Model::PlaneWave, das::TimeZero::FirstElement, Interp::Linear, DasCudaKernel::ElementOuter},
+      {Model::PlaneWave, das::TimeZero::Center, Interp::Linear, DasCudaKernel::ElementOuter},
+      {Model::PlaneWave, das::TimeZero::FirstElement, Interp::Nearest, DasCudaKernel::ElementOuter},
+      {Model::PlaneWave, das::TimeZero::FirstElement, Interp::Nearest, DasCudaKernel::PixelPerThread},
+      {Model::PlaneWave, das::TimeZero::FirstElement, Interp::Linear, DasCudaKernel::ElementOuter, Window::Rect, 0.0},
+      {Model::PlaneWave, das::TimeZero::FirstElement, Interp::Linear, DasCudaKernel::ElementOuter, Window::Tukey, 2.0},
+      {Model::SyntheticAperture, das::TimeZero::FirstElement, Interp::Linear, DasCudaKernel::PixelPerThread},
+      {Model::SyntheticAperture, das::TimeZero::FirstElement, Interp::Nearest, DasCudaKernel::PixelPerThread,
+       Window::Rect, 0.0},
+      {Model::DivergingWave, das::TimeZero::FirstElement, Interp::Linear, DasCudaKernel::PixelPerThread},
+      {Model::DivergingWave, das::TimeZero::Center, Interp::Nearest, DasCudaKernel::PixelPerThread},
+      {Model::DivergingWave, das::TimeZero::Center, Interp::Linear, DasCudaKernel::PixelPerThread, Window::Tukey,
+       1.0, TxApodization::None, 0.5},
+      {Model::FocusedWave, das::TimeZero::FirstElement, Interp::Linear, DasCudaKernel::PixelPerThread},
+      {Model::FocusedWave, das::TimeZero::Center, Interp::Linear, DasCudaKernel::PixelPerThread},
+      {Model::FocusedWave, das::TimeZero::FirstElement, Interp::Linear, DasCudaKernel::PixelPerThread, Window::Hann,
+       1.5, TxApodization::Scanline},
+      {Model::FocusedWave, das::TimeZero::Center, Interp::Linear, DasCudaKernel::PixelPerThread, Window::Hann, 1.5,
+       TxApodization::None, 1.0}};
+  return all;
+}
+
+TEST(ReconDasCudaProgram, KernelProgramsOnTheHostAgreeWithTheCpuAndTheReference) {
+  for (const Case& k : cases()) {
+    const DasProblem p = problem_of(k);
+    const g::Plan plan = g::make_plan(p, k.kernel);
+    ASSERT_EQ(plan.kernel, k.kernel);
+    ASSERT_NE(plan.params.nz % g::kBlockDepths, 0) << "the grid should leave the last depth block part-filled";
+    const AnalyticData data = simulated(p);
+    ASSERT_EQ(data.stride, plan.params.stride);
+    ASSERT_EQ(data.i.size(), plan.data_floats);
+    const std::vector<std::complex<float>> gpu = run_on_host(plan, data);
+    const Image cpu = DasCpuBeamformer(p).beamform(data);
+    const Image ref = das_reference(data, p);
+    // The same per-sample float arithmetic as the CPU kernels, summed in another order (as the
+    // device test holds the kernels to); against the double reference, the CPU kernels' bounds.
+    // Nearest interpolation may flip a sample where float rounding straddles a half-sample.
+    const bool linear = k.interp == Interp::Linear;
+    EXPECT_LE(relative_l2(gpu, cpu.data), linear ? 1e-5 : 1e-3) << describe(k);
+    EXPECT_LT(relative_l2(gpu, ref.data), linear ? 1e-4 : 1e-2) << describe(k);
+    // Not a vacuous comparison: the image has signal.
+    double energy = 0;
+    for (const std::complex<float>& v : gpu) energy += std::norm(v);
+    EXPECT_GT(energy, 0.0) << describe(k);
+  }
+}
+
+TEST(ReconDasCudaProgram, PlanPicksTheKernelAndRefusesWhatALaunchCannotDo) {
+  EXPECT_EQ(g::make_plan(small_problem(Model::PlaneWave), DasCudaKernel::Auto).kernel, DasCudaKernel::ElementOuter);
+  for (Model m : {Model::SyntheticAperture, Model::DivergingWave, Model::FocusedWave}) {
+    EXPECT_EQ(g::make_plan(small_problem(m), DasCudaKernel::Auto).kernel, DasCudaKernel::PixelPerThread);
+    EXPECT_THROW(g::make_plan(small_problem(m), DasCudaKernel::ElementOuter), Error) << to_string(m);
+  }
+  DasProblem wide = small_problem(Model::PlaneWave);
+  wide.grid.nx = g::kMaxColumns;
+  EXPECT_EQ(g::make_plan(wide, DasCudaKernel::Auto).grid_y, unsigned(g::kMaxColumns));
+  wide.grid.nx = g::kMaxColumns + 1;
+  EXPECT_THROW(g::make_plan(wide, DasCudaKernel::Auto), Error);
+  DasProblem invalid = small_problem(Model::PlaneWave);
+  invalid.options.fnumber = -1;
+  EXPECT_THROW(g::make_plan(invalid, DasCudaKernel::Auto), Error);
+
+  // The beamformer plans before it looks for a device: an invalid job is the job's error (not
+  // "no CUDA"), with or without a GPU.
+  for (const DasProblem& bad : {invalid, wide}) {
+    try {
+      DasCudaBeamformer beamformer(bad);
+      ADD_FAILURE() << "an invalid problem was accepted";
+    } catch (const CudaUnavailable& e) {
+      ADD_FAILURE() << "the device was looked for before the problem: " << e.what();
+    } catch (const Error&) {
+    }
+  }
+}
+
+TEST(ReconDasCudaProgram, PlanTablesHoldEachModelsTransmits) {
+  const g::Plan pw = g::make_plan(small_problem(Model::PlaneWave), DasCudaKernel::Auto);
+  EXPECT_EQ(pw.cos_a.size(), 3u);
+  EXPECT_EQ(pw.sin_a.size(), 3u);
+  EXPECT_EQ(pw.x_reference.size(), 3u);
+  EXPECT_TRUE(pw.src_x.empty());
+  EXPECT_TRUE(pw.column_transmit.empty());
+  EXPECT_EQ(pw.interleave_blocks * std::size_t(g::kInterleaveThreads) >= pw.data_floats, true);
+  EXPECT_LT((pw.interleave_blocks - 1) * std::size_t(g::kInterleaveThreads), pw.data_floats);
+
+  const g::Plan sa = g::make_plan(small_problem(Model::SyntheticAperture), DasCudaKernel::Auto);
+  ASSERT_EQ(sa.tx_element.size(), 32u);  // full matrix capture: every element fires, in order
+  for (int e = 0; e < 32; ++e) EXPECT_EQ(sa.tx_element[std::size_t(e)], e);
+  EXPECT_EQ(sa.params.transmits, 32);
+
+  DasProblem fw = small_problem(Model::FocusedWave);
+  fw.options.tx_apodization = TxApodization::Scanline;
+  const g::Plan lines = g::make_plan(fw, DasCudaKernel::Auto);
+  EXPECT_EQ(lines.column_transmit, fw.column_transmits());
+  EXPECT_EQ(lines.column_transmit.size(), std::size_t(fw.grid.nx));
+  EXPECT_EQ(lines.src_x.size(), 3u);
+  EXPECT_EQ(lines.src_waist.size(), 3u);
+  EXPECT_EQ(lines.params.model, g::kVirtualSource);
+  EXPECT_EQ(lines.params.stride, AnalyticData::zeros(fw.samples, 1, 1).stride);
+  EXPECT_EQ(lines.params.stride % 16, 0);
+}
+
+TEST(ReconDasCuda, AgreesWithTheCpuWhenADeviceIsThere) {
+  for (const Case& k : cases()) {
+    const DasProblem p = problem_of(k);
+    std::unique_ptr<DasCudaBeamformer> gpu;
+    try {
+      gpu = std::make_unique<DasCudaBeamformer>(p, k.kernel);
+    } catch (const CudaUnavailable& e) {
+      GTEST_SKIP() << e.what();
+    }
+    EXPECT_EQ(gpu->kernel(), k.kernel);
+    const AnalyticData data = simulated(p);
+    const Image cpu = DasCpuBeamformer(p).beamform(data);
+    std::vector<std::complex<float>> out(p.grid.pixels());
+    gpu->beamform(data, out.data());
+    // Linear: the same per-sample float arithmetic, summed in another order. Nearest may flip a
+    // sample where float rounding straddles a half-sample (see ReconDasCpu).
+    EXPECT_LE(relative_l2(out, cpu.data), k.interp == Interp::Linear ? 1e-5 : 1e-3) << describe(k);
+    // And what the device computed is what its program computes on the host, to float rounding
+    // (the device's sqrtf/floorf are IEEE-exact, like the host's; fused multiply-adds are off).
+    EXPECT_LE(relative_l2(out, run_on_host(g::make_plan(p, k.kernel), data)), 1e-6) << describe(k);
+  }
+  // Auto picks the element-outer kernel for plane waves; it refuses the spherical-wave models.
+  try {
+    EXPECT_EQ(DasCudaBeamformer(small_problem(Model::PlaneWave)).kernel(), DasCudaKernel::ElementOuter);
+    EXPECT_THROW(DasCudaBeamformer(small_problem(Model::SyntheticAperture), DasCudaKernel::ElementOuter), Error);
+    EXPECT_EQ(DasCudaBeamformer(small_problem(Model::DivergingWave)).kernel(), DasCudaKernel::PixelPerThread);
+    EXPECT_THROW(DasCudaBeamformer(small_problem(Model::DivergingWave), DasCudaKernel::ElementOuter), Error);
+    EXPECT_EQ(DasCudaBeamformer(small_problem(Model::FocusedWave)).kernel(), DasCudaKernel::PixelPerThread);
+    EXPECT_THROW(DasCudaBeamformer(small_problem(Model::FocusedWave), DasCudaKernel::ElementOuter), Error);
+  } catch (const CudaUnavailable& e) {
+    GTEST_SKIP() << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace usrecon::recon
