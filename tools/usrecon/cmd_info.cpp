@@ -86,7 +86,7 @@ json geometry_json(const recon::FileGeometry& g) {
 /// Everything `info` says about one file. Throws when the file cannot be listed at all.
 json describe(const fs::path& path, const InfoArgs& args) {
   json d = {{"file", path.string()}, {"arrays", json::array()}};
-  const std::string ext = viewer::lower_extension(path);
+  const std::string ext = io::lower_extension(path);
   if (ext == ".mat") {
     d["format"] = "MAT";
     for (const io::MatVariableInfo& v : io::list_mat_variables(path)) {

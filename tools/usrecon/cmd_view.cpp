@@ -42,7 +42,7 @@ viewer::ViewSettings settings_for(const ViewArgs& args, const viewer::Frame* fir
 
 int export_view(const ViewArgs& args, const fs::path& target) {
   const fs::path out = args.export_png;
-  if (viewer::lower_extension(out) != ".png")
+  if (io::lower_extension(out) != ".png")
     throw Error("--export " + out.string() + ": the output must be a .png file");
   if (fs::is_directory(target))
     throw Error(target.string() + ": --export renders one FILE, not a directory");

@@ -191,12 +191,6 @@ Frame frame_from_bmode(std::string name, std::vector<std::uint8_t> px, const Gri
   return frame;
 }
 
-std::string lower_extension(const fs::path& file) {
-  std::string ext = file.extension().string();
-  std::transform(ext.begin(), ext.end(), ext.begin(), [](unsigned char c) { return std::tolower(c); });
-  return ext;
-}
-
 fs::path sidecar_json(const fs::path& file) {
   fs::path meta = file;
   meta.replace_extension(".json");
@@ -204,10 +198,10 @@ fs::path sidecar_json(const fs::path& file) {
 }
 
 bool is_viewable(const fs::path& file) {
-  const std::string ext = lower_extension(file);
+  const std::string ext = io::lower_extension(file);
   if (ext == ".npy") return true;
   if (ext != ".png") return false;
-  return lower_extension(file.stem()) != ".view";
+  return io::lower_extension(file.stem()) != ".view";
 }
 
 Frame load_frame(const fs::path& file) {
@@ -215,7 +209,7 @@ Frame load_frame(const fs::path& file) {
   if (!fs::exists(file, ec)) throw io::InputError(file.string() + ": no such file");
   if (fs::is_directory(file, ec))
     throw io::InputError(file.string() + ": is a directory, not an image file");
-  const std::string ext = lower_extension(file);
+  const std::string ext = io::lower_extension(file);
   if (ext == ".npy") return load_npy(file);
   if (ext == ".png") return load_png(file);
   throw io::InputError(file.string() + ": cannot view a '" + ext +
@@ -235,7 +229,7 @@ std::vector<fs::path> list_viewable(const fs::path& dir) {
   // <stem>.png next to <stem>.npy: the same reconstruction, keep the raw one.
   const std::vector<fs::path> all = files;
   std::erase_if(files, [&](const fs::path& f) {
-    if (lower_extension(f) != ".png") return false;
+    if (io::lower_extension(f) != ".png") return false;
     fs::path raw = f;
     raw.replace_extension(".npy");
     return std::binary_search(all.begin(), all.end(), raw);

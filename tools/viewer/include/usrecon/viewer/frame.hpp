@@ -57,9 +57,6 @@ Frame frame_from_bmode(std::string name, std::vector<std::uint8_t> px, const Gri
 /// Throws io::InputError naming the file for a missing, unreadable or malformed input or .json.
 Frame load_frame(const std::filesystem::path& file);
 
-/// The extension in lower case, with its dot: ".npy" for "a.NPY".
-std::string lower_extension(const std::filesystem::path& file);
-
 /// The .json that goes with a reconstruction output: same stem, ".json".
 std::filesystem::path sidecar_json(const std::filesystem::path& file);
 
