@@ -63,6 +63,7 @@ k::DeviceBuffer<T> upload(const std::vector<T>& host) {
 }  // namespace
 
 struct DasCudaBeamformer::Impl {
+  DasProblem problem;
   g::Plan plan;
   // The plan's tables on the device (empty, and so null, where the model has none).
   k::DeviceBuffer<float> ex, cos_a, sin_a, x_reference, src_x, src_z, src_r0, src_waist;
@@ -101,6 +102,7 @@ DasCudaBeamformer::DasCudaBeamformer(const DasProblem& problem, DasCudaKernel ke
   USRECON_CUDA_CHECK(cudaGetDeviceProperties(&prop, dev));
   c.device = prop.name;
   c.plan = std::move(plan);
+  c.problem = problem;
 }
 
 DasCudaBeamformer::~DasCudaBeamformer() = default;
@@ -153,5 +155,6 @@ void DasCudaBeamformer::beamform(const AnalyticData& data, std::complex<float>* 
 double DasCudaBeamformer::last_kernel_seconds() const { return impl_->kernel_s; }
 std::string DasCudaBeamformer::device() const { return impl_->device; }
 DasCudaKernel DasCudaBeamformer::kernel() const { return impl_->plan.kernel; }
+const DasProblem& DasCudaBeamformer::problem() const { return impl_->problem; }
 
 }  // namespace usrecon::recon

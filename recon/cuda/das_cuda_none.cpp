@@ -17,5 +17,8 @@ void DasCudaBeamformer::beamform(const AnalyticData&, std::complex<float>*) {
 double DasCudaBeamformer::last_kernel_seconds() const { return 0.0; }
 std::string DasCudaBeamformer::device() const { return ""; }
 DasCudaKernel DasCudaBeamformer::kernel() const { return DasCudaKernel::Auto; }
+const DasProblem& DasCudaBeamformer::problem() const {  // unreachable: no object is ever made
+  throw CudaUnavailable("usrecon was built without CUDA");
+}
 
 }  // namespace usrecon::recon

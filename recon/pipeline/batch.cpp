@@ -1,14 +1,18 @@
-// A batch of inputs through three overlapping stages (seed model):
+// A batch of inputs through three overlapping stages. The seed model:
 //
 //   reader thread:  plan outputs, read and parse input i into a free backend slot
 //   calling thread: submit slots to the backend, collect the oldest when all slots are busy
 //   writer thread:  B-mode, atomic writes and the done() report of each frame, in input order
+//
+// The general models (reconstruct_batch_das): the reader also forms the analytic signal, the
+// calling thread beamforms one frame at a time on the CPU or CUDA, the writer is the same.
 //
 // On CUDA the slots are page-locked buffers bound to their own streams, so while the GPU copies
 // and beamforms frame i, frame i+1 is parsed on the CPU and frame i-1 is written. On the CPU the
 // beamformer uses every core and parsing/writing fill the gaps. Device buffers, tables and
 // slots are set up once, when the backend is built.
 #include <algorithm>
+#include <atomic>
 #include <condition_variable>
 #include <deque>
 #include <exception>
@@ -67,6 +71,35 @@ class Channel {
   bool closed_ = false;
 };
 
+// The writer thread's in-order reports: done(index, report) for each job. The first exception
+// from done() is kept for the caller (rethrow, once the stages stopped), silences the later
+// reports and tells the reader to read no more inputs.
+class Reports {
+ public:
+  explicit Reports(const std::function<void(std::size_t, const FrameReport&)>& done) : done_(done) {}
+  void report(FrameReport& report, Clock::time_point start) {
+    if (!report.timing_s.contains("total")) report.timing_s["total"] = seconds_since(start);
+    if (error_) return;
+    try {
+      done_(count_++, report);
+    } catch (...) {
+      error_ = std::current_exception();
+      abandoned_ = true;
+    }
+  }
+  bool abandoned() const { return abandoned_; }
+  std::size_t count() const { return count_; }
+  void rethrow() const {
+    if (error_) std::rethrow_exception(error_);
+  }
+
+ private:
+  const std::function<void(std::size_t, const FrameReport&)>& done_;
+  std::size_t count_ = 0;           // written by the writer thread only
+  std::exception_ptr error_;        // likewise
+  std::atomic<bool> abandoned_ = false;  // read by the reader thread
+};
+
 }  // namespace
 
 std::size_t Reconstructor::reconstruct_batch(
@@ -74,24 +107,102 @@ std::size_t Reconstructor::reconstruct_batch(
     const std::function<void(std::size_t, const FrameReport&)>& done,
     const std::function<bool()>& stop) {
   if (options_.model == ReconModel::Seed) return reconstruct_batch_seed(inputs, done, stop);
-  std::size_t reported = 0;
-  for (std::size_t idx = 0; idx < inputs.size() && !stop(); ++idx) done(reported++, reconstruct(inputs[idx]));
-  return reported;
+  std::vector<BatchInput> jobs;
+  jobs.reserve(inputs.size());
+  for (const fs::path& input : inputs) jobs.push_back({input, 0});
+  return reconstruct_batch_das(jobs, done, stop);
 }
 
 std::size_t Reconstructor::reconstruct_batch(const std::vector<BatchInput>& inputs,
                                              const std::function<void(std::size_t, const FrameReport&)>& done,
                                              const std::function<bool()>& stop) {
-  // Whole files only: the batch above (for the seed model, its overlapped stages).
+  if (options_.model != ReconModel::Seed) return reconstruct_batch_das(inputs, done, stop);
   if (std::none_of(inputs.begin(), inputs.end(), [](const BatchInput& in) { return in.frame > 0; })) {
     std::vector<fs::path> paths;
     for (const BatchInput& in : inputs) paths.push_back(in.path);
-    return reconstruct_batch(paths, done, stop);
+    return reconstruct_batch_seed(paths, done, stop);
   }
+  // The seed model has no frames: each such job is reported as failed by reconstruct().
   std::size_t reported = 0;
   for (std::size_t idx = 0; idx < inputs.size() && !stop(); ++idx)
     done(reported++, reconstruct(inputs[idx].path, inputs[idx].frame));
   return reported;
+}
+
+// The general models' batch (see the top of this file): the reader thread reads each input and
+// forms its analytic signal (prepare_das_frame), this thread beamforms (das_, which keeps its
+// beamformer from frame to frame while the problem stays the same), the writer thread does
+// B-mode, writing and done().
+std::size_t Reconstructor::reconstruct_batch_das(const std::vector<BatchInput>& inputs,
+                                                 const std::function<void(std::size_t, const FrameReport&)>& done,
+                                                 const std::function<bool()>& stop) {
+  struct Job {
+    FrameReport report;
+    Targets targets;
+    PreparedDas prepared;
+    DasFrame das;
+    Clock::time_point start;
+  };
+  auto fail = [&](Job& job, const std::exception& e) {
+    record_failure(job.report, e);
+    if (!job.targets.stem.empty()) release_stem(job.targets.stem);
+  };
+  // One prepared frame waits for the beamformer (its analytic signal is the largest buffer of a
+  // job), at most two images for the writer: memory stays bounded whatever the batch's length.
+  Channel<Job> prepared(1), beamformed(2);
+  Reports reports(done);
+
+  std::jthread reader([&] {
+    for (std::size_t idx = 0; idx < inputs.size() && !reports.abandoned() && !stop(); ++idx) {
+      Job job;
+      job.report.input = inputs[idx].path;
+      job.report.frame = inputs[idx].frame;
+      job.start = Clock::now();
+      try {
+        job.targets = plan_outputs(inputs[idx].path, inputs[idx].frame);
+        job.prepared = prepare_das_frame(inputs[idx].path, inputs[idx].frame, job.report);
+      } catch (const std::exception& e) {
+        fail(job, e);
+      }
+      prepared.push(std::move(job));
+    }
+    prepared.close();
+  });
+
+  std::jthread writer([&] {
+    while (std::optional<Job> job = beamformed.pop()) {
+      if (job->report.error.empty()) {
+        try {
+          Frame frame = finish_das(job->report.input, std::move(job->das), job->report);
+          job->report.outputs = write_frame(job->targets, frame, job->report, job->start);
+          job->report.ok = true;
+        } catch (const std::exception& e) {
+          fail(*job, e);
+        }
+      }
+      job->das = DasFrame{};  // free the image before reporting: memory stays flat over a batch
+      reports.report(job->report, job->start);
+    }
+  });
+
+  // Beamform stage, on this thread.
+  while (std::optional<Job> job = prepared.pop()) {
+    if (job->report.error.empty()) {
+      try {
+        job->das = das_->beamform(std::move(job->prepared), &job->report.timing_s);
+        last_backend_ = job->das.backend.value("name", "?");
+      } catch (const std::exception& e) {
+        fail(*job, e);
+      }
+    }
+    job->prepared = PreparedDas{};  // the analytic signal is not needed past the beamformer
+    beamformed.push(std::move(*job));
+  }
+  beamformed.close();
+  reader.join();
+  writer.join();
+  reports.rethrow();
+  return reports.count();
 }
 
 std::size_t Reconstructor::reconstruct_batch_seed(
@@ -130,8 +241,9 @@ std::size_t Reconstructor::reconstruct_batch_seed(
     if (!job.targets.stem.empty()) release_stem(job.targets.stem);
   };
 
+  Reports reports(done);
   std::jthread reader([&] {
-    for (std::size_t idx = 0; idx < inputs.size() && !stop(); ++idx) {
+    for (std::size_t idx = 0; idx < inputs.size() && !reports.abandoned() && !stop(); ++idx) {
       Job job;
       job.index = idx;
       job.report.input = inputs[idx];
@@ -155,8 +267,6 @@ std::size_t Reconstructor::reconstruct_batch_seed(
     parsed.close();
   });
 
-  std::size_t reported = 0;
-  std::exception_ptr done_error;  // an exception from done(), rethrown once the stages stopped
   std::jthread writer([&] {
     while (std::optional<Job> job = beamformed.pop()) {
       if (job->report.error.empty()) {
@@ -168,15 +278,8 @@ std::size_t Reconstructor::reconstruct_batch_seed(
           fail(*job, e);
         }
       }
-      if (!job->report.timing_s.contains("total"))
-        job->report.timing_s["total"] = seconds_since(job->start);
       job->frame = Frame{};  // free the image before reporting: memory stays flat over a batch
-      if (done_error) continue;
-      try {
-        done(reported++, job->report);
-      } catch (...) {
-        done_error = std::current_exception();
-      }
+      reports.report(job->report, job->start);
     }
   });
 
@@ -230,8 +333,8 @@ std::size_t Reconstructor::reconstruct_batch_seed(
   beamformed.close();
   reader.join();
   writer.join();
-  if (done_error) std::rethrow_exception(done_error);
-  return reported;
+  reports.rethrow();
+  return reports.count();
 }
 
 }  // namespace usrecon::recon

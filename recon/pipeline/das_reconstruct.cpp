@@ -56,12 +56,20 @@ std::string Reconstructor::backend_name() const {
   return options_.backend == BackendKind::Cuda ? "cuda" : "cpu";
 }
 
-Reconstructor::Frame Reconstructor::beamform_das(const fs::path& input, int frame_number, FrameReport& report) {
+PreparedDas Reconstructor::prepare_das_frame(const fs::path& input, int frame_number, FrameReport& report) const {
   DasSetup setup = options_.das;
   if (frame_number > 0) setup.input.frame = frame_number;
   setup.acquisition.model = das_model(options_.model);
-  DasFrame das = reconstruct_das(input, setup, options_.backend, options_.threads, &report.timing_s);
+  return prepare_das(input, setup, options_.threads, &report.timing_s);
+}
+
+Reconstructor::Frame Reconstructor::beamform_das(const fs::path& input, int frame_number, FrameReport& report) {
+  DasFrame das = das_->beamform(prepare_das_frame(input, frame_number, report), &report.timing_s);
   last_backend_ = das.backend.value("name", "?");
+  return finish_das(input, std::move(das), report);
+}
+
+Reconstructor::Frame Reconstructor::finish_das(const fs::path& input, DasFrame&& das, FrameReport& report) const {
   const Grid& g = das.image.grid;
 
   const auto t = Clock::now();
@@ -88,8 +96,7 @@ Reconstructor::Frame Reconstructor::beamform_das(const fs::path& input, int fram
   return frame;
 }
 
-DasFrame reconstruct_das(const fs::path& input, const DasSetup& setup, BackendKind backend,
-                         int threads, nlohmann::json* timing) {
+PreparedDas prepare_das(const fs::path& input, const DasSetup& setup, int threads, nlohmann::json* timing) {
   nlohmann::json local;
   nlohmann::json& times = timing ? *timing : local;
   auto t = Clock::now();
@@ -178,30 +185,7 @@ DasFrame reconstruct_das(const fs::path& input, const DasSetup& setup, BackendKi
   if (shifted) analytic = delay_transmits(analytic, shifts, extra, threads);
   times["analytic"] = seconds_since(t);
 
-  DasFrame frame;
-  frame.image.grid = problem.grid;
-  frame.image.data.resize(problem.grid.pixels());
-  t = Clock::now();
-  bool use_cuda = backend == BackendKind::Cuda || (backend == BackendKind::Auto && cuda_device_count() > 0);
-  if (use_cuda) {
-    try {
-      DasCudaBeamformer gpu(problem);
-      gpu.beamform(analytic, frame.image.data.data());
-      frame.backend = {{"name", "cuda"}, {"device", gpu.device()}, {"kernel", to_string(gpu.kernel())},
-                       {"kernel_s", gpu.last_kernel_seconds()}};
-    } catch (const CudaUnavailable&) {
-      if (backend == BackendKind::Cuda) throw;
-      use_cuda = false;
-    }
-  }
-  if (!use_cuda) {
-    const DasCpuBeamformer cpu(problem, threads);
-    cpu.beamform(analytic, frame.image.data.data());
-    frame.backend = {{"name", "cpu"}, {"kernel", to_string(cpu.kernel())}, {"threads", cpu.threads()}};
-  }
-  times["beamform"] = seconds_since(t);
-  frame.backend["points_per_s"] = problem.points() / std::max(times["beamform"].get<double>(), 1e-12);
-
+  PreparedDas frame;
   std::vector<double> angles_deg;
   for (double a : acq.angles) angles_deg.push_back(a * 180.0 / 3.14159265358979323846);
   frame.parameters = {
@@ -245,7 +229,51 @@ DasFrame reconstruct_das(const fs::path& input, const DasSetup& setup, BackendKi
     frame.parameters["frame"] = file.frame;
     frame.parameters["frames"] = file.frames;
   }
+  frame.problem = std::move(problem);
+  frame.analytic = std::move(analytic);
   return frame;
+}
+
+DasBeamformers::DasBeamformers(BackendKind backend, int threads) : backend_(backend), threads_(threads) {}
+DasBeamformers::~DasBeamformers() = default;
+
+DasFrame DasBeamformers::beamform(PreparedDas&& prepared, nlohmann::json* timing) {
+  const DasProblem& problem = prepared.problem;
+  DasFrame frame;
+  frame.parameters = std::move(prepared.parameters);
+  frame.image.grid = problem.grid;
+  frame.image.data.resize(problem.grid.pixels());
+  const auto t = Clock::now();
+  bool use_cuda = backend_ == BackendKind::Cuda || (backend_ == BackendKind::Auto && cuda_device_count() > 0);
+  if (use_cuda) {
+    try {
+      if (!cuda_ || cuda_->problem() != problem) {
+        cuda_.reset();  // its device memory first, then the new one's
+        cuda_ = std::make_unique<DasCudaBeamformer>(problem);
+      }
+      cuda_->beamform(prepared.analytic, frame.image.data.data());
+      frame.backend = {{"name", "cuda"}, {"device", cuda_->device()}, {"kernel", to_string(cuda_->kernel())},
+                       {"kernel_s", cuda_->last_kernel_seconds()}};
+    } catch (const CudaUnavailable&) {
+      cuda_.reset();
+      if (backend_ == BackendKind::Cuda) throw;
+      use_cuda = false;
+    }
+  }
+  if (!use_cuda) {
+    if (!cpu_ || cpu_->problem() != problem) cpu_ = std::make_unique<DasCpuBeamformer>(problem, threads_);
+    cpu_->beamform(prepared.analytic, frame.image.data.data());
+    frame.backend = {{"name", "cpu"}, {"kernel", to_string(cpu_->kernel())}, {"threads", cpu_->threads()}};
+  }
+  const double seconds = seconds_since(t);
+  if (timing) (*timing)["beamform"] = seconds;
+  frame.backend["points_per_s"] = problem.points() / std::max(seconds, 1e-12);
+  return frame;
+}
+
+DasFrame reconstruct_das(const fs::path& input, const DasSetup& setup, BackendKind backend, int threads,
+                         nlohmann::json* timing) {
+  return DasBeamformers(backend, threads).beamform(prepare_das(input, setup, threads, timing), timing);
 }
 
 }  // namespace usrecon::recon

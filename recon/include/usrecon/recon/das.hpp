@@ -34,6 +34,8 @@ struct DasProblem {
   /// the nearest focal point laterally, the first of equally near ones); empty without one. Every
   /// backend uses this table, so they agree on columns midway between two focal points.
   std::vector<int> column_transmits() const;
+  /// Same job: a beamformer built for one serves the other.
+  bool operator==(const DasProblem&) const = default;
 };
 
 /// Analytic signal of every channel, stored the way the kernels read it: each channel is padded
@@ -140,6 +142,8 @@ class DasCudaBeamformer {
   std::string device() const;
   /// The kernel in use (never Auto).
   DasCudaKernel kernel() const;
+  /// The job it was built for.
+  const DasProblem& problem() const;
 
   struct Impl;
 

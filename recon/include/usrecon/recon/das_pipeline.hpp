@@ -6,6 +6,7 @@
 #include <cmath>
 #include <filesystem>
 #include <limits>
+#include <memory>
 #include <optional>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -129,9 +130,41 @@ struct DasFrame {
 
 enum class BackendKind;
 
-/// Reads `input`, completes the geometry from the data, checks it, forms the analytic signal and
-/// beamforms on the chosen backend (Auto: CUDA when a device is there, else the CPU). Stage
-/// times go into *timing when given.
+/// A frame ready for the beamformer: the job (geometry completed from the file and checked), the
+/// analytic signal, and the parameters for the frame's JSON.
+struct PreparedDas {
+  DasProblem problem;
+  AnalyticData analytic;
+  nlohmann::json parameters;
+};
+
+/// Reads `input`, completes the geometry from the data, checks it and forms the analytic signal
+/// (the stages before the beamformer). Stage times go into *timing when given.
+PreparedDas prepare_das(const std::filesystem::path& input, const DasSetup& setup, int threads,
+                        nlohmann::json* timing = nullptr);
+
+/// The beamformer of a run of frames on one backend (Auto: CUDA when a device is there, else the
+/// CPU). The beamformer built for a frame is kept for the next while the problem stays the same,
+/// so a batch of like frames plans its tables and allocates its device buffers once.
+class DasBeamformers {
+ public:
+  DasBeamformers(BackendKind backend, int threads);
+  ~DasBeamformers();
+  DasBeamformers(const DasBeamformers&) = delete;
+  DasBeamformers& operator=(const DasBeamformers&) = delete;
+  /// Beamforms the prepared frame into its image; returns the backend's description for the JSON
+  /// (name, device or threads, kernel, points_per_s, and on CUDA kernel_s). Stage time "beamform"
+  /// goes into *timing when given.
+  DasFrame beamform(PreparedDas&& frame, nlohmann::json* timing = nullptr);
+
+ private:
+  BackendKind backend_;
+  int threads_;
+  std::unique_ptr<DasCpuBeamformer> cpu_;
+  std::unique_ptr<DasCudaBeamformer> cuda_;
+};
+
+/// prepare_das, then DasBeamformers::beamform: one file on its own.
 DasFrame reconstruct_das(const std::filesystem::path& input, const DasSetup& setup,
                          BackendKind backend, int threads, nlohmann::json* timing = nullptr);
 

@@ -22,6 +22,7 @@ struct Probe {
   double pitch = 0.3e-3;  ///< metres
   double element_x(int i) const { return (i - 0.5 * (elements - 1)) * pitch; }
   std::vector<double> positions() const;
+  bool operator==(const Probe&) const = default;
 };
 
 /// A rectangular image grid: pixel (ix, iz) is at x = x0 + ix dx, z = z0 + iz dz.
@@ -36,6 +37,7 @@ struct Grid {
   /// The grid covering [min, max] in steps of d on each axis (the last point at or below max).
   static Grid from_ranges(double x_min, double x_max, double dx, double z_min, double z_max,
                           double dz);
+  bool operator==(const Grid&) const = default;
 };
 
 enum class Model { PlaneWave, SyntheticAperture, DivergingWave, FocusedWave };
@@ -71,6 +73,7 @@ struct Acquisition {
   int transmits() const;
   /// Throws Error naming the first inconsistent parameter.
   void validate(int transmits_in_data) const;
+  bool operator==(const Acquisition&) const = default;
 };
 
 /// Receive apodization window over the F-number aperture.
@@ -99,6 +102,7 @@ struct DasOptions {
   /// Diverging and focused waves: transmit F-number (virtual_source_apodization, with `window`);
   /// 0 = every transmit at full weight everywhere.
   double tx_fnumber = 0.0;
+  bool operator==(const DasOptions&) const = default;
 };
 
 /// Channel data as the beamformers take it: real RF, data[(t * elements + e) * samples + s]

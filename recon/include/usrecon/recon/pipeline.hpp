@@ -134,11 +134,11 @@ class Reconstructor {
   FrameReport reconstruct(const std::filesystem::path& input, int frame = 0);
 
   /// A whole batch, in input order, each input reported to done(index, report) as soon as its
-  /// outputs are written (done runs on one thread, in order). For the seed model the stages
-  /// overlap: a reader thread parses the next inputs into the backend's slots while the backend
-  /// beamforms, and a writer thread does B-mode and writing of the previous frame. stop() is
-  /// asked before each new input is read; frames already read are finished. Returns the number
-  /// of inputs reported.
+  /// outputs are written (done runs on one thread, in order). The stages overlap: a reader thread
+  /// reads the next inputs (for the seed model into the backend's slots; for the general models
+  /// with their analytic signal) while the backend beamforms, and a writer thread does B-mode
+  /// and writing of the previous frame. stop() is asked before each new input is read; frames
+  /// already read are finished. Returns the number of inputs reported.
   std::size_t reconstruct_batch(const std::vector<std::filesystem::path>& inputs,
                                 const std::function<void(std::size_t, const FrameReport&)>& done,
                                 const std::function<bool()>& stop);
@@ -183,7 +183,14 @@ class Reconstructor {
   // An input that failed: its message names it.
   static void record_failure(FrameReport& report, const std::exception& e);
   void release_stem(const std::string& stem);
-  Frame beamform_das(const std::filesystem::path& input, int frame, FrameReport& report);  // das_reconstruct.cpp
+  // The general models (das_reconstruct.cpp): beamform_das is prepare -> das_->beamform ->
+  // finish_das on one thread; reconstruct_batch_das runs the three on three threads.
+  Frame beamform_das(const std::filesystem::path& input, int frame, FrameReport& report);
+  PreparedDas prepare_das_frame(const std::filesystem::path& input, int frame, FrameReport& report) const;
+  Frame finish_das(const std::filesystem::path& input, DasFrame&& das, FrameReport& report) const;
+  std::size_t reconstruct_batch_das(const std::vector<BatchInput>& inputs,
+                                    const std::function<void(std::size_t, const FrameReport&)>& done,
+                                    const std::function<bool()>& stop);
   // ...and writing it: png, npy, json, atomically; a failure removes what was written.
   std::vector<std::filesystem::path> write_frame(const Targets& targets, Frame& frame,
                                                  FrameReport& report,
@@ -191,6 +198,7 @@ class Reconstructor {
   std::string last_backend_;  // general models: the backend of the last frame
 
   std::unique_ptr<SeedBackend> backend_;  // seed model only
+  std::unique_ptr<DasBeamformers> das_;   // general models only
   std::string notice_;
   // Stems claimed in this run, to refuse collisions; claimed when an input's outputs are
   // planned, released if it fails. Guarded by stems_mutex_ (the batch plans on its reader thread).

@@ -1,0 +1,143 @@
+// The general models' batch: reader, beamformer and writer on three threads (reconstruct_batch_das)
+// must give exactly what reconstructing each input on its own gives, in input order, with a
+// failed input in the middle and a change of problem (which rebuilds the kept beamformer).
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <numbers>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "../test_support.hpp"
+#include "usrecon/io/file.hpp"
+#include "usrecon/io/npy.hpp"
+#include "usrecon/recon/das_simulate.hpp"
+#include "usrecon/recon/pipeline.hpp"
+
+namespace fs = std::filesystem;
+
+namespace usrecon::recon {
+namespace {
+
+class ReconDasBatch : public usrecon::testing::TempDir {
+ protected:
+  // Plane waves on 16 elements, one point at (x_mm, z_mm), as an NPY [transmits][elements][samples].
+  fs::path write_acquisition(const std::string& name, double x_mm, double z_mm, int samples) {
+    DasSimulationOptions o;
+    o.acquisition = acquisition();
+    o.samples = samples;
+    o.points = {{x_mm * 1e-3, z_mm * 1e-3, 1.0}};
+    o.speckle = 40;
+    o.seed = std::uint64_t(x_mm * 1000 + z_mm);
+    const ChannelData rf = simulate_das_channels(o);
+    const std::vector<std::size_t> shape = {std::size_t(rf.transmits), std::size_t(rf.elements),
+                                            std::size_t(rf.samples)};
+    const fs::path path = dir_ / "in" / name;
+    fs::create_directories(path.parent_path());
+    io::write_npy(path, std::span<const float>(rf.data), std::span<const std::size_t>(shape));
+    return path;
+  }
+  static Acquisition acquisition() {
+    Acquisition acq;
+    acq.model = Model::PlaneWave;
+    acq.probe = {16, 0.3e-3};
+    acq.fs = 20e6;
+    for (double deg : {-5.0, 0.0, 5.0}) acq.angles.push_back(deg * std::numbers::pi / 180);
+    return acq;
+  }
+  static ReconstructOptions options() {
+    ReconstructOptions o;
+    o.model = ReconModel::PlaneWave;
+    o.das.acquisition = acquisition();
+    o.das.input.layout = "transmits,elements,samples";
+    o.das.grid.x_min = -3e-3;
+    o.das.grid.x_max = 3e-3;
+    o.das.grid.dx = 0.1e-3;
+    o.das.grid.z_min = 2e-3;
+    o.das.grid.z_max = 12e-3;
+    o.das.grid.dz = 0.05e-3;
+    o.das.options.fnumber = 1.5;
+    o.backend = BackendKind::Cpu;
+    o.threads = 2;
+    o.save_raw = true;
+    return o;
+  }
+};
+
+TEST_F(ReconDasBatch, OverlappedStagesGiveTheOneByOneOutputsInInputOrder) {
+  std::vector<fs::path> inputs = {write_acquisition("a.npy", 0, 5, 400), dir_ / "in" / "b.npy",
+                                  write_acquisition("c.npy", 1, 8, 400), write_acquisition("d.npy", -1, 6, 400),
+                                  write_acquisition("e.npy", 0.5, 7, 520)};  // e: more samples, another problem
+  io::write_file_atomic(inputs[1], "not an NPY file");
+  Reconstructor batch(options(), dir_ / "batch");
+  std::vector<FrameReport> reports;
+  std::vector<std::size_t> indices;
+  const std::size_t n = batch.reconstruct_batch(
+      inputs,
+      [&](std::size_t index, const FrameReport& report) {
+        indices.push_back(index);
+        reports.push_back(report);
+      },
+      [] { return false; });
+  ASSERT_EQ(n, inputs.size());
+  ASSERT_EQ(reports.size(), inputs.size());
+  for (std::size_t i = 0; i < inputs.size(); ++i) {
+    EXPECT_EQ(indices[i], i);
+    EXPECT_EQ(reports[i].input, inputs[i]) << "reports out of input order";
+    EXPECT_EQ(reports[i].ok, i != 1) << reports[i].input << ": " << reports[i].error;
+    if (i != 1) {
+      EXPECT_TRUE(reports[i].timing_s.contains("analytic")) << reports[i].timing_s.dump();
+      EXPECT_TRUE(reports[i].timing_s.contains("beamform")) << reports[i].timing_s.dump();
+    }
+  }
+  EXPECT_NE(reports[1].error.find("b.npy"), std::string::npos) << reports[1].error;
+  EXPECT_FALSE(fs::exists(dir_ / "batch" / "b.png"));  // a failed input leaves nothing
+
+  // Each input on its own, in another Reconstructor: the same images, bit for bit.
+  Reconstructor single(options(), dir_ / "single");
+  for (std::size_t i : {0u, 2u, 3u, 4u}) {
+    const FrameReport alone = single.reconstruct(inputs[i]);
+    ASSERT_TRUE(alone.ok) << alone.error;
+    const std::string stem = inputs[i].stem().string();
+    const std::string batch_npy = io::read_file(dir_ / "batch" / (stem + ".npy"));
+    EXPECT_FALSE(batch_npy.empty());
+    EXPECT_EQ(batch_npy, io::read_file(dir_ / "single" / (stem + ".npy"))) << stem;
+    EXPECT_EQ(io::read_file(dir_ / "batch" / (stem + ".png")), io::read_file(dir_ / "single" / (stem + ".png")))
+        << stem;
+  }
+  // The problem changed at e (more samples): its image still has the grid asked for.
+  const io::NpyArray e = io::read_npy(dir_ / "batch" / "e.npy");
+  const io::NpyArray a = io::read_npy(dir_ / "batch" / "a.npy");
+  EXPECT_EQ(e.shape, a.shape);
+}
+
+TEST_F(ReconDasBatch, AnErrorFromTheReportCallbackStopsReadingAndPropagates) {
+  const fs::path one = write_acquisition("one.npy", 0, 5, 400);
+  std::vector<fs::path> inputs;
+  for (int i = 0; i < 16; ++i) {
+    const fs::path copy = dir_ / "in" / ("copy" + std::to_string(100 + i) + ".npy");
+    fs::copy_file(one, copy);
+    inputs.push_back(copy);
+  }
+  Reconstructor batch(options(), dir_ / "out");
+  int calls = 0;
+  EXPECT_THROW(batch.reconstruct_batch(
+                   inputs,
+                   [&](std::size_t, const FrameReport&) {
+                     ++calls;
+                     throw std::runtime_error("the caller gave up");
+                   },
+                   [] { return false; }),
+               std::runtime_error);
+  EXPECT_EQ(calls, 1);
+  // Frames already read are finished, but no more are read: at most the one being reported,
+  // two waiting for the writer, one in the beamformer, one queued and one in the reader's hands.
+  int written = 0;
+  for (const fs::directory_entry& f : fs::directory_iterator(dir_ / "out")) written += f.path().extension() == ".png";
+  EXPECT_GE(written, 1);
+  EXPECT_LE(written, 6);
+}
+
+}  // namespace
+}  // namespace usrecon::recon
