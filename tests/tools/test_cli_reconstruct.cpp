@@ -2,7 +2,10 @@
 // stderr naming the file, and nothing written for a failed file.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <fstream>
+#include <string>
+#include <vector>
 
 #include "../test_support.hpp"
 #include "usrecon/io/source_txt.hpp"
@@ -66,6 +69,47 @@ TEST_F(CliReconstruct, AllGoodExitsZeroWithSummaryAndRaw) {
   EXPECT_NE(again.output.find("already exists"), std::string::npos) << again.output;
   const auto forced = run_command(reconstruct(quote(dir_ / "one.txt") + " -o " + quote(dir_ / "o") + " --overwrite"));
   EXPECT_EQ(forced.exit_code, 0) << forced.output;
+}
+
+namespace {
+
+// --profile: frames per second of wall time, then each stage's median over the frames, in the
+// pipeline's order.
+void expect_profile(const std::string& output, std::size_t frames, const std::vector<std::string>& stages) {
+  EXPECT_NE(output.find("profile: " + std::to_string(frames) + " frames in "), std::string::npos) << output;
+  std::size_t at = 0;
+  for (const std::string& stage : stages) {
+    std::string line = "profile: " + stage;
+    line.resize(std::max<std::size_t>(line.size(), 17), ' ');  // "%-8s" pads the stage to 8
+    const std::size_t found = output.find(line + " median ", at);
+    EXPECT_NE(found, std::string::npos) << "no '" << stage << "' line after the earlier ones:\n" << output;
+    if (found != std::string::npos) at = found;
+  }
+}
+
+}  // namespace
+
+TEST_F(CliReconstruct, ProfilePrintsEachStagesMedianInPipelineOrder) {
+  write_good(dir_ / "a.txt", 2.0);
+  write_good(dir_ / "b.txt", 3.0);
+  const auto seed = run_command(reconstruct(quote(dir_ / "a.txt") + " " + quote(dir_ / "b.txt") + " -o " +
+                                            quote(dir_ / "seed") + " --profile"));
+  ASSERT_EQ(seed.exit_code, 0) << seed.output;
+  expect_profile(seed.output, 2, {"read", "beamform", "bmode", "write", "total"});
+  EXPECT_EQ(seed.output.find("profile: analytic"), std::string::npos) << seed.output;  // no such stage
+
+  // The general models add the analytic signal after reading.
+  const std::string geometry = " --model planewave --elements 16 --pitch 0.3e-3 --fs 20e6 --angles-deg -5,0,5";
+  fs::create_directories(dir_ / "das");
+  for (const char* name : {"p.npy", "q.npy"}) {
+    const auto sim = run_command(exe_ + " simulate" + geometry + " --samples 400 --point 0,6 -o " +
+                                 quote(dir_ / "das" / name));
+    ASSERT_EQ(sim.exit_code, 0) << sim.output;
+  }
+  const auto das = run_command(exe_ + " reconstruct " + quote(dir_ / "das") + geometry +
+                               " --z-range 2e-3:10e-3 --backend cpu --profile -o " + quote(dir_ / "das_out"));
+  ASSERT_EQ(das.exit_code, 0) << das.output;
+  expect_profile(das.output, 2, {"read", "analytic", "beamform", "bmode", "write", "total"});
 }
 
 TEST_F(CliReconstruct, CudaBackendRequestFailsClearlyWithoutADevice) {

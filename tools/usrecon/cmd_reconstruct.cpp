@@ -81,12 +81,18 @@ class StageProfile {
   void print(double wall_s, std::size_t frames) const {
     std::printf("profile: %zu frames in %.3f s wall = %.2f frames/s\n", frames, wall_s,
                 wall_s > 0 ? double(frames) / wall_s : 0.0);
-    for (const char* stage : {"read", "beamform", "h2d", "kernel", "d2h", "bmode", "write", "total"}) {
+    // The pipeline's stages in their order (the general models' analytic signal after reading;
+    // CUDA's event-timed h2d, kernel, d2h within beamform), then any other stage a report has.
+    std::vector<std::string> order = {"read", "analytic", "beamform", "h2d", "kernel", "d2h", "bmode", "write"};
+    for (const auto& [stage, seconds] : stages_)
+      if (stage != "total" && std::find(order.begin(), order.end(), stage) == order.end()) order.push_back(stage);
+    order.push_back("total");
+    for (const std::string& stage : order) {
       const auto it = stages_.find(stage);
       if (it == stages_.end() || it->second.empty()) continue;
       std::vector<double> v = it->second;
       std::sort(v.begin(), v.end());
-      std::printf("profile: %-8s median %9.3f ms  (min %9.3f, max %9.3f)\n", stage,
+      std::printf("profile: %-8s median %9.3f ms  (min %9.3f, max %9.3f)\n", stage.c_str(),
                   v[v.size() / 2] * 1e3, v.front() * 1e3, v.back() * 1e3);
     }
   }
