@@ -2,9 +2,10 @@
 // plan and the per-thread programs are host-device, in usrecon/recon/das_cuda.hpp, so that CPU
 // tests run what these kernels run; the kernels here only find their pixel and call them.
 //
-// Two kernels (DasCudaKernel): das_kernel (pixel_every_transmit) loops transmits, then elements,
-// for any model; das_planewave_kernel (pixel_element_outer) loops elements, then transmits, and
-// reads I and Q interleaved ([t][e][stride] float2, made on the device by interleave_kernel).
+// Three programs (DasCudaKernel): das_kernel runs pixel_every_transmit (transmits, then elements;
+// any model); das_planewave_kernel runs pixel_element_outer (elements, then transmits) or
+// pixel_transmit_blocked (blocks of 8 transmits, elements, the block's transmits), which read I
+// and Q interleaved ([t][e][stride] float2, made on the device by interleave_kernel).
 #include <cuda_runtime.h>
 
 #include <complex>
@@ -40,7 +41,8 @@ __global__ void interleave_kernel(const float* __restrict__ I, const float* __re
   if (k < n) iq[k] = make_float2(I[k], Q[k]);
 }
 
-template <bool kLinear>
+/// The plane-wave kernels: pixel_element_outer, or pixel_transmit_blocked when kBlocked.
+template <bool kLinear, bool kBlocked>
 __global__ void __launch_bounds__(g::kBlockDepths)
     das_planewave_kernel(g::Params p, const float2* __restrict__ iq, const float* __restrict__ cos_a,
                          const float* __restrict__ sin_a, const float* __restrict__ x_reference,
@@ -49,7 +51,10 @@ __global__ void __launch_bounds__(g::kBlockDepths)
   float x, z;
   if (!g::thread_pixel(p, blockIdx.x, blockIdx.y, threadIdx.x, ix, iz, x, z)) return;
   float2 v;
-  g::pixel_element_outer<kLinear>(p, iq, cos_a, sin_a, x_reference, ex, x, z, v.x, v.y);
+  if constexpr (kBlocked)
+    g::pixel_transmit_blocked<kLinear>(p, iq, cos_a, sin_a, x_reference, ex, x, z, v.x, v.y);
+  else
+    g::pixel_element_outer<kLinear>(p, iq, cos_a, sin_a, x_reference, ex, x, z, v.x, v.y);
   out[std::size_t(ix) * p.nz + iz] = v;
 }
 
@@ -69,7 +74,7 @@ struct DasCudaBeamformer::Impl {
   k::DeviceBuffer<float> ex, cos_a, sin_a, x_reference, src_x, src_z, src_r0, src_waist;
   k::DeviceBuffer<int> tx_element, column_transmit;
   k::DeviceBuffer<float> i, q;       // the frame's analytic signal, [t][e][stride]
-  k::DeviceBuffer<float2> iq, out;   // iq: interleaved I/Q (element-outer kernel); out: the image
+  k::DeviceBuffer<float2> iq, out;   // iq: interleaved I/Q (plane-wave kernels); out: the image
   k::Event start, stop;
   double kernel_s = 0.0;
   std::string device;
@@ -95,7 +100,7 @@ DasCudaBeamformer::DasCudaBeamformer(const DasProblem& problem, DasCudaKernel ke
   c.i = k::DeviceBuffer<float>(plan.data_floats);
   c.q = k::DeviceBuffer<float>(plan.data_floats);
   c.out = k::DeviceBuffer<float2>(plan.pixels());
-  if (plan.kernel == DasCudaKernel::ElementOuter) c.iq = k::DeviceBuffer<float2>(plan.data_floats);
+  if (plan.interleaved()) c.iq = k::DeviceBuffer<float2>(plan.data_floats);
   int dev = 0;
   cudaDeviceProp prop{};
   USRECON_CUDA_CHECK(cudaGetDevice(&dev));
@@ -121,17 +126,16 @@ void DasCudaBeamformer::beamform(const AnalyticData& data, std::complex<float>* 
   const dim3 grid(plan.grid_x, plan.grid_y);
   // The events time everything on the device after the copies in: the interleave too.
   c.start.record();
-  if (plan.kernel == DasCudaKernel::ElementOuter) {
+  if (plan.interleaved()) {  // the plane-wave kernels: I and Q interleaved first
     interleave_kernel<<<plan.interleave_blocks, g::kInterleaveThreads>>>(c.i.data(), c.q.data(), c.iq.data(),
                                                                         plan.data_floats);
     USRECON_CUDA_CHECK_LAUNCH("interleave_kernel");
-    if (p.linear)
-      das_planewave_kernel<true><<<grid, g::kBlockDepths>>>(p, c.iq.data(), c.cos_a.data(), c.sin_a.data(),
-                                                            c.x_reference.data(), c.ex.data(), c.out.data());
-    else
-      das_planewave_kernel<false><<<grid, g::kBlockDepths>>>(p, c.iq.data(), c.cos_a.data(), c.sin_a.data(),
-                                                             c.x_reference.data(), c.ex.data(), c.out.data());
-    USRECON_CUDA_CHECK_LAUNCH(p.linear ? "das_planewave_kernel<true>" : "das_planewave_kernel<false>");
+    const bool blocked = plan.kernel == DasCudaKernel::TransmitBlocked;
+    const auto kernel = blocked ? (p.linear ? das_planewave_kernel<true, true> : das_planewave_kernel<false, true>)
+                                : (p.linear ? das_planewave_kernel<true, false> : das_planewave_kernel<false, false>);
+    kernel<<<grid, g::kBlockDepths>>>(p, c.iq.data(), c.cos_a.data(), c.sin_a.data(), c.x_reference.data(),
+                                      c.ex.data(), c.out.data());
+    USRECON_CUDA_CHECK_LAUNCH(blocked ? "das_planewave_kernel (transmit-blocked)" : "das_planewave_kernel (element-outer)");
   } else {
     g::TransmitArrays tr;
     tr.cos_a = c.cos_a.data();

@@ -66,6 +66,7 @@ std::string to_string(DasCudaKernel kernel) {  // here, so that CPU-only builds 
     case DasCudaKernel::Auto: return "auto";
     case DasCudaKernel::PixelPerThread: return "pixel-per-thread";
     case DasCudaKernel::ElementOuter: return "element-outer";
+    case DasCudaKernel::TransmitBlocked: return "transmit-blocked";
   }
   return "?";
 }

@@ -39,7 +39,7 @@ std::vector<std::complex<float>> run_on_host(const g::Plan& plan, const Analytic
   std::vector<std::complex<float>> out(plan.pixels(), {NAN, NAN});
   std::vector<int> writes(plan.pixels(), 0);
   std::vector<HostPair> iq;
-  if (plan.kernel == DasCudaKernel::ElementOuter) {
+  if (plan.interleaved()) {
     iq.assign(plan.data_floats, {NAN, NAN});
     for (unsigned block = 0; block < plan.interleave_blocks; ++block)
       for (unsigned thread = 0; thread < unsigned(g::kInterleaveThreads); ++thread) {
@@ -63,7 +63,14 @@ std::vector<std::complex<float>> run_on_host(const g::Plan& plan, const Analytic
         int ix, iz;
         float x, z, vi, vq;
         if (!g::thread_pixel(p, bx, by, t, ix, iz, x, z)) continue;
-        if (plan.kernel == DasCudaKernel::ElementOuter) {
+        if (plan.kernel == DasCudaKernel::TransmitBlocked) {
+          if (p.linear)
+            g::pixel_transmit_blocked<true>(p, iq.data(), tr.cos_a, tr.sin_a, tr.x_reference, plan.ex.data(), x, z,
+                                            vi, vq);
+          else
+            g::pixel_transmit_blocked<false>(p, iq.data(), tr.cos_a, tr.sin_a, tr.x_reference, plan.ex.data(), x, z,
+                                             vi, vq);
+        } else if (plan.kernel == DasCudaKernel::ElementOuter) {
           if (p.linear)
             g::pixel_element_outer<true>(p, iq.data(), tr.cos_a, tr.sin_a, tr.x_reference, plan.ex.data(), x, z, vi,
                                          vq);
@@ -115,6 +122,8 @@ const std::vector<Case>& cases() {
       {Model::PlaneWave, das::TimeZero::FirstElement, Interp::Nearest, DasCudaKernel::PixelPerThread},
       {Model::PlaneWave, das::TimeZero::FirstElement, Interp::Linear, DasCudaKernel::ElementOuter, Window::Rect, 0.0},
       {Model::PlaneWave, das::TimeZero::FirstElement, Interp::Linear, DasCudaKernel::ElementOuter, Window::Tukey, 2.0},
+      {Model::PlaneWave, das::TimeZero::FirstElement, Interp::Linear, DasCudaKernel::TransmitBlocked},
+      {Model::PlaneWave, das::TimeZero::Center, Interp::Nearest, DasCudaKernel::TransmitBlocked, Window::Tukey, 0.0},
       {Model::SyntheticAperture, das::TimeZero::FirstElement, Interp::Linear, DasCudaKernel::PixelPerThread},
       {Model::SyntheticAperture, das::TimeZero::FirstElement, Interp::Nearest, DasCudaKernel::PixelPerThread,
        Window::Rect, 0.0},
@@ -156,11 +165,27 @@ TEST(ReconDasCudaProgram, KernelProgramsOnTheHostAgreeWithTheCpuAndTheReference)
   }
 }
 
+// More plane waves than one transmit block holds (two full blocks and a part), for every
+// plane-wave kernel.
+TEST(ReconDasCudaProgram, ManyPlaneWavesFillSeveralTransmitBlocks) {
+  DasProblem p = small_problem(Model::PlaneWave);
+  p.acquisition.angles.clear();
+  for (int k = 0; k < 2 * g::kTransmitBlock + 3; ++k) p.acquisition.angles.push_back((k - 9) * 0.02);
+  p.options.window = Window::Hann;
+  const AnalyticData data = simulated(p);
+  const Image cpu = DasCpuBeamformer(p).beamform(data);
+  for (DasCudaKernel kernel : {DasCudaKernel::PixelPerThread, DasCudaKernel::ElementOuter, DasCudaKernel::TransmitBlocked}) {
+    const std::vector<std::complex<float>> gpu = run_on_host(g::make_plan(p, kernel), data);
+    EXPECT_LE(relative_l2(gpu, cpu.data), 1e-5) << to_string(kernel);
+  }
+}
+
 TEST(ReconDasCudaProgram, PlanPicksTheKernelAndRefusesWhatALaunchCannotDo) {
   EXPECT_EQ(g::make_plan(small_problem(Model::PlaneWave), DasCudaKernel::Auto).kernel, DasCudaKernel::ElementOuter);
   for (Model m : {Model::SyntheticAperture, Model::DivergingWave, Model::FocusedWave}) {
     EXPECT_EQ(g::make_plan(small_problem(m), DasCudaKernel::Auto).kernel, DasCudaKernel::PixelPerThread);
     EXPECT_THROW(g::make_plan(small_problem(m), DasCudaKernel::ElementOuter), Error) << to_string(m);
+    EXPECT_THROW(g::make_plan(small_problem(m), DasCudaKernel::TransmitBlocked), Error) << to_string(m);
   }
   DasProblem wide = small_problem(Model::PlaneWave);
   wide.grid.nx = g::kMaxColumns;
@@ -240,6 +265,7 @@ TEST(ReconDasCuda, AgreesWithTheCpuWhenADeviceIsThere) {
     EXPECT_THROW(DasCudaBeamformer(small_problem(Model::DivergingWave), DasCudaKernel::ElementOuter), Error);
     EXPECT_EQ(DasCudaBeamformer(small_problem(Model::FocusedWave)).kernel(), DasCudaKernel::PixelPerThread);
     EXPECT_THROW(DasCudaBeamformer(small_problem(Model::FocusedWave), DasCudaKernel::ElementOuter), Error);
+    EXPECT_THROW(DasCudaBeamformer(small_problem(Model::FocusedWave), DasCudaKernel::TransmitBlocked), Error);
   } catch (const CudaUnavailable& e) {
     GTEST_SKIP() << e.what();
   }

@@ -1,7 +1,7 @@
 // Plane-wave DAS on CUDA, in points per second of kernel time (points = pixels x receive
 // elements x transmits), on the real data set's size: 128 elements, 7 angles, 2688 samples, a
-// 40 x 85 mm grid at 0.05 mm; and on PICMUS's: 128 elements, 75 angles, 3328 samples. Both CUDA
-// kernels (DasCudaKernel), each checked against the CPU before it is timed. Skips (prints why)
+// 40 x 85 mm grid at 0.05 mm; and on PICMUS's: 128 elements, 75 angles, 3328 samples. Every CUDA
+// kernel (DasCudaKernel), each checked against the CPU before it is timed. Skips (prints why)
 // when no CUDA device is there.
 #include <benchmark/benchmark.h>
 
@@ -64,11 +64,13 @@ void BM_CudaPlaneWaveLinear(benchmark::State& state) {
   state.SetLabel(gpu->device() + " " + to_string(gpu->kernel()));
 }
 
-// Args: F-number x 10, kernel (1 pixel-per-thread, 2 element-outer), angles (7 or 75).
+// Args: F-number x 10, kernel (1 pixel-per-thread, 2 element-outer, 3 transmit-blocked), angles
+// (7 or 75).
 BENCHMARK(BM_CudaPlaneWaveLinear)
-    ->ArgsProduct({{0, 15}, {1, 2}, {7}})
+    ->ArgsProduct({{0, 15}, {1, 2, 3}, {7}})
     ->Args({15, 1, 75})
     ->Args({15, 2, 75})
+    ->Args({15, 3, 75})
     ->UseManualTime()
     ->Unit(benchmark::kMillisecond);
 

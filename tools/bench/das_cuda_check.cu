@@ -86,8 +86,9 @@ int main(int argc, char** argv) {
     const DasProblem p = make_problem(c.angles, c.max_deg, c.samples, c.model);
     const AnalyticData data = random_analytic_data(p);
     std::vector<std::complex<float>> cpu;
-    for (DasCudaKernel kernel : {DasCudaKernel::PixelPerThread, DasCudaKernel::ElementOuter}) {
-      if (c.model != Model::PlaneWave && kernel == DasCudaKernel::ElementOuter) continue;  // plane waves only
+    for (DasCudaKernel kernel :
+         {DasCudaKernel::PixelPerThread, DasCudaKernel::ElementOuter, DasCudaKernel::TransmitBlocked}) {
+      if (c.model != Model::PlaneWave && kernel != DasCudaKernel::PixelPerThread) continue;  // plane waves only
       const std::string name = std::string("das_") + c.name + "_" + to_string(kernel);
       try {
         DasCudaBeamformer gpu(p, kernel);

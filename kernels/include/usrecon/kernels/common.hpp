@@ -13,6 +13,14 @@
 #define USRECON_HD
 #endif
 
+// USRECON_UNROLL before a loop of constant trip count in a USRECON_HD function: nvcc unrolls it
+// (so that an array indexed by its counter stays in registers); plain C++ leaves it to -O3.
+#if defined(__CUDACC__)
+#define USRECON_UNROLL _Pragma("unroll")
+#else
+#define USRECON_UNROLL
+#endif
+
 namespace usrecon {
 
 /// Base of every error usrecon throws on purpose; the message is meant for the user.

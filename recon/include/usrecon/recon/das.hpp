@@ -122,9 +122,12 @@ class DasCpuBeamformer {
 /// (any model). ElementOuter (plane waves): one thread per pixel looping over elements, then
 /// transmits, so that each element's receive distance and apodization are computed once per
 /// pixel rather than once per transmit, reading I and Q interleaved (one 8-byte load per sample).
-/// Auto: ElementOuter for plane waves, PixelPerThread for synthetic aperture, diverging and
-/// focused waves.
-enum class DasCudaKernel { Auto, PixelPerThread, ElementOuter };
+/// TransmitBlocked (plane waves): transmits in blocks of 8 whose transmit delays are computed
+/// once per pixel and kept in registers, elements inside a block, then the block's transmits:
+/// a point costs an add, the interpolation and the accumulation, and a receive distance serves
+/// 8 transmits. Auto: ElementOuter for plane waves, PixelPerThread for synthetic aperture,
+/// diverging and focused waves.
+enum class DasCudaKernel { Auto, PixelPerThread, ElementOuter, TransmitBlocked };
 std::string to_string(DasCudaKernel kernel);
 
 class DasCudaBeamformer {

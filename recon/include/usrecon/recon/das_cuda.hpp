@@ -32,6 +32,7 @@ namespace usrecon::recon::das::gpu {
 constexpr int kBlockDepths = 128;        ///< threads per block of the pixel kernels, along depth
 constexpr int kInterleaveThreads = 256;  ///< threads per block of the I/Q interleave
 constexpr int kMaxColumns = 65535;       ///< one block row per image column: gridDim.y <= 65535
+constexpr int kTransmitBlock = 8;        ///< transmits per block of the transmit-blocked kernel
 
 enum ModelCode : int { kPlaneWave = 0, kSyntheticAperture = 1, kVirtualSource = 2 };  // kVirtualSource: dw, fw
 
@@ -72,19 +73,21 @@ struct Plan {
   std::vector<int> column_transmit;  ///< empty without a scanline transmit apodization
   std::size_t data_floats = 0;       ///< floats of I (and of Q): stride * elements * transmits
   unsigned grid_x = 0, grid_y = 0;   ///< pixel kernels' grid: depth blocks x columns
-  unsigned interleave_blocks = 0;    ///< interleave kernel's grid (element-outer only)
+  unsigned interleave_blocks = 0;    ///< interleave kernel's grid (element-outer, transmit-blocked)
+  /// Whether the kernel reads I and Q interleaved (made on the device by the interleave kernel).
+  bool interleaved() const { return kernel == DasCudaKernel::ElementOuter || kernel == DasCudaKernel::TransmitBlocked; }
   std::size_t pixels() const { return std::size_t(params.nx) * std::size_t(params.nz); }
 };
 
 /// The plan of a problem for a kernel (Auto: element-outer for plane waves, else pixel-per-thread).
-/// Throws usrecon::Error for an invalid problem, the element-outer kernel on another model, or a
-/// grid of more columns than one launch can have.
+/// Throws usrecon::Error for an invalid problem, the element-outer or transmit-blocked kernel on
+/// another model, or a grid of more columns than one launch can have.
 inline Plan make_plan(const DasProblem& problem, DasCudaKernel kernel) {
   problem.validate();
   const Acquisition& acq = problem.acquisition;
   const bool plane_wave = acq.model == Model::PlaneWave;
-  if (kernel == DasCudaKernel::ElementOuter && !plane_wave)
-    throw Error("CUDA DAS: the element-outer kernel is for plane waves only");
+  if ((kernel == DasCudaKernel::ElementOuter || kernel == DasCudaKernel::TransmitBlocked) && !plane_wave)
+    throw Error("CUDA DAS: the " + to_string(kernel) + " kernel is for plane waves only");
   if (problem.grid.nx > kMaxColumns)
     throw Error("CUDA DAS: at most " + std::to_string(kMaxColumns) + " image columns (nx = " +
                 std::to_string(problem.grid.nx) + ")");
@@ -217,6 +220,51 @@ USRECON_HD inline void pixel_element_outer(const Params& p, const Pair* iq, cons
         interp_nearest_pair(channel, p.samples, pos, vi, vq);
       acc_i += w * vi;
       acc_q += w * vq;
+    }
+  }
+  out_i = acc_i;
+  out_q = acc_q;
+}
+
+/// The transmit-blocked program (plane waves): transmits in blocks of kTransmitBlock whose sample
+/// positions of the transmit path stay in registers; per block, elements outer (receive distance
+/// and apodization once per element and block), the block's transmits inner. Reads iq as
+/// pixel_element_outer does.
+template <bool kLinear, class Pair>
+USRECON_HD inline void pixel_transmit_blocked(const Params& p, const Pair* iq, const float* cos_a, const float* sin_a,
+                                              const float* x_reference, const float* ex, float x, float z,
+                                              float& out_i, float& out_q) {
+  const std::size_t transmit_step = std::size_t(p.elements) * p.stride;  // pairs from (t, e) to (t + 1, e)
+  float acc_i = 0.f, acc_q = 0.f;
+  for (int first = 0; first < p.transmits; first += kTransmitBlock) {
+    const int count = p.transmits - first < kTransmitBlock ? p.transmits - first : kTransmitBlock;
+    float tx[kTransmitBlock];  // registers: every index below is a constant after unrolling
+    USRECON_UNROLL
+    for (int j = 0; j < kTransmitBlock; ++j) {
+      const int t = first + j;
+      tx[j] = j < count ? sample_position(planewave_transmit_distance(x, z, cos_a[t], sin_a[t], x_reference[t]),
+                                          p.inv_c_fs, p.t0_fs)
+                        : 0.f;
+    }
+    for (int e = 0; e < p.elements; ++e) {
+      const float xe = ex[e];
+      const float w = receive_apodization(x, z, xe, p.fnumber, p.window, p.alpha);
+      if (w == 0.f) continue;
+      const float rx = receive_distance(x, z, xe) * p.inv_c_fs;
+      const Pair* channel = iq + (std::size_t(first) * p.elements + e) * p.stride + AnalyticData::kFront;
+      USRECON_UNROLL
+      for (int j = 0; j < kTransmitBlock; ++j) {
+        if (j < count) {
+          const float pos = tx[j] + rx;
+          float vi, vq;
+          if constexpr (kLinear)
+            interp_linear_pair(channel + j * transmit_step, p.samples, pos, vi, vq);
+          else
+            interp_nearest_pair(channel + j * transmit_step, p.samples, pos, vi, vq);
+          acc_i += w * vi;
+          acc_q += w * vq;
+        }
+      }
     }
   }
   out_i = acc_i;

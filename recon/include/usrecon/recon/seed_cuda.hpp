@@ -42,12 +42,6 @@
 #include "usrecon/kernels/parallel.hpp"
 #include "usrecon/recon/delay/seed.hpp"
 
-#if defined(__CUDACC__)
-#define USRECON_UNROLL _Pragma("unroll")
-#else
-#define USRECON_UNROLL
-#endif
-
 namespace usrecon::recon::seed {
 
 /// --precision: `Double` is bit-exact with the seed; `Single` is the float32 index fast path.
