@@ -1,11 +1,14 @@
-// CPU-only builds: the CUDA DAS beamformer exists but always reports that CUDA is unavailable.
+// CPU-only builds: the CUDA DAS beamformer exists but always reports that CUDA is unavailable
+// (after planning the problem, as the CUDA build does: an invalid job is the job's error).
 #include "usrecon/recon/das.hpp"
+#include "usrecon/recon/das_cuda.hpp"
 
 namespace usrecon::recon {
 
 struct DasCudaBeamformer::Impl {};
 
-DasCudaBeamformer::DasCudaBeamformer(const DasProblem&, DasCudaKernel) {
+DasCudaBeamformer::DasCudaBeamformer(const DasProblem& problem, DasCudaKernel kernel) {
+  (void)das::gpu::make_plan(problem, kernel);
   throw CudaUnavailable("the CUDA DAS beamformer is not available: usrecon was built without CUDA");
 }
 DasCudaBeamformer::~DasCudaBeamformer() = default;

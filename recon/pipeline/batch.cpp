@@ -9,14 +9,20 @@
 //
 // On CUDA the slots are page-locked buffers bound to their own streams, so while the GPU copies
 // and beamforms frame i, frame i+1 is parsed on the CPU and frame i-1 is written. On the CPU the
-// beamformer uses every core and parsing/writing fill the gaps. Device buffers, tables and
-// slots are set up once, when the backend is built.
+// beamformer uses every core and parsing/writing fill the gaps. The seed model's device buffers,
+// tables and slots are set up once, when the backend is built; a general model's beamformer when
+// the first frame comes, again only when the geometry changes.
+//
+// stop() is asked on the reader thread, done() is called on the writer thread. A failure of a
+// thread itself (not of an input) closes the channels, so that no stage waits for ever, and is
+// rethrown to the caller once all three have ended.
 #include <algorithm>
 #include <atomic>
 #include <condition_variable>
 #include <deque>
 #include <exception>
 #include <optional>
+#include <tuple>
 #include <thread>
 
 #include "stage_clock.hpp"
@@ -31,19 +37,30 @@ using detail::Clock;
 using detail::seconds_since;
 
 // A minimal bounded blocking queue: push waits while `capacity` items are queued, so a fast
-// stage cannot pile up frames (7 MB each) ahead of a slow one; close() wakes the consumer once
-// it is drained.
+// stage cannot pile up frames (7 MB each) ahead of a slow one. close() ends it from either side:
+// the consumer still drains what is queued, then pop() returns nothing; a producer waiting for
+// space (or pushing later) is told false and its item dropped, so a stage that ends early never
+// leaves another waiting for ever.
 template <class T>
 class Channel {
  public:
   explicit Channel(std::size_t capacity) : capacity_(capacity) {}
-  void push(T item) {
+  bool push(T item) {
     {
       std::unique_lock lock(mutex_);
-      space_.wait(lock, [&] { return items_.size() < capacity_; });
+      space_.wait(lock, [&] { return items_.size() < capacity_ || closed_; });
+      if (closed_) return false;
       items_.push_back(std::move(item));
     }
     ready_.notify_one();
+    return true;
+  }
+  /// Waits until a push would not wait (a producer that holds nothing while it waits: memory
+  /// then holds at most `capacity` queued items plus the one being made). False once closed.
+  bool wait_for_space() {
+    std::unique_lock lock(mutex_);
+    space_.wait(lock, [&] { return items_.size() < capacity_ || closed_; });
+    return !closed_;
   }
   void close() {
     {
@@ -51,6 +68,7 @@ class Channel {
       closed_ = true;
     }
     ready_.notify_all();
+    space_.notify_all();
   }
   std::optional<T> pop() {
     std::unique_lock lock(mutex_);
@@ -71,9 +89,59 @@ class Channel {
   bool closed_ = false;
 };
 
+// The seed backend's free slots: the reader takes one per frame, the beamform stage gives it back
+// after collecting. close() makes a waiting take() give up.
+class SlotPool {
+ public:
+  explicit SlotPool(int slots) {
+    for (int s = 0; s < slots; ++s) free_.push_back(s);
+  }
+  /// Waits for a free slot; false once closed.
+  bool take(int& slot) {
+    std::unique_lock lock(mutex_);
+    freed_.wait(lock, [&] { return !free_.empty() || closed_; });
+    if (closed_) return false;
+    slot = free_.front();
+    free_.pop_front();
+    return true;
+  }
+  void give(int slot) {
+    if (slot < 0) return;
+    {
+      std::lock_guard lock(mutex_);
+      free_.push_back(slot);
+    }
+    freed_.notify_one();
+  }
+  void close() {
+    {
+      std::lock_guard lock(mutex_);
+      closed_ = true;
+    }
+    freed_.notify_all();
+  }
+
+ private:
+  std::mutex mutex_;
+  std::condition_variable freed_;
+  std::deque<int> free_;
+  bool closed_ = false;
+};
+
+// Closes the channels when the scope ends, also by an exception: the stages' threads then finish
+// (jthread joins them) instead of waiting for ever on a stage that is gone.
+template <class... Channels>
+struct CloseOnExit {
+  std::tuple<Channels&...> channels;
+  ~CloseOnExit() {
+    std::apply([](auto&... c) { (c.close(), ...); }, channels);
+  }
+};
+
 // The writer thread's in-order reports: done(index, report) for each job. The first exception
 // from done() is kept for the caller (rethrow, once the stages stopped), silences the later
-// reports and tells the reader to read no more inputs.
+// reports, tells the reader to read no more inputs and the writer to write no more (the frames
+// still in the stages are dropped, as a sequential run would never have made them).
 class Reports {
  public:
   explicit Reports(const std::function<void(std::size_t, const FrameReport&)>& done) : done_(done) {}
@@ -99,6 +167,45 @@ class Reports {
   std::exception_ptr error_;        // likewise
   std::atomic<bool> abandoned_ = false;  // read by the reader thread
 };
+
+// Runs a stage on its thread: an exception that ends it goes into `error` (rethrown to the caller
+// once every stage has ended); `out` is closed at the end either way, so that the next stage ends.
+template <class Out, class Body>
+void run_stage(std::exception_ptr& error, Out& out, Body body) {
+  try {
+    body();
+  } catch (...) {
+    error = std::current_exception();
+  }
+  out.close();
+}
+
+// The writer stage of a batch: for each beamformed job in input order, write(job) (B-mode and the
+// outputs; the job's image is freed once written, so memory stays flat over a batch; a failure
+// is recorded by fail), then its report. Once the caller gave up (done() threw) jobs are dropped
+// and release(stem) frees their output names. Closing `beamformed` at the end makes a beamform
+// stage still pushing give up.
+template <class Job, class Write, class Fail, class Release>
+void run_writer(Channel<Job>& beamformed, Reports& reports, std::exception_ptr& error, Write write, Fail fail,
+                Release release) {
+  run_stage(error, beamformed, [&] {
+    while (std::optional<Job> job = beamformed.pop()) {
+      if (reports.abandoned()) {
+        if (job->report.error.empty()) release(job->targets.stem);
+        continue;
+      }
+      if (job->report.error.empty()) {
+        try {
+          write(*job);
+          job->report.ok = true;
+        } catch (const std::exception& e) {
+          fail(*job, e);
+        }
+      }
+      reports.report(job->report, job->start);
+    }
+  });
+}
 
 }  // namespace
 
@@ -147,60 +254,63 @@ std::size_t Reconstructor::reconstruct_batch_das(const std::vector<BatchInput>& 
     record_failure(job.report, e);
     if (!job.targets.stem.empty()) release_stem(job.targets.stem);
   };
-  // One prepared frame waits for the beamformer (its analytic signal is the largest buffer of a
-  // job), at most two images for the writer: memory stays bounded whatever the batch's length.
+  // The reader prepares a frame only when the queue has room: at most one prepared frame waits
+  // beside the one being beamformed (an analytic signal is a job's largest buffer), at most two
+  // images wait for the writer, whatever the batch's length.
   Channel<Job> prepared(1), beamformed(2);
   Reports reports(done);
+  std::exception_ptr reader_error, writer_error;  // anything that ended a thread early
 
   std::jthread reader([&] {
-    for (std::size_t idx = 0; idx < inputs.size() && !reports.abandoned() && !stop(); ++idx) {
-      Job job;
-      job.report.input = inputs[idx].path;
-      job.report.frame = inputs[idx].frame;
-      job.start = Clock::now();
-      try {
-        job.targets = plan_outputs(inputs[idx].path, inputs[idx].frame);
-        job.prepared = prepare_das_frame(inputs[idx].path, inputs[idx].frame, job.report);
-      } catch (const std::exception& e) {
-        fail(job, e);
+    run_stage(reader_error, prepared, [&] {
+      for (std::size_t idx = 0; idx < inputs.size() && !reports.abandoned() && !stop(); ++idx) {
+        if (!prepared.wait_for_space()) break;
+        Job job;
+        job.report.input = inputs[idx].path;
+        job.report.frame = inputs[idx].frame;
+        job.start = Clock::now();
+        try {
+          job.targets = plan_outputs(inputs[idx].path, inputs[idx].frame);
+          job.prepared = prepare_das_frame(inputs[idx].path, inputs[idx].frame, job.report);
+        } catch (const std::exception& e) {
+          fail(job, e);
+        }
+        if (!prepared.push(std::move(job))) break;
       }
-      prepared.push(std::move(job));
-    }
-    prepared.close();
+    });
   });
 
+  auto release = [&](const std::string& stem) { release_stem(stem); };
   std::jthread writer([&] {
-    while (std::optional<Job> job = beamformed.pop()) {
+    run_writer(
+        beamformed, reports, writer_error,
+        [&](Job& job) {
+          Frame frame = finish_das(job.report.input, std::move(job.das), job.report);
+          job.report.outputs = write_frame(job.targets, frame, job.report, job.start);
+        },
+        fail, release);
+  });
+
+  {
+    const CloseOnExit<Channel<Job>, Channel<Job>> close_on_exit{{prepared, beamformed}};
+    // Beamform stage, on this thread.
+    while (std::optional<Job> job = prepared.pop()) {
       if (job->report.error.empty()) {
         try {
-          Frame frame = finish_das(job->report.input, std::move(job->das), job->report);
-          job->report.outputs = write_frame(job->targets, frame, job->report, job->start);
-          job->report.ok = true;
+          job->das = das_->beamform(std::move(job->prepared), &job->report.timing_s);
+          last_backend_ = job->das.backend.value("name", "?");
         } catch (const std::exception& e) {
           fail(*job, e);
         }
       }
-      job->das = DasFrame{};  // free the image before reporting: memory stays flat over a batch
-      reports.report(job->report, job->start);
+      job->prepared = PreparedDas{};  // the analytic signal is not needed past the beamformer
+      if (!beamformed.push(std::move(*job))) break;
     }
-  });
-
-  // Beamform stage, on this thread.
-  while (std::optional<Job> job = prepared.pop()) {
-    if (job->report.error.empty()) {
-      try {
-        job->das = das_->beamform(std::move(job->prepared), &job->report.timing_s);
-        last_backend_ = job->das.backend.value("name", "?");
-      } catch (const std::exception& e) {
-        fail(*job, e);
-      }
-    }
-    job->prepared = PreparedDas{};  // the analytic signal is not needed past the beamformer
-    beamformed.push(std::move(*job));
-  }
-  beamformed.close();
+  }  // closes both channels: the writer drains and ends, a reader still waiting gives up
   reader.join();
   writer.join();
+  if (reader_error) std::rethrow_exception(reader_error);
+  if (writer_error) std::rethrow_exception(writer_error);
   reports.rethrow();
   return reports.count();
 }
@@ -222,17 +332,7 @@ std::size_t Reconstructor::reconstruct_batch_seed(
   const int n_slots = backend_->slots();
 
   // Free slots, handed to the reader; the beamform stage gives each back after collect.
-  std::mutex slot_mutex;
-  std::condition_variable slot_freed;
-  std::deque<int> free_slots;
-  for (int s = 0; s < n_slots; ++s) free_slots.push_back(s);
-  auto release_slot = [&](int slot) {
-    {
-      std::lock_guard lock(slot_mutex);
-      free_slots.push_back(slot);
-    }
-    slot_freed.notify_one();
-  };
+  SlotPool slots(n_slots);
 
   // Parsed frames are bounded by the slots already; at most two images wait for the writer.
   Channel<Job> parsed(std::size_t(n_slots) + 1), beamformed(2);
@@ -242,97 +342,100 @@ std::size_t Reconstructor::reconstruct_batch_seed(
   };
 
   Reports reports(done);
+  std::exception_ptr reader_error, writer_error;  // anything that ended a thread early
   std::jthread reader([&] {
-    for (std::size_t idx = 0; idx < inputs.size() && !reports.abandoned() && !stop(); ++idx) {
-      Job job;
-      job.index = idx;
-      job.report.input = inputs[idx];
-      job.start = Clock::now();
-      {
-        std::unique_lock lock(slot_mutex);
-        slot_freed.wait(lock, [&] { return !free_slots.empty(); });
-        job.slot = free_slots.front();
-        free_slots.pop_front();
+    run_stage(reader_error, parsed, [&] {
+      for (std::size_t idx = 0; idx < inputs.size() && !reports.abandoned() && !stop(); ++idx) {
+        Job job;
+        job.index = idx;
+        job.report.input = inputs[idx];
+        job.start = Clock::now();
+        if (!slots.take(job.slot)) break;  // the pool was closed: the batch is ending
+        try {
+          job.targets = plan_outputs(inputs[idx], 0);
+          read_seed(inputs[idx], backend_->input(job.slot), job.report);
+        } catch (const std::exception& e) {
+          fail(job, e);
+          slots.give(job.slot);
+          job.slot = -1;
+        }
+        if (!parsed.push(std::move(job))) break;
       }
+    });
+  });
+
+  auto release = [&](const std::string& stem) { release_stem(stem); };
+  std::jthread writer([&] {
+    run_writer(
+        beamformed, reports, writer_error,
+        [&](Job& job) {
+          Frame frame = std::move(job.frame);
+          finish_seed(job.report.input, frame, job.report);
+          job.report.outputs = write_frame(job.targets, frame, job.report, job.start);
+        },
+        fail, release);
+  });
+
+  {
+    const CloseOnExit<Channel<Job>, Channel<Job>, SlotPool> close_on_exit{{parsed, beamformed, slots}};
+    // Beamform stage, on this thread: keep up to n_slots frames in flight, collect the oldest.
+    // False once the writer is gone.
+    std::deque<Job> in_flight;
+    auto collect_oldest = [&] {
+      Job job = std::move(in_flight.front());
+      in_flight.pop_front();
       try {
-        job.targets = plan_outputs(inputs[idx], 0);
-        read_seed(inputs[idx], backend_->input(job.slot), job.report);
+        job.frame.raw_real.resize(std::size_t(p.nx) * p.nz);
+        const auto t = Clock::now();
+        backend_->collect(job.slot, job.frame.raw_real);
+        // Host time spent on this frame in the backend (submit + collect): on the CPU the
+        // beamforming itself; on CUDA mostly waiting for the device, whose own stage times come
+        // from CUDA events (h2d, kernel, d2h).
+        job.report.timing_s["beamform"] = job.submit_s + seconds_since(t);
+        // Named first: a range-for over a temporary's items() would outlive the temporary.
+        const nlohmann::json device_times = backend_->last_timing_s();
+        for (const auto& [stage, seconds] : device_times.items()) job.report.timing_s[stage] = seconds;
       } catch (const std::exception& e) {
         fail(job, e);
-        release_slot(job.slot);
-        job.slot = -1;
       }
-      parsed.push(std::move(job));
-    }
-    parsed.close();
-  });
-
-  std::jthread writer([&] {
-    while (std::optional<Job> job = beamformed.pop()) {
-      if (job->report.error.empty()) {
-        try {
-          finish_seed(job->report.input, job->frame, job->report);
-          job->report.outputs = write_frame(job->targets, job->frame, job->report, job->start);
-          job->report.ok = true;
-        } catch (const std::exception& e) {
-          fail(*job, e);
-        }
+      slots.give(job.slot);
+      job.slot = -1;
+      return beamformed.push(std::move(job));
+    };
+    auto collect_all = [&] {
+      while (!in_flight.empty())
+        if (!collect_oldest()) return false;
+      return true;
+    };
+    bool writing = true;
+    while (writing) {
+      std::optional<Job> job = parsed.pop();
+      if (!job) break;
+      if (!job->report.error.empty()) {
+        // Keep input order: frames still on the device are reported first.
+        writing = collect_all() && beamformed.push(std::move(*job));
+        continue;
       }
-      job->frame = Frame{};  // free the image before reporting: memory stays flat over a batch
-      reports.report(job->report, job->start);
+      try {
+        const auto t = Clock::now();
+        backend_->submit(job->slot);
+        job->submit_s = seconds_since(t);
+      } catch (const std::exception& e) {
+        fail(*job, e);
+        slots.give(job->slot);
+        job->slot = -1;
+        writing = collect_all() && beamformed.push(std::move(*job));
+        continue;
+      }
+      in_flight.push_back(std::move(*job));
+      if (int(in_flight.size()) >= n_slots) writing = collect_oldest();
     }
-  });
-
-  // Beamform stage, on this thread: keep up to n_slots frames in flight, collect the oldest.
-  std::deque<Job> in_flight;
-  auto collect_oldest = [&] {
-    Job job = std::move(in_flight.front());
-    in_flight.pop_front();
-    try {
-      job.frame.raw_real.resize(std::size_t(p.nx) * p.nz);
-      const auto t = Clock::now();
-      backend_->collect(job.slot, job.frame.raw_real);
-      // Host time spent on this frame in the backend (submit + collect): on the CPU the
-      // beamforming itself; on CUDA mostly waiting for the device, whose own stage times come
-      // from CUDA events (h2d, kernel, d2h).
-      job.report.timing_s["beamform"] =
-          job.submit_s + seconds_since(t);
-      // Named first: a range-for over a temporary's items() would outlive the temporary.
-      const nlohmann::json device_times = backend_->last_timing_s();
-      for (const auto& [stage, seconds] : device_times.items()) job.report.timing_s[stage] = seconds;
-    } catch (const std::exception& e) {
-      fail(job, e);
-    }
-    release_slot(job.slot);
-    job.slot = -1;
-    beamformed.push(std::move(job));
-  };
-  while (std::optional<Job> job = parsed.pop()) {
-    if (!job->report.error.empty()) {
-      // Keep input order: frames still on the device are reported first.
-      while (!in_flight.empty()) collect_oldest();
-      beamformed.push(std::move(*job));
-      continue;
-    }
-    try {
-      const auto t = Clock::now();
-      backend_->submit(job->slot);
-      job->submit_s = seconds_since(t);
-    } catch (const std::exception& e) {
-      fail(*job, e);
-      release_slot(job->slot);
-      job->slot = -1;
-      while (!in_flight.empty()) collect_oldest();
-      beamformed.push(std::move(*job));
-      continue;
-    }
-    in_flight.push_back(std::move(*job));
-    if (int(in_flight.size()) >= n_slots) collect_oldest();
-  }
-  while (!in_flight.empty()) collect_oldest();
-  beamformed.close();
+    if (writing) collect_all();
+  }  // closes the channels and the slot pool: the writer drains and ends, the reader gives up
   reader.join();
   writer.join();
+  if (reader_error) std::rethrow_exception(reader_error);
+  if (writer_error) std::rethrow_exception(writer_error);
   reports.rethrow();
   return reports.count();
 }

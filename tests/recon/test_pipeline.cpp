@@ -2,11 +2,15 @@
 // example's targets found where the simulator put them.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <numbers>
+#include <stdexcept>
+#include <string>
+#include <vector>
 
 #include "../test_support.hpp"
 #include "usrecon/io/npy.hpp"
@@ -286,4 +290,53 @@ TEST(ReconBackend, CudaRequestFailsClearlyAndAutoFallsBack) {
   ASSERT_NE(backend, nullptr);
   EXPECT_TRUE(backend->describe().contains("name"));
   EXPECT_THROW(recon::parse_backend("gpu"), usrecon::Error);
+}
+
+// The seed batch's three threads when the caller's callbacks fail: done() throwing stops reading
+// and writing (only the frame being reported has outputs); stop() throwing on the reader thread
+// reaches the caller. Neither may leave a stage waiting for ever.
+TEST_F(ReconPipeline, SeedBatchEndsCleanlyWhenTheCallbacksThrow) {
+  recon::SimulationOptions sim;
+  sim.problem.channels = 8;
+  sim.problem.samples = 300;
+  sim.points = {{2.0, 5.0, 1.0}};
+  const auto rf = recon::simulate_seed_channels(sim);
+  std::vector<fs::path> inputs;
+  for (int i = 0; i < 12; ++i) {
+    inputs.push_back(dir_ / ("in" + std::to_string(10 + i) + ".txt"));
+    usrecon::io::write_source_txt(inputs.back(), rf, 8, 300);
+  }
+  recon::ReconstructOptions options;
+  options.problem = sim.problem;
+  options.backend = recon::BackendKind::Cpu;
+  options.threads = 2;
+
+  recon::Reconstructor first(options, dir_ / "done_throws");
+  int reported = 0;
+  EXPECT_THROW(first.reconstruct_batch(
+                   inputs,
+                   [&](std::size_t, const recon::FrameReport&) {
+                     ++reported;
+                     throw std::runtime_error("the caller gave up");
+                   },
+                   [] { return false; }),
+               std::runtime_error);
+  EXPECT_EQ(reported, 1);
+  std::vector<std::string> written;
+  for (const fs::directory_entry& f : fs::directory_iterator(dir_ / "done_throws"))
+    written.push_back(f.path().filename());
+  std::sort(written.begin(), written.end());
+  EXPECT_EQ(written, (std::vector<std::string>{"in10.json", "in10.png"}));
+
+  recon::Reconstructor second(options, dir_ / "stop_throws");
+  int asked = 0;
+  std::size_t done_calls = 0;
+  EXPECT_THROW(second.reconstruct_batch(
+                   inputs, [&](std::size_t, const recon::FrameReport&) { ++done_calls; },
+                   [&] {
+                     if (++asked == 4) throw std::logic_error("stop() failed");
+                     return false;
+                   }),
+               std::logic_error);
+  EXPECT_EQ(done_calls, 3u);  // the three inputs read before stop() failed are finished
 }

@@ -185,8 +185,9 @@ Command add_reconstruct(CLI::App& app) {
       ->check(CLI::IsMember({"double", "single"}))
       ->capture_default_str();
   app.add_flag("--profile", args->profile,
-               "Print a per-stage time summary at the end (median ms per frame: read, beamform, "
-               "CUDA-event h2d/kernel/d2h, bmode, write) and the batch throughput");
+               "Print a per-stage time summary at the end (median ms per frame: read, analytic "
+               "signal (general models), beamform, CUDA-event h2d/kernel/d2h, bmode, write, total) "
+               "and the batch throughput");
   app.add_option("--threads", args->options.threads, "CPU threads (0 = all hardware threads)")
       ->check(CLI::Range(0, 4096))
       ->capture_default_str();
@@ -210,8 +211,8 @@ Command add_reconstruct(CLI::App& app) {
       "Each input <stem> gives <stem>.png (8-bit B-mode, depth down the rows), <stem>.json (grid in "
       "metres, parameters, backend, stage times) and with --save-raw <stem>.npy. A bad file is "
       "reported and skipped; the exit code is 1 when any file failed. Inputs larger than 32 bytes per "
-      "value plus 1 MiB are refused unread. Ctrl-C (or SIGTERM) stops after the current frame, "
-      "with exit code 130 (143).");
+      "value plus 1 MiB are refused unread. Ctrl-C (or SIGTERM) reads no more inputs and stops "
+      "once the frames already read are written, with exit code 130 (143).");
   return [args] { return run(*args); };
 }
 

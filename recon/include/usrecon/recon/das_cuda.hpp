@@ -1,7 +1,8 @@
 // The general DAS on a CUDA GPU: the plan (sizes, launch grid and per-transmit tables, computed on
-// the host) and the per-thread programs of the two kernels, host-device, so that CPU tests run
-// exactly what the kernels run (tests/recon/test_das_cuda_program.cpp walks the launch grid on the
-// host). recon/cuda/das_cuda.cu adds the device buffers and the launches.
+// the host) and the kernels' per-thread programs (pixel_every_transmit, pixel_element_outer,
+// pixel_transmit_blocked), host-device, so that CPU tests run exactly what the kernels run
+// (ReconDasCudaProgram in tests/recon/test_das_cuda.cpp walks the launch grid on the host).
+// recon/cuda/das_cuda.cu adds the device buffers and the launches.
 //
 // Work split: one thread per pixel, depth fastest across a block (kBlockDepths consecutive depths
 // of one image column), one block row per column: neighbouring threads read neighbouring samples.
@@ -12,7 +13,7 @@
 //
 // Device memory layouts (the host's AnalyticData storage, copied as it is):
 //   I[(t * elements + e) * stride + kFront + s], Q likewise: sample s of element e, transmit t;
-//   iq[(t * elements + e) * stride + kFront + s] = (I, Q) interleaved (element-outer kernel);
+//   iq[(t * elements + e) * stride + kFront + s] = (I, Q) interleaved (plane-wave kernels);
 //   out[ix * nz + iz] = (I, Q) of pixel (ix, iz), lateral-major like every image of the project.
 #pragma once
 

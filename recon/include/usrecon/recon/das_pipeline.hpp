@@ -152,9 +152,9 @@ class DasBeamformers {
   ~DasBeamformers();
   DasBeamformers(const DasBeamformers&) = delete;
   DasBeamformers& operator=(const DasBeamformers&) = delete;
-  /// Beamforms the prepared frame into its image; returns the backend's description for the JSON
-  /// (name, device or threads, kernel, points_per_s, and on CUDA kernel_s). Stage time "beamform"
-  /// goes into *timing when given.
+  /// Beamforms the prepared frame: its image, its parameters, and the backend's description for
+  /// the JSON (name, device or threads, kernel, points_per_s, and on CUDA kernel_s). Stage time
+  /// "beamform" goes into *timing when given.
   DasFrame beamform(PreparedDas&& frame, nlohmann::json* timing = nullptr);
 
  private:

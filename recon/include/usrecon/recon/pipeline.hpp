@@ -84,7 +84,9 @@ struct FrameReport {
   bool ok = false;
   std::string error;                          ///< the reason, naming the file, when !ok
   std::vector<std::filesystem::path> outputs; ///< files written
-  nlohmann::json timing_s;                    ///< seconds per stage
+  nlohmann::json timing_s;                    ///< seconds per stage; "total" from the start of
+                                              ///< reading to the outputs written (in a batch
+                                              ///< that includes waiting between stages)
 };
 
 /// {"input", "status": "ok" | "failed", "error" (null when ok), "outputs", "timing_s"}, and
@@ -137,8 +139,10 @@ class Reconstructor {
   /// outputs are written (done runs on one thread, in order). The stages overlap: a reader thread
   /// reads the next inputs (for the seed model into the backend's slots; for the general models
   /// with their analytic signal) while the backend beamforms, and a writer thread does B-mode
-  /// and writing of the previous frame. stop() is asked before each new input is read; frames
-  /// already read are finished. Returns the number of inputs reported.
+  /// and writing of the previous frame. stop() is asked (on the reader thread) before each new
+  /// input is read; frames already read are finished. done() runs on the writer thread; if it
+  /// throws, nothing more is read or written and the exception reaches the caller. Returns the
+  /// number of inputs reported.
   std::size_t reconstruct_batch(const std::vector<std::filesystem::path>& inputs,
                                 const std::function<void(std::size_t, const FrameReport&)>& done,
                                 const std::function<bool()>& stop);

@@ -47,7 +47,9 @@ class StreamScratch {
     USRECON_CUDA_CHECK(cudaMallocAsync(reinterpret_cast<void**>(&data_), count * sizeof(T), stream));
   }
   ~StreamScratch() {
-    if (data_) cudaFreeAsync(data_, stream_);  // errors cannot be reported from a destructor
+    // Errors cannot be reported from a destructor; clear the one a failed free leaves, so that
+    // the next launch check does not blame it on an unrelated kernel.
+    if (data_ && cudaFreeAsync(data_, stream_) != cudaSuccess) (void)cudaGetLastError();
   }
   StreamScratch(StreamScratch&& other) noexcept
       : data_(std::exchange(other.data_, nullptr)), stream_(other.stream_) {}
