@@ -1,8 +1,11 @@
 // Elementwise maps on the CPU: broadcasting, types, several outputs, errors at the call.
 #include <gtest/gtest.h>
 
+#include <array>
 #include <cmath>
 #include <cstdint>
+#include <string>
+#include <utility>
 
 #include "kernel_test_util.hpp"
 #include "usrecon/kernels/map.hpp"
@@ -203,3 +206,78 @@ TYPED_TEST(KernelMapTyped, RowBroadcastOfManyShortRows) {
 }
 
 }  // namespace
+
+namespace {
+
+// What the CUDA map does, run on the host: make_map_args (shape checks, broadcasting, collapsing),
+// then for every output element, in the order a grid-stride loop covers them, the element
+// program each CUDA thread runs (contiguous_offsets or broadcast_offsets, as cuda_map picks by
+// ndim, then apply_element).
+template <class T, int NOut, int NIn, class Op>
+void run_cuda_element_program(const Op& op, const std::array<uk::Out<T>, NOut>& outs,
+                              const std::array<uk::In<T>, NIn>& ins) {
+  uk::Location where;
+  const uk::MapArgs<T, NOut, NIn> a = uk::detail::make_map_args<T, NOut, NIn>("t", outs, ins, where);
+  for (std::int64_t i = 0; i < a.n; ++i) {
+    std::int64_t off[NIn];
+    if (a.ndim == 1)
+      uk::contiguous_offsets(a, i, off);
+    else
+      uk::broadcast_offsets(a, i, off);
+    uk::apply_element(op, a, i, off, std::make_index_sequence<NIn>{});
+  }
+}
+
+template <class T>
+void expect_same(const HostArray<T>& got, const HostArray<T>& want, const std::string& what) {
+  ASSERT_EQ(got.shape(), want.shape()) << what;
+  std::size_t differ = 0;
+  for (std::size_t i = 0; i < got.size(); ++i) differ += !(got[i] == want[i]);
+  EXPECT_EQ(differ, 0u) << what << ": elements differing from the CPU map";
+}
+
+}  // namespace
+
+TEST(KernelMapCudaProgram, ElementProgramOnTheHostGivesTheCpuMapsResult) {
+  struct Case {
+    Shape a, b;
+  };
+  const Case cases[] = {{{1000}, {1000}},       {{4}, {4, 4}},          {{3, 1, 5}, {1, 4, 1}},
+                        {{2, 1, 3, 1}, {2, 5, 3, 7}}, {{}, {7, 3}},     {{}, {}},
+                        {{1, 1}, {1}},          {{257, 129}, {129}},    {{129, 1}, {1, 257}},
+                        {{6, 1, 1, 4}, {6, 2, 3, 1}}};
+  std::uint64_t seed = 1;
+  for (const Case& c : cases) {
+    const std::string what = c.a.to_string() + " + " + c.b.to_string();
+    const HostArray<double> a = random_array<double>(c.a, seed++), b = random_array<double>(c.b, seed++);
+    const HostArray<double> want = uk::add(a, b);
+    HostArray<double> got(want.shape());
+    for (double& v : got) v = NAN;
+    run_cuda_element_program<double, 1, 2>(uk::ops::Add{}, {uk::Out<double>(got)}, {uk::In<double>(a), uk::In<double>(b)});
+    expect_same(got, want, what);
+    // An input as a scalar (its own In, not an array).
+    const HostArray<double> want_scalar = uk::add(a, 2.5);
+    HostArray<double> got_scalar(want_scalar.shape());
+    run_cuda_element_program<double, 1, 2>(uk::ops::Add{}, {uk::Out<double>(got_scalar)},
+                                           {uk::In<double>(a), uk::In<double>(2.5)});
+    expect_same(got_scalar, want_scalar, what + " (scalar)");
+  }
+  // Three inputs, integers.
+  const HostArray<std::int32_t> x = random_array<std::int32_t>(Shape{2, 3, 1}, 41, -50, 50);
+  const HostArray<std::int32_t> y = random_array<std::int32_t>(Shape{3, 4}, 42, -50, 50);
+  constexpr uk::Ufunc<Fma3, 3> fma3{"fma3"};
+  const HostArray<std::int32_t> want3 = fma3(x, y, std::int32_t(7));
+  HostArray<std::int32_t> got3(want3.shape());
+  run_cuda_element_program<std::int32_t, 1, 3>(Fma3{}, {uk::Out<std::int32_t>(got3)},
+                                               {uk::In<std::int32_t>(x), uk::In<std::int32_t>(y), uk::In<std::int32_t>(7)});
+  expect_same(got3, want3, "fma3 (2,3,1) (3,4) scalar");
+  // Two outputs: polar to Cartesian, radii (3, 6) against angles (6,).
+  const HostArray<float> r = random_array<float>(Shape{3, 6}, 43, 0.0, 2.0);
+  const HostArray<float> theta = random_array<float>(Shape{6}, 44, -3.0, 3.0);
+  HostArray<float> want_x(Shape{3, 6}), want_y(Shape{3, 6}), got_x(Shape{3, 6}), got_y(Shape{3, 6});
+  uk::polar_to_cartesian(r, theta, want_x, want_y);
+  run_cuda_element_program<float, 2, 2>(uk::ops::PolarToCartesian{}, {uk::Out<float>(got_x), uk::Out<float>(got_y)},
+                                        {uk::In<float>(r), uk::In<float>(theta)});
+  expect_same(got_x, want_x, "polar_to_cartesian x");
+  expect_same(got_y, want_y, "polar_to_cartesian y");
+}

@@ -53,6 +53,45 @@ struct MapArgs {
   std::int64_t stride[NIn][max_dims];
 };
 
+// What a CUDA thread does for output element i (cuda/map.cuh), host-device so that CPU tests run
+// it too: the inputs' offsets (contiguous calls multiply; broadcast calls unravel i over the
+// collapsed shape, last dimension fastest), then the op on those inputs (a null input is its
+// scalar) into every output.
+
+/// Input offsets (elements) of output element i of a contiguous call (a.ndim == 1).
+template <class T, int NOut, int NIn>
+USRECON_HD inline void contiguous_offsets(const MapArgs<T, NOut, NIn>& a, std::int64_t i, std::int64_t (&off)[NIn]) {
+  USRECON_UNROLL
+  for (int k = 0; k < NIn; ++k) off[k] = i * a.stride[k][0];
+}
+
+/// Input offsets (elements) of output element i of a broadcast call (any a.ndim).
+template <class T, int NOut, int NIn>
+USRECON_HD inline void broadcast_offsets(const MapArgs<T, NOut, NIn>& a, std::int64_t i, std::int64_t (&off)[NIn]) {
+  USRECON_UNROLL
+  for (int k = 0; k < NIn; ++k) off[k] = 0;
+  std::int64_t rem = i;
+  for (int d = a.ndim - 1; d >= 0; --d) {
+    const std::int64_t idx = rem % a.shape[d];
+    rem /= a.shape[d];
+    USRECON_UNROLL
+    for (int k = 0; k < NIn; ++k) off[k] += idx * a.stride[k][d];
+  }
+}
+
+/// op on the inputs at `off` into output element i of every output.
+template <class Op, class T, int NOut, int NIn, std::size_t... K>
+USRECON_HD inline void apply_element(const Op& op, const MapArgs<T, NOut, NIn>& a, std::int64_t i,
+                                     const std::int64_t (&off)[NIn], std::index_sequence<K...>) {
+  const auto r = op((a.in[K] ? a.in[K][off[K]] : a.scalar[K])...);
+  if constexpr (NOut == 1) {
+    a.out[0][i] = r;
+  } else {
+    USRECON_UNROLL
+    for (int j = 0; j < NOut; ++j) a.out[j][i] = r.value[j];
+  }
+}
+
 namespace detail {
 
 template <class Op, class T, std::size_t... I>

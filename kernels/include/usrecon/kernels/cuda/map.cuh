@@ -15,17 +15,8 @@
 namespace usrecon::kernels {
 namespace cuda_map_detail {
 
-template <class Op, class T, int NOut, int NIn, std::size_t... K>
-__device__ __forceinline__ void apply(const Op& op, const MapArgs<T, NOut, NIn>& a, std::int64_t i,
-                                      const std::int64_t (&off)[NIn], std::index_sequence<K...>) {
-  const auto r = op((a.in[K] ? a.in[K][off[K]] : a.scalar[K])...);
-  if constexpr (NOut == 1) {
-    a.out[0][i] = r;
-  } else {
-#pragma unroll
-    for (int j = 0; j < NOut; ++j) a.out[j][i] = r.value[j];
-  }
-}
+// Each thread runs the host-device element program of map.hpp (contiguous_offsets or
+// broadcast_offsets, then apply_element) over a grid-stride range.
 
 // Contiguous (or broadcast-from-one-value) operands: no index math beyond i * {0, 1}.
 template <class Op, class T, int NOut, int NIn>
@@ -33,9 +24,8 @@ __global__ void map_contiguous(Op op, MapArgs<T, NOut, NIn> a) {
   const std::int64_t step = cuda::grid_stride_1d();
   for (std::int64_t i = cuda::global_index_1d(); i < a.n; i += step) {
     std::int64_t off[NIn];
-#pragma unroll
-    for (int k = 0; k < NIn; ++k) off[k] = i * a.stride[k][0];
-    apply(op, a, i, off, std::make_index_sequence<NIn>{});
+    contiguous_offsets(a, i, off);
+    apply_element(op, a, i, off, std::make_index_sequence<NIn>{});
   }
 }
 
@@ -44,15 +34,9 @@ template <class Op, class T, int NOut, int NIn>
 __global__ void map_strided(Op op, MapArgs<T, NOut, NIn> a) {
   const std::int64_t step = cuda::grid_stride_1d();
   for (std::int64_t i = cuda::global_index_1d(); i < a.n; i += step) {
-    std::int64_t off[NIn] = {};
-    std::int64_t rem = i;
-    for (int d = a.ndim - 1; d >= 0; --d) {
-      const std::int64_t idx = rem % a.shape[d];
-      rem /= a.shape[d];
-#pragma unroll
-      for (int k = 0; k < NIn; ++k) off[k] += idx * a.stride[k][d];
-    }
-    apply(op, a, i, off, std::make_index_sequence<NIn>{});
+    std::int64_t off[NIn];
+    broadcast_offsets(a, i, off);
+    apply_element(op, a, i, off, std::make_index_sequence<NIn>{});
   }
 }
 
