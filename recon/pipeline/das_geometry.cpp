@@ -71,6 +71,14 @@ std::string to_string(DasCudaKernel kernel) {  // here, so that CPU-only builds 
   return "?";
 }
 
+DasCudaKernel parse_das_cuda_kernel(std::string_view name) {
+  for (DasCudaKernel k : {DasCudaKernel::Auto, DasCudaKernel::PixelPerThread, DasCudaKernel::ElementOuter,
+                          DasCudaKernel::TransmitBlocked})
+    if (name == to_string(k)) return k;
+  throw Error("unknown CUDA kernel '" + std::string(name) +
+              "' (expected auto, pixel-per-thread, element-outer or transmit-blocked)");
+}
+
 int Acquisition::transmits() const {
   if (model == Model::PlaneWave) return static_cast<int>(angles.size());
   if (has_virtual_sources(model)) return static_cast<int>(source_x.size());

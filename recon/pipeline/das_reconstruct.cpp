@@ -234,7 +234,8 @@ PreparedDas prepare_das(const fs::path& input, const DasSetup& setup, int thread
   return frame;
 }
 
-DasBeamformers::DasBeamformers(BackendKind backend, int threads) : backend_(backend), threads_(threads) {}
+DasBeamformers::DasBeamformers(BackendKind backend, int threads, DasCudaKernel cuda_kernel)
+    : backend_(backend), threads_(threads), cuda_kernel_(cuda_kernel) {}
 DasBeamformers::~DasBeamformers() = default;
 
 DasFrame DasBeamformers::beamform(PreparedDas&& prepared, nlohmann::json* timing) {
@@ -249,7 +250,7 @@ DasFrame DasBeamformers::beamform(PreparedDas&& prepared, nlohmann::json* timing
     try {
       if (!cuda_ || cuda_->problem() != problem) {
         cuda_.reset();  // its device memory first, then the new one's
-        cuda_ = std::make_unique<DasCudaBeamformer>(problem);
+        cuda_ = std::make_unique<DasCudaBeamformer>(problem, cuda_kernel_);
       }
       cuda_->beamform(prepared.analytic, frame.image.data.data());
       frame.backend = {{"name", "cuda"}, {"device", cuda_->device()}, {"kernel", to_string(cuda_->kernel())},

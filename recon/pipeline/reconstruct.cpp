@@ -127,7 +127,7 @@ Reconstructor::Reconstructor(ReconstructOptions options, fs::path out_dir)
     backend_ = make_seed_backend(options_.backend, options_.problem, options_.threads, &notice_,
                                  options_.precision);
   else
-    das_ = std::make_unique<DasBeamformers>(options_.backend, options_.threads);
+    das_ = std::make_unique<DasBeamformers>(options_.backend, options_.threads, options_.das_cuda_kernel);
   std::error_code ec;
   fs::create_directories(out_dir_, ec);
   if (ec || !fs::is_directory(out_dir_))

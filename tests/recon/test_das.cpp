@@ -413,5 +413,13 @@ TEST(ReconDasDelay, CenterTimeZeroCountsFromTheWavefrontAtTheArrayCentre) {
   EXPECT_THROW(parse_time_zero("middle"), Error);
 }
 
+TEST(ReconDasDelay, CudaKernelNamesRoundTrip) {
+  for (DasCudaKernel k : {DasCudaKernel::Auto, DasCudaKernel::PixelPerThread, DasCudaKernel::ElementOuter,
+                          DasCudaKernel::TransmitBlocked})
+    EXPECT_EQ(parse_das_cuda_kernel(to_string(k)), k);
+  EXPECT_EQ(to_string(DasCudaKernel::TransmitBlocked), "transmit-blocked");
+  EXPECT_THROW(parse_das_cuda_kernel("fastest"), Error);
+}
+
 }  // namespace
 }  // namespace usrecon::recon

@@ -139,6 +139,30 @@ TEST_F(CliDas, SimulateReconstructMetricsRoundTrip) {
                  "seed's fixed geometry");
   EXPECT_FALSE(fs::exists(dir_ / "dw.npy"));
   EXPECT_FALSE(fs::exists(dir_ / "seed.txt"));
+  // --cuda-kernel: a general-model, CUDA-backend option; the plane-wave kernels take plane waves.
+  expect_usrecon_refused("reconstruct " + quote(rf) + seed_only + " --cuda-kernel pixel-per-thread",
+                         "--cuda-kernel applies to the general models");
+  expect_usrecon_refused("reconstruct " + quote(rf) + " --model sa --cuda-kernel element-outer -o " + quote(out),
+                         "--cuda-kernel element-outer applies to --model planewave only");
+  expect_usrecon_refused("reconstruct " + quote(rf) + " --model sa --cuda-kernel transmit-blocked -o " + quote(out),
+                         "--cuda-kernel transmit-blocked applies to --model planewave only");
+  expect_usrecon_refused("reconstruct " + quote(rf) + " --model sa --backend cpu --cuda-kernel pixel-per-thread -o " +
+                             quote(out),
+                         "--cuda-kernel pixel-per-thread applies to the CUDA backend, not --backend cpu");
+  expect_usrecon_refused("reconstruct " + quote(rf) + " --model sa --cuda-kernel fastest -o " + quote(out),
+                         "--cuda-kernel");
+  // With --backend auto the kernel is used when a device is there; without one the CPU runs and
+  // the JSON says so.
+  r = run_command(quote(usrecon_exe()) + " reconstruct " + quote(rf) + " --model sa --config " +
+                  quote(dir_ / "probe.toml") +
+                  " --x-range -2e-3:2e-3 --z-range 8e-3:12e-3 --cuda-kernel pixel-per-thread --overwrite -o " +
+                  quote(dir_ / "auto_out"));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const nlohmann::json meta = nlohmann::json::parse(io::read_file(dir_ / "auto_out" / "sa.json"));
+  if (meta.at("backend").at("name") == "cuda")
+    EXPECT_EQ(meta.at("backend").at("kernel"), "pixel-per-thread") << meta.at("backend").dump();
+  else
+    EXPECT_EQ(meta.at("backend").at("name"), "cpu") << meta.at("backend").dump();
 }
 
 // A directory given to the general models contributes its NPY, MAT and HDF5 files (and

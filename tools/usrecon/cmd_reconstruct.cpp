@@ -118,6 +118,8 @@ int run(const ReconstructArgs& args) {
   // --frame all: a multi-frame file is one input per frame from here on.
   const std::vector<recon::BatchInput> inputs = recon::expand_frames(files, options.das.input);
   options.backend = recon::parse_backend(args.backend);
+  if (options.backend == recon::BackendKind::Cpu && options.das_cuda_kernel != recon::DasCudaKernel::Auto)
+    throw Error("--cuda-kernel " + args.das.cuda_kernel + " applies to the CUDA backend, not --backend cpu");
   options.precision = recon::seed::parse_precision(args.precision);
   recon::Reconstructor reconstructor(options, args.out_dir);
   if (!reconstructor.backend_notice().empty())

@@ -70,6 +70,12 @@ void add_das_options(CLI::App& app, DasArgs& args, recon::ReconstructOptions& op
       ->check(CLI::Range(0.0, 100.0))->capture_default_str()->group(g);
   app.add_option("--interp", args.interp, "Interpolation of the delayed samples")
       ->check(CLI::IsMember({"nearest", "linear"}))->capture_default_str()->group(g);
+  app.add_option("--cuda-kernel", args.cuda_kernel,
+                 "CUDA backend: the beamforming kernel. auto (element-outer for plane waves, else "
+                 "pixel-per-thread), pixel-per-thread (any model), element-outer or transmit-blocked "
+                 "(plane waves); the frame's JSON names the one that ran")
+      ->check(CLI::IsMember({"auto", "pixel-per-thread", "element-outer", "transmit-blocked"}))
+      ->capture_default_str()->group(g);
   app.add_option("--layout", das.input.layout,
                  "Axes of the channel-data array in order, e.g. samples,elements,transmits (NPY: C "
                  "order; MAT: MATLAB's order) [default: samples,elements,transmits]")->group(g);
@@ -141,6 +147,11 @@ void finish_das_options(const DasArgs& args, recon::ReconstructOptions& options)
   if (das.options.tx_fnumber > 0 && !recon::has_virtual_sources(recon::das_model(options.model)))
     throw Error("--tx-fnumber applies to --model dw and fw only");
   das.options.tukey_alpha = args.tukey_alpha;
+  options.das_cuda_kernel = recon::parse_das_cuda_kernel(args.cuda_kernel);
+  if ((options.das_cuda_kernel == recon::DasCudaKernel::ElementOuter ||
+       options.das_cuda_kernel == recon::DasCudaKernel::TransmitBlocked) &&
+      options.model != recon::ReconModel::PlaneWave)
+    throw Error("--cuda-kernel " + args.cuda_kernel + " applies to --model planewave only");
   das.input.offset = recon::parse_offset(args.offset);
   das.input.samples = options.problem.samples;
   das.input.all_frames = args.frame == "all";

@@ -22,12 +22,13 @@ struct DasArgs {
   std::string window = "rect", interp = "linear", offset = "none", time_zero = "first-element";
   std::string frame = "1";  // --frame N | all
   std::string tx_apodization = "none";
+  std::string cuda_kernel = "auto";
   double tukey_alpha = 0.5;
 };
 
 /// Adds --model, --elements, --pitch, --sound-speed, --fs, --t0, --x-range, --z-range, --dx, --dz,
 /// --angles-deg, --time-zero, --tx-elements, --sources-x, --sources-z, --fnumber, --window,
-/// --tukey-alpha, --tx-apodization, --tx-fnumber, --interp, --layout, --var, --frame, --offset and --config to
+/// --tukey-alpha, --tx-apodization, --tx-fnumber, --interp, --cuda-kernel, --layout, --var, --frame, --offset and --config to
 /// `app`, storing into args and options.das.
 void add_das_options(CLI::App& app, DasArgs& args, recon::ReconstructOptions& options);
 

@@ -128,7 +128,8 @@ class DasCpuBeamformer {
 /// 8 transmits. Auto: ElementOuter for plane waves, PixelPerThread for synthetic aperture,
 /// diverging and focused waves.
 enum class DasCudaKernel { Auto, PixelPerThread, ElementOuter, TransmitBlocked };
-std::string to_string(DasCudaKernel kernel);
+std::string to_string(DasCudaKernel kernel);  // "auto", "pixel-per-thread", "element-outer", "transmit-blocked"
+DasCudaKernel parse_das_cuda_kernel(std::string_view name);  // those names, else throws Error
 
 class DasCudaBeamformer {
  public:

@@ -148,7 +148,8 @@ PreparedDas prepare_das(const std::filesystem::path& input, const DasSetup& setu
 /// so a batch of like frames plans its tables and allocates its device buffers once.
 class DasBeamformers {
  public:
-  DasBeamformers(BackendKind backend, int threads);
+  /// cuda_kernel: the CUDA kernel to use (Auto: the default for the model).
+  DasBeamformers(BackendKind backend, int threads, DasCudaKernel cuda_kernel = DasCudaKernel::Auto);
   ~DasBeamformers();
   DasBeamformers(const DasBeamformers&) = delete;
   DasBeamformers& operator=(const DasBeamformers&) = delete;
@@ -160,6 +161,7 @@ class DasBeamformers {
  private:
   BackendKind backend_;
   int threads_;
+  DasCudaKernel cuda_kernel_;
   std::unique_ptr<DasCpuBeamformer> cpu_;
   std::unique_ptr<DasCudaBeamformer> cuda_;
 };

@@ -70,6 +70,7 @@ struct ReconstructOptions {
   DasSetup das;                      ///< general models: geometry, grid, apodization, input
   BackendKind backend = BackendKind::Auto;
   seed::Precision precision = seed::Precision::Double;  ///< CUDA index arithmetic (--precision)
+  DasCudaKernel das_cuda_kernel = DasCudaKernel::Auto;  ///< general models on CUDA (--cuda-kernel)
   int threads = 0;                   ///< CPU threads, 0 = all
   double dynamic_range_db = 60.0;    ///< B-mode dynamic range
   bool save_raw = false;             ///< also write <stem>.npy, the raw beamformed array (seed:
