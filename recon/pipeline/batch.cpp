@@ -39,13 +39,14 @@ using detail::seconds_since;
 // A minimal bounded blocking queue: push waits while `capacity` items are queued, so a fast
 // stage cannot pile up frames (7 MB each) ahead of a slow one. close() ends it from either side:
 // the consumer still drains what is queued, then pop() returns nothing; a producer waiting for
-// space (or pushing later) is told false and its item dropped, so a stage that ends early never
+// space (or pushing later) is told false and keeps its item, so a stage that ends early never
 // leaves another waiting for ever.
 template <class T>
 class Channel {
  public:
   explicit Channel(std::size_t capacity) : capacity_(capacity) {}
-  bool push(T item) {
+  /// Moves `item` in, or leaves it untouched and returns false once the channel is closed.
+  bool push(T&& item) {
     {
       std::unique_lock lock(mutex_);
       space_.wait(lock, [&] { return items_.size() < capacity_ || closed_; });
@@ -138,60 +139,77 @@ struct CloseOnExit {
   }
 };
 
-// The writer thread's in-order reports: done(index, report) for each job. The first exception
-// from done() is kept for the caller (rethrow, once the stages stopped), silences the later
-// reports, tells the reader to read no more inputs and the writer to write no more (the frames
-// still in the stages are dropped, as a sequential run would never have made them).
-class Reports {
+// The first failure of a batch's threads (a stage that ended early, or done() throwing), kept
+// for the caller: rethrown once every stage has ended. Later failures are consequences of the
+// first (the stages shutting down) and are dropped.
+class FirstFailure {
  public:
-  explicit Reports(const std::function<void(std::size_t, const FrameReport&)>& done) : done_(done) {}
-  void report(FrameReport& report, Clock::time_point start) {
-    if (!report.timing_s.contains("total")) report.timing_s["total"] = seconds_since(start);
-    if (error_) return;
-    try {
-      done_(count_++, report);
-    } catch (...) {
-      error_ = std::current_exception();
-      abandoned_ = true;
-    }
+  void record(std::exception_ptr e) {
+    std::lock_guard lock(mutex_);
+    if (!error_) error_ = std::move(e);
   }
-  bool abandoned() const { return abandoned_; }
-  std::size_t count() const { return count_; }
-  void rethrow() const {
+  void rethrow() {
+    std::lock_guard lock(mutex_);
     if (error_) std::rethrow_exception(error_);
   }
 
  private:
-  const std::function<void(std::size_t, const FrameReport&)>& done_;
-  std::size_t count_ = 0;           // written by the writer thread only
-  std::exception_ptr error_;        // likewise
-  std::atomic<bool> abandoned_ = false;  // read by the reader thread
+  std::mutex mutex_;
+  std::exception_ptr error_;
 };
 
-// Runs a stage on its thread: an exception that ends it goes into `error` (rethrown to the caller
-// once every stage has ended); `out` is closed at the end either way, so that the next stage ends.
+// The writer thread's in-order reports: done(index, report) for each job. Once done() throws
+// (its exception goes to `failure`) the batch is abandoned: the later reports are silenced, the
+// reader reads no more inputs, the beamform stage and the writer drop what is still in the
+// stages (nothing more is computed or written, as a sequential run would have stopped there).
+class Reports {
+ public:
+  Reports(const std::function<void(std::size_t, const FrameReport&)>& done, FirstFailure& failure)
+      : done_(done), failure_(failure) {}
+  void report(FrameReport& report, Clock::time_point start) {
+    if (!report.timing_s.contains("total")) report.timing_s["total"] = seconds_since(start);
+    if (abandoned_) return;
+    try {
+      done_(count_++, report);
+    } catch (...) {
+      failure_.record(std::current_exception());
+      abandoned_ = true;
+    }
+  }
+  bool abandoned() const { return abandoned_; }
+  std::size_t count() const { return count_; }  // after the writer has ended
+
+ private:
+  const std::function<void(std::size_t, const FrameReport&)>& done_;
+  FirstFailure& failure_;
+  std::size_t count_ = 0;                // written by the writer thread only
+  std::atomic<bool> abandoned_ = false;  // read by every stage
+};
+
+// Runs a stage on its thread: an exception that ends it goes to `failure`; `out` is closed at the
+// end either way, so that the next stage ends.
 template <class Out, class Body>
-void run_stage(std::exception_ptr& error, Out& out, Body body) {
+void run_stage(FirstFailure& failure, Out& out, Body body) {
   try {
     body();
   } catch (...) {
-    error = std::current_exception();
+    failure.record(std::current_exception());
   }
   out.close();
 }
 
 // The writer stage of a batch: for each beamformed job in input order, write(job) (B-mode and the
 // outputs; the job's image is freed once written, so memory stays flat over a batch; a failure
-// is recorded by fail), then its report. Once the caller gave up (done() threw) jobs are dropped
-// and release(stem) frees their output names. Closing `beamformed` at the end makes a beamform
-// stage still pushing give up.
+// is recorded by fail), then its report. Once the batch is abandoned jobs are dropped and
+// release(job) frees their output names. Closing `beamformed` at the end makes a beamform stage
+// still pushing give up.
 template <class Job, class Write, class Fail, class Release>
-void run_writer(Channel<Job>& beamformed, Reports& reports, std::exception_ptr& error, Write write, Fail fail,
+void run_writer(Channel<Job>& beamformed, Reports& reports, FirstFailure& failure, Write write, Fail fail,
                 Release release) {
-  run_stage(error, beamformed, [&] {
+  run_stage(failure, beamformed, [&] {
     while (std::optional<Job> job = beamformed.pop()) {
       if (reports.abandoned()) {
-        if (job->report.error.empty()) release(job->targets.stem);
+        release(*job);
         continue;
       }
       if (job->report.error.empty()) {
@@ -205,6 +223,13 @@ void run_writer(Channel<Job>& beamformed, Reports& reports, std::exception_ptr& 
       reports.report(job->report, job->start);
     }
   });
+}
+
+// After the threads have ended: jobs still queued in a closed channel (the batch ended early)
+// free their output names.
+template <class Job, class Release>
+void release_queued(Channel<Job>& channel, Release release) {
+  while (std::optional<Job> job = channel.pop()) release(*job);
 }
 
 }  // namespace
@@ -254,17 +279,27 @@ std::size_t Reconstructor::reconstruct_batch_das(const std::vector<BatchInput>& 
     record_failure(job.report, e);
     if (!job.targets.stem.empty()) release_stem(job.targets.stem);
   };
+  // A job that will not be finished frees its output name (a failed one already did).
+  auto release = [&](Job& job) {
+    if (job.report.error.empty() && !job.targets.stem.empty()) release_stem(job.targets.stem);
+  };
   // The reader prepares a frame only when the queue has room: at most one prepared frame waits
   // beside the one being beamformed (an analytic signal is a job's largest buffer), at most two
   // images wait for the writer, whatever the batch's length.
   Channel<Job> prepared(1), beamformed(2);
-  Reports reports(done);
-  std::exception_ptr reader_error, writer_error;  // anything that ended a thread early
+  FirstFailure failure;
+  Reports reports(done, failure);
+  std::jthread reader, writer;
+  // Declared after the threads, so destroyed before them: on any exit (an exception too) the
+  // channels are closed before the threads are joined, and none of them waits for ever.
+  const CloseOnExit<Channel<Job>, Channel<Job>> close_on_exit{{prepared, beamformed}};
 
-  std::jthread reader([&] {
-    run_stage(reader_error, prepared, [&] {
-      for (std::size_t idx = 0; idx < inputs.size() && !reports.abandoned() && !stop(); ++idx) {
-        if (!prepared.wait_for_space()) break;
+  reader = std::jthread([&] {
+    run_stage(failure, prepared, [&] {
+      for (std::size_t idx = 0; idx < inputs.size(); ++idx) {
+        // Asked after the wait for room, just before reading: a Ctrl-C or a failed report during
+        // the wait reads nothing more.
+        if (!prepared.wait_for_space() || reports.abandoned() || stop()) break;
         Job job;
         job.report.input = inputs[idx].path;
         job.report.frame = inputs[idx].frame;
@@ -275,15 +310,17 @@ std::size_t Reconstructor::reconstruct_batch_das(const std::vector<BatchInput>& 
         } catch (const std::exception& e) {
           fail(job, e);
         }
-        if (!prepared.push(std::move(job))) break;
+        if (!prepared.push(std::move(job))) {  // not taken: the batch is ending
+          release(job);
+          break;
+        }
       }
     });
   });
 
-  auto release = [&](const std::string& stem) { release_stem(stem); };
-  std::jthread writer([&] {
+  writer = std::jthread([&] {
     run_writer(
-        beamformed, reports, writer_error,
+        beamformed, reports, failure,
         [&](Job& job) {
           Frame frame = finish_das(job.report.input, std::move(job.das), job.report);
           job.report.outputs = write_frame(job.targets, frame, job.report, job.start);
@@ -291,27 +328,33 @@ std::size_t Reconstructor::reconstruct_batch_das(const std::vector<BatchInput>& 
         fail, release);
   });
 
-  {
-    const CloseOnExit<Channel<Job>, Channel<Job>> close_on_exit{{prepared, beamformed}};
-    // Beamform stage, on this thread.
-    while (std::optional<Job> job = prepared.pop()) {
-      if (job->report.error.empty()) {
-        try {
-          job->das = das_->beamform(std::move(job->prepared), &job->report.timing_s);
-          last_backend_ = job->das.backend.value("name", "?");
-        } catch (const std::exception& e) {
-          fail(*job, e);
-        }
-      }
-      job->prepared = PreparedDas{};  // the analytic signal is not needed past the beamformer
-      if (!beamformed.push(std::move(*job))) break;
+  // Beamform stage, on this thread.
+  while (std::optional<Job> job = prepared.pop()) {
+    if (reports.abandoned()) {  // nothing more is computed
+      release(*job);
+      continue;
     }
-  }  // closes both channels: the writer drains and ends, a reader still waiting gives up
+    if (job->report.error.empty()) {
+      try {
+        job->das = das_->beamform(std::move(job->prepared), &job->report.timing_s);
+        last_backend_ = job->das.backend.value("name", "?");
+      } catch (const std::exception& e) {
+        fail(*job, e);
+      }
+    }
+    job->prepared = PreparedDas{};  // the analytic signal is not needed past the beamformer
+    if (!beamformed.push(std::move(*job))) {  // not taken: the writer is gone
+      release(*job);
+      break;
+    }
+  }
+  prepared.close();
+  beamformed.close();
   reader.join();
   writer.join();
-  if (reader_error) std::rethrow_exception(reader_error);
-  if (writer_error) std::rethrow_exception(writer_error);
-  reports.rethrow();
+  release_queued(prepared, release);
+  release_queued(beamformed, release);
+  failure.rethrow();
   return reports.count();
 }
 
@@ -340,17 +383,31 @@ std::size_t Reconstructor::reconstruct_batch_seed(
     record_failure(job.report, e);
     if (!job.targets.stem.empty()) release_stem(job.targets.stem);
   };
+  // A job that will not be finished frees its output name (a failed one already did).
+  auto release = [&](Job& job) {
+    if (job.report.error.empty() && !job.targets.stem.empty()) release_stem(job.targets.stem);
+  };
 
-  Reports reports(done);
-  std::exception_ptr reader_error, writer_error;  // anything that ended a thread early
-  std::jthread reader([&] {
-    run_stage(reader_error, parsed, [&] {
-      for (std::size_t idx = 0; idx < inputs.size() && !reports.abandoned() && !stop(); ++idx) {
+  FirstFailure failure;
+  Reports reports(done, failure);
+  std::jthread reader, writer;
+  // Declared after the threads, so destroyed before them: on any exit (an exception too) the
+  // channels and the slot pool are closed before the threads are joined.
+  const CloseOnExit<Channel<Job>, Channel<Job>, SlotPool> close_on_exit{{parsed, beamformed, slots}};
+
+  reader = std::jthread([&] {
+    run_stage(failure, parsed, [&] {
+      for (std::size_t idx = 0; idx < inputs.size(); ++idx) {
         Job job;
+        if (!slots.take(job.slot)) break;  // the pool was closed: the batch is ending
+        // Asked after the wait for a slot, just before reading (see reconstruct_batch_das).
+        if (reports.abandoned() || stop()) {
+          slots.give(job.slot);
+          break;
+        }
         job.index = idx;
         job.report.input = inputs[idx];
         job.start = Clock::now();
-        if (!slots.take(job.slot)) break;  // the pool was closed: the batch is ending
         try {
           job.targets = plan_outputs(inputs[idx], 0);
           read_seed(inputs[idx], backend_->input(job.slot), job.report);
@@ -359,15 +416,17 @@ std::size_t Reconstructor::reconstruct_batch_seed(
           slots.give(job.slot);
           job.slot = -1;
         }
-        if (!parsed.push(std::move(job))) break;
+        if (!parsed.push(std::move(job))) {  // not taken: the batch is ending
+          release(job);
+          break;
+        }
       }
     });
   });
 
-  auto release = [&](const std::string& stem) { release_stem(stem); };
-  std::jthread writer([&] {
+  writer = std::jthread([&] {
     run_writer(
-        beamformed, reports, writer_error,
+        beamformed, reports, failure,
         [&](Job& job) {
           Frame frame = std::move(job.frame);
           finish_seed(job.report.input, frame, job.report);
@@ -376,44 +435,65 @@ std::size_t Reconstructor::reconstruct_batch_seed(
         fail, release);
   });
 
-  {
-    const CloseOnExit<Channel<Job>, Channel<Job>, SlotPool> close_on_exit{{parsed, beamformed, slots}};
-    // Beamform stage, on this thread: keep up to n_slots frames in flight, collect the oldest.
-    // False once the writer is gone.
-    std::deque<Job> in_flight;
-    auto collect_oldest = [&] {
-      Job job = std::move(in_flight.front());
-      in_flight.pop_front();
+  // Beamform stage, on this thread: keep up to n_slots frames in flight, collect the oldest.
+  std::deque<Job> in_flight;
+  // Collects the oldest frame in flight and hands it to the writer; false once the writer is gone.
+  auto collect_oldest = [&] {
+    Job job = std::move(in_flight.front());
+    in_flight.pop_front();
+    try {
+      job.frame.raw_real.resize(std::size_t(p.nx) * p.nz);
+      const auto t = Clock::now();
+      backend_->collect(job.slot, job.frame.raw_real);
+      // Host time spent on this frame in the backend (submit + collect): on the CPU the
+      // beamforming itself; on CUDA mostly waiting for the device, whose own stage times come
+      // from CUDA events (h2d, kernel, d2h).
+      job.report.timing_s["beamform"] = job.submit_s + seconds_since(t);
+      // Named first: a range-for over a temporary's items() would outlive the temporary.
+      const nlohmann::json device_times = backend_->last_timing_s();
+      for (const auto& [stage, seconds] : device_times.items()) job.report.timing_s[stage] = seconds;
+    } catch (const std::exception& e) {
+      fail(job, e);
+    }
+    slots.give(job.slot);
+    job.slot = -1;
+    if (beamformed.push(std::move(job))) return true;
+    release(job);  // not taken: the writer is gone
+    return false;
+  };
+  auto collect_all = [&] {
+    while (!in_flight.empty())
+      if (!collect_oldest()) return false;
+    return true;
+  };
+  // On an early end, frames still on the backend are collected all the same (and dropped), so
+  // that no slot is left busy for a later batch of this Reconstructor.
+  auto drain_in_flight = [&] {
+    std::vector<double> scratch(std::size_t(p.nx) * p.nz);
+    for (Job& job : in_flight) {
       try {
-        job.frame.raw_real.resize(std::size_t(p.nx) * p.nz);
-        const auto t = Clock::now();
-        backend_->collect(job.slot, job.frame.raw_real);
-        // Host time spent on this frame in the backend (submit + collect): on the CPU the
-        // beamforming itself; on CUDA mostly waiting for the device, whose own stage times come
-        // from CUDA events (h2d, kernel, d2h).
-        job.report.timing_s["beamform"] = job.submit_s + seconds_since(t);
-        // Named first: a range-for over a temporary's items() would outlive the temporary.
-        const nlohmann::json device_times = backend_->last_timing_s();
-        for (const auto& [stage, seconds] : device_times.items()) job.report.timing_s[stage] = seconds;
-      } catch (const std::exception& e) {
-        fail(job, e);
+        backend_->collect(job.slot, scratch);
+      } catch (...) {
       }
       slots.give(job.slot);
-      job.slot = -1;
-      return beamformed.push(std::move(job));
-    };
-    auto collect_all = [&] {
-      while (!in_flight.empty())
-        if (!collect_oldest()) return false;
-      return true;
-    };
+      release(job);
+    }
+    in_flight.clear();
+  };
+  try {
     bool writing = true;
     while (writing) {
       std::optional<Job> job = parsed.pop();
       if (!job) break;
+      if (reports.abandoned()) {  // nothing more is computed
+        slots.give(job->slot);
+        release(*job);
+        continue;
+      }
       if (!job->report.error.empty()) {
         // Keep input order: frames still on the device are reported first.
-        writing = collect_all() && beamformed.push(std::move(*job));
+        writing = collect_all();
+        if (writing && !beamformed.push(std::move(*job))) writing = false;
         continue;
       }
       try {
@@ -424,19 +504,26 @@ std::size_t Reconstructor::reconstruct_batch_seed(
         fail(*job, e);
         slots.give(job->slot);
         job->slot = -1;
-        writing = collect_all() && beamformed.push(std::move(*job));
+        writing = collect_all();
+        if (writing && !beamformed.push(std::move(*job))) writing = false;
         continue;
       }
       in_flight.push_back(std::move(*job));
       if (int(in_flight.size()) >= n_slots) writing = collect_oldest();
     }
     if (writing) collect_all();
-  }  // closes the channels and the slot pool: the writer drains and ends, the reader gives up
+  } catch (...) {
+    drain_in_flight();
+    throw;
+  }
+  drain_in_flight();  // empty unless the writer went away
+  parsed.close();
+  beamformed.close();
   reader.join();
   writer.join();
-  if (reader_error) std::rethrow_exception(reader_error);
-  if (writer_error) std::rethrow_exception(writer_error);
-  reports.rethrow();
+  release_queued(parsed, release);
+  release_queued(beamformed, release);
+  failure.rethrow();
   return reports.count();
 }
 

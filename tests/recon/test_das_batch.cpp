@@ -157,5 +157,21 @@ TEST_F(ReconDasBatch, AnErrorFromTheStopCallbackReachesTheCaller) {
   EXPECT_EQ(done_calls, 2u);  // the two inputs read before stop() failed are finished
 }
 
+TEST_F(ReconDasBatch, ACudaKernelAskedForMustFitTheJob) {
+  ReconstructOptions o = options();
+  o.backend = BackendKind::Auto;
+  o.das_cuda_kernel = DasCudaKernel::TransmitBlocked;
+  EXPECT_NO_THROW(Reconstructor(o, dir_ / "a"));  // plane waves: any kernel
+  o.model = ReconModel::SyntheticAperture;
+  EXPECT_THROW(Reconstructor(o, dir_ / "b"), Error);  // the plane-wave kernels take plane waves only
+  o.das_cuda_kernel = DasCudaKernel::PixelPerThread;
+  EXPECT_NO_THROW(Reconstructor(o, dir_ / "c"));
+  o.backend = BackendKind::Cpu;
+  EXPECT_THROW(Reconstructor(o, dir_ / "d"), Error);  // no CUDA kernel runs on the CPU backend
+  o.backend = BackendKind::Auto;
+  o.model = ReconModel::Seed;
+  EXPECT_THROW(Reconstructor(o, dir_ / "e"), Error);  // the seed model has its own CUDA kernel
+}
+
 }  // namespace
 }  // namespace usrecon::recon

@@ -106,6 +106,9 @@ int run(const ReconstructArgs& args) {
   const auto start = Clock::now();
   recon::ReconstructOptions options = args.options;
   finish_das_options(args.das, options);
+  options.backend = recon::parse_backend(args.backend);
+  if (options.backend == recon::BackendKind::Cpu && options.das_cuda_kernel != recon::DasCudaKernel::Auto)
+    throw Error("--cuda-kernel " + args.das.cuda_kernel + " applies to the CUDA backend, not --backend cpu");
   std::vector<fs::path> paths(args.inputs.begin(), args.inputs.end());
   const std::vector<fs::path> files = recon::expand_inputs(paths, options.model);
   if (files.empty()) {
@@ -117,9 +120,6 @@ int run(const ReconstructArgs& args) {
   }
   // --frame all: a multi-frame file is one input per frame from here on.
   const std::vector<recon::BatchInput> inputs = recon::expand_frames(files, options.das.input);
-  options.backend = recon::parse_backend(args.backend);
-  if (options.backend == recon::BackendKind::Cpu && options.das_cuda_kernel != recon::DasCudaKernel::Auto)
-    throw Error("--cuda-kernel " + args.das.cuda_kernel + " applies to the CUDA backend, not --backend cpu");
   options.precision = recon::seed::parse_precision(args.precision);
   recon::Reconstructor reconstructor(options, args.out_dir);
   if (!reconstructor.backend_notice().empty())
