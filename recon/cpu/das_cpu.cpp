@@ -47,12 +47,7 @@ struct DasCpuBeamformer::Impl {
   bool monotone = false;      // sample positions grow with depth (z0 >= 0): lane 0 is the minimum
   float inv_c_fs = 0, t0_fs = 0, fnumber = 0, alpha = 0, tx_fnumber = 0;
   int window = das::kRect;
-  std::vector<float> ex;                      // element x
-  std::vector<float> cos_a, sin_a, x_reference;   // plane wave, per transmit
-  std::vector<int> tx_element;                // synthetic aperture, per transmit
-  std::vector<float> src_x, src_z, src_r0;    // diverging and focused waves, per transmit
-  std::vector<float> src_waist;               // their transmit cones' smallest half-width (m)
-  std::vector<int> column_transmit;           // scanline transmit apodization: each column's one transmit
+  DasTables tables;           // per-transmit geometry (make_das_tables)
 };
 
 namespace {
@@ -90,8 +85,8 @@ void receive_tables_scalar(const Impl& c, float x, int blocks, Scratch& s) {
     for (int b = 0; b < blocks; ++b) {
       bool any = false;
       for (int l = b * kLanes; l < (b + 1) * kLanes; ++l) {
-        rx[l] = das::receive_distance(x, s.zs[l], c.ex[e]) * c.inv_c_fs;
-        ap[l] = das::receive_apodization(x, s.zs[l], c.ex[e], c.fnumber, c.window, c.alpha);
+        rx[l] = das::receive_distance(x, s.zs[l], c.tables.ex[e]) * c.inv_c_fs;
+        ap[l] = das::receive_apodization(x, s.zs[l], c.tables.ex[e], c.fnumber, c.window, c.alpha);
         any = any || ap[l] != 0.f;
       }
       s.active[std::size_t(e) * (kChunk / kLanes) + b] = any;
@@ -150,7 +145,7 @@ USRECON_DAS_AVX512 void receive_tables_avx512(const Impl& c, float x, int blocks
   for (int e = 0; e < E; ++e) {
     float* rx = s.rx.data() + std::size_t(e) * kChunk;
     float* ap = s.apod.data() + std::size_t(e) * kChunk;
-    const float dxs = x - c.ex[e];
+    const float dxs = x - c.tables.ex[e];
     const __m512 dx = _mm512_set1_ps(dxs);
     const __m512 dx2 = _mm512_mul_ps(dx, dx);
     const __m512 adx = _mm512_set1_ps(std::fabs(dxs));
@@ -279,19 +274,19 @@ void beamform_tile(const Impl& c, const AnalyticData& d, int ix, int chunk, Scra
   const AccumulateFn accumulate = pick_accumulate(c);
   const int T = acq.transmits();
   for (int t = 0; t < T; ++t) {
-    if (!c.column_transmit.empty() && t != c.column_transmit[std::size_t(ix)]) continue;
+    if (!c.tables.column_transmit.empty() && t != c.tables.column_transmit[std::size_t(ix)]) continue;
     if (acq.model == Model::PlaneWave) {
       for (int l = 0; l < padded; ++l)
         s.tx[l] = das::sample_position(
-            das::planewave_transmit_distance(x, s.zs[l], c.cos_a[t], c.sin_a[t], c.x_reference[t]),
+            das::planewave_transmit_distance(x, s.zs[l], c.tables.cos_a[t], c.tables.sin_a[t], c.tables.x_reference[t]),
             c.inv_c_fs, c.t0_fs);
     } else if (has_virtual_sources(acq.model)) {
       for (int l = 0; l < padded; ++l)
         s.tx[l] = das::sample_position(
-            das::virtual_source_transmit_distance(x, s.zs[l], c.src_x[t], c.src_z[t], c.src_r0[t]), c.inv_c_fs,
+            das::virtual_source_transmit_distance(x, s.zs[l], c.tables.src_x[t], c.tables.src_z[t], c.tables.src_r0[t]), c.inv_c_fs,
             c.t0_fs);
     } else {
-      const float* row = s.rx.data() + std::size_t(c.tx_element[t]) * kChunk;
+      const float* row = s.rx.data() + std::size_t(c.tables.tx_element[t]) * kChunk;
       for (int l = 0; l < padded; ++l) s.tx[l] = row[l] - c.t0_fs;
     }
     // A transmit F-number weighs the transmit's whole sum at each depth: sum into sum_i/sum_q,
@@ -300,8 +295,8 @@ void beamform_tile(const Impl& c, const AnalyticData& d, int ix, int chunk, Scra
     if (weighted) {
       bool any = false;
       for (int l = 0; l < padded; ++l) {
-        s.tx_weight[l] = das::virtual_source_apodization(x, s.zs[l], c.src_x[t], c.src_z[t], c.tx_fnumber,
-                                                         c.src_waist[t], c.window, c.alpha);
+        s.tx_weight[l] = das::virtual_source_apodization(x, s.zs[l], c.tables.src_x[t], c.tables.src_z[t], c.tx_fnumber,
+                                                         c.tables.src_waist[t], c.window, c.alpha);
         any = any || s.tx_weight[l] != 0.f;
       }
       if (!any) continue;
@@ -360,37 +355,14 @@ DasCpuBeamformer::DasCpuBeamformer(const DasProblem& problem, int threads, DasCp
   c.tx_fnumber = static_cast<float>(problem.options.tx_fnumber);
   c.alpha = static_cast<float>(problem.options.tukey_alpha);
   c.window = static_cast<int>(problem.options.window);
-  for (int e = 0; e < acq.probe.elements; ++e) c.ex.push_back(static_cast<float>(acq.probe.element_x(e)));
-  bool steep = false;
-  if (acq.model == Model::PlaneWave) {
-    const float x_min = c.ex.front(), x_max = c.ex.back();
-    for (double a : acq.angles) {
-      c.cos_a.push_back(static_cast<float>(std::cos(a)));
-      c.sin_a.push_back(static_cast<float>(std::sin(a)));
-      c.x_reference.push_back(das::planewave_x_reference(static_cast<float>(a), x_min, x_max, acq.time_zero));
-      steep = steep || !(std::cos(a) > 0.0);
-    }
-  } else if (has_virtual_sources(acq.model)) {
-    const std::vector<double> ex = acq.probe.positions();
-    for (double waist : das::virtual_source_waists(acq.source_x, acq.probe.pitch))
-      c.src_waist.push_back(static_cast<float>(waist));
-    for (std::size_t t = 0; t < acq.source_x.size(); ++t) {
-      c.src_x.push_back(static_cast<float>(acq.source_x[t]));
-      c.src_z.push_back(static_cast<float>(acq.source_z[t]));
-      c.src_r0.push_back(static_cast<float>(
-          das::virtual_source_reference_distance(acq.source_x[t], acq.source_z[t], ex, acq.time_zero)));
-    }
-  } else {
-    c.tx_element = acq.tx_elements;
-    if (c.tx_element.empty())
-      for (int e = 0; e < acq.probe.elements; ++e) c.tx_element.push_back(e);
-  }
+  c.tables = make_das_tables(problem);
+  bool steep = false;  // a plane wave that does not travel down
+  for (double a : acq.angles) steep = steep || !(std::cos(a) > 0.0);
   // Both paths grow with depth when every depth is >= 0 and no plane wave travels sideways (a
   // diverging wave's source lies at z <= 0, so its path grows with depth too; a focused wave's
   // path -|p - f| before its focal depth and +|p - f| after it grows with depth on both sides
   // and jumps up at that depth).
   c.monotone = problem.grid.z0 >= 0.0 && !steep;
-  c.column_transmit = problem.column_transmits();
 }
 
 DasCpuBeamformer::~DasCpuBeamformer() = default;

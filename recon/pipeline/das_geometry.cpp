@@ -3,6 +3,8 @@
 #include <cmath>
 
 #include "usrecon/recon/das.hpp"
+#include "usrecon/recon/delay/planewave.hpp"
+#include "usrecon/recon/delay/virtual_source.hpp"
 #include "usrecon/recon/geometry.hpp"
 
 namespace usrecon::recon {
@@ -190,6 +192,36 @@ void DasProblem::validate() const {
 double DasProblem::points() const {
   const int summed = options.tx_apodization == TxApodization::Scanline ? 1 : acquisition.transmits();
   return double(grid.pixels()) * acquisition.probe.elements * summed;
+}
+
+DasTables make_das_tables(const DasProblem& problem) {
+  const Acquisition& acq = problem.acquisition;
+  DasTables t;
+  for (int e = 0; e < acq.probe.elements; ++e) t.ex.push_back(static_cast<float>(acq.probe.element_x(e)));
+  if (acq.model == Model::PlaneWave) {
+    const float x_min = t.ex.front(), x_max = t.ex.back();
+    for (double a : acq.angles) {
+      t.cos_a.push_back(static_cast<float>(std::cos(a)));
+      t.sin_a.push_back(static_cast<float>(std::sin(a)));
+      t.x_reference.push_back(das::planewave_x_reference(static_cast<float>(a), x_min, x_max, acq.time_zero));
+    }
+  } else if (has_virtual_sources(acq.model)) {
+    const std::vector<double> positions = acq.probe.positions();
+    for (double waist : das::virtual_source_waists(acq.source_x, acq.probe.pitch))
+      t.src_waist.push_back(static_cast<float>(waist));
+    for (std::size_t k = 0; k < acq.source_x.size(); ++k) {
+      t.src_x.push_back(static_cast<float>(acq.source_x[k]));
+      t.src_z.push_back(static_cast<float>(acq.source_z[k]));
+      t.src_r0.push_back(static_cast<float>(
+          das::virtual_source_reference_distance(acq.source_x[k], acq.source_z[k], positions, acq.time_zero)));
+    }
+  } else {  // synthetic aperture: every element in order when the acquisition lists none
+    t.tx_element = acq.tx_elements;
+    if (t.tx_element.empty())
+      for (int e = 0; e < acq.probe.elements; ++e) t.tx_element.push_back(e);
+  }
+  t.column_transmit = problem.column_transmits();
+  return t;
 }
 
 AnalyticData AnalyticData::zeros(int samples, int elements, int transmits) {

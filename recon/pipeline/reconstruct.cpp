@@ -119,17 +119,22 @@ std::string output_stem(const fs::path& input, int frame) {
   return stem;
 }
 
+void check_das_cuda_kernel(const ReconstructOptions& options) {
+  const DasCudaKernel kernel = options.das_cuda_kernel;
+  if (kernel == DasCudaKernel::Auto) return;
+  const std::string name = "--cuda-kernel " + to_string(kernel);
+  if (options.model == ReconModel::Seed)
+    throw Error(name + " applies to the general models (--model planewave, sa, dw or fw)");
+  if (kernel != DasCudaKernel::PixelPerThread && options.model != ReconModel::PlaneWave)
+    throw Error(name + " applies to --model planewave only");
+  if (options.backend == BackendKind::Cpu) throw Error(name + " applies to the CUDA backend, not --backend cpu");
+}
+
 Reconstructor::Reconstructor(ReconstructOptions options, fs::path out_dir)
     : options_(std::move(options)), out_dir_(std::move(out_dir)) {
   if (!(options_.dynamic_range_db > 0.0))
     throw Error("the dynamic range must be a positive number of dB");
-  if (options_.das_cuda_kernel != DasCudaKernel::Auto) {
-    // A CUDA kernel asked for must be able to run this job (the CLI names --cuda-kernel first).
-    if (options_.model == ReconModel::Seed || options_.backend == BackendKind::Cpu)
-      throw Error("a CUDA DAS kernel applies to the general models on the CUDA backend");
-    if (options_.das_cuda_kernel != DasCudaKernel::PixelPerThread && options_.model != ReconModel::PlaneWave)
-      throw Error("the " + to_string(options_.das_cuda_kernel) + " CUDA kernel is for plane waves only");
-  }
+  check_das_cuda_kernel(options_);
   if (options_.model == ReconModel::Seed)
     backend_ = make_seed_backend(options_.backend, options_.problem, options_.threads, &notice_,
                                  options_.precision);

@@ -48,15 +48,15 @@ std::vector<std::complex<float>> run_on_host(const g::Plan& plan, const Analytic
       }
   }
   g::TransmitArrays tr;
-  tr.cos_a = device_pointer(plan.cos_a);
-  tr.sin_a = device_pointer(plan.sin_a);
-  tr.x_reference = device_pointer(plan.x_reference);
-  tr.tx_element = device_pointer(plan.tx_element);
-  tr.src_x = device_pointer(plan.src_x);
-  tr.src_z = device_pointer(plan.src_z);
-  tr.src_r0 = device_pointer(plan.src_r0);
-  tr.src_waist = device_pointer(plan.src_waist);
-  tr.column_transmit = device_pointer(plan.column_transmit);
+  tr.cos_a = device_pointer(plan.tables.cos_a);
+  tr.sin_a = device_pointer(plan.tables.sin_a);
+  tr.x_reference = device_pointer(plan.tables.x_reference);
+  tr.tx_element = device_pointer(plan.tables.tx_element);
+  tr.src_x = device_pointer(plan.tables.src_x);
+  tr.src_z = device_pointer(plan.tables.src_z);
+  tr.src_r0 = device_pointer(plan.tables.src_r0);
+  tr.src_waist = device_pointer(plan.tables.src_waist);
+  tr.column_transmit = device_pointer(plan.tables.column_transmit);
   for (unsigned by = 0; by < plan.grid_y; ++by)
     for (unsigned bx = 0; bx < plan.grid_x; ++bx)
       for (unsigned t = 0; t < unsigned(g::kBlockDepths); ++t) {
@@ -65,20 +65,20 @@ std::vector<std::complex<float>> run_on_host(const g::Plan& plan, const Analytic
         if (!g::thread_pixel(p, bx, by, t, ix, iz, x, z)) continue;
         if (plan.kernel == DasCudaKernel::TransmitBlocked) {
           if (p.linear)
-            g::pixel_transmit_blocked<true>(p, iq.data(), tr.cos_a, tr.sin_a, tr.x_reference, plan.ex.data(), x, z,
+            g::pixel_transmit_blocked<true>(p, iq.data(), tr.cos_a, tr.sin_a, tr.x_reference, plan.tables.ex.data(), x, z,
                                             vi, vq);
           else
-            g::pixel_transmit_blocked<false>(p, iq.data(), tr.cos_a, tr.sin_a, tr.x_reference, plan.ex.data(), x, z,
+            g::pixel_transmit_blocked<false>(p, iq.data(), tr.cos_a, tr.sin_a, tr.x_reference, plan.tables.ex.data(), x, z,
                                              vi, vq);
         } else if (plan.kernel == DasCudaKernel::ElementOuter) {
           if (p.linear)
-            g::pixel_element_outer<true>(p, iq.data(), tr.cos_a, tr.sin_a, tr.x_reference, plan.ex.data(), x, z, vi,
+            g::pixel_element_outer<true>(p, iq.data(), tr.cos_a, tr.sin_a, tr.x_reference, plan.tables.ex.data(), x, z, vi,
                                          vq);
           else
-            g::pixel_element_outer<false>(p, iq.data(), tr.cos_a, tr.sin_a, tr.x_reference, plan.ex.data(), x, z, vi,
+            g::pixel_element_outer<false>(p, iq.data(), tr.cos_a, tr.sin_a, tr.x_reference, plan.tables.ex.data(), x, z, vi,
                                           vq);
         } else {
-          g::pixel_every_transmit(p, data.i.data(), data.q.data(), tr, plan.ex.data(), ix, x, z, vi, vq);
+          g::pixel_every_transmit(p, data.i.data(), data.q.data(), tr, plan.tables.ex.data(), ix, x, z, vi, vq);
         }
         const std::size_t at = std::size_t(ix) * p.nz + iz;
         out[at] = {vi, vq};
@@ -211,26 +211,26 @@ TEST(ReconDasCudaProgram, PlanPicksTheKernelAndRefusesWhatALaunchCannotDo) {
 
 TEST(ReconDasCudaProgram, PlanTablesHoldEachModelsTransmits) {
   const g::Plan pw = g::make_plan(small_problem(Model::PlaneWave), DasCudaKernel::Auto);
-  EXPECT_EQ(pw.cos_a.size(), 3u);
-  EXPECT_EQ(pw.sin_a.size(), 3u);
-  EXPECT_EQ(pw.x_reference.size(), 3u);
-  EXPECT_TRUE(pw.src_x.empty());
-  EXPECT_TRUE(pw.column_transmit.empty());
+  EXPECT_EQ(pw.tables.cos_a.size(), 3u);
+  EXPECT_EQ(pw.tables.sin_a.size(), 3u);
+  EXPECT_EQ(pw.tables.x_reference.size(), 3u);
+  EXPECT_TRUE(pw.tables.src_x.empty());
+  EXPECT_TRUE(pw.tables.column_transmit.empty());
   EXPECT_EQ(pw.interleave_blocks * std::size_t(g::kInterleaveThreads) >= pw.data_floats, true);
   EXPECT_LT((pw.interleave_blocks - 1) * std::size_t(g::kInterleaveThreads), pw.data_floats);
 
   const g::Plan sa = g::make_plan(small_problem(Model::SyntheticAperture), DasCudaKernel::Auto);
-  ASSERT_EQ(sa.tx_element.size(), 32u);  // full matrix capture: every element fires, in order
-  for (int e = 0; e < 32; ++e) EXPECT_EQ(sa.tx_element[std::size_t(e)], e);
+  ASSERT_EQ(sa.tables.tx_element.size(), 32u);  // full matrix capture: every element fires, in order
+  for (int e = 0; e < 32; ++e) EXPECT_EQ(sa.tables.tx_element[std::size_t(e)], e);
   EXPECT_EQ(sa.params.transmits, 32);
 
   DasProblem fw = small_problem(Model::FocusedWave);
   fw.options.tx_apodization = TxApodization::Scanline;
   const g::Plan lines = g::make_plan(fw, DasCudaKernel::Auto);
-  EXPECT_EQ(lines.column_transmit, fw.column_transmits());
-  EXPECT_EQ(lines.column_transmit.size(), std::size_t(fw.grid.nx));
-  EXPECT_EQ(lines.src_x.size(), 3u);
-  EXPECT_EQ(lines.src_waist.size(), 3u);
+  EXPECT_EQ(lines.tables.column_transmit, fw.column_transmits());
+  EXPECT_EQ(lines.tables.column_transmit.size(), std::size_t(fw.grid.nx));
+  EXPECT_EQ(lines.tables.src_x.size(), 3u);
+  EXPECT_EQ(lines.tables.src_waist.size(), 3u);
   EXPECT_EQ(lines.params.model, g::kVirtualSource);
   EXPECT_EQ(lines.params.stride, AnalyticData::zeros(fw.samples, 1, 1).stride);
   EXPECT_EQ(lines.params.stride % 16, 0);

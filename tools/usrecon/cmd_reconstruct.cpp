@@ -107,8 +107,7 @@ int run(const ReconstructArgs& args) {
   recon::ReconstructOptions options = args.options;
   finish_das_options(args.das, options);
   options.backend = recon::parse_backend(args.backend);
-  if (options.backend == recon::BackendKind::Cpu && options.das_cuda_kernel != recon::DasCudaKernel::Auto)
-    throw Error("--cuda-kernel " + args.das.cuda_kernel + " applies to the CUDA backend, not --backend cpu");
+  recon::check_das_cuda_kernel(options);  // before any input is listed
   std::vector<fs::path> paths(args.inputs.begin(), args.inputs.end());
   const std::vector<fs::path> files = recon::expand_inputs(paths, options.model);
   if (files.empty()) {

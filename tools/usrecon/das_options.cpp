@@ -148,10 +148,6 @@ void finish_das_options(const DasArgs& args, recon::ReconstructOptions& options)
     throw Error("--tx-fnumber applies to --model dw and fw only");
   das.options.tukey_alpha = args.tukey_alpha;
   options.das_cuda_kernel = recon::parse_das_cuda_kernel(args.cuda_kernel);
-  if ((options.das_cuda_kernel == recon::DasCudaKernel::ElementOuter ||
-       options.das_cuda_kernel == recon::DasCudaKernel::TransmitBlocked) &&
-      options.model != recon::ReconModel::PlaneWave)
-    throw Error("--cuda-kernel " + args.cuda_kernel + " applies to --model planewave only");
   das.input.offset = recon::parse_offset(args.offset);
   das.input.samples = options.problem.samples;
   das.input.all_frames = args.frame == "all";

@@ -38,6 +38,18 @@ struct DasProblem {
   bool operator==(const DasProblem&) const = default;
 };
 
+/// The per-transmit geometry the fast backends (CPU kernels, CUDA) read, in float, their
+/// precision: made once per problem, by one function, so that the backends cannot differ in it.
+/// Only the problem's own model's tables are filled; the others stay empty.
+struct DasTables {
+  std::vector<float> ex;                               ///< element x (m)
+  std::vector<float> cos_a, sin_a, x_reference;        ///< plane waves: per transmit
+  std::vector<int> tx_element;                         ///< synthetic aperture: the firing element
+  std::vector<float> src_x, src_z, src_r0, src_waist;  ///< diverging and focused waves: per transmit
+  std::vector<int> column_transmit;                    ///< scanline: column_transmits(), else empty
+};
+DasTables make_das_tables(const DasProblem& problem);
+
 /// Analytic signal of every channel, stored the way the kernels read it: each channel is padded
 /// with kFront zeros before and at least kBack zeros after its samples (so that a kernel may read
 /// a small window past either end without a bounds check), channels `stride` floats apart.

@@ -67,11 +67,7 @@ struct TransmitArrays {
 struct Plan {
   Params params;
   DasCudaKernel kernel = DasCudaKernel::PixelPerThread;  ///< never Auto
-  std::vector<float> ex;  ///< element x (m)
-  std::vector<float> cos_a, sin_a, x_reference;
-  std::vector<int> tx_element;
-  std::vector<float> src_x, src_z, src_r0, src_waist;
-  std::vector<int> column_transmit;  ///< empty without a scanline transmit apodization
+  DasTables tables;                  ///< what the device receives (make_das_tables)
   std::size_t data_floats = 0;       ///< floats of I (and of Q): stride * elements * transmits
   unsigned grid_x = 0, grid_y = 0;   ///< pixel kernels' grid: depth blocks x columns
   unsigned interleave_blocks = 0;    ///< interleave kernel's grid (element-outer, transmit-blocked)
@@ -116,26 +112,7 @@ inline Plan make_plan(const DasProblem& problem, DasCudaKernel kernel) {
   p.alpha = static_cast<float>(problem.options.tukey_alpha);
   p.tx_fnumber = static_cast<float>(problem.options.tx_fnumber);
 
-  for (int e = 0; e < acq.probe.elements; ++e) plan.ex.push_back(static_cast<float>(acq.probe.element_x(e)));
-  const float x_min = plan.ex.front(), x_max = plan.ex.back();
-  for (double a : acq.angles) {
-    plan.cos_a.push_back(static_cast<float>(std::cos(a)));
-    plan.sin_a.push_back(static_cast<float>(std::sin(a)));
-    plan.x_reference.push_back(planewave_x_reference(static_cast<float>(a), x_min, x_max, acq.time_zero));
-  }
-  plan.tx_element = acq.tx_elements;
-  if (acq.model == Model::SyntheticAperture && plan.tx_element.empty())
-    for (int e = 0; e < acq.probe.elements; ++e) plan.tx_element.push_back(e);
-  const std::vector<double> positions = acq.probe.positions();
-  for (std::size_t t = 0; t < acq.source_x.size(); ++t) {
-    plan.src_x.push_back(static_cast<float>(acq.source_x[t]));
-    plan.src_z.push_back(static_cast<float>(acq.source_z[t]));
-    plan.src_r0.push_back(static_cast<float>(
-        virtual_source_reference_distance(acq.source_x[t], acq.source_z[t], positions, acq.time_zero)));
-  }
-  for (double waist : virtual_source_waists(acq.source_x, acq.probe.pitch))
-    plan.src_waist.push_back(static_cast<float>(waist));
-  plan.column_transmit = problem.column_transmits();
+  plan.tables = make_das_tables(problem);
 
   plan.data_floats = std::size_t(p.stride) * p.elements * p.transmits;
   plan.grid_x = static_cast<unsigned>((p.nz + kBlockDepths - 1) / kBlockDepths);

@@ -78,6 +78,11 @@ struct ReconstructOptions {
   bool overwrite = false;            ///< replace existing outputs (otherwise they are kept)
 };
 
+/// Throws Error when options.das_cuda_kernel (not Auto) cannot run the job: the seed model, a
+/// plane-wave kernel on another model, or the CPU backend. The Reconstructor checks it; the CLI
+/// too, before it lists the inputs.
+void check_das_cuda_kernel(const ReconstructOptions& options);
+
 /// What happened to one input.
 struct FrameReport {
   std::filesystem::path input;
