@@ -53,14 +53,14 @@ for target in "${targets[@]}"; do
        "$work" "${seeds[@]}" > "$log" 2>&1; then
     # One line of figures: runs, executions per second, coverage and corpus size.
     # The last figures are the fuzzer's own (hdf5's forked readers may print theirs before).
-    runs=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$log" | tail -1 | grep -o '[0-9]*$' || true)
-    speed=$(grep -o 'stat::average_exec_per_sec: *[0-9]*' "$log" | tail -1 | grep -o '[0-9]*$' || true)
-    last=$(grep -E '^#[0-9]+' "$log" | tail -1 || true)
+    runs=$(grep -ao 'stat::number_of_executed_units: *[0-9]*' "$log" | tail -1 | grep -o '[0-9]*$' || true)
+    speed=$(grep -ao 'stat::average_exec_per_sec: *[0-9]*' "$log" | tail -1 | grep -o '[0-9]*$' || true)
+    last=$(grep -aE '^#[0-9]+' "$log" | tail -1 || true)
     echo "fuzz: $target clean: ${runs:-?} runs, ${speed:-?} exec/s; last: ${last}"
   else
     status=1
     echo "fuzz: $target FAILED; log $log:"
-    grep -E 'ERROR|SUMMARY|runtime error|Test unit written|uncaught|what\(\)' "$log" | head -20 || true
+    grep -aE 'ERROR|SUMMARY|runtime error|Test unit written|uncaught|what\(\)' "$log" | head -20 || true
     for crash in "$artifacts"/*; do
       [ -f "$crash" ] || continue
       case "$crash" in *.min | *.log) continue ;; esac
