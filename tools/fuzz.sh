@@ -6,9 +6,9 @@
 #   tools/fuzz.sh npy
 # Inputs are at most 4 KiB (8 KiB for hdf5, whose smallest files are 5-7 KiB), so one allocation
 # over 256 MiB means a parser trusted a size field: libFuzzer reports it (-malloc_limit_mb) like a
-# crash. The hdf5 target forks a reader per input (io/src/hdf5.cpp isolates libhdf5, which crashes
-# on some malformed files), so it runs at tens of inputs per second; a reader that crashes is
-# reported by the parent as an InputError, which is what the check expects.
+# crash. The hdf5 target reads each input in a worker process (io/src/hdf5.cpp isolates libhdf5,
+# which crashes on some malformed files), so it runs at tens of inputs per second; a worker that
+# crashes is reported to the caller as an InputError, which is what the check expects.
 # A crash (or leak, timeout, sanitizer finding, broken check) fails the script after it is
 # minimised into ${BUILD_DIR}/fuzz-artifacts/<target>/; add that file to
 # tests/corpus/regressions/<target>/ and IoFuzzRegression runs it in every test suite run.
@@ -52,7 +52,7 @@ for target in "${targets[@]}"; do
        -malloc_limit_mb=256 -print_final_stats=1 -artifact_prefix="$artifacts/" \
        "$work" "${seeds[@]}" > "$log" 2>&1; then
     # One line of figures: runs, executions per second, coverage and corpus size.
-    # The last figures are the fuzzer's own (hdf5's forked readers may print theirs before).
+    # The last figures are the fuzzer's own (hdf5's reader processes may print theirs before).
     runs=$(grep -ao 'stat::number_of_executed_units: *[0-9]*' "$log" | tail -1 | grep -o '[0-9]*$' || true)
     speed=$(grep -ao 'stat::average_exec_per_sec: *[0-9]*' "$log" | tail -1 | grep -o '[0-9]*$' || true)
     last=$(grep -aE '^#[0-9]+' "$log" | tail -1 || true)

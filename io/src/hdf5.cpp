@@ -1,9 +1,10 @@
 // HDF5 files through libhdf5 (Debian: libhdf5-dev, the serial build).
 #include "usrecon/io/hdf5.hpp"
 
-#include <fcntl.h>
 #include <hdf5.h>
+#include <spawn.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -11,6 +12,7 @@
 #include <cerrno>
 #include <csignal>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <functional>
 #include <mutex>
@@ -24,8 +26,8 @@ namespace usrecon::io {
 namespace {
 
 // Debian's serial libhdf5 is not thread-safe; the batch pipeline reads on its own thread, and a
-// library user may call from several. Every HDF5 call of this process (and every fork of a reader,
-// see run_isolated) holds this lock.
+// library user may call from several. Every HDF5 call of this process (write_hdf5's) and every
+// request to the reader server (see run_isolated) holds this lock.
 std::mutex& hdf5_lock() {
   static std::mutex lock;
   return lock;
@@ -197,7 +199,7 @@ Hdf5DatasetInfo describe(const std::string& path, hid_t dataset) {
   return info;
 }
 
-// ---- In a child process only (see run_isolated): the reads themselves ------------------------
+// ---- In a reader worker only (see run_isolated): the reads themselves ------------------------
 
 std::vector<Hdf5DatasetInfo> list_here(const fs::path& path) {
   const Handle file = open_file(path);
@@ -303,12 +305,27 @@ Hdf5Array read_here(const fs::path& path, const std::string& requested, std::siz
   return array;
 }
 
-// ---- Isolation: libhdf5 in a child process ------------------------------------------------------
+// ---- Isolation: libhdf5 in worker processes ------------------------------------------------------
 //
 // libhdf5 (1.10.8) crashes on some malformed files: tools/fuzz.sh hdf5 found a NULL memcpy in
-// H5F__accum_read from a 4 KiB file within 30 s (tests/corpus/regressions/hdf5/). A hostile file must not
-// take a batch down with it, so every read of a file runs in a forked child that sends its result
-// back through a pipe; a child killed by a signal becomes an InputError naming the file.
+// H5F__accum_read from a 4 KiB file within 30 s (tests/corpus/regressions/hdf5/). A hostile file must
+// not take a batch down with it, so every read of a file runs in a worker process that sends its
+// result back; a worker killed by a signal becomes an InputError naming the file.
+//
+// The workers are not forked from the calling process. That one has other threads (the batch
+// pipeline beamforms and writes while it reads), and fork() copies into the child whatever locks
+// those threads held at that instant (the allocator's, the unwinder's), which nobody then
+// releases: the child waits for ever. CI hung so, a worker stuck in AddressSanitizer's allocator
+// (IoHdf5.ReadsWhileOtherThreadsAllocateAndThrow reproduces it). Instead, the first read starts a
+// reader server with posix_spawn (safe with threads): this same executable, /proc/self/exe, run
+// afresh. The static initialiser at the end of this section makes that process the server before
+// main() runs and before it has any other thread. The server forks one worker per request (safe:
+// it has a single thread, and libhdf5 starts clean in each worker) and relays the worker's reply
+// and how it ended. The server exits when the calling process closes its end of the socket.
+//
+// Wire format, on a Unix stream socket: a request is u64 length + bytes (Request below); an answer
+// is u64 how (kExited, kSignalled, kNoWorker), u64 code (exit status, signal or errno), u64 length,
+// then the worker's reply: a Tag, then the result's fields.
 
 /// Bytes of a result: a tag, then length-prefixed fields.
 class Message {
@@ -405,83 +422,241 @@ class Reader {
 };
 
 enum Tag : std::uint64_t { kOk = 1, kInputError = 2, kOtherError = 3 };
+enum Operation : std::uint64_t { kIsHdf5 = 1, kListDatasets = 2, kListGroups = 3, kRead = 4 };
+enum How : std::uint64_t { kExited = 0, kSignalled = 1, kNoWorker = 2 };
 
-/// Runs `work` (which fills a Message after the kOk tag) in a forked child; returns the reply
-/// positioned after the tag, or throws what the child threw, or an InputError when the child died.
-std::string run_isolated(const fs::path& path, const std::function<void(Message&)>& work) {
-  // No thread of this process is inside libhdf5 while it forks (write_hdf5 holds the same lock),
-  // so the child's copy of libhdf5 is in a consistent state; the child never takes the lock.
-  std::lock_guard lock(hdf5_lock());
-  int pipe_fds[2];
-  if (::pipe2(pipe_fds, O_CLOEXEC) != 0) throw Error("HDF5: cannot create a pipe: " + std::string(std::strerror(errno)));
-  const pid_t child = ::fork();
-  if (child < 0) {
-    ::close(pipe_fds[0]);
-    ::close(pipe_fds[1]);
-    throw Error("HDF5: cannot fork a reader: " + std::string(std::strerror(errno)));
-  }
-  if (child == 0) {
-    // Ctrl-C and SIGTERM are the parent's to handle (it finishes the current frame).
-    ::signal(SIGINT, SIG_IGN);
-    ::signal(SIGTERM, SIG_IGN);
-    const rlimit no_core{0, 0};  // a crash here is expected on malformed files: no core dump
-    ::setrlimit(RLIMIT_CORE, &no_core);
-    // ... and it is the parent's to report: the default action, not a sanitizer's or fuzzer's
-    // handler inherited from the parent (those would print a report and write a crash file).
-    for (int crash : {SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT}) ::signal(crash, SIG_DFL);
-    ::close(pipe_fds[0]);
-    Message reply;
-    try {
-      reply.u64(kOk);
-      work(reply);
-    } catch (const InputError& e) {
-      reply = Message{};
-      reply.u64(kInputError);
-      reply.str(e.what());
-    } catch (const std::exception& e) {
-      reply = Message{};
-      reply.u64(kOtherError);
-      reply.str(e.what());
-    }
-    for (std::size_t at = 0; at < reply.bytes.size();) {
-      const ssize_t n = ::write(pipe_fds[1], reply.bytes.data() + at, reply.bytes.size() - at);
-      if (n < 0 && errno == EINTR) continue;
-      if (n <= 0) ::_exit(3);
-      at += static_cast<std::size_t>(n);
-    }
-    ::_exit(0);  // no atexit handlers, no flushing of the parent's buffers
-  }
-  ::close(pipe_fds[1]);
-  std::string bytes;
-  char buffer[1 << 16];
-  for (;;) {
-    const ssize_t n = ::read(pipe_fds[0], buffer, sizeof buffer);
+// Set in the server's environment to the pid of the process that started it: the server checks it
+// against its parent, so a stray variable in a user's environment does nothing.
+constexpr const char* kServerVariable = "USRECON_HDF5_READER_SERVER";
+
+/// Sends all of `bytes` on socket `fd` (MSG_NOSIGNAL: a peer that is gone is an error, not SIGPIPE).
+bool send_all(int fd, const std::string& bytes) {
+  for (std::size_t at = 0; at < bytes.size();) {
+    const ssize_t n = ::send(fd, bytes.data() + at, bytes.size() - at, MSG_NOSIGNAL);
     if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) break;
-    bytes.append(buffer, static_cast<std::size_t>(n));
+    if (n <= 0) return false;
+    at += static_cast<std::size_t>(n);
   }
-  ::close(pipe_fds[0]);
-  int status = 0;
-  while (::waitpid(child, &status, 0) < 0 && errno == EINTR) {
+  return true;
+}
+
+/// Reads exactly `n` bytes; false at end of file or on an error before that.
+bool read_exactly(int fd, void* out, std::size_t n) {
+  char* p = static_cast<char*>(out);
+  for (std::size_t at = 0; at < n;) {
+    const ssize_t got = ::read(fd, p + at, n - at);
+    if (got < 0 && errno == EINTR) continue;
+    if (got <= 0) return false;
+    at += static_cast<std::size_t>(got);
   }
-  if (WIFSIGNALED(status))
-    throw InputError(path.string() + ": libhdf5 crashed reading it (signal " + std::to_string(WTERMSIG(status)) +
-                     "): the file is malformed");
-  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 || bytes.size() < 8)
-    throw InputError(path.string() + ": the HDF5 reader process failed (exit status " +
-                     std::to_string(WIFEXITED(status) ? WEXITSTATUS(status) : -1) +
-                     "): the file is probably malformed");
-  std::uint64_t tag;
-  std::memcpy(&tag, bytes.data(), 8);
-  if (tag == kInputError || tag == kOtherError) {
-    Reader reader(bytes);
-    reader.u64();
-    const std::string what = reader.str();
-    if (tag == kInputError) throw InputError(what);
-    throw Error(what);
+  return true;
+}
+
+std::string u64_bytes(std::uint64_t v) { return std::string(reinterpret_cast<const char*>(&v), 8); }
+
+/// In a worker: does what `request` asks (Operation, path, then the operation's arguments) and
+/// returns the reply: kOk and the result, or an error tag and its message.
+std::string answer(const std::string& request) {
+  Message reply;
+  try {
+    Reader in(request);
+    const std::uint64_t op = in.u64();
+    const fs::path path = in.str();
+    reply.u64(kOk);
+    if (op == kIsHdf5) {
+      H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
+      reply.u64(H5Fis_hdf5(path.c_str()) > 0 ? 1 : 0);
+    } else if (op == kListDatasets) {
+      const std::vector<Hdf5DatasetInfo> all = list_here(path);
+      reply.u64(all.size());
+      for (const Hdf5DatasetInfo& i : all) reply.info(i);
+    } else if (op == kListGroups) {
+      const std::vector<Hdf5Group> all = list_groups_here(path);
+      reply.u64(all.size());
+      for (const Hdf5Group& g : all) reply.group(g);
+    } else if (op == kRead) {
+      const std::uint64_t count = in.u64();
+      for (std::uint64_t k = 0; k < count; ++k) {
+        const std::string dataset = in.str();
+        const std::uint64_t first_row = in.u64();
+        const std::uint64_t rows = in.u64();
+        const Hdf5Array a = read_here(path, dataset, first_row, rows);
+        reply.info({a.path, a.type, a.dims});
+        reply.doubles(a.values);
+      }
+    } else {
+      throw Error("HDF5 reader: unknown operation " + std::to_string(op));
+    }
+  } catch (const InputError& e) {
+    reply = Message{};
+    reply.u64(kInputError);
+    reply.str(e.what());
+  } catch (const std::exception& e) {
+    reply = Message{};
+    reply.u64(kOtherError);
+    reply.str(e.what());
   }
-  if (tag != kOk) throw InputError(path.string() + ": the HDF5 reader sent an unknown reply");
-  return bytes;
+  return reply.bytes;
+}
+
+/// The reader server's loop on socket `fd` (see the top of this section); never returns.
+[[noreturn]] void serve(int fd) {
+  // Ctrl-C and SIGTERM are the calling process's to handle (it finishes the current frame, which
+  // may still read); the server ends when that process closes the socket.
+  ::signal(SIGINT, SIG_IGN);
+  ::signal(SIGTERM, SIG_IGN);
+  for (;;) {
+    std::uint64_t length = 0;
+    if (!read_exactly(fd, &length, 8)) ::_exit(0);
+    std::string request(length, '\0');
+    if (!read_exactly(fd, request.data(), length)) ::_exit(0);
+    int worker_fds[2];
+    pid_t worker = -1;
+    if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, worker_fds) == 0) {
+      worker = ::fork();
+      if (worker < 0) {
+        ::close(worker_fds[0]);
+        ::close(worker_fds[1]);
+      }
+    }
+    if (worker < 0) {
+      if (!send_all(fd, u64_bytes(kNoWorker) + u64_bytes(std::uint64_t(errno)) + u64_bytes(0))) ::_exit(0);
+      continue;
+    }
+    if (worker == 0) {
+      const rlimit no_core{0, 0};  // a crash here is expected on malformed files: no core dump
+      ::setrlimit(RLIMIT_CORE, &no_core);
+      // ... and it is the calling process's to report: the default action, not a sanitizer's or
+      // fuzzer's handler (those would print a report and write a crash file).
+      for (int crash : {SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT}) ::signal(crash, SIG_DFL);
+      ::close(worker_fds[0]);
+      ::_exit(send_all(worker_fds[1], answer(request)) ? 0 : 3);  // no atexit handlers
+    }
+    ::close(worker_fds[1]);
+    std::string reply;
+    char buffer[1 << 16];
+    for (;;) {
+      const ssize_t n = ::read(worker_fds[0], buffer, sizeof buffer);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) break;
+      reply.append(buffer, static_cast<std::size_t>(n));
+    }
+    ::close(worker_fds[0]);
+    int status = 0;
+    while (::waitpid(worker, &status, 0) < 0 && errno == EINTR) {
+    }
+    const bool signalled = WIFSIGNALED(status);
+    const std::uint64_t code = signalled ? WTERMSIG(status) : WIFEXITED(status) ? WEXITSTATUS(status) : 255;
+    if (!send_all(fd, u64_bytes(signalled ? kSignalled : kExited) + u64_bytes(code) + u64_bytes(reply.size()) + reply))
+      ::_exit(0);
+  }
+}
+
+// Before main(): in a process started as the reader server, serve (on fd 0) and never return.
+[[maybe_unused]] const bool kStartedAsReaderServer = [] {
+  const char* parent = std::getenv(kServerVariable);
+  if (parent == nullptr || std::to_string(::getppid()) != parent) return false;
+  serve(0);
+}();
+
+/// The calling process's side: starts the server on first use and again if it has gone; used
+/// under hdf5_lock() only.
+class ReaderServer {
+ public:
+  ~ReaderServer() { stop(); }
+
+  /// Sends `request` to a worker; returns its reply after the kOk tag's check (the reply still
+  /// starts with the tag), or throws what the worker threw, or an InputError naming `path` when
+  /// the worker died.
+  std::string ask(const fs::path& path, const std::string& request) {
+    std::uint64_t header[3] = {};
+    std::string reply;
+    for (int attempt = 0;; ++attempt) {
+      if (pid_ < 0) start();
+      if (send_all(fd_, u64_bytes(request.size()) + request) && read_exactly(fd_, header, sizeof header)) {
+        reply.resize(header[2]);
+        if (read_exactly(fd_, reply.data(), reply.size())) break;
+      }
+      // The server itself is gone (killed from outside): start it again, once.
+      stop();
+      if (attempt == 1) throw Error("HDF5: the reader process ended unexpectedly");
+    }
+    const auto [how, code, length] = header;
+    if (how == kNoWorker)
+      throw Error("HDF5: cannot start a reader worker: " + std::string(std::strerror(static_cast<int>(code))));
+    if (how == kSignalled)
+      throw InputError(path.string() + ": libhdf5 crashed reading it (signal " + std::to_string(code) +
+                       "): the file is malformed");
+    if (code != 0 || length < 8)
+      throw InputError(path.string() + ": the HDF5 reader process failed (exit status " + std::to_string(code) +
+                       "): the file is probably malformed");
+    std::uint64_t tag;
+    std::memcpy(&tag, reply.data(), 8);
+    if (tag == kInputError || tag == kOtherError) {
+      Reader reader(reply);
+      reader.u64();
+      const std::string what = reader.str();
+      if (tag == kInputError) throw InputError(what);
+      throw Error(what);
+    }
+    if (tag != kOk) throw InputError(path.string() + ": the HDF5 reader sent an unknown reply");
+    return reply;
+  }
+
+ private:
+  void start() {
+    int fds[2];
+    if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fds) != 0)
+      throw Error("HDF5: cannot create a socket for the reader process: " + std::string(std::strerror(errno)));
+    // The server gets the other end as its fd 0 (dup2 clears close-on-exec there), the variable
+    // that makes it a server, and the environment of this process otherwise.
+    posix_spawn_file_actions_t actions;
+    posix_spawn_file_actions_init(&actions);
+    posix_spawn_file_actions_adddup2(&actions, fds[1], 0);
+    const std::string variable = std::string(kServerVariable) + "=" + std::to_string(::getpid());
+    std::vector<char*> env;
+    for (char** e = environ; *e != nullptr; ++e)
+      if (std::strncmp(*e, kServerVariable, std::strlen(kServerVariable)) != 0) env.push_back(*e);
+    env.push_back(const_cast<char*>(variable.c_str()));
+    env.push_back(nullptr);
+    char name[] = "usrecon-hdf5-reader";
+    char* argv[] = {name, nullptr};
+    pid_t pid = -1;
+    const int error = ::posix_spawn(&pid, "/proc/self/exe", &actions, nullptr, argv, env.data());
+    posix_spawn_file_actions_destroy(&actions);
+    ::close(fds[1]);
+    if (error != 0) {
+      ::close(fds[0]);
+      throw Error("HDF5: cannot start the reader process (/proc/self/exe): " + std::string(std::strerror(error)));
+    }
+    pid_ = pid;
+    fd_ = fds[0];
+  }
+  void stop() {
+    if (fd_ >= 0) ::close(fd_);  // the server reads end of file and exits
+    if (pid_ > 0) {
+      int status = 0;
+      while (::waitpid(pid_, &status, 0) < 0 && errno == EINTR) {
+      }
+    }
+    fd_ = -1;
+    pid_ = -1;
+  }
+
+  pid_t pid_ = -1;
+  int fd_ = -1;
+};
+
+/// Runs `request` (an Operation on `path`, with `arguments` after the path) in a reader worker;
+/// returns the reply positioned after the tag (see ReaderServer::ask).
+std::string run_isolated(Operation op, const fs::path& path, const Message& arguments = {}) {
+  Message request;
+  request.u64(op);
+  request.str(path.string());
+  request.bytes += arguments.bytes;
+  std::lock_guard lock(hdf5_lock());  // one request at a time; write_hdf5 holds it too
+  static ReaderServer server;
+  return server.ask(path, request.bytes);
 }
 
 }  // namespace
@@ -490,10 +665,7 @@ bool is_hdf5_file(const fs::path& path) {
   std::error_code ec;
   if (!fs::is_regular_file(path, ec)) return false;
   try {
-    const std::string reply = run_isolated(path, [&](Message& m) {
-      H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
-      m.u64(H5Fis_hdf5(path.c_str()) > 0 ? 1 : 0);
-    });
+    const std::string reply = run_isolated(kIsHdf5, path);
     Reader reader(reply);
     reader.u64();
     return reader.u64() == 1;
@@ -503,11 +675,7 @@ bool is_hdf5_file(const fs::path& path) {
 }
 
 std::vector<Hdf5DatasetInfo> list_hdf5_datasets(const fs::path& path) {
-  const std::string reply = run_isolated(path, [&](Message& m) {
-    const std::vector<Hdf5DatasetInfo> all = list_here(path);
-    m.u64(all.size());
-    for (const Hdf5DatasetInfo& i : all) m.info(i);
-  });
+  const std::string reply = run_isolated(kListDatasets, path);
   try {
     Reader reader(reply);
     reader.u64();
@@ -520,11 +688,7 @@ std::vector<Hdf5DatasetInfo> list_hdf5_datasets(const fs::path& path) {
 }
 
 std::vector<Hdf5Group> list_hdf5_groups(const fs::path& path) {
-  const std::string reply = run_isolated(path, [&](Message& m) {
-    const std::vector<Hdf5Group> all = list_groups_here(path);
-    m.u64(all.size());
-    for (const Hdf5Group& g : all) m.group(g);
-  });
+  const std::string reply = run_isolated(kListGroups, path);
   try {
     Reader reader(reply);
     reader.u64();
@@ -543,13 +707,14 @@ std::vector<Hdf5Array> read_hdf5(const fs::path& path, const std::vector<std::st
 }
 
 std::vector<Hdf5Array> read_hdf5(const fs::path& path, const std::vector<Hdf5Selection>& selections) {
-  const std::string reply = run_isolated(path, [&](Message& m) {
-    for (const Hdf5Selection& s : selections) {
-      const Hdf5Array a = read_here(path, s.dataset, s.first_row, s.rows);
-      m.info({a.path, a.type, a.dims});
-      m.doubles(a.values);
-    }
-  });
+  Message arguments;
+  arguments.u64(selections.size());
+  for (const Hdf5Selection& s : selections) {
+    arguments.str(s.dataset);
+    arguments.u64(s.first_row);
+    arguments.u64(s.rows);
+  }
+  const std::string reply = run_isolated(kRead, path, arguments);
   try {
     Reader reader(reply);
     reader.u64();

@@ -5,7 +5,16 @@
 #include <hdf5.h>
 #include <unistd.h>
 
+#include <atomic>
+#include <chrono>
 #include <cmath>
+#include <csignal>
+#include <cstdio>
+#include <future>
+#include <memory>
+#include <sstream>
+#include <stdexcept>
+#include <thread>
 #include <cstdint>
 #include <filesystem>
 #include <string>
@@ -319,6 +328,86 @@ TEST_F(IoHdf5, AFileThatCrashesLibhdf5IsAnErrorNotACrash) {
   const fs::path good = dir_ / "good.h5";
   write_hdf5(good, {{"/x", "", {2, 2}, {1, 2, 3, 4}}});
   EXPECT_EQ(read_hdf5(good).values, (std::vector<double>{1, 2, 3, 4}));
+}
+
+}  // namespace
+}  // namespace usrecon::io
+
+namespace usrecon::io {
+namespace {
+
+TEST_F(IoHdf5, ReadsWhileOtherThreadsAllocateAndThrow) {
+  // The batch pipeline reads on one thread while others beamform and write (allocating, throwing).
+  // A reader forked from such a process inherited whatever locks those threads held at that
+  // instant (the allocator's, the unwinder's) and could wait for ever on one: CI hung so, and
+  // this test hung within 20 repetitions under AddressSanitizer. The workers are now forked by a
+  // single-threaded reader server (io/src/hdf5.cpp).
+  const fs::path file = dir_ / "busy.h5";
+  write_hdf5(file, {{"/x", "", {2, 2}, {1, 2, 3, 4}}});
+  std::atomic<bool> done = false;
+  std::vector<std::jthread> busy;
+  for (int t = 0; t < 3; ++t)
+    busy.emplace_back([&, t] {
+      std::size_t size = 16 + t;
+      while (!done) {
+        std::vector<std::unique_ptr<char[]>> blocks;
+        for (int k = 0; k < 64; ++k) blocks.emplace_back(new char[size = size * 7 % 100003 + 16]);
+        try {
+          throw std::runtime_error("busy");
+        } catch (const std::exception&) {
+        }
+      }
+    });
+  auto reads = std::async(std::launch::async, [&] {
+    for (int k = 0; k < 200; ++k) EXPECT_EQ(read_hdf5(file).values, (std::vector<double>{1, 2, 3, 4}));
+  });
+  if (reads.wait_for(std::chrono::seconds(120)) == std::future_status::timeout) {
+    std::fprintf(stderr, "200 reads did not end within 120 s: a reader process is stuck\n");
+    std::abort();
+  }
+  done = true;
+  reads.get();
+}
+
+
+/// The pids of this process's reader servers (children whose argv[0] is usrecon-hdf5-reader).
+std::vector<pid_t> reader_servers() {
+  std::vector<pid_t> found;
+  for (const fs::directory_entry& entry : fs::directory_iterator("/proc")) {
+    const std::string name = entry.path().filename().string();
+    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+    std::string stat, cmdline;
+    try {
+      stat = read_file(entry.path() / "stat");
+      cmdline = read_file(entry.path() / "cmdline");
+    } catch (const std::exception&) {
+      continue;  // ended meanwhile
+    }
+    // stat: "pid (comm) state ppid ...": the ppid is the second field after the last ')'.
+    std::istringstream after(stat.substr(stat.rfind(')') + 1));
+    std::string state;
+    pid_t ppid = 0;
+    after >> state >> ppid;
+    if (ppid == ::getpid() && cmdline.rfind("usrecon-hdf5-reader", 0) == 0) found.push_back(std::stoi(name));
+  }
+  return found;
+}
+
+TEST_F(IoHdf5, OneReaderServerServesEveryReadAndComesBackWhenKilled) {
+  const fs::path file = dir_ / "x.h5";
+  write_hdf5(file, {{"/x", "", {1, 3}, {1, 2, 3}}});
+  EXPECT_EQ(read_hdf5(file).values, (std::vector<double>{1, 2, 3}));
+  EXPECT_TRUE(is_hdf5_file(file));
+  const std::vector<pid_t> servers = reader_servers();
+  ASSERT_EQ(servers.size(), 1u) << "expected one reader server, a child of this process";
+  EXPECT_EQ(list_hdf5_datasets(file).size(), 1u);
+  EXPECT_EQ(reader_servers(), servers) << "a read started another server";
+  // Killed from outside: the next read starts a new server and succeeds.
+  ASSERT_EQ(::kill(servers.front(), SIGKILL), 0);
+  EXPECT_EQ(read_hdf5(file).values, (std::vector<double>{1, 2, 3}));
+  const std::vector<pid_t> again = reader_servers();
+  ASSERT_EQ(again.size(), 1u);
+  EXPECT_NE(again.front(), servers.front());
 }
 
 }  // namespace
