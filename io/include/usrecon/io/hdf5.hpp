@@ -1,4 +1,10 @@
 // HDF5 files (PICMUS / UFF-style channel data, and any numeric dataset), read through libhdf5.
+//
+// libhdf5 crashes on some malformed files, so every read runs in a worker process (a crash
+// becomes an InputError naming the file). The workers come from a reader server that the first
+// read starts by running this program again (/proc/self/exe; Linux): the program must therefore
+// be one linked with usrecon::io, not an interpreter that loads it with dlopen. The server ends
+// when the program does. Reads are safe from any thread, one at a time.
 #pragma once
 
 #include <cstddef>
