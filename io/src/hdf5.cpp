@@ -571,6 +571,13 @@ class ReaderServer {
   std::string ask(const fs::path& path, const std::string& request) {
     std::uint64_t header[3] = {};
     std::string reply;
+    if (owner_ != ::getpid()) {
+      // A child forked from the process that started the server (fork without exec): the socket
+      // is the parent's conversation, so this process starts a server of its own.
+      if (fd_ >= 0) ::close(fd_);  // this process's copy only
+      fd_ = -1;
+      pid_ = -1;
+    }
     for (int attempt = 0;; ++attempt) {
       if (pid_ < 0) start();
       if (send_all(fd_, u64_bytes(request.size()) + request) && read_exactly(fd_, header, sizeof header)) {
@@ -631,10 +638,11 @@ class ReaderServer {
     }
     pid_ = pid;
     fd_ = fds[0];
+    owner_ = ::getpid();
   }
   void stop() {
     if (fd_ >= 0) ::close(fd_);  // the server reads end of file and exits
-    if (pid_ > 0) {
+    if (pid_ > 0 && owner_ == ::getpid()) {
       int status = 0;
       while (::waitpid(pid_, &status, 0) < 0 && errno == EINTR) {
       }
@@ -643,8 +651,9 @@ class ReaderServer {
     pid_ = -1;
   }
 
-  pid_t pid_ = -1;
-  int fd_ = -1;
+  pid_t pid_ = -1;     // the server
+  int fd_ = -1;        // this process's end of the socket
+  pid_t owner_ = -1;   // the process that started the server
 };
 
 /// Runs `request` (an Operation on `path`, with `arguments` after the path) in a reader worker;

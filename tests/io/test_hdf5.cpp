@@ -3,6 +3,7 @@
 // documented, and every refusal names the file.
 #include <gtest/gtest.h>
 #include <hdf5.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -408,6 +409,33 @@ TEST_F(IoHdf5, OneReaderServerServesEveryReadAndComesBackWhenKilled) {
   const std::vector<pid_t> again = reader_servers();
   ASSERT_EQ(again.size(), 1u);
   EXPECT_NE(again.front(), servers.front());
+}
+
+TEST_F(IoHdf5, AForkedChildReadsThroughAServerOfItsOwn) {
+  // A child forked (without exec) after the parent's first read must not talk on the parent's
+  // socket: the two conversations would interleave.
+  const fs::path file = dir_ / "x.h5";
+  write_hdf5(file, {{"/x", "", {1, 3}, {1, 2, 3}}});
+  ASSERT_EQ(read_hdf5(file).values, (std::vector<double>{1, 2, 3}));
+  const std::vector<pid_t> servers = reader_servers();
+  ASSERT_EQ(servers.size(), 1u);
+  const pid_t child = ::fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    int ok = 0;
+    try {
+      for (int k = 0; k < 20; ++k) ok += read_hdf5(file).values == std::vector<double>{1, 2, 3};
+      ok = ok == 20 && reader_servers().size() == 1 && reader_servers() != servers;
+    } catch (...) {
+      ok = 0;
+    }
+    ::_exit(ok ? 0 : 1);
+  }
+  for (int k = 0; k < 20; ++k) EXPECT_EQ(read_hdf5(file).values, (std::vector<double>{1, 2, 3}));
+  int status = 0;
+  ASSERT_EQ(::waitpid(child, &status, 0), child);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "the child's reads failed (status " << status << ")";
+  EXPECT_EQ(reader_servers(), servers) << "the parent's server changed";
 }
 
 }  // namespace
