@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
-# The threaded parts under ThreadSanitizer: builds tests_recon (CPU-only, RelWithDebInfo,
-# -fsanitize=thread) into ${BUILD_DIR:-build-tsan} and runs the batch pipelines' tests (three
-# threads per batch, both models, callbacks that throw) --gtest_repeat times (default 10), then
-# the CPU beamformers' thread-pool tests once. Not part of .ci/run (the build alone takes ~8 min
-# on 2 cores); run it after changing recon/pipeline/batch.cpp or the thread pool.
+# The threaded parts under ThreadSanitizer: builds tests_recon and tests_io (CPU-only,
+# RelWithDebInfo, -fsanitize=thread) into ${BUILD_DIR:-build-tsan} and runs the batch pipelines'
+# tests (three threads per batch, both models, callbacks that throw) --gtest_repeat times
+# (default 10), then once the CPU beamformers' thread-pool tests and the HDF5 reads (one reader
+# server for every thread). Not part of .ci/run (the build alone takes ~8 min on 2 cores); run it
+# after changing recon/pipeline/batch.cpp, the thread pool or io/src/hdf5.cpp.
 #   tools/tsan.sh [REPEATS]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -14,7 +15,7 @@ mkdir -p "$build_dir"
 cmake -S . -B "$build_dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DUSRECON_CUDA=OFF -DUSRECON_BUILD_BENCHMARKS=OFF \
   -DCMAKE_CXX_FLAGS="-fsanitize=thread -fno-omit-frame-pointer" -DCMAKE_EXE_LINKER_FLAGS="-fsanitize=thread" \
   > "$build_dir/configure.log" 2>&1 || { cat "$build_dir/configure.log"; exit 1; }
-cmake --build "$build_dir" -j "$(nproc)" --target tests_recon
+cmake --build "$build_dir" -j "$(nproc)" --target tests_recon tests_io
 # libgdal (loaded by OpenCV's image codecs) reports a lock-order inversion in its own mutexes at
 # start-up; that is not ours, so it alone is suppressed.
 supp=$(mktemp)
@@ -24,4 +25,5 @@ export TSAN_OPTIONS="halt_on_error=1:suppressions=$supp"
 "$build_dir/tests/tests_recon" --gtest_filter='ReconDasBatch*:ReconPipeline.Seed*' --gtest_repeat="$repeats" \
   --gtest_brief=1
 "$build_dir/tests/tests_recon" --gtest_filter='*ReconDasCpu.*:ReconSeedCpu.MatchesReference*:ReconSeedCpu.SeedSized*' --gtest_brief=1
+"$build_dir/tests/tests_io" --gtest_filter='IoHdf5.*' --gtest_brief=1
 echo "tsan: no data race reported"
