@@ -323,7 +323,8 @@ Hdf5Array read_here(const fs::path& path, const std::string& requested, std::siz
 // it has a single thread, and libhdf5 starts clean in each worker) and relays the worker's reply
 // and how it ended. The server exits when the calling process closes its end of the socket.
 //
-// Wire format, on a Unix stream socket: a request is u64 length + bytes (Request below); an answer
+// Wire format, on a Unix stream socket: a request is u64 length + bytes (an Operation, the path,
+// the operation's arguments; see run_isolated); an answer
 // is u64 how (kExited, kSignalled, kNoWorker), u64 code (exit status, signal or errno), u64 length,
 // then the worker's reply: a Tag, then the result's fields.
 
@@ -452,7 +453,15 @@ bool read_exactly(int fd, void* out, std::size_t n) {
   return true;
 }
 
-std::string u64_bytes(std::uint64_t v) { return std::string(reinterpret_cast<const char*>(&v), 8); }
+/// The server's answer to one request (see the top of this section). The reply, which may hold a
+/// whole dataset, is sent after the header rather than copied behind it.
+bool send_answer(int fd, How how, std::uint64_t code, const std::string& reply) {
+  Message header;
+  header.u64(how);
+  header.u64(code);
+  header.u64(reply.size());
+  return send_all(fd, header.bytes) && send_all(fd, reply);
+}
 
 /// In a worker: does what `request` asks (Operation, path, then the operation's arguments) and
 /// returns the reply: kOk and the result, or an error tag and its message.
@@ -512,15 +521,16 @@ std::string answer(const std::string& request) {
     if (!read_exactly(fd, request.data(), length)) ::_exit(0);
     int worker_fds[2];
     pid_t worker = -1;
-    if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, worker_fds) == 0) {
-      worker = ::fork();
-      if (worker < 0) {
-        ::close(worker_fds[0]);
-        ::close(worker_fds[1]);
-      }
+    int error = 0;
+    if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, worker_fds) != 0) {
+      error = errno;
+    } else if ((worker = ::fork()) < 0) {
+      error = errno;
+      ::close(worker_fds[0]);
+      ::close(worker_fds[1]);
     }
     if (worker < 0) {
-      if (!send_all(fd, u64_bytes(kNoWorker) + u64_bytes(std::uint64_t(errno)) + u64_bytes(0))) ::_exit(0);
+      if (!send_answer(fd, kNoWorker, static_cast<std::uint64_t>(error), "")) ::_exit(0);
       continue;
     }
     if (worker == 0) {
@@ -547,8 +557,7 @@ std::string answer(const std::string& request) {
     }
     const bool signalled = WIFSIGNALED(status);
     const std::uint64_t code = signalled ? WTERMSIG(status) : WIFEXITED(status) ? WEXITSTATUS(status) : 255;
-    if (!send_all(fd, u64_bytes(signalled ? kSignalled : kExited) + u64_bytes(code) + u64_bytes(reply.size()) + reply))
-      ::_exit(0);
+    if (!send_answer(fd, signalled ? kSignalled : kExited, code, reply)) ::_exit(0);
   }
 }
 
@@ -580,7 +589,9 @@ class ReaderServer {
     }
     for (int attempt = 0;; ++attempt) {
       if (pid_ < 0) start();
-      if (send_all(fd_, u64_bytes(request.size()) + request) && read_exactly(fd_, header, sizeof header)) {
+      Message framed;
+      framed.str(request);
+      if (send_all(fd_, framed.bytes) && read_exactly(fd_, header, sizeof header)) {
         reply.resize(header[2]);
         if (read_exactly(fd_, reply.data(), reply.size())) break;
       }
