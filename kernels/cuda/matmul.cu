@@ -1,5 +1,6 @@
-// matmul on the GPU: the tutorial's shared-memory tiling done with register blocking (tiled), the
-// untiled reference (naive), and cuBLAS strided-batched GEMM (blas).
+// matmul on the GPU: the tutorial's shared-memory tiling done with register blocking (tiled; its
+// block program is host-device, in usrecon/kernels/gemm_tiled.hpp), the untiled reference
+// (naive), and cuBLAS strided-batched GEMM (blas).
 //
 // Row-major c = a · b is column-major cᵀ = bᵀ · aᵀ, so cuBLAS gets b first.
 #include <cublas_v2.h>
@@ -12,104 +13,28 @@
 #include "usrecon/kernels/cuda/launch.cuh"
 #include "usrecon/kernels/cuda_check.hpp"
 #include "usrecon/kernels/cuda_memory.hpp"
+#include "usrecon/kernels/gemm_tiled.hpp"
 
 namespace usrecon::kernels::detail {
 namespace {
 
-__device__ __forceinline__ float fma_rn(float a, float b, float c) { return __fmaf_rn(a, b, c); }
-__device__ __forceinline__ double fma_rn(double a, double b, double c) { return __fma_rn(a, b, c); }
+// The block program (usrecon/kernels/gemm_tiled.hpp) with __syncthreads as its barrier; block
+// (x, y, z) computes column tile x, row tile row_tile0 + y of batch entry z.
+struct BlockBarrier {
+  __device__ void operator()() const { __syncthreads(); }
+};
 
-// A block computes a BM × BN tile of c with NT = (BM/TM)·(BN/TN) threads, each owning TM × TN
-// outputs in registers. Per BK-deep slice of k, the block stages a (transposed, padded against
-// bank conflicts) and b in shared memory with coalesced loads; the next slice is fetched into
-// registers while the current one is multiplied. Thread (tr, tc) owns rows tr + i·(BM/TM) and
-// columns tc + j·(BN/TN), so shared-memory reads are conflict-free and stores coalesced. Edges
-// are zero-padded on load and bounds-checked on store, so any m, n, k work.
-template <class T, int BM, int BN, int BK, int TM, int TN>
-__global__ void __launch_bounds__((BM / TM) * (BN / TN))
+template <class Tiling, class T = typename Tiling::value_type>
+__global__ void __launch_bounds__(Tiling::kThreads)
     gemm_tiled(const T* __restrict__ a, const T* __restrict__ b, T* __restrict__ c, int m, int n,
                int k, std::int64_t stride_a, std::int64_t stride_b, std::int64_t stride_c,
                int row_tile0) {
-  constexpr int RT = BM / TM, CT = BN / TN, NT = RT * CT;
-  constexpr int LA = BM * BK / NT, LB = BK * BN / NT;  // loads per thread and slice
-  static_assert(BM * BK % NT == 0 && BK * BN % NT == 0, "tile loads must divide evenly");
-  __shared__ T as[BK][BM + 4];
-  __shared__ T bs[BK][BN];
-
-  a += blockIdx.z * stride_a;
-  b += blockIdx.z * stride_b;
-  c += blockIdx.z * stride_c;
-  const int row0 = (row_tile0 + static_cast<int>(blockIdx.y)) * BM, col0 = blockIdx.x * BN;
-  const int tid = threadIdx.x, tr = tid / CT, tc = tid % CT;
-
-  T ra[LA], rb[LB];
-  auto fetch = [&](int k0) {
-#pragma unroll
-    for (int l = 0; l < LA; ++l) {  // consecutive threads: consecutive k of a row
-      const int e = tid + l * NT, r = e / BK, kk = e % BK;
-      const int gr = row0 + r, gk = k0 + kk;
-      ra[l] = (gr < m && gk < k) ? a[static_cast<std::int64_t>(gr) * k + gk] : T(0);
-    }
-#pragma unroll
-    for (int l = 0; l < LB; ++l) {  // consecutive threads: consecutive columns
-      const int e = tid + l * NT, kk = e / BN, cc = e % BN;
-      const int gk = k0 + kk, gc = col0 + cc;
-      rb[l] = (gk < k && gc < n) ? b[static_cast<std::int64_t>(gk) * n + gc] : T(0);
-    }
-  };
-  auto stage = [&] {
-#pragma unroll
-    for (int l = 0; l < LA; ++l) {
-      const int e = tid + l * NT;
-      as[e % BK][e / BK] = ra[l];
-    }
-#pragma unroll
-    for (int l = 0; l < LB; ++l) {
-      const int e = tid + l * NT;
-      bs[e / BN][e % BN] = rb[l];
-    }
-  };
-
-  T acc[TM][TN];
-#pragma unroll
-  for (int i = 0; i < TM; ++i)
-#pragma unroll
-    for (int j = 0; j < TN; ++j) acc[i][j] = T(0);
-
-  fetch(0);
-  stage();
-  __syncthreads();
-  for (int k0 = 0; k0 < k; k0 += BK) {
-    const bool more = k0 + BK < k;
-    if (more) fetch(k0 + BK);  // in flight while this slice is multiplied
-#pragma unroll
-    for (int kk = 0; kk < BK; ++kk) {
-      T va[TM], vb[TN];
-#pragma unroll
-      for (int i = 0; i < TM; ++i) va[i] = as[kk][tr + i * RT];
-#pragma unroll
-      for (int j = 0; j < TN; ++j) vb[j] = bs[kk][tc + j * CT];
-#pragma unroll
-      for (int i = 0; i < TM; ++i)
-#pragma unroll
-        for (int j = 0; j < TN; ++j) acc[i][j] = fma_rn(va[i], vb[j], acc[i][j]);
-    }
-    __syncthreads();
-    if (more) {
-      stage();
-      __syncthreads();
-    }
-  }
-#pragma unroll
-  for (int i = 0; i < TM; ++i) {
-    const int gr = row0 + tr + i * RT;
-    if (gr >= m) continue;
-#pragma unroll
-    for (int j = 0; j < TN; ++j) {
-      const int gc = col0 + tc + j * CT;
-      if (gc < n) c[static_cast<std::int64_t>(gr) * n + gc] = acc[i][j];
-    }
-  }
+  __shared__ typename Tiling::SharedA a_t;
+  __shared__ typename Tiling::SharedB b_s;
+  const gemm::Operands<T> op{a + blockIdx.z * stride_a, b + blockIdx.z * stride_b,
+                             c + blockIdx.z * stride_c, m, n, k};
+  Tiling::block_program(op, row_tile0 + static_cast<int>(blockIdx.y), static_cast<int>(blockIdx.x),
+                        static_cast<int>(threadIdx.x), a_t, b_s, BlockBarrier{});
 }
 
 // The tutorial's untiled kernel: one thread per output, k in ascending order, separate multiply
@@ -136,14 +61,15 @@ unsigned grid_y(std::int64_t row_blocks) {
   return static_cast<unsigned>(row_blocks < 65535 ? row_blocks : 65535);
 }
 
-template <class T, int BM, int BN, int BK, int TM, int TN>
+template <class T>
 void launch_tiled(const T* a, const T* b, T* c, const GemmShape& g, cudaStream_t stream) {
+  using Tiling = gemm::TilingFor<T>;
   // gridDim.y is at most 65535: taller outputs take one launch per 65535 row tiles.
-  const std::int64_t row_tiles = (g.m + BM - 1) / BM;
+  const std::int64_t row_tiles = (g.m + Tiling::kRows - 1) / Tiling::kRows;
   for (std::int64_t row_tile0 = 0; row_tile0 < row_tiles; row_tile0 += 65535) {
-    const dim3 grid(static_cast<unsigned>((g.n + BN - 1) / BN), grid_y(row_tiles - row_tile0),
-                    static_cast<unsigned>(g.batch));
-    gemm_tiled<T, BM, BN, BK, TM, TN><<<grid, (BM / TM) * (BN / TN), 0, stream>>>(
+    const dim3 grid(static_cast<unsigned>((g.n + Tiling::kCols - 1) / Tiling::kCols),
+                    grid_y(row_tiles - row_tile0), static_cast<unsigned>(g.batch));
+    gemm_tiled<Tiling><<<grid, Tiling::kThreads, 0, stream>>>(
         a, b, c, static_cast<int>(g.m), static_cast<int>(g.n), static_cast<int>(g.k), g.stride_a,
         g.stride_b, g.stride_c, static_cast<int>(row_tile0));
     USRECON_CUDA_CHECK_LAUNCH("gemm_tiled");
@@ -202,10 +128,7 @@ void cuda_gemm(const T* a, const T* b, T* c, const GemmShape& g, MatmulAlgo algo
       return;
     }
     case MatmulAlgo::tiled:
-      if constexpr (std::is_same_v<T, float>)
-        launch_tiled<float, 128, 128, 8, 8, 8>(a, b, c, g, stream.get());
-      else
-        launch_tiled<double, 64, 64, 8, 4, 4>(a, b, c, g, stream.get());
+      launch_tiled(a, b, c, g, stream.get());
       return;
     case MatmulAlgo::blas:
     case MatmulAlgo::automatic:

@@ -1,10 +1,13 @@
 // CUDA backends against the CPU ones and cuBLAS. Every test skips cleanly without a device.
 #include <gtest/gtest.h>
 
+#include <array>
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <vector>
 
+#include "block_emulator.hpp"
 #include "kernel_test_util.hpp"
 #include "usrecon/kernels/cuda/map.cuh"
 #include "usrecon/kernels/kernels.hpp"
@@ -180,6 +183,35 @@ TYPED_TEST(KernelCudaMatmul, RowsBeyondTheGridLimit) {
     std::int64_t wrong = 0;
     for (std::size_t i = 0; i < c.size(); ++i) wrong += c[i] != cpu[i];
     EXPECT_EQ(wrong, 0) << "algo " << static_cast<int>(algo) << ", m = " << m;
+  }
+}
+
+// The GPU runs the same block programs as the host emulation (block_emulator.hpp), with the
+// same operations in the same order and no multiply-add left to the compiler: bit for bit equal.
+TYPED_TEST(KernelCudaMatmul, TiledEqualsItsHostEmulationBitForBit) {
+  using T = TypeParam;
+  REQUIRE_GPU("tiled CUDA matmul vs the host emulation of its block program");
+  for (const auto& [batch, m, n, k] : {std::array<int, 4>{1, 1, 1, 1}, {2, 129, 127, 9}, {1, 300, 257, 100}}) {
+    const auto a = random_array<T>({batch, m, k}, 21), b = random_array<T>({batch, k, n}, 22);
+    const HostArray<T> gpu = uk::matmul(uk::to_device(a), uk::to_device(b), MatmulAlgo::tiled).copy_to_host();
+    std::vector<T> host(gpu.size());
+    uk::testing::emulate_gemm_tiled(a.data(), b.data(), host.data(), batch, m, n, k, std::int64_t(m) * k,
+                                    std::int64_t(k) * n, std::int64_t(m) * n);
+    for (std::size_t i = 0; i < host.size(); ++i) ASSERT_EQ(gpu[i], host[i]) << "entry " << i << ", m = " << m;
+  }
+}
+
+TEST(KernelCuda, SumEqualsItsHostEmulationBitForBit) {
+  REQUIRE_GPU("sum on the GPU vs the host emulation of its block programs");
+  for (const std::int64_t n : {1, 1025, 300'007}) {
+    const auto f = random_array<float>({n}, 23, 0.0, 1.0);
+    const auto d = random_array<double>({n}, 24);
+    const auto i = random_array<std::int32_t>({n}, 25, -2'000'000'000, 2'000'000'000);
+    const int blocks = uk::block_sum::blocks_for(n);
+    EXPECT_EQ(uk::sum(uk::to_device(f)), (uk::testing::emulate_sum<float, float>(f.data(), n, blocks))) << n;
+    EXPECT_EQ(uk::sum(uk::to_device(d)), (uk::testing::emulate_sum<double, double>(d.data(), n, blocks))) << n;
+    EXPECT_EQ(uk::sum(uk::to_device(i)), (uk::testing::emulate_sum<std::int32_t, std::int64_t>(i.data(), n, blocks)))
+        << n;
   }
 }
 

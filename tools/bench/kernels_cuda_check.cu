@@ -10,7 +10,8 @@
 //
 // Every kernel is validated before it is timed: copy and maps elementwise on a sample of indices,
 // sums against a double sum on the host, both SGEMMs against double dot products on the host at
-// sampled entries, the tiled SGEMM against cuBLAS in relative L2. A kernel that fails is not timed,
+// sampled entries, the tiled SGEMM also bit for bit against sequential fused dot products there
+// (its defined order) and against cuBLAS in relative L2. A kernel that fails is not timed,
 // says why, and makes the exit code 1. Times come from CUDA events around each call after a warm-up
 // call; the figure is the median of --reps calls. Without a device it prints a skip line and exits
 // 0. Prints "RESULT kernels_<name>=<value>" lines for the table of tools/gpu-check.sh.
@@ -241,15 +242,21 @@ void check_sgemm(const uk::Stream& stream, Report& report) {
   // Worst |c - exact| / sum |a_ik b_kj| over 256 random entries.
   std::mt19937 rng(7);
   std::uniform_int_distribution<std::int64_t> index(0, n - 1);
+  // The tiled kernel's every output is a sequential fused dot product (usrecon/kernels/
+  // gemm_tiled.hpp): at the sampled entries it must equal one computed here bit for bit.
   double worst_blas = 0, worst_tiled = 0;
+  int fused_mismatches = 0;
   for (int s = 0; s < 256; ++s) {
     const std::int64_t i = index(rng), j = index(rng);
     double exact = 0, scale = 0;
+    float fused = 0;
     for (std::int64_t p = 0; p < n; ++p) {
       const double prod = double(ha[i * n + p]) * double(hb[p * n + j]);
       exact += prod;
       scale += std::abs(prod);
+      fused = std::fma(ha[i * n + p], hb[p * n + j], fused);
     }
+    fused_mismatches += !(h_tiled[i * n + j] == fused);
     auto keep_worst = [&](double& worst, float got) {  // NaN, once seen, stays
       const double e = std::abs(double(got) - exact) / scale;
       if (std::isnan(e) || e > worst) worst = e;
@@ -270,8 +277,13 @@ void check_sgemm(const uk::Stream& stream, Report& report) {
                   worst_blas, kSgemmSampleBound);
     report.fail("cuBLAS SGEMM", why);
   }
-  bool tiled_ok = worst_tiled <= kSgemmSampleBound;
-  if (!tiled_ok) {
+  report.result(prefix + "_tiled_fused_mismatches", fused_mismatches);
+  bool tiled_ok = worst_tiled <= kSgemmSampleBound && fused_mismatches == 0;
+  if (fused_mismatches) {
+    std::snprintf(why, sizeof why, "%d of 256 sampled entries differ from a sequential fused dot product",
+                  fused_mismatches);
+    report.fail("tiled SGEMM", why);
+  } else if (!tiled_ok) {
     std::snprintf(why, sizeof why, "off by %.3g of sum |a b| from double dot products (> %.1g)",
                   worst_tiled, kSgemmSampleBound);
     report.fail("tiled SGEMM", why);

@@ -13,6 +13,16 @@
 #define USRECON_HD
 #endif
 
+// USRECON_EXEC_CHECK_DISABLE before a USRECON_HD template that calls an argument's functions
+// (a block program's barrier: __syncthreads on the device, a host barrier in the tests' emulator):
+// nvcc then checks each instantiation where it is used instead of warning that an HD function
+// calls a host-only (or device-only) one.
+#if defined(__CUDACC__)
+#define USRECON_EXEC_CHECK_DISABLE _Pragma("nv_exec_check_disable")
+#else
+#define USRECON_EXEC_CHECK_DISABLE
+#endif
+
 // USRECON_UNROLL before a loop of constant trip count in a USRECON_HD function: nvcc unrolls it
 // (so that an array indexed by its counter stays in registers); plain C++ leaves it to -O3.
 #if defined(__CUDACC__)

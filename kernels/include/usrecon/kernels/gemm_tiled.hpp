@@ -1,0 +1,162 @@
+// The tiled GEMM's block program, host-device: the CUDA kernel gemm_tiled (cuda/matmul.cu) runs
+// it with __syncthreads as the barrier; the tests run it on the host with one std::thread per
+// CUDA thread and a std::barrier (tests/kernels/block_emulator.hpp), so that the tiling's index
+// math, edge padding and barriers are checked without a GPU.
+//
+// Every output is fma_rn(a[i][p], b[p][j], acc) for p = 0, 1, …, k − 1 in order, starting from 0:
+// the result equals a sequential fused dot product bit for bit, on the host and on the device.
+#pragma once
+
+#include <cmath>
+#include <cstdint>
+#include <type_traits>
+
+#include "usrecon/kernels/common.hpp"
+
+namespace usrecon::kernels::gemm {
+
+/// a · b + c rounded once: __fma_rn on the device, std::fma on the host (the same IEEE result).
+template <class T>
+USRECON_HD T fma_rn(T a, T b, T c) {
+#if defined(__CUDA_ARCH__)
+  if constexpr (std::is_same_v<T, float>)
+    return __fmaf_rn(a, b, c);
+  else
+    return __fma_rn(a, b, c);
+#else
+  return std::fma(a, b, c);
+#endif
+}
+
+/// One batch entry, row-major: a is m × k (row stride k), b is k × n, c is m × n.
+template <class T>
+struct Operands {
+  const T* a;
+  const T* b;
+  T* c;
+  int m, n, k;
+};
+
+/// A block computes a BM × BN tile of c with kThreads = (BM/TM)·(BN/TN) threads, each owning
+/// TM × TN outputs in registers. Per BK-deep slice of k, the block stages a (transposed, padded
+/// against bank conflicts) and b in shared memory with coalesced loads; the next slice is fetched
+/// into registers while the current one is multiplied. Thread (tr, tc) owns rows tr + i·(BM/TM)
+/// and columns tc + j·(BN/TN), so shared-memory reads are conflict-free and stores coalesced.
+/// Edges are zero-padded on load and bounds-checked on store, so any m, n, k work.
+template <class T, int BM, int BN, int BK, int TM, int TN>
+struct Tiling {
+  using value_type = T;
+  static constexpr int kRows = BM, kCols = BN, kDepth = BK;
+  static constexpr int kRowThreads = BM / TM, kColThreads = BN / TN;
+  static constexpr int kThreads = kRowThreads * kColThreads;
+  static constexpr int kLoadsA = BM * BK / kThreads, kLoadsB = BK * BN / kThreads;  // per thread
+  static_assert(BM % TM == 0 && BN % TN == 0, "thread tiles must divide the block tile");
+  static_assert(BM * BK % kThreads == 0 && BK * BN % kThreads == 0, "tile loads must divide evenly");
+
+  /// The block's shared memory: a's slice transposed, a_t[kk][row] (rows padded by 4), and b's
+  /// slice b[kk][col]. Two arrays, not one struct: nvcc then folds every shared address into the
+  /// load's immediate offset (with a struct, ptxas used 175 registers instead of 158).
+  using SharedA = T[BK][BM + 4];
+  using SharedB = T[BK][BN];
+
+  /// What one thread keeps in registers: the next slice's loads, and its TM × TN outputs.
+  using LoadsA = T[kLoadsA];
+  using LoadsB = T[kLoadsB];
+  using Accumulators = T[TM][TN];
+
+  /// Loads slice k0 of the block's rows of a and columns of b into registers, zero past the edges.
+  /// Consecutive threads load consecutive k of a row of a and consecutive columns of b.
+  USRECON_HD static void fetch(const Operands<T>& op, int row0, int col0, int tid, int k0,
+                               LoadsA& ra, LoadsB& rb) {
+    USRECON_UNROLL
+    for (int l = 0; l < kLoadsA; ++l) {
+      const int e = tid + l * kThreads, row = row0 + e / BK, kk = k0 + e % BK;
+      ra[l] = (row < op.m && kk < op.k) ? op.a[static_cast<std::int64_t>(row) * op.k + kk] : T(0);
+    }
+    USRECON_UNROLL
+    for (int l = 0; l < kLoadsB; ++l) {
+      const int e = tid + l * kThreads, kk = k0 + e / BN, col = col0 + e % BN;
+      rb[l] = (kk < op.k && col < op.n) ? op.b[static_cast<std::int64_t>(kk) * op.n + col] : T(0);
+    }
+  }
+
+  /// Stores the fetched slice into shared memory.
+  USRECON_HD static void stage(int tid, const LoadsA& ra, const LoadsB& rb, SharedA& a_t, SharedB& b_s) {
+    USRECON_UNROLL
+    for (int l = 0; l < kLoadsA; ++l) {
+      const int e = tid + l * kThreads;
+      a_t[e % BK][e / BK] = ra[l];
+    }
+    USRECON_UNROLL
+    for (int l = 0; l < kLoadsB; ++l) {
+      const int e = tid + l * kThreads;
+      b_s[e / BN][e % BN] = rb[l];
+    }
+  }
+
+  /// Accumulates the staged slice into the thread's outputs, kk in ascending order.
+  USRECON_HD static void multiply(int tid, const SharedA& a_t, const SharedB& b_s, Accumulators& acc) {
+    const int tr = tid / kColThreads, tc = tid % kColThreads;
+    USRECON_UNROLL
+    for (int kk = 0; kk < BK; ++kk) {
+      T va[TM], vb[TN];
+      USRECON_UNROLL
+      for (int i = 0; i < TM; ++i) va[i] = a_t[kk][tr + i * kRowThreads];
+      USRECON_UNROLL
+      for (int j = 0; j < TN; ++j) vb[j] = b_s[kk][tc + j * kColThreads];
+      USRECON_UNROLL
+      for (int i = 0; i < TM; ++i)
+        USRECON_UNROLL
+        for (int j = 0; j < TN; ++j) acc[i][j] = fma_rn(va[i], vb[j], acc[i][j]);
+    }
+  }
+
+  /// The whole program of thread `tid` (< kThreads) of the block that computes the tile at row
+  /// tile `row_tile`, column tile `col_tile`; op.k >= 1 (the host entry turns k = 0 into a
+  /// memset). `sync()` is the block's barrier: every thread of the block calls it equally often.
+  USRECON_EXEC_CHECK_DISABLE
+  template <class Sync>
+  USRECON_HD static void block_program(const Operands<T>& op, int row_tile, int col_tile, int tid,
+                                       SharedA& a_t, SharedB& b_s, Sync&& sync) {
+    const int row0 = row_tile * BM, col0 = col_tile * BN;
+    LoadsA ra;
+    LoadsB rb;
+    Accumulators acc;
+    USRECON_UNROLL
+    for (int i = 0; i < TM; ++i)
+      USRECON_UNROLL
+      for (int j = 0; j < TN; ++j) acc[i][j] = T(0);
+
+    fetch(op, row0, col0, tid, 0, ra, rb);
+    stage(tid, ra, rb, a_t, b_s);
+    sync();
+    for (int k0 = 0;; k0 += BK) {  // k >= 1: at least one slice
+      const bool more = k0 + BK < op.k;
+      if (more) fetch(op, row0, col0, tid, k0 + BK, ra, rb);  // in flight while this slice is multiplied
+      multiply(tid, a_t, b_s, acc);
+      sync();  // every thread has read the slice before it is overwritten
+      if (!more) break;
+      stage(tid, ra, rb, a_t, b_s);
+      sync();
+    }
+    const int tr = tid / kColThreads, tc = tid % kColThreads;
+    USRECON_UNROLL
+    for (int i = 0; i < TM; ++i) {
+      const int row = row0 + tr + i * kRowThreads;
+      if (row >= op.m) continue;
+      USRECON_UNROLL
+      for (int j = 0; j < TN; ++j) {
+        const int col = col0 + tc + j * kColThreads;
+        if (col < op.n) op.c[static_cast<std::int64_t>(row) * op.n + col] = acc[i][j];
+      }
+    }
+  }
+};
+
+/// The tilings the library launches: float 128 × 128 (8 × 8 per thread), double 64 × 64 (4 × 4);
+/// 256 threads a block either way.
+template <class T>
+using TilingFor = std::conditional_t<std::is_same_v<T, float>, Tiling<float, 128, 128, 8, 8, 8>,
+                                     Tiling<double, 64, 64, 8, 4, 4>>;
+
+}  // namespace usrecon::kernels::gemm

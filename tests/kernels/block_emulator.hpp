@@ -1,0 +1,157 @@
+// Runs CUDA block programs on the host, so the CPU suite checks what the GPU kernels run: one
+// std::thread per CUDA thread of a block, a barrier for __syncthreads, and a per-warp exchange for
+// __shfl_down_sync. Blocks run one after another, so each block's shared memory is the caller's.
+// A barrier that not every thread reaches (a __syncthreads in divergent code) aborts with a
+// message after 60 s instead of hanging. Under ThreadSanitizer (tools/tsan.sh) a missing barrier
+// shows as a data race on the shared memory.
+#pragma once
+
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <mutex>
+#include <thread>
+#include <type_traits>
+#include <vector>
+
+#include "usrecon/kernels/block_sum.hpp"
+#include "usrecon/kernels/gemm_tiled.hpp"
+
+namespace usrecon::kernels::testing {
+
+/// A reusable barrier for `count` threads that aborts when it is not completed within 60 s.
+class TimedBarrier {
+ public:
+  explicit TimedBarrier(int count) : count_(count) {}
+  void arrive_and_wait() {
+    std::unique_lock lock(mutex_);
+    const std::uint64_t generation = generation_;
+    if (++arrived_ == count_) {
+      arrived_ = 0;
+      ++generation_;
+      done_.notify_all();
+      return;
+    }
+    if (!done_.wait_for(lock, std::chrono::seconds(60), [&] { return generation_ != generation; })) {
+      std::fprintf(stderr, "block emulator: %d of %d threads reached a barrier within 60 s "
+                           "(a barrier in divergent code?)\n", arrived_, count_);
+      std::abort();
+    }
+  }
+
+ private:
+  std::mutex mutex_;
+  std::condition_variable done_;
+  int count_;
+  int arrived_ = 0;
+  std::uint64_t generation_ = 0;
+};
+
+/// State one block's threads share.
+class EmulatedBlock {
+ public:
+  static constexpr int kWarp = 32;
+  explicit EmulatedBlock(int threads) : threads_(threads), block_barrier_(threads), lanes_(std::size_t(threads)) {
+    if (threads % kWarp != 0) {
+      std::fprintf(stderr, "block emulator: %d threads is not whole warps\n", threads);
+      std::abort();
+    }
+    for (int w = 0; w < threads / kWarp; ++w) warp_barriers_.push_back(std::make_unique<TimedBarrier>(kWarp));
+  }
+  [[nodiscard]] int threads() const noexcept { return threads_; }
+
+ private:
+  friend class EmulatedThread;
+  int threads_;
+  TimedBarrier block_barrier_;
+  std::vector<std::unique_ptr<TimedBarrier>> warp_barriers_;
+  std::vector<std::uint64_t> lanes_;  // shfl_down's exchange: one 8-byte slot a thread
+};
+
+/// What thread `tid`'s program gets for the block intrinsics: sync() (also as operator()) and
+/// shfl_down(v, offset), as the CUDA kernels' CudaBlock / BlockBarrier give them.
+class EmulatedThread {
+ public:
+  EmulatedThread(EmulatedBlock& block, int tid) : block_(&block), tid_(tid) {}
+  void sync() const { block_->block_barrier_.arrive_and_wait(); }
+  void operator()() const { sync(); }
+
+  /// The value of lane + offset of this warp (this thread's own past the warp's end). Every lane
+  /// of the warp must call it, as with __shfl_down_sync(0xffffffff, …).
+  template <class R>
+  R shfl_down(R v, int offset) const {
+    static_assert(std::is_trivially_copyable_v<R> && sizeof(R) <= sizeof(std::uint64_t));
+    const int lane = tid_ % EmulatedBlock::kWarp;
+    TimedBarrier& warp = *block_->warp_barriers_[std::size_t(tid_ / EmulatedBlock::kWarp)];
+    std::memcpy(&block_->lanes_[std::size_t(tid_)], &v, sizeof v);
+    warp.arrive_and_wait();  // every lane has written
+    R out = v;
+    if (lane + offset < EmulatedBlock::kWarp) std::memcpy(&out, &block_->lanes_[std::size_t(tid_ + offset)], sizeof out);
+    warp.arrive_and_wait();  // every lane has read before the next exchange writes
+    return out;
+  }
+
+ private:
+  EmulatedBlock* block_;
+  int tid_;
+};
+
+/// Runs program(tid, thread) for tid in [0, threads) on that many std::threads, and waits.
+template <class Program>
+void run_block(int threads, Program&& program) {
+  EmulatedBlock block(threads);
+  std::vector<std::jthread> pool;
+  pool.reserve(std::size_t(threads));
+  for (int tid = 0; tid < threads; ++tid)
+    pool.emplace_back([&block, &program, tid] { program(tid, EmulatedThread(block, tid)); });
+}
+
+/// The tiled GEMM kernel's grid on the host: c[z] = a[z] · b[z] for z < batch (strides in
+/// elements, 0 repeats one matrix), every block through gemm::Tiling::block_program. k >= 1.
+template <class T>
+void emulate_gemm_tiled(const T* a, const T* b, T* c, int batch, int m, int n, int k,
+                        std::int64_t stride_a, std::int64_t stride_b, std::int64_t stride_c) {
+  using Tiling = gemm::TilingFor<T>;
+  const int row_tiles = (m + Tiling::kRows - 1) / Tiling::kRows;
+  const int col_tiles = (n + Tiling::kCols - 1) / Tiling::kCols;
+  for (int z = 0; z < batch; ++z) {
+    const gemm::Operands<T> op{a + z * stride_a, b + z * stride_b, c + z * stride_c, m, n, k};
+    for (int row_tile = 0; row_tile < row_tiles; ++row_tile)
+      for (int col_tile = 0; col_tile < col_tiles; ++col_tile) {
+        struct Shared {
+          typename Tiling::SharedA a_t;
+          typename Tiling::SharedB b;
+        };
+        const auto shared = std::make_unique<Shared>();  // 8 KiB: the heap, not 256 stacks' caller
+        run_block(Tiling::kThreads, [&](int tid, const EmulatedThread& thread) {
+          Tiling::block_program(op, row_tile, col_tile, tid, shared->a_t, shared->b, thread);
+        });
+      }
+  }
+}
+
+/// sum()'s two kernels on the host with `blocks` blocks in pass 1 (the GPU uses
+/// block_sum::blocks_for(n); any count ≥ 1 is a valid program). n ≥ 1.
+template <class T, class R>
+R emulate_sum(const T* x, std::int64_t n, int blocks) {
+  namespace bs = block_sum;
+  std::vector<R> partials(static_cast<std::size_t>(blocks));
+  for (int b = 0; b < blocks; ++b) {
+    R warp_sums[bs::kThreads / bs::kWarp];
+    run_block(bs::kThreads, [&](int tid, const EmulatedThread& thread) {
+      bs::partials_program(x, n, partials.data(), b, blocks, tid, warp_sums, thread);
+    });
+  }
+  R out{};
+  R warp_sums[bs::kThreads / bs::kWarp];
+  run_block(bs::kThreads, [&](int tid, const EmulatedThread& thread) {
+    bs::final_program(partials.data(), blocks, &out, tid, warp_sums, thread);
+  });
+  return out;
+}
+
+}  // namespace usrecon::kernels::testing

@@ -1,0 +1,144 @@
+// The tiled GEMM's and sum()'s CUDA block programs, run on the host by the block emulator (one
+// std::thread per CUDA thread, real barriers and warp exchanges): the code the kernels run,
+// checked without a GPU against plain reference loops. test_kernel_cuda.cu compares the GPU with
+// the same emulation bit for bit where a device is present.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "block_emulator.hpp"
+#include "kernel_test_util.hpp"
+#include "usrecon/kernels/kernels.hpp"
+
+namespace uk = usrecon::kernels;
+namespace bs = usrecon::kernels::block_sum;
+using uk::Shape;
+using uk::testing::emulate_gemm_tiled;
+using uk::testing::emulate_sum;
+using uk::testing::random_array;
+
+namespace {
+
+struct GemmCase {
+  int batch, m, n, k;
+  bool broadcast_b;  // b's batch stride 0: one b for every batch entry
+};
+
+// Tile edges ± 1 for both tilings (float 128 × 128, double 64 × 64, slices of 8), odd sizes,
+// a single element, batches with and without a broadcast b.
+const GemmCase kGemmCases[] = {
+    {1, 1, 1, 1, false},    {1, 37, 45, 19, false},  {1, 127, 129, 7, false}, {1, 129, 127, 9, false},
+    {2, 65, 63, 17, false}, {2, 63, 65, 16, true},   {1, 5, 257, 33, false},  {3, 3, 2, 1, true},
+};
+
+template <class T>
+class KernelGemmTiledProgram : public ::testing::Test {};
+using GemmTypes = ::testing::Types<float, double>;
+TYPED_TEST_SUITE(KernelGemmTiledProgram, GemmTypes);
+
+// Every output of the tiled program is fma(a[i][p], b[p][j], acc) for p ascending from acc = 0,
+// so a plain sequential fused dot product is its exact reference, on any inputs. Entries left
+// unwritten (NaN) or written past the end of c (a guard band) fail too.
+TYPED_TEST(KernelGemmTiledProgram, EqualsASequentialFusedDotProductBitForBit) {
+  using T = TypeParam;
+  const T nan = std::numeric_limits<T>::quiet_NaN();
+  std::uint64_t seed = 11;
+  for (const GemmCase& g : kGemmCases) {
+    const std::string what = std::to_string(g.batch) + " x " + std::to_string(g.m) + " x " +
+                             std::to_string(g.n) + " x " + std::to_string(g.k) +
+                             (g.broadcast_b ? " (b broadcast)" : "");
+    const std::int64_t sa = std::int64_t(g.m) * g.k, sb = g.broadcast_b ? 0 : std::int64_t(g.k) * g.n,
+                       sc = std::int64_t(g.m) * g.n;
+    const auto a = random_array<T>(Shape{g.batch * sa}, seed++);
+    const auto b = random_array<T>(Shape{g.broadcast_b ? std::int64_t(g.k) * g.n : g.batch * sb}, seed++);
+    constexpr std::size_t kGuard = 1024;
+    std::vector<T> c(std::size_t(g.batch * sc) + kGuard, nan);
+    emulate_gemm_tiled(a.data(), b.data(), c.data(), g.batch, g.m, g.n, g.k, sa, sb, sc);
+
+    std::int64_t wrong = 0;
+    for (int z = 0; z < g.batch; ++z)
+      for (int i = 0; i < g.m; ++i)
+        for (int j = 0; j < g.n; ++j) {
+          T want = 0;
+          for (int p = 0; p < g.k; ++p) want = std::fma(a[z * sa + i * g.k + p], b[z * sb + p * g.n + j], want);
+          const T got = c[std::size_t(z * sc + std::int64_t(i) * g.n + j)];
+          if (!(got == want) && wrong++ < 3)
+            ADD_FAILURE() << what << ": c[" << z << "][" << i << "][" << j << "] = " << got << ", want " << want;
+        }
+    EXPECT_EQ(wrong, 0) << what;
+    for (std::size_t g_i = std::size_t(g.batch * sc); g_i < c.size(); ++g_i)
+      ASSERT_TRUE(std::isnan(c[g_i])) << what << ": written past the end of c, at " << g_i;
+  }
+}
+
+// The same program against the library's CPU matmul on small integers, where every product and
+// sum is exact: the emulated kernel and the CPU backend agree on the row-major batched layout.
+TYPED_TEST(KernelGemmTiledProgram, AgreesWithTheCpuMatmulOnSmallIntegers) {
+  using T = TypeParam;
+  const std::int64_t batch = 2, m = 70, n = 131, k = 23;
+  auto a = random_array<T>(Shape{batch, m, k}, 5, -4, 4);
+  auto b = random_array<T>(Shape{batch, k, n}, 6, -4, 4);
+  for (T& v : a) v = std::round(v);
+  for (T& v : b) v = std::round(v);
+  const uk::HostArray<T> want = uk::matmul(a, b, uk::MatmulAlgo::naive);
+  std::vector<T> got(std::size_t(batch * m * n), std::numeric_limits<T>::quiet_NaN());
+  emulate_gemm_tiled(a.data(), b.data(), got.data(), int(batch), int(m), int(n), int(k), m * k, k * n, m * n);
+  for (std::size_t i = 0; i < got.size(); ++i) ASSERT_EQ(got[i], want[i]) << "entry " << i;
+}
+
+TEST(KernelBlockSumProgram, BlockCountDependsOnlyOnTheSize) {
+  EXPECT_EQ(bs::blocks_for(1), 1);
+  EXPECT_EQ(bs::blocks_for(bs::kThreads * bs::kUnroll), 1);
+  EXPECT_EQ(bs::blocks_for(bs::kThreads * bs::kUnroll + 1), 2);
+  EXPECT_EQ(bs::blocks_for(std::int64_t(1) << 40), bs::kMaxBlocks);
+}
+
+struct SumCase {
+  std::int64_t n;
+  int blocks;  // 0: blocks_for(n), as on the GPU
+};
+
+// Sizes: one, a warp − 1, a block, one block's share ± 1, several blocks; and few blocks over many
+// elements, so that each thread runs the unrolled loop (kUnroll loads in flight) and its tail.
+const SumCase kSumCases[] = {{1, 0},    {31, 0},     {256, 0},   {1023, 0},     {1024, 0},
+                             {1025, 0}, {20'011, 0}, {100'003, 3}, {7 * 1024 + 5, 1}};
+
+int blocks_of(const SumCase& c) { return c.blocks ? c.blocks : bs::blocks_for(c.n); }
+
+TEST(KernelBlockSumProgram, IntegersAreExact) {
+  for (const SumCase& c : kSumCases) {
+    const auto x = random_array<std::int32_t>(Shape{c.n}, std::uint64_t(c.n), -2'000'000'000, 2'000'000'000);
+    std::int64_t want = 0;
+    for (const std::int32_t v : x) want += v;
+    EXPECT_EQ((emulate_sum<std::int32_t, std::int64_t>(x.data(), c.n, blocks_of(c))), want)
+        << "n = " << c.n << ", " << blocks_of(c) << " blocks";
+  }
+}
+
+// Each thread's Kahan sum is good to about 2 ulp of the magnitudes it adds; the two trees add 16
+// levels of rounding and pass 2's Kahan sum 2 more: at most ~20 eps · sum |x|, so 24 eps bounds it.
+template <class T>
+void expect_sum_within_bound(std::uint64_t seed) {
+  for (const SumCase& c : kSumCases) {
+    const auto x = random_array<T>(Shape{c.n}, seed + std::uint64_t(c.n));
+    long double want = 0, scale = 0;
+    for (const T v : x) {
+      want += v;
+      scale += std::abs(static_cast<long double>(v));
+    }
+    const T got = emulate_sum<T, T>(x.data(), c.n, blocks_of(c));
+    EXPECT_LE(std::abs(static_cast<long double>(got) - want), 24 * std::numeric_limits<T>::epsilon() * scale)
+        << "n = " << c.n << ", " << blocks_of(c) << " blocks, got " << got << ", want " << double(want);
+  }
+}
+
+TEST(KernelBlockSumProgram, FloatsAreWithinTheCompensatedBound) {
+  expect_sum_within_bound<float>(1);
+  expect_sum_within_bound<double>(2);
+}
+
+}  // namespace
