@@ -27,12 +27,6 @@ namespace {
 
 std::string with_slash(const std::string& name) { return name.empty() || name.front() == '/' ? name : "/" + name; }
 
-std::string number_text(double v) {
-  char buffer[32];
-  std::snprintf(buffer, sizeof buffer, "%.6g", v);
-  return buffer;
-}
-
 /// A file's claim of more frames than this is refused (its listing alone would make a batch of
 /// --frame all that large); real acquisitions hold thousands at most.
 constexpr std::size_t kMaxFrames = 100000;
@@ -376,7 +370,7 @@ void write_ustb_uff(const fs::path& path, const ChannelData& rf, const Acquisiti
     for (std::size_t t = 0; t < acq.source_z.size(); ++t)
       if (acq.source_z[t] >= -1e-3)
         throw Error(path.string() + ": virtual source " + std::to_string(t + 1) + " lies less than 1 mm behind "
-                    "the array (z = " + detail::number_text(acq.source_z[t] * 1e3) + " mm), where USTB's das.m times a "
+                    "the array (z = " + number_text(acq.source_z[t] * 1e3) + " mm), where USTB's das.m times a "
                     "wave as a focused one; put the sources at least 1 mm behind the array for a USTB file");
   }
   const auto n = [](int v) { return std::size_t(v); };

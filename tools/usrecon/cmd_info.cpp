@@ -140,12 +140,6 @@ std::string dims_text(const json& dims) {
   return s.empty() ? "scalar" : s;
 }
 
-std::string number_text(double v) {
-  char buffer[32];
-  std::snprintf(buffer, sizeof buffer, "%.6g", v);
-  return buffer;
-}
-
 void print_text(const json& d) {
   std::printf("%s: %s\n", d["file"].get<std::string>().c_str(), d["format"].get<std::string>().c_str());
   if (d.contains("values")) std::printf("  %zu values\n", d["values"].get<std::size_t>());
@@ -186,7 +180,7 @@ void print_text(const json& d) {
   const json& g = c["from_file"];
   std::printf("  parameters from %s:\n", g["source"].get<std::string>().c_str());
   const auto line = [&](const char* key, const char* label, double scale, const char* unit) {
-    if (g.contains(key)) std::printf("    %-22s %s %s\n", label, number_text(g[key].get<double>() * scale).c_str(), unit);
+    if (g.contains(key)) std::printf("    %-22s %s %s\n", label, recon::number_text(g[key].get<double>() * scale).c_str(), unit);
   };
   if (g.contains("model")) std::printf("    %-22s %s\n", "model", g["model"].get<std::string>().c_str());
   line("sampling_hz", "sampling frequency", 1e-6, "MHz");
@@ -202,7 +196,7 @@ void print_text(const json& d) {
     for (const auto& x : g[key]) v.push_back(x.get<double>() * scale);
     std::string s;
     if (std::all_of(v.begin(), v.end(), [&](double x) { return x == v.front(); }) && v.size() > 1) {
-      s = number_text(v.front()) + unit + " (all " + std::to_string(v.size()) + ")";
+      s = recon::number_text(v.front()) + unit + " (all " + std::to_string(v.size()) + ")";
     } else {
       for (std::size_t k = 0; k < v.size(); ++k) {
         if (v.size() > 10 && k == 4) {
@@ -210,7 +204,7 @@ void print_text(const json& d) {
           k = v.size() - 3;
           continue;
         }
-        s += (k == 0 ? "" : ", ") + number_text(v[k]);
+        s += (k == 0 ? "" : ", ") + recon::number_text(v[k]);
       }
       s += unit;
       if (v.size() > 10) s += " (" + std::to_string(v.size()) + ")";

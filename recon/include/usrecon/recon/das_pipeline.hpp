@@ -170,6 +170,8 @@ class DasBeamformers {
 DasFrame reconstruct_das(const std::filesystem::path& input, const DasSetup& setup,
                          BackendKind backend, int threads, nlohmann::json* timing = nullptr);
 
+/// `v` as messages and `usrecon info` print a file's values: printf's %.6g.
+std::string number_text(double v);
 /// "MIN:MAX" -> {MIN, MAX}. Throws Error naming `what`.
 std::pair<double, double> parse_range(std::string_view text, const std::string& what);
 /// "START:STEP:STOP" (inclusive, MATLAB style) or "A,B,C" or one number. Throws Error.
