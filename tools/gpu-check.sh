@@ -206,7 +206,13 @@ if [[ -z $NUMBA ]]; then
   STATUS[numba]="skipped (seed_numba_cuda.py not found; copy it to .gpu-check/ and carry it)"
   say "${STATUS[numba]}"
 else
-  PYTHONUNBUFFERED=1 run_step numba 240 python3 "$NUMBA" "$ROOT/data/example.txt" || true
+  # The first Python that has numba and numpy: PATH's python3 may be another installation's
+  # (pyenv) without them, while Debian's python3-numba lives under /usr/bin.
+  PYTHON=python3
+  for candidate in python3 /usr/bin/python3; do
+    if "$candidate" -c 'import numba, numpy' 2>/dev/null; then PYTHON=$candidate; break; fi
+  done
+  PYTHONUNBUFFERED=1 run_step numba 240 "$PYTHON" "$NUMBA" "$ROOT/data/example.txt" || true
 fi
 
 # ---- 5. The table ---------------------------------------------------------------------------------
