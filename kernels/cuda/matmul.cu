@@ -18,12 +18,8 @@
 namespace usrecon::kernels::detail {
 namespace {
 
-// The block program (usrecon/kernels/gemm_tiled.hpp) with __syncthreads as its barrier; block
+// The block program (usrecon/kernels/gemm_tiled.hpp) with the device's block intrinsics; block
 // (x, y, z) computes column tile x, row tile row_tile0 + y of batch entry z.
-struct BlockBarrier {
-  __device__ void operator()() const { __syncthreads(); }
-};
-
 template <class Tiling, class T = typename Tiling::value_type>
 __global__ void __launch_bounds__(Tiling::kThreads)
     gemm_tiled(const T* __restrict__ a, const T* __restrict__ b, T* __restrict__ c, int m, int n,
@@ -34,7 +30,7 @@ __global__ void __launch_bounds__(Tiling::kThreads)
   const gemm::Operands<T> op{a + blockIdx.z * stride_a, b + blockIdx.z * stride_b,
                              c + blockIdx.z * stride_c, m, n, k};
   Tiling::block_program(op, row_tile0 + static_cast<int>(blockIdx.y), static_cast<int>(blockIdx.x),
-                        static_cast<int>(threadIdx.x), a_t, b_s, BlockBarrier{});
+                        static_cast<int>(threadIdx.x), a_t, b_s, cuda::DeviceBlock{});
 }
 
 // The tutorial's untiled kernel: one thread per output, k in ascending order, separate multiply

@@ -1,4 +1,5 @@
-// monte_carlo_pi on the GPU: one Philox counter (two samples) per loop step, integer counts.
+// monte_carlo_pi on the GPU: one Philox counter (two samples) per loop step, integer counts. The
+// block program is host-device, in usrecon/kernels/random.hpp.
 #include <cuda_runtime.h>
 
 #include <cstdint>
@@ -15,13 +16,8 @@ constexpr int threads = 256;
 
 __global__ void __launch_bounds__(threads) monte_carlo_kernel(std::uint64_t n, std::uint64_t seed,
                                                               unsigned long long* inside) {
-  const std::uint64_t counters = (n + 1) / 2;
-  unsigned long long local = 0;
-  const std::uint64_t step = static_cast<std::uint64_t>(cuda::grid_stride_1d());
-  for (std::uint64_t c = static_cast<std::uint64_t>(cuda::global_index_1d()); c < counters; c += step)
-    local += monte_carlo_inside(c, seed, 2 * c + 1 < n);
-  for (int offset = 16; offset > 0; offset /= 2) local += __shfl_down_sync(0xffffffffu, local, offset);
-  if (threadIdx.x % 32 == 0 && local) atomicAdd(inside, local);  // integer: order-independent
+  monte_carlo_block_program(n, seed, blockIdx.x, gridDim.x, threads, static_cast<int>(threadIdx.x), inside,
+                            cuda::DeviceBlock{});
 }
 
 }  // namespace

@@ -15,28 +15,19 @@ namespace {
 
 namespace bs = block_sum;
 
-// The intrinsics the block programs (usrecon/kernels/block_sum.hpp) ask for.
-struct CudaBlock {
-  __device__ void sync() const { __syncthreads(); }
-  template <class R>
-  __device__ R shfl_down(R v, int offset) const {
-    return __shfl_down_sync(0xffffffffu, v, offset);
-  }
-};
-
 template <class T, class R>
 __global__ void __launch_bounds__(bs::kThreads) sum_partials(const T* __restrict__ x, std::int64_t n,
                                                             R* __restrict__ partials) {
   __shared__ R warp_sums[bs::kThreads / bs::kWarp];
   bs::partials_program(x, n, partials, static_cast<int>(blockIdx.x), static_cast<int>(gridDim.x),
-                       static_cast<int>(threadIdx.x), warp_sums, CudaBlock{});
+                       static_cast<int>(threadIdx.x), warp_sums, cuda::DeviceBlock{});
 }
 
 template <class R>
 __global__ void __launch_bounds__(bs::kThreads) sum_final(const R* __restrict__ partials, int count,
                                                          R* __restrict__ out) {
   __shared__ R warp_sums[bs::kThreads / bs::kWarp];
-  bs::final_program(partials, count, out, static_cast<int>(threadIdx.x), warp_sums, CudaBlock{});
+  bs::final_program(partials, count, out, static_cast<int>(threadIdx.x), warp_sums, cuda::DeviceBlock{});
 }
 
 }  // namespace

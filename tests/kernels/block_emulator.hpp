@@ -6,6 +6,7 @@
 // shows as a data race on the shared memory.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
@@ -20,6 +21,7 @@
 
 #include "usrecon/kernels/block_sum.hpp"
 #include "usrecon/kernels/gemm_tiled.hpp"
+#include "usrecon/kernels/random.hpp"
 
 namespace usrecon::kernels::testing {
 
@@ -72,13 +74,16 @@ class EmulatedBlock {
   std::vector<std::uint64_t> lanes_;  // shfl_down's exchange: one 8-byte slot a thread
 };
 
-/// What thread `tid`'s program gets for the block intrinsics: sync() (also as operator()) and
-/// shfl_down(v, offset), as the CUDA kernels' CudaBlock / BlockBarrier give them.
+/// What thread `tid`'s program gets for the block intrinsics: sync(), shfl_down(v, offset) and
+/// atomic_add(target, v), as cuda::DeviceBlock gives them on the device.
 class EmulatedThread {
  public:
   EmulatedThread(EmulatedBlock& block, int tid) : block_(&block), tid_(tid) {}
   void sync() const { block_->block_barrier_.arrive_and_wait(); }
-  void operator()() const { sync(); }
+  template <class R>
+  void atomic_add(R* target, R v) const {
+    std::atomic_ref<R>(*target).fetch_add(v);
+  }
 
   /// The value of lane + offset of this warp (this thread's own past the warp's end). Every lane
   /// of the warp must call it, as with __shfl_down_sync(0xffffffff, …).
@@ -152,6 +157,17 @@ R emulate_sum(const T* x, std::int64_t n, int blocks) {
     bs::final_program(partials.data(), blocks, &out, tid, warp_sums, thread);
   });
   return out;
+}
+
+/// The Monte-Carlo kernel's grid on the host: `blocks` blocks of `threads`, every thread through
+/// monte_carlo_block_program. The count of the first n samples for `seed`.
+inline std::uint64_t emulate_monte_carlo_count(std::uint64_t n, std::uint64_t seed, unsigned blocks, int threads) {
+  unsigned long long inside = 0;
+  for (unsigned b = 0; b < blocks; ++b)
+    run_block(threads, [&](int tid, const EmulatedThread& thread) {
+      monte_carlo_block_program(n, seed, b, blocks, threads, tid, &inside, thread);
+    });
+  return inside;
 }
 
 }  // namespace usrecon::kernels::testing

@@ -1,4 +1,4 @@
-// The tiled GEMM's and sum()'s CUDA block programs, run on the host by the block emulator (one
+// The tiled GEMM's, sum()'s and monte_carlo_pi's CUDA block programs, run on the host by the block emulator (one
 // std::thread per CUDA thread, real barriers and warp exchanges): the code the kernels run,
 // checked without a GPU against plain reference loops. test_kernel_cuda.cu compares the GPU with
 // the same emulation bit for bit where a device is present.
@@ -18,6 +18,7 @@ namespace uk = usrecon::kernels;
 namespace bs = usrecon::kernels::block_sum;
 using uk::Shape;
 using uk::testing::emulate_gemm_tiled;
+using uk::testing::emulate_monte_carlo_count;
 using uk::testing::emulate_sum;
 using uk::testing::random_array;
 
@@ -139,6 +140,21 @@ void expect_sum_within_bound(std::uint64_t seed) {
 TEST(KernelBlockSumProgram, FloatsAreWithinTheCompensatedBound) {
   expect_sum_within_bound<float>(1);
   expect_sum_within_bound<double>(2);
+}
+
+// Counts are integers, so any grid gives the CPU's count: one block, several, more threads than
+// counters (idle lanes still join the shuffles), and an odd n (the last counter's second point
+// is not a sample).
+TEST(KernelMonteCarloProgram, AnyGridOnTheHostGivesTheCpuCount) {
+  struct Case {
+    std::uint64_t n;
+    unsigned blocks;
+  };
+  for (const Case c : {Case{1, 1}, Case{2, 1}, Case{3, 2}, Case{1001, 3}, Case{200'001, 4}, Case{200'000, 1}}) {
+    const std::uint64_t seed = 0x5eed0000u + c.n;
+    EXPECT_EQ(emulate_monte_carlo_count(c.n, seed, c.blocks, 256), uk::monte_carlo_count(c.n, seed))
+        << "n = " << c.n << ", " << c.blocks << " blocks";
+  }
 }
 
 }  // namespace

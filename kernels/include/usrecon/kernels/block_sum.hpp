@@ -1,5 +1,5 @@
 // sum()'s two GPU passes as host-device block programs: cuda/reduce.cu runs them with
-// __syncthreads and __shfl_down_sync; the tests run them on the host with one std::thread per
+// __syncthreads and __shfl_down_sync (cuda::DeviceBlock); the tests run them on the host with one std::thread per
 // CUDA thread (tests/kernels/block_emulator.hpp), so the tree, the grid-stride ranges and the
 // barriers are checked without a GPU, and the GPU's sum can be compared with the host's bit for
 // bit (the same additions in the same order; no multiplications to fuse).

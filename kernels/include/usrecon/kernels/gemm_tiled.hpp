@@ -1,7 +1,7 @@
 // The tiled GEMM's block program, host-device: the CUDA kernel gemm_tiled (cuda/matmul.cu) runs
-// it with __syncthreads as the barrier; the tests run it on the host with one std::thread per
-// CUDA thread and a std::barrier (tests/kernels/block_emulator.hpp), so that the tiling's index
-// math, edge padding and barriers are checked without a GPU.
+// it with __syncthreads as the barrier (cuda::DeviceBlock); the tests run it on the host with one
+// std::thread per CUDA thread and a real barrier (tests/kernels/block_emulator.hpp), so that the
+// tiling's index math, edge padding and barriers are checked without a GPU.
 //
 // Every output is fma_rn(a[i][p], b[p][j], acc) for p = 0, 1, …, k − 1 in order, starting from 0:
 // the result equals a sequential fused dot product bit for bit, on the host and on the device.
@@ -113,11 +113,12 @@ struct Tiling {
 
   /// The whole program of thread `tid` (< kThreads) of the block that computes the tile at row
   /// tile `row_tile`, column tile `col_tile`; op.k >= 1 (the host entry turns k = 0 into a
-  /// memset). `sync()` is the block's barrier: every thread of the block calls it equally often.
+  /// memset). `block.sync()` is the block's barrier (__syncthreads on the device): every thread
+  /// of the block calls it equally often.
   USRECON_EXEC_CHECK_DISABLE
-  template <class Sync>
+  template <class Block>
   USRECON_HD static void block_program(const Operands<T>& op, int row_tile, int col_tile, int tid,
-                                       SharedA& a_t, SharedB& b_s, Sync&& sync) {
+                                       SharedA& a_t, SharedB& b_s, const Block& block) {
     const int row0 = row_tile * BM, col0 = col_tile * BN;
     LoadsA ra;
     LoadsB rb;
@@ -129,15 +130,15 @@ struct Tiling {
 
     fetch(op, row0, col0, tid, 0, ra, rb);
     stage(tid, ra, rb, a_t, b_s);
-    sync();
+    block.sync();
     for (int k0 = 0;; k0 += BK) {  // k >= 1: at least one slice
       const bool more = k0 + BK < op.k;
       if (more) fetch(op, row0, col0, tid, k0 + BK, ra, rb);  // in flight while this slice is multiplied
       multiply(tid, a_t, b_s, acc);
-      sync();  // every thread has read the slice before it is overwritten
+      block.sync();  // every thread has read the slice before it is overwritten
       if (!more) break;
       stage(tid, ra, rb, a_t, b_s);
-      sync();
+      block.sync();
     }
     const int tr = tid / kColThreads, tc = tid % kColThreads;
     USRECON_UNROLL

@@ -28,6 +28,22 @@ __device__ inline std::int64_t grid_stride_1d() {
   return static_cast<std::int64_t>(gridDim.x) * blockDim.x;
 }
 
+/// The block intrinsics that the host-device block programs (gemm_tiled.hpp, block_sum.hpp,
+/// random.hpp) call through their `block` argument; the tests' emulator
+/// (tests/kernels/block_emulator.hpp) gives the same three on the host.
+struct DeviceBlock {
+  __device__ void sync() const { __syncthreads(); }
+  /// Lane + offset's value within the warp (the caller's own past the warp's end); every lane calls.
+  template <class R>
+  __device__ R shfl_down(R v, int offset) const {
+    return __shfl_down_sync(0xffffffffu, v, offset);
+  }
+  template <class R>
+  __device__ void atomic_add(R* target, R v) const {
+    atomicAdd(target, v);
+  }
+};
+
 /// Number of streaming multiprocessors of the current device.
 inline int sm_count() {
   int device = 0, sms = 0;
