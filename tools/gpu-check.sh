@@ -4,7 +4,8 @@
 # Builds for sm_90, runs the GPU tests, the GPU benchmarks (bench_seed_cuda; das_cuda_check: the
 # CUDA DAS kernels checked against the CPU, then timed; kernels_cuda_check: the kernel library's
 # copy/map/sum bandwidth and tiled SGEMM vs cuBLAS, each validated, then timed) and the seed's Numba
-# CUDA kernel on the same GPU, and prints a table of what was measured. Finishes in under 8
+# CUDA kernel on the same GPU, then, in the time left, compute-sanitizer's memcheck and racecheck
+# on kernels_cuda_check --small, and prints a table of what was measured. Finishes in under 8
 # minutes: every step runs under `timeout` with what is left of the budget, and a failed step is
 # reported while the rest still runs, so the table always comes out.
 #
@@ -111,12 +112,14 @@ if [[ -z $MODE ]]; then
                 tools/bench/bench_seed_cuda.cu)
     local das=(recon/cpu/das_cpu.cpp recon/pipeline/das_geometry.cpp recon/cuda/das_cuda.cu
                tools/bench/das_cuda_check.cu)
-    # sum() and matmul() dispatch in cpu/reduce.cpp and cpu/matmul.cpp, which need the CPU GEMM
-    # tiles (compiled here without their -m flags: correct, only the unused CPU path is slower);
-    # add() on device arrays is instantiated in cuda/ufuncs.cu. No OpenBLAS: CPU blas would throw.
+    # sum(), matmul() and monte_carlo_count() dispatch in cpu/reduce.cpp, cpu/matmul.cpp and
+    # cpu/random.cpp; matmul.cpp needs the CPU GEMM tiles (compiled here without their -m flags:
+    # correct, only the unused CPU path is slower); add() on device arrays is instantiated in
+    # cuda/ufuncs.cu. No OpenBLAS: CPU blas would throw.
     local kernels=(kernels/cpu/reduce.cpp kernels/cpu/matmul.cpp kernels/cpu/gemm_generic.cpp
-                   kernels/cpu/gemm_avx2.cpp kernels/cpu/gemm_avx512.cpp kernels/cuda/ufuncs.cu
-                   kernels/cuda/reduce.cu kernels/cuda/matmul.cu tools/bench/kernels_cuda_check.cu)
+                   kernels/cpu/gemm_avx2.cpp kernels/cpu/gemm_avx512.cpp kernels/cpu/random.cpp
+                   kernels/cuda/ufuncs.cu kernels/cuda/reduce.cu kernels/cuda/matmul.cu
+                   kernels/cuda/random.cu tools/bench/kernels_cuda_check.cu)
     local sources=("${common[@]}" "${seed[@]}" "${das[@]}")
     local pids=() kernel_pids=() src
     for src in "${sources[@]}"; do
@@ -215,6 +218,23 @@ else
   PYTHONUNBUFFERED=1 run_step numba 240 "$PYTHON" "$NUMBA" "$ROOT/data/example.txt" || true
 fi
 
+# ---- 4b. compute-sanitizer on the kernel library, at small sizes, in the time left -------------------
+# memcheck (out-of-bounds and misaligned accesses) and racecheck (shared-memory hazards: a missing
+# __syncthreads in the tiled GEMM or the sum's tree) on `kernels_cuda_check --small`. Skipped when
+# the budget is spent or the tool is missing; neither makes the check fail.
+SANITIZER=""
+for candidate in "$(command -v compute-sanitizer 2>/dev/null || true)" /usr/local/cuda/bin/compute-sanitizer \
+  /usr/local/cuda/compute-sanitizer/compute-sanitizer; do
+  if [[ -n $candidate && -x $candidate ]]; then SANITIZER=$candidate; break; fi
+done
+if [[ -n $KERNELS_CHECK && -x $KERNELS_CHECK && -n $SANITIZER ]]; then
+  for tool in memcheck racecheck; do
+    run_step "$tool" 90 "$SANITIZER" --tool "$tool" --error-exitcode 3 "$KERNELS_CHECK" --small || true
+  done
+else
+  say "compute-sanitizer steps skipped (${SANITIZER:-no compute-sanitizer found}; kernels_cuda_check ${KERNELS_CHECK:-not built})"
+fi
+
 # ---- 5. The table ---------------------------------------------------------------------------------
 get() { sed -n "s/^RESULT $1=//p" "$BENCH_OUT" | tail -n 1; }
 NUMBA_S=$(sed -n 's/^kernel seconds median \([0-9.eE+-]*\).*/\1/p' "$NUMBA_OUT" 2>/dev/null | tail -n 1)
@@ -278,12 +298,18 @@ RATIO_D=$(ratio "$NUMBA_MS" "$KD")
   printf '| %-44s | %12s | %10s | %4s |\n' "kernels cuBLAS SGEMM 4096 GFLOP/s (TF32 off)" "$(fmt "$(kget sgemm4096_cublas_gflops)")" "" ""
   r=$(kget sgemm4096_tiled_vs_cublas)
   printf '| %-44s | %12s | %10s | %4s |\n' "kernels tiled / cuBLAS SGEMM 4096" "$(fmt "$r")" ">= 0.5" "$(meets "$r" '>=' 0.5)"
+  r=$(kget sgemm4096_tiled_fused_mismatches)
+  printf '| %-44s | %12s | %10s | %4s |\n' "kernels tiled SGEMM vs fused dot, mismatches" "$(fmt "$r")" "0" "$(meets "$r" '<=' 0)"
+  r=$(kget monte_carlo_gpu_minus_cpu)
+  printf '| %-44s | %12s | %10s | %4s |\n' "kernels Monte-Carlo count, GPU - CPU" "$(fmt "$r")" "0" "$( [[ -n $r ]] && awk -v v="$r" 'BEGIN { printf (v == 0) ? "yes" : "NO" }' || printf '?')"
 } | tee -a "$LOG" | tee "$LOGS/gpu-check-table.txt"
 
 failed=0
 for name in "${ORDER[@]}"; do
   # Without the C++ packages the CMake attempt fails by design: the nvcc-only build replaces it.
   [[ $MODE == minimal && ($name == configure || $name == build) ]] && continue
+  # The sanitizer steps run in whatever time is left: skipping them is not a failure.
+  [[ ($name == memcheck || $name == racecheck) && ${STATUS[$name]} == skipped* ]] && continue
   [[ ${STATUS[$name]} == ok* ]] || failed=1
 done
 exit $failed

@@ -14,8 +14,10 @@
 // (its defined order) and against cuBLAS in relative L2. A kernel that fails is not timed,
 // says why, and makes the exit code 1. Times come from CUDA events around each call after a warm-up
 // call; the figure is the median of --reps calls. Without a device it prints a skip line and exits
-// 0. Prints "RESULT kernels_<name>=<value>" lines for the table of tools/gpu-check.sh.
-//   kernels_cuda_check [--reps N]
+// 0. Prints "RESULT kernels_<name>=<value>" lines for the table of tools/gpu-check.sh. Also:
+// monte_carlo_pi's GPU count equals the CPU's. --small validates everything but the tall matmul
+// at small sizes and times nothing: gpu-check runs it under compute-sanitizer.
+//   kernels_cuda_check [--reps N] [--small]
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -40,8 +42,11 @@ namespace uk = usrecon::kernels;
 
 namespace {
 
-constexpr std::int64_t kN = std::int64_t(1) << 27;  // elements per bandwidth array (512 MiB floats)
-constexpr std::int64_t kSgemmN = 4096;
+// Sizes: the targets' by default; --small (for compute-sanitizer, which runs kernels 10-100x
+// slower) validates at sizes that are not multiples of any block or tile and times nothing.
+std::int64_t kN = std::int64_t(1) << 27;  // elements per bandwidth array (512 MiB floats)
+std::int64_t kSgemmN = 4096;
+bool g_small = false;
 constexpr std::int64_t kSampleStep = 4099;  // elementwise checks look at every 4099th index
 
 // Bounds, with their reasons (measured on the CPU for k = 4096, inputs uniform in [-1, 1)):
@@ -56,9 +61,11 @@ struct Timing {
   double min_ms = 0;
 };
 
-/// Runs `body` once (warm-up), then `reps` times between two CUDA events on `stream`.
+/// Runs `body` once (warm-up), then `reps` times between two CUDA events on `stream`; with
+/// --small, not at all.
 template <class F>
 Timing time_with_events(const uk::Stream& stream, int reps, F&& body) {
+  if (g_small) return {};
   body();
   stream.synchronize();
   uk::Event start, stop;
@@ -93,6 +100,7 @@ class Report {
   /// Records a figure: `amount` (bytes or flops) per call, in GB/s or GFLOP/s.
   void figure(const std::string& key, const std::string& label, const Timing& t, double amount,
               const char* unit) {
+    if (g_small) return;  // validation only
     const double value = amount / (t.median_ms * 1e-3) * 1e-9;
     std::printf("%-26s median %9.3f ms over %d runs (min %9.3f ms): %10.1f %s\n", label.c_str(),
                 t.median_ms, reps_, t.min_ms, value, unit);
@@ -338,6 +346,21 @@ void check_tall_matmul(const uk::Stream& stream, Report& report) {
   }
 }
 
+/// monte_carlo_pi's GPU count against the CPU's for the same seed: equal, as integers.
+void check_monte_carlo(const uk::Stream& stream, Report& report) {
+  const std::uint64_t n = g_small ? 100'001 : 100'000'001, seed = 20261203;
+  const uk::Exec exec{0, stream};
+  const std::uint64_t gpu = uk::monte_carlo_count(n, seed, uk::Backend::cuda, exec);
+  const std::uint64_t cpu = uk::monte_carlo_count(n, seed, uk::Backend::cpu);
+  report.result("monte_carlo_gpu_minus_cpu", double(gpu) - double(cpu));
+  if (gpu != cpu) {
+    char why[160];
+    std::snprintf(why, sizeof why, "GPU counts %llu of %llu samples inside, the CPU %llu",
+                  (unsigned long long)gpu, (unsigned long long)n, (unsigned long long)cpu);
+    report.fail("Monte-Carlo pi", why);
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -345,8 +368,12 @@ int main(int argc, char** argv) {
   for (int k = 1; k < argc; ++k) {
     if (!std::strcmp(argv[k], "--reps") && k + 1 < argc) {
       reps = std::max(1, std::atoi(argv[++k]));
+    } else if (!std::strcmp(argv[k], "--small")) {
+      g_small = true;
+      kN = (std::int64_t(1) << 20) + 3;
+      kSgemmN = 257;
     } else {
-      std::fprintf(stderr, "usage: kernels_cuda_check [--reps N]\n");
+      std::fprintf(stderr, "usage: kernels_cuda_check [--reps N] [--small]\n");
       return 2;
     }
   }
@@ -355,8 +382,12 @@ int main(int argc, char** argv) {
     usrecon::require_cuda("the kernel library's GPU checks");
     cudaDeviceProp prop{};
     USRECON_CUDA_CHECK(cudaGetDeviceProperties(&prop, 0));
-    std::printf("device: %s, %d SMs; figures are medians of %d runs after a warm-up\n", prop.name,
-                prop.multiProcessorCount, reps);
+    if (g_small)
+      std::printf("device: %s, %d SMs; --small: validation only, nothing timed\n", prop.name,
+                  prop.multiProcessorCount);
+    else
+      std::printf("device: %s, %d SMs; figures are medians of %d runs after a warm-up\n", prop.name,
+                  prop.multiProcessorCount, reps);
     stream.emplace();
   } catch (const usrecon::CudaUnavailable& e) {
     std::printf("kernels_cuda_check: skipped: %s\n", e.what());
@@ -369,7 +400,8 @@ int main(int argc, char** argv) {
   report.guarded("sum int32",
                  [&] { check_sum<std::int32_t>(*stream, report, "sum_int32", "sum int32"); });
   report.guarded("SGEMM", [&] { check_sgemm(*stream, report); });
-  report.guarded("tall matmul", [&] { check_tall_matmul(*stream, report); });
+  report.guarded("Monte-Carlo pi", [&] { check_monte_carlo(*stream, report); });
+  if (!g_small) report.guarded("tall matmul", [&] { check_tall_matmul(*stream, report); });
 
   std::printf("\nRatios (medians):\n");
   report.ratio("map_add_vs_copy", "map add a + b / d2d copy", "map_add_gbs", "d2d_copy_gbs", 0.80);
