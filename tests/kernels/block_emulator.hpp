@@ -57,18 +57,17 @@ class TimedBarrier {
 class EmulatedBlock {
  public:
   static constexpr int kWarp = 32;
-  explicit EmulatedBlock(int threads) : threads_(threads), block_barrier_(threads), lanes_(std::size_t(threads)) {
+  explicit EmulatedBlock(int threads) : block_barrier_(threads), lanes_(std::size_t(threads)) {
     if (threads % kWarp != 0) {
       std::fprintf(stderr, "block emulator: %d threads is not whole warps\n", threads);
       std::abort();
     }
-    for (int w = 0; w < threads / kWarp; ++w) warp_barriers_.push_back(std::make_unique<TimedBarrier>(kWarp));
+    for (int w = 0; w < threads / kWarp; ++w)
+      warp_barriers_.push_back(std::make_unique<TimedBarrier>(kWarp));
   }
-  [[nodiscard]] int threads() const noexcept { return threads_; }
 
  private:
   friend class EmulatedThread;
-  int threads_;
   TimedBarrier block_barrier_;
   std::vector<std::unique_ptr<TimedBarrier>> warp_barriers_;
   std::vector<std::uint64_t> lanes_;  // shfl_down's exchange: one 8-byte slot a thread
@@ -95,7 +94,8 @@ class EmulatedThread {
     std::memcpy(&block_->lanes_[std::size_t(tid_)], &v, sizeof v);
     warp.arrive_and_wait();  // every lane has written
     R out = v;
-    if (lane + offset < EmulatedBlock::kWarp) std::memcpy(&out, &block_->lanes_[std::size_t(tid_ + offset)], sizeof out);
+    if (lane + offset < EmulatedBlock::kWarp)
+      std::memcpy(&out, &block_->lanes_[std::size_t(tid_ + offset)], sizeof out);
     warp.arrive_and_wait();  // every lane has read before the next exchange writes
     return out;
   }
@@ -131,7 +131,7 @@ void emulate_gemm_tiled(const T* a, const T* b, T* c, int batch, int m, int n, i
           typename Tiling::SharedA a_t;
           typename Tiling::SharedB b;
         };
-        const auto shared = std::make_unique<Shared>();  // 8 KiB: the heap, not 256 stacks' caller
+        const auto shared = std::make_unique<Shared>();  // 8 KiB, on the heap
         run_block(Tiling::kThreads, [&](int tid, const EmulatedThread& thread) {
           Tiling::block_program(op, row_tile, col_tile, tid, shared->a_t, shared->b, thread);
         });
@@ -161,7 +161,8 @@ R emulate_sum(const T* x, std::int64_t n, int blocks) {
 
 /// The Monte-Carlo kernel's grid on the host: `blocks` blocks of `threads`, every thread through
 /// monte_carlo_block_program. The count of the first n samples for `seed`.
-inline std::uint64_t emulate_monte_carlo_count(std::uint64_t n, std::uint64_t seed, unsigned blocks, int threads) {
+inline std::uint64_t emulate_monte_carlo_count(std::uint64_t n, std::uint64_t seed, unsigned blocks,
+                                               int threads) {
   unsigned long long inside = 0;
   for (unsigned b = 0; b < blocks; ++b)
     run_block(threads, [&](int tid, const EmulatedThread& thread) {

@@ -1,8 +1,8 @@
 // sum()'s two GPU passes as host-device block programs: cuda/reduce.cu runs them with
-// __syncthreads and __shfl_down_sync (cuda::DeviceBlock); the tests run them on the host with one std::thread per
-// CUDA thread (tests/kernels/block_emulator.hpp), so the tree, the grid-stride ranges and the
-// barriers are checked without a GPU, and the GPU's sum can be compared with the host's bit for
-// bit (the same additions in the same order; no multiplications to fuse).
+// __syncthreads and __shfl_down_sync (cuda::DeviceBlock); the tests run them on the host with one
+// std::thread per CUDA thread (tests/kernels/block_emulator.hpp), so the tree, the grid-stride
+// ranges and the barriers are checked without a GPU, and the GPU's sum can be compared with the
+// host's bit for bit (the same additions in the same order; no multiplications to fuse).
 //
 // Pass 1: block b of `blocks` sums x[i] for i = b·kThreads + tid + j·(blocks·kThreads), each
 // thread in ascending i (Kahan-compensated for floats, exact for integers), then a fixed tree over

@@ -54,12 +54,14 @@ USRECON_HD inline unsigned monte_carlo_inside(std::uint64_t c, std::uint64_t see
 /// shuffles, and lane 0 adds the warp's to *inside (integers: the order does not matter).
 USRECON_EXEC_CHECK_DISABLE
 template <class Block>
-USRECON_HD void monte_carlo_block_program(std::uint64_t n, std::uint64_t seed, unsigned b, unsigned blocks,
-                                          int threads, int tid, unsigned long long* inside, const Block& block) {
+USRECON_HD void monte_carlo_block_program(std::uint64_t n, std::uint64_t seed, unsigned b,
+                                          unsigned blocks, int threads, int tid,
+                                          unsigned long long* inside, const Block& block) {
   const std::uint64_t counters = (n + 1) / 2;
   const std::uint64_t step = std::uint64_t(blocks) * std::uint64_t(threads);
   unsigned long long local = 0;
-  for (std::uint64_t c = std::uint64_t(b) * std::uint64_t(threads) + std::uint64_t(tid); c < counters; c += step)
+  for (std::uint64_t c = std::uint64_t(b) * std::uint64_t(threads) + std::uint64_t(tid);
+       c < counters; c += step)
     local += monte_carlo_inside(c, seed, 2 * c + 1 < n);
   for (int offset = 16; offset > 0; offset /= 2) local += block.shfl_down(local, offset);
   if (tid % 32 == 0 && local) block.atomic_add(inside, local);
