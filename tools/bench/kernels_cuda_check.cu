@@ -44,8 +44,8 @@ namespace {
 
 // Sizes: the targets' by default; --small (for compute-sanitizer, which runs kernels 10-100x
 // slower) validates at sizes that are not multiples of any block or tile and times nothing.
-std::int64_t kN = std::int64_t(1) << 27;  // elements per bandwidth array (512 MiB floats)
-std::int64_t kSgemmN = 4096;
+std::int64_t g_elements = std::int64_t(1) << 27;  // elements per bandwidth array (512 MiB floats)
+std::int64_t g_sgemm_n = 4096;
 bool g_small = false;
 constexpr std::int64_t kSampleStep = 4099;  // elementwise checks look at every 4099th index
 
@@ -155,13 +155,14 @@ std::string sampled_mismatch(const uk::HostArray<float>& got, F&& want) {
   return n > 0 ? mismatch(n - 1) : std::string();
 }
 
-/// D2D copy and the maps on kN floats: each validated, then timed.
+/// D2D copy and the maps on g_elements floats: each validated, then timed.
 void check_bandwidth_maps(const uk::Stream& stream, Report& report) {
   const uk::Exec exec{0, stream};
-  const auto ha = usrecon_bench::random_floats(kN, 1), hb = usrecon_bench::random_floats(kN, 2);
+  const auto ha = usrecon_bench::random_floats(g_elements, 1);
+  const auto hb = usrecon_bench::random_floats(g_elements, 2);
   const auto a = uk::to_device(ha, stream), b = uk::to_device(hb, stream);
-  auto c = uk::device_array<float>({kN});
-  const double bytes = double(kN) * sizeof(float);
+  auto c = uk::device_array<float>({g_elements});
+  const double bytes = double(g_elements) * sizeof(float);
 
   // Each validation writes into a zeroed c, so a kernel that writes nothing cannot pass.
   auto validate = [&](const char* what, auto&& run, auto&& want) {
@@ -188,13 +189,13 @@ void check_bandwidth_maps(const uk::Stream& stream, Report& report) {
                   time_with_events(stream, report.reps(), add_scalar), 2 * bytes, "GB/s");
 }
 
-/// sum() of kN elements of T against a double sum on the host, then timed.
+/// sum() of g_elements elements of T against a double sum on the host, then timed.
 template <class T>
 void check_sum(const uk::Stream& stream, Report& report, const std::string& key,
                const char* label) {
   const uk::Exec exec{0, stream};
-  uk::HostArray<T> h(uk::Shape{kN});
-  for (std::int64_t i = 0; i < kN; ++i) h[i] = static_cast<T>(i % 1000) / T(8);
+  uk::HostArray<T> h(uk::Shape{g_elements});
+  for (std::int64_t i = 0; i < g_elements; ++i) h[i] = static_cast<T>(i % 1000) / T(8);
   double want = 0;  // exact: every partial sum is a multiple of 1/8 far below 2^50
   for (const T v : h) want += double(v);
   const auto d = uk::to_device(h, stream);
@@ -219,7 +220,8 @@ void check_sum(const uk::Stream& stream, Report& report, const std::string& key,
     return report.fail(label, why);
   }
   const Timing t = time_with_events(stream, report.reps(), [&] { uk::sum(d, out, exec); });
-  report.figure(key + "_gbs", std::string(label) + " (GB/s)", t, double(kN) * sizeof(T), "GB/s");
+  report.figure(key + "_gbs", std::string(label) + " (GB/s)", t, double(g_elements) * sizeof(T),
+                "GB/s");
 }
 
 /// ||x - ref|| / ||ref||, accumulated in double.
@@ -233,10 +235,10 @@ double relative_l2(const uk::HostArray<float>& x, const uk::HostArray<float>& re
   return std::sqrt(num / den);
 }
 
-/// The tiled SGEMM and cuBLAS SGEMM at kSgemmN: both against double dot products at sampled
+/// The tiled SGEMM and cuBLAS SGEMM at g_sgemm_n: both against double dot products at sampled
 /// entries, the tiled one against cuBLAS everywhere; then each timed.
 void check_sgemm(const uk::Stream& stream, Report& report) {
-  const std::int64_t n = kSgemmN;
+  const std::int64_t n = g_sgemm_n;
   const uk::Exec exec{0, stream};
   const auto ha = usrecon_bench::random_floats(n * n, 5);
   const auto hb = usrecon_bench::random_floats(n * n, 6);
@@ -370,8 +372,8 @@ int main(int argc, char** argv) {
       reps = std::max(1, std::atoi(argv[++k]));
     } else if (!std::strcmp(argv[k], "--small")) {
       g_small = true;
-      kN = (std::int64_t(1) << 20) + 3;
-      kSgemmN = 257;
+      g_elements = (std::int64_t(1) << 20) + 3;
+      g_sgemm_n = 257;
     } else {
       std::fprintf(stderr, "usage: kernels_cuda_check [--reps N] [--small]\n");
       return 2;
@@ -409,7 +411,7 @@ int main(int argc, char** argv) {
                "d2d_copy_gbs", 0.80);
   report.ratio("sum_vs_copy", "sum float / d2d copy", "sum_gbs", "d2d_copy_gbs", 0.80);
   report.ratio("sum_int32_vs_copy", "sum int32 / d2d copy", "sum_int32_gbs", "d2d_copy_gbs", 0.80);
-  const std::string sgemm = "sgemm" + std::to_string(kSgemmN);
+  const std::string sgemm = "sgemm" + std::to_string(g_sgemm_n);
   report.ratio(sgemm + "_tiled_vs_cublas", "tiled SGEMM / cuBLAS (TF32 off)",
                sgemm + "_tiled_gflops", sgemm + "_cublas_gflops", 0.50);
   if (report.failures())
