@@ -12,14 +12,23 @@
 
 namespace usrecon::recon {
 
-ChannelData simulate_das_channels(const DasSimulationOptions& o) {
-  const Acquisition& acq = o.acquisition;
-  acq.validate(-1);
+namespace {
+
+void check_options(const DasSimulationOptions& o) {
+  o.acquisition.validate(-1);
   if (o.samples < 1 || o.speckle < 0 || !(o.center_frequency > 0) || !(o.cycles > 0) ||
       o.noise < 0)
     throw Error("simulate: samples, frequency and cycles must be positive; speckle and noise >= 0");
+}
+
+/// Simulates o's (checked) echoes channel by channel: trace(ch, re, im) receives channel ch's (ch = t *
+/// elements + e) trace over o.samples, each scatterer's echo the pulse env(u) cos(omega u) at u
+/// samples from its arrival in re and, when kAnalytic, env(u) sin(omega u) in im (null otherwise).
+/// `rng` has drawn the speckle when this returns.
+template <bool kAnalytic, class Trace>
+void simulate_traces(const DasSimulationOptions& o, std::mt19937_64& rng, Trace trace) {
+  const Acquisition& acq = o.acquisition;
   const std::vector<double> ex = acq.probe.positions();
-  std::mt19937_64 rng(o.seed);
   std::vector<PointTarget> scatterers = o.points;
   const double x_lo = o.x_max > o.x_min ? o.x_min : ex.front();
   const double x_hi = o.x_max > o.x_min ? o.x_max : ex.back();
@@ -48,17 +57,14 @@ ChannelData simulate_das_channels(const DasSimulationOptions& o) {
   for (std::size_t t = 0; t < acq.source_x.size(); ++t)
     r0.push_back(das::virtual_source_reference_distance(acq.source_x[t], acq.source_z[t], ex, acq.time_zero));
 
-  ChannelData rf;
-  rf.samples = o.samples;
-  rf.elements = acq.probe.elements;
-  rf.transmits = acq.transmits();
-  rf.data.assign(rf.size(), 0.f);
-  const int channels = rf.elements * rf.transmits;
+  const int elements = acq.probe.elements;
+  const int channels = elements * acq.transmits();
   kernels::parallel_for(std::size_t(channels), 1, 0, [&](std::size_t b, std::size_t e_end) {
-    std::vector<double> trace(std::size_t(o.samples));
+    std::vector<double> re(std::size_t(o.samples)), im(kAnalytic ? std::size_t(o.samples) : 0);
     for (std::size_t ch = b; ch < e_end; ++ch) {
-      const int t = static_cast<int>(ch) / rf.elements, e = static_cast<int>(ch) % rf.elements;
-      std::fill(trace.begin(), trace.end(), 0.0);
+      const int t = static_cast<int>(ch) / elements, e = static_cast<int>(ch) % elements;
+      std::fill(re.begin(), re.end(), 0.0);
+      std::fill(im.begin(), im.end(), 0.0);
       for (const PointTarget& s : scatterers) {
         double pos;
         if (acq.model == Model::PlaneWave) {
@@ -76,19 +82,65 @@ ChannelData simulate_das_channels(const DasSimulationOptions& o) {
         const int s1 = std::min(o.samples - 1, static_cast<int>(std::ceil(pos)) + reach);
         for (int k = s0; k <= s1; ++k) {
           const double u = k - pos;
-          trace[k] += s.amplitude * std::exp(-0.5 * u * u / (sigma * sigma)) * std::cos(omega * u);
+          const double envelope = s.amplitude * std::exp(-0.5 * u * u / (sigma * sigma));
+          re[k] += envelope * std::cos(omega * u);
+          if constexpr (kAnalytic) im[k] += envelope * std::sin(omega * u);
         }
       }
-      float* out = rf.data.data() + ch * o.samples;
-      for (int k = 0; k < o.samples; ++k) out[k] = static_cast<float>(trace[k]);
+      trace(ch, re.data(), kAnalytic ? im.data() : nullptr);
     }
   });
+}
+
+/// 1 / the largest |value| of `data` (0 when all are 0).
+float inverse_peak(const std::vector<float>& data) {
   float peak = 0.f;
-  for (float v : rf.data) peak = std::max(peak, std::fabs(v));
-  const float scale = peak > 0 ? 1.f / peak : 0.f;
+  for (float v : data) peak = std::max(peak, std::fabs(v));
+  return peak > 0 ? 1.f / peak : 0.f;
+}
+
+}  // namespace
+
+ChannelData simulate_das_channels(const DasSimulationOptions& o) {
+  check_options(o);
+  ChannelData rf;
+  rf.samples = o.samples;
+  rf.elements = o.acquisition.probe.elements;
+  rf.transmits = o.acquisition.transmits();
+  rf.data.assign(rf.size(), 0.f);
+  std::mt19937_64 rng(o.seed);
+  simulate_traces<false>(o, rng, [&](std::size_t ch, const double* re, const double*) {
+    float* out = rf.data.data() + ch * o.samples;
+    for (int k = 0; k < o.samples; ++k) out[k] = static_cast<float>(re[k]);
+  });
+  const float scale = inverse_peak(rf.data);
   std::normal_distribution<double> nd(0.0, o.noise);
   for (float& v : rf.data) v = v * scale + (o.noise > 0 ? static_cast<float>(nd(rng)) : 0.f);
   return rf;
+}
+
+AnalyticData simulate_das_analytic(const DasSimulationOptions& o) {
+  check_options(o);
+  AnalyticData out = AnalyticData::zeros(o.samples, o.acquisition.probe.elements, o.acquisition.transmits());
+  const std::size_t channels = std::size_t(out.elements) * out.transmits;
+  // Channel ch's first sample in I or Q (the padding around it stays zero).
+  auto first = [&](std::vector<float>& iq, std::size_t ch) { return iq.data() + ch * out.stride + AnalyticData::kFront; };
+  std::mt19937_64 rng(o.seed);
+  simulate_traces<true>(o, rng, [&](std::size_t ch, const double* re, const double* im) {
+    float* i = first(out.i, ch);
+    float* q = first(out.q, ch);
+    for (int k = 0; k < o.samples; ++k) i[k] = static_cast<float>(re[k]), q[k] = static_cast<float>(im[k]);
+  });
+  // Scaled by I's peak, with I's noise drawn in the same order, as simulate_das_channels does its
+  // RF: I is that RF exactly. Q's noise, drawn after, is independent of I's.
+  const float scale = inverse_peak(out.i);
+  std::normal_distribution<double> nd(0.0, o.noise);
+  for (std::vector<float>* part : {&out.i, &out.q})
+    for (std::size_t ch = 0; ch < channels; ++ch) {
+      float* v = first(*part, ch);
+      for (int k = 0; k < o.samples; ++k) v[k] = v[k] * scale + (o.noise > 0 ? static_cast<float>(nd(rng)) : 0.f);
+    }
+  return out;
 }
 
 }  // namespace usrecon::recon

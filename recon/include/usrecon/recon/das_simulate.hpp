@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "usrecon/recon/das.hpp"
 #include "usrecon/recon/geometry.hpp"
 
 namespace usrecon::recon {
@@ -38,5 +39,13 @@ struct DasSimulationOptions {
 
 /// RF channel data, normalised so that the largest |value| is 1.
 ChannelData simulate_das_channels(const DasSimulationOptions& options);
+
+/// The same acquisition's analytic signal, simulated directly: each echo is the complex pulse
+/// env(u) exp(i omega u), whose real part is simulate_das_channels' pulse. I is exactly
+/// simulate_das_channels(options); Q is the Hilbert transform of I's echoes, but for the Gaussian
+/// spectrum's small negative-frequency part (analytic_signal of the RF gives the same Q to 4e-5
+/// relative L2 for 2-cycle pulses, float rounding included), without the FFT's wrap-around at the
+/// record's ends. Noise in Q is independent of I's, with the same standard deviation.
+AnalyticData simulate_das_analytic(const DasSimulationOptions& options);
 
 }  // namespace usrecon::recon
