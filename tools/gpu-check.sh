@@ -5,9 +5,10 @@
 # CUDA DAS kernels checked against the CPU, then timed; kernels_cuda_check: the kernel library's
 # copy/map/sum bandwidth and tiled SGEMM vs cuBLAS, each validated, then timed) and the seed's Numba
 # CUDA kernel on the same GPU, then, in the time left, compute-sanitizer's memcheck and racecheck
-# on kernels_cuda_check --small, and prints a table of what was measured. Finishes in under 8
-# minutes: every step runs under `timeout` with what is left of the budget, and a failed step is
-# reported while the rest still runs, so the table always comes out.
+# on kernels_cuda_check --small and memcheck on the DAS and seed GPU tests, and prints a table of
+# what was measured. Finishes in under 8 minutes: every step runs under `timeout` with what is
+# left of the budget, and a failed step is reported while the rest still runs, so the table always
+# comes out.
 #
 # The device machine may lack this project's C++ packages (OpenCV, CLI11, GTest, Google Benchmark,
 # nlohmann-json) and cannot install any. So:
@@ -15,20 +16,56 @@
 #      bench_seed_cuda and runs `ctest -R Cuda`.
 #   2. Otherwise it compiles what the GPU path needs with nvcc alone (kernels' CUDA core, the seed
 #      and general-DAS CPU and CUDA backends, the kernels' sum and matmul, the three programs: no
-#      package needed; kernels_cuda_check failing to build loses only its own rows) and runs
-#      `bench_seed_cuda --verify` in place of the GTest suite (the same comparisons: bit-exact with
-#      the CPU on random data and on grid sizes that are not multiples of the block);
-#      das_cuda_check compares each DAS kernel with the CPU before timing it in both modes.
+#      package needed; kernels_cuda_check failing to build loses only its own rows). With
+#      GoogleTest's sources at hand (`tools/gpu-check.sh --pack` on the development machine puts
+#      them, and nlohmann-json, in .gpu-check/ for the device tool to carry) it also builds the
+#      GPU test files, the ones `ctest -R Cuda` runs, as tests_kernels_gpu and tests_recon_gpu,
+#      and runs them. bench_seed_cuda runs with --verify (bit-exact with the CPU on random data and
+#      on grid sizes that are not multiples of the block); das_cuda_check compares each DAS kernel
+#      with the CPU before timing it in both modes.
 # The Numba script is looked for at ../shared/bench/seed_numba_cuda.py (beside the checkout; that
 # folder does not travel to the device machine), shared/bench/ and .gpu-check/ in the checkout, or
 # $SEED_NUMBA_SCRIPT. Logs go to $OUT (when set, as on the device machine) or build-gpu-check/.
 #
 # Environment: GPU_CHECK_BUDGET_S (default 460), GPU_CHECK_FRAMES (default 200), JOBS,
-# GPU_CHECK_MINIMAL=1 (skip the CMake attempt: nvcc-only build, --verify instead of ctest).
+# GPU_CHECK_BUILD_S (the nvcc-only build's limit, default 300),
+# GPU_CHECK_MINIMAL=1 (skip the CMake attempt: the nvcc-only build).
+# `tools/gpu-check.sh --pack` only fills .gpu-check/ (see 2.) and exits.
 set -euo pipefail
 
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 ROOT=$(pwd)
+
+# --pack, on this (development) machine: fills .gpu-check/ (ignored by git) with what the device
+# machine lacks and the nvcc-only build needs, for the device tool to carry.
+if [[ ${1:-} == --pack ]]; then
+  PACK=$ROOT/.gpu-check
+  mkdir -p "$PACK/include"
+  missing=0
+  if [[ -f $ROOT/../shared/bench/seed_numba_cuda.py ]]; then
+    cp "$ROOT/../shared/bench/seed_numba_cuda.py" "$PACK/"
+  else
+    echo "gpu-check --pack: ../shared/bench/seed_numba_cuda.py not found (the Numba rows will be n/a)" >&2
+    missing=1
+  fi
+  if [[ -f /usr/src/googletest/googletest/src/gtest-all.cc ]]; then
+    rm -rf "$PACK/googletest"
+    cp -r /usr/src/googletest "$PACK/googletest"
+  else
+    echo "gpu-check --pack: /usr/src/googletest not found (Debian's googletest; tools/install-deps.sh)" >&2
+    missing=1
+  fi
+  if [[ -f /usr/include/nlohmann/json.hpp ]]; then
+    rm -rf "$PACK/include/nlohmann"
+    cp -r /usr/include/nlohmann "$PACK/include/"
+  else
+    echo "gpu-check --pack: /usr/include/nlohmann not found (nlohmann-json3-dev)" >&2
+    missing=1
+  fi
+  echo "gpu-check --pack: $PACK holds $(du -sh "$PACK" | cut -f1); on the device machine run"
+  echo "  GPU_CHECK_MINIMAL=1 tools/gpu-check.sh      (carry: [\".gpu-check\"])"
+  exit $missing
+fi
 BUDGET=${GPU_CHECK_BUDGET_S:-460}
 FRAMES=${GPU_CHECK_FRAMES:-200}
 JOBS=${JOBS:-$(nproc 2>/dev/null || echo 4)}
@@ -36,6 +73,7 @@ START=$(date +%s)
 WORK=$ROOT/build-gpu-check
 LOGS=${OUT:-$WORK/logs}
 mkdir -p "$WORK" "$LOGS"
+rm -f "$WORK"/*.log  # the table reads this run's step logs only
 LOG=$LOGS/gpu-check.log
 : >"$LOG"
 
@@ -105,13 +143,12 @@ if [[ -z $MODE ]]; then
     mkdir -p "$obj"
     local flags=(-std=c++20 -O3 --fmad=false -arch=sm_90 -Xcompiler -ffp-contract=off
                  -I"$ROOT/kernels/include" -I"$ROOT/recon/include" -DUSRECON_HAVE_CUDA=1
-                 -DUSRECON_SOURCE_DIR="\"$ROOT\"")
+                 -DUSRECON_SOURCE_DIR="\"$ROOT\"" -DUSRECON_BINARY_DIR="\"$WORK\""
+                 -DUSRECON_SHARED_DIR="\"$ROOT/../shared\"")
     local common=(kernels/cpu/parallel.cpp kernels/cpu/errors.cpp kernels/cuda/cuda_info.cu
                   kernels/cuda/cuda_memory.cu)
-    local seed=(recon/cpu/seed_cpu.cpp recon/cpu/seed_reference.cpp recon/cuda/seed_cuda.cu
-                tools/bench/bench_seed_cuda.cu)
-    local das=(recon/cpu/das_cpu.cpp recon/pipeline/das_geometry.cpp recon/cuda/das_cuda.cu
-               tools/bench/das_cuda_check.cu)
+    local seed=(recon/cpu/seed_cpu.cpp recon/cpu/seed_reference.cpp recon/cuda/seed_cuda.cu)
+    local das=(recon/cpu/das_cpu.cpp recon/pipeline/das_geometry.cpp recon/cuda/das_cuda.cu)
     # sum(), matmul() and monte_carlo_count() dispatch in cpu/reduce.cpp, cpu/matmul.cpp and
     # cpu/random.cpp; matmul.cpp needs the CPU GEMM tiles (compiled here without their -m flags:
     # correct, only the unused CPU path is slower); add() on device arrays is instantiated in
@@ -119,39 +156,80 @@ if [[ -z $MODE ]]; then
     local kernels=(kernels/cpu/reduce.cpp kernels/cpu/matmul.cpp kernels/cpu/gemm_generic.cpp
                    kernels/cpu/gemm_avx2.cpp kernels/cpu/gemm_avx512.cpp kernels/cpu/random.cpp
                    kernels/cuda/ufuncs.cu kernels/cuda/reduce.cu kernels/cuda/matmul.cu
-                   kernels/cuda/random.cu tools/bench/kernels_cuda_check.cu)
-    local sources=("${common[@]}" "${seed[@]}" "${das[@]}")
-    local pids=() kernel_pids=() src
-    for src in "${sources[@]}"; do
-      "$NVCC" "${flags[@]}" -c "$ROOT/$src" -o "$obj/$(basename "$src").o" &
-      pids+=($!)
+                   kernels/cuda/random.cu)
+    # The GoogleTest GPU tests, when GoogleTest's sources are at hand: carried in .gpu-check/ by
+    # `tools/gpu-check.sh --pack`, or Debian's /usr/src/googletest. test_seed_cuda.cpp also needs
+    # nlohmann/json.hpp (carried in .gpu-check/include/ by --pack) and the seed backends' factory.
+    local gtest="" candidate
+    for candidate in "$ROOT/.gpu-check/googletest" /usr/src/googletest; do
+      if [[ -f $candidate/googletest/src/gtest-all.cc ]]; then gtest=$candidate/googletest; break; fi
     done
-    for src in "${kernels[@]}"; do
-      "$NVCC" "${flags[@]}" -c "$ROOT/$src" -o "$obj/$(basename "$src").o" &
-      kernel_pids+=($!)
-    done
-    local failed=0 kernels_failed=0 pid
-    for pid in "${pids[@]}"; do wait "$pid" || failed=1; done
+    # -isystem, as CMake includes packages: nvcc then does not warn (#177) of each TEST macro's
+    # unreferenced registration member.
+    local test_flags=(-isystem "$ROOT/.gpu-check/include" -isystem "$gtest/include" -I"$gtest" -I"$ROOT/tests")
+    local test_support=(recon/pipeline/backend.cpp recon/pipeline/das_simulate.cpp recon/cpu/das_reference.cpp)
+    local kernel_tests=(tests/kernels/test_kernel_cuda.cu)
+    local recon_tests=(tests/recon/test_seed_cuda.cpp tests/recon/test_das_cuda.cpp)
+    local gtest_sources=()
+    [[ -n $gtest ]] && gtest_sources=("$gtest/src/gtest-all.cc" "$gtest/src/gtest_main.cc")
+
+    # o SOURCE: its object's path. Sources are compiled in parallel, in three groups whose failures
+    # cost different things: the core (the seed and DAS checks need it), the kernel library's
+    # check, and the GoogleTest binaries.
+    o() { echo "$obj/$(basename "$1").o"; }
+    compile() {  # compile PIDS_ARRAY_NAME EXTRA_FLAGS_ARRAY_NAME SOURCES...
+      local -n pids_=$1 extra_=$2
+      shift 2
+      local src path
+      for src in "$@"; do
+        path=$src
+        [[ $path == /* ]] || path=$ROOT/$src
+        "$NVCC" "${flags[@]}" "${extra_[@]}" -c "$path" -o "$(o "$src")" &
+        pids_+=($!)
+      done
+    }
+    local none=() core_pids=() kernel_pids=() test_pids=()
+    compile core_pids none "${common[@]}" "${seed[@]}" "${das[@]}" tools/bench/bench_seed_cuda.cu \
+      tools/bench/das_cuda_check.cu
+    compile kernel_pids none "${kernels[@]}" tools/bench/kernels_cuda_check.cu
+    if [[ -n $gtest ]]; then
+      compile test_pids test_flags "${test_support[@]}" "${kernel_tests[@]}" "${recon_tests[@]}" \
+        "${gtest_sources[@]}"
+    fi
+    local failed=0 kernels_failed=0 tests_failed=0 pid
+    for pid in "${core_pids[@]}"; do wait "$pid" || failed=1; done
     for pid in "${kernel_pids[@]}"; do wait "$pid" || kernels_failed=1; done
+    for pid in "${test_pids[@]}"; do wait "$pid" || tests_failed=1; done
     ((failed == 0)) || return 1
-    local o=() s
-    for s in "${common[@]}"; do o+=("$obj/$(basename "$s").o"); done
-    local seed_o=("${o[@]}") das_o=("${o[@]}") kernels_o=("${o[@]}")
-    for s in "${seed[@]}"; do seed_o+=("$obj/$(basename "$s").o"); done
-    for s in "${das[@]}"; do das_o+=("$obj/$(basename "$s").o"); done
-    for s in "${kernels[@]}"; do kernels_o+=("$obj/$(basename "$s").o"); done
-    # kernels_cuda_check is optional here: its failure is reported, the other two still run.
-    rm -f "$obj/kernels_cuda_check"
+    objects() { local s; for s in "$@"; do o "$s"; done; }
+    local link=("$NVCC" -arch=sm_90 -Xcompiler -pthread)
+    # kernels_cuda_check and the test binaries are optional here: a failure is reported, the
+    # seed and DAS checks still run.
+    rm -f "$obj/kernels_cuda_check" "$obj/tests_kernels_gpu" "$obj/tests_recon_gpu"
     if ((kernels_failed == 0)); then
-      "$NVCC" -arch=sm_90 "${kernels_o[@]}" -lcublas -o "$obj/kernels_cuda_check" || kernels_failed=1
+      "${link[@]}" $(objects "${common[@]}" "${kernels[@]}" tools/bench/kernels_cuda_check.cu) -lcublas \
+        -o "$obj/kernels_cuda_check" || kernels_failed=1
     fi
     ((kernels_failed == 0)) || echo "build_minimal: kernels_cuda_check did not build (see above)"
-    "$NVCC" -arch=sm_90 "${seed_o[@]}" -lcublas -o "$obj/bench_seed_cuda" &&
-      "$NVCC" -arch=sm_90 "${das_o[@]}" -lcublas -o "$obj/das_cuda_check"
+    if [[ -z $gtest ]]; then
+      echo "build_minimal: no GoogleTest sources (run tools/gpu-check.sh --pack and carry .gpu-check)"
+    elif ((tests_failed == 0 && kernels_failed == 0)); then
+      "${link[@]}" $(objects "${common[@]}" "${kernels[@]}" "${kernel_tests[@]}" "${gtest_sources[@]}") \
+        -lcublas -o "$obj/tests_kernels_gpu" || echo "build_minimal: tests_kernels_gpu did not link"
+      "${link[@]}" $(objects "${common[@]}" "${seed[@]}" "${das[@]}" "${test_support[@]}" \
+        "${recon_tests[@]}" "${gtest_sources[@]}") -lcublas -o "$obj/tests_recon_gpu" ||
+        echo "build_minimal: tests_recon_gpu did not link"
+    else
+      echo "build_minimal: the GoogleTest GPU tests did not compile (see above)"
+    fi
+    "${link[@]}" $(objects "${common[@]}" "${seed[@]}" tools/bench/bench_seed_cuda.cu) -lcublas \
+      -o "$obj/bench_seed_cuda" &&
+      "${link[@]}" $(objects "${common[@]}" "${das[@]}" tools/bench/das_cuda_check.cu) -lcublas \
+        -o "$obj/das_cuda_check"
   }
   export -f build_minimal
   export NVCC ROOT WORK
-  if run_step build-minimal 300 bash -c build_minimal; then
+  if run_step build-minimal "${GPU_CHECK_BUILD_S:-300}" bash -c build_minimal; then
     MODE=minimal
     BENCH=$WORK/min/bench_seed_cuda
     DAS_CHECK=$WORK/min/das_cuda_check
@@ -163,7 +241,19 @@ fi
 if [[ $MODE == cmake ]]; then
   run_step gpu-tests 200 ctest --test-dir "$WORK/cmake" -R Cuda --output-on-failure || true
 elif [[ $MODE == minimal ]]; then
-  say "no GTest here: bench_seed_cuda --verify runs the GPU-vs-CPU comparisons instead"
+  # The same test files as ctest -R Cuda runs, built with nvcc alone; each binary also runs its
+  # files' host-only tests (seconds).
+  gtest_built=0
+  for binary in tests_kernels_gpu tests_recon_gpu; do
+    [[ -x $WORK/min/$binary ]] || continue
+    gtest_built=1
+    run_step "$binary" 200 "$WORK/min/$binary" --gtest_color=no || true
+  done
+  if ((gtest_built == 0)); then
+    ORDER+=(gpu-tests)
+    STATUS[gpu-tests]="not built (no GoogleTest sources: run tools/gpu-check.sh --pack, carry .gpu-check)"
+    say "gpu-tests: ${STATUS[gpu-tests]}; bench_seed_cuda --verify still compares the seed backend with the CPU"
+  fi
 fi
 
 # ---- 3. Benchmark ---------------------------------------------------------------------------------
@@ -218,21 +308,32 @@ else
   PYTHONUNBUFFERED=1 run_step numba 240 "$PYTHON" "$NUMBA" "$ROOT/data/example.txt" || true
 fi
 
-# ---- 4b. compute-sanitizer on the kernel library, at small sizes, in the time left -------------------
+# ---- 4b. compute-sanitizer, at small sizes, in the time left -------------------------------------
 # memcheck (out-of-bounds and misaligned accesses) and racecheck (shared-memory hazards: a missing
-# __syncthreads in the tiled GEMM or the sum's tree) on `kernels_cuda_check --small`. Skipped when
-# the budget is spent or the tool is missing; neither makes the check fail.
+# __syncthreads in the tiled GEMM or the sum's tree) on `kernels_cuda_check --small`, then memcheck
+# on the DAS and seed GPU tests (small problems: every DAS kernel, model and option, the seed
+# kernels on odd grid sizes). Skipped when the budget is spent or the tool is missing; neither, nor
+# a time-out, makes the check fail (the status says so).
 SANITIZER=""
 for candidate in "$(command -v compute-sanitizer 2>/dev/null || true)" /usr/local/cuda/bin/compute-sanitizer \
   /usr/local/cuda/compute-sanitizer/compute-sanitizer; do
   if [[ -n $candidate && -x $candidate ]]; then SANITIZER=$candidate; break; fi
 done
-if [[ -n $KERNELS_CHECK && -x $KERNELS_CHECK && -n $SANITIZER ]]; then
-  for tool in memcheck racecheck; do
-    run_step "$tool" 90 "$SANITIZER" --tool "$tool" --error-exitcode 3 "$KERNELS_CHECK" --small || true
-  done
+RECON_TESTS=""
+[[ $MODE == cmake ]] && RECON_TESTS=$WORK/cmake/tests/tests_recon
+[[ $MODE == minimal ]] && RECON_TESTS=$WORK/min/tests_recon_gpu
+if [[ -z $SANITIZER ]]; then
+  say "compute-sanitizer steps skipped (no compute-sanitizer found)"
 else
-  say "compute-sanitizer steps skipped (${SANITIZER:-no compute-sanitizer found}; kernels_cuda_check ${KERNELS_CHECK:-not built})"
+  if [[ -n $KERNELS_CHECK && -x $KERNELS_CHECK ]]; then
+    for tool in memcheck racecheck; do
+      run_step "$tool" 90 "$SANITIZER" --tool "$tool" --error-exitcode 3 "$KERNELS_CHECK" --small || true
+    done
+  fi
+  if [[ -n $RECON_TESTS && -x $RECON_TESTS ]]; then
+    run_step memcheck-recon 120 "$SANITIZER" --tool memcheck --error-exitcode 3 "$RECON_TESTS" \
+      --gtest_filter='ReconDasCuda.*:ReconSeedCuda.BitExact*:ReconSeedCuda.Overlapped*' || true
+  fi
 fi
 
 # ---- 5. The table ---------------------------------------------------------------------------------
@@ -248,6 +349,26 @@ meets() {  # value op target; '?' when the value was not measured
   [[ ${1:-} =~ ^[0-9.eE+-]+$ ]] || { printf '?'; return; }
   awk -v v="$1" -v t="$3" -v op="$2" 'BEGIN { ok = (op == "<=") ? (v <= t) : (v >= t); printf ok ? "yes" : "NO" }'
 }
+# GoogleTest's totals over the GPU test runs: "passed/failed/skipped", or n/a. ctest prints
+# "N% tests passed, F tests failed out of T" and lists the skipped ones as "(Skipped)".
+gpu_test_counts() {
+  local logs=() f
+  for f in "$WORK/gpu-tests.log" "$WORK/tests_kernels_gpu.log" "$WORK/tests_recon_gpu.log"; do
+    [[ -s $f ]] && logs+=("$f")
+  done
+  ((${#logs[@]} > 0)) || { printf 'n/a'; return; }
+  awk '
+    /^\[  PASSED  \] [0-9]+ test/ { passed += $4 }
+    /^\[  FAILED  \] [0-9]+ test/ { failed += $4 }
+    /^\[  SKIPPED \] [0-9]+ test/ { skipped += $4 }
+    /tests passed, [0-9]+ tests? failed out of [0-9]+/ {
+      for (i = 1; i <= NF; ++i) { if ($i == "failed") f = $(i - 2); if ($i == "of") t = $(i + 1) }
+      failed += f; passed += t - f; ctest = 1
+    }
+    ctest && /\(Skipped\)$/ { skipped += 1; passed -= 1 }
+    END { printf "%d/%d/%d", passed, failed, skipped }' "${logs[@]}"
+}
+GPU_TESTS=$(gpu_test_counts)
 NUMBA_MS=""
 [[ -n $NUMBA_S ]] && NUMBA_MS=$(awk -v s="$NUMBA_S" 'BEGIN { printf "%.6g", s * 1000 }')
 RATIO_S=$(ratio "$NUMBA_MS" "$KS")
@@ -256,10 +377,14 @@ RATIO_D=$(ratio "$NUMBA_MS" "$KD")
   echo
   echo "usrecon gpu-check ($(date -u +%FT%TZ), $(($(date +%s) - START)) s, build: ${MODE:-none})"
   echo "steps:"
-  for name in "${ORDER[@]}"; do printf '  %-14s %s\n' "$name" "${STATUS[$name]}"; done
+  for name in "${ORDER[@]}"; do printf '  %-18s %s\n' "$name" "${STATUS[$name]}"; done
   echo
   printf '| %-44s | %12s | %10s | %4s |\n' "measure" "value" "target" "met"
   printf '|%s|%s|%s|%s|\n' "----------------------------------------------" "--------------" "------------" "------"
+  gpu_failed=""
+  [[ $GPU_TESTS == */*/* ]] && gpu_failed=$(cut -d/ -f2 <<<"$GPU_TESTS")
+  printf '| %-44s | %12s | %10s | %4s |\n' "GPU tests passed/failed/skipped (GoogleTest)" "$GPU_TESTS" "0 failed" \
+    "$( [[ -n $gpu_failed ]] && { ((gpu_failed == 0)) && printf yes || printf NO; } || printf '?')"
   printf '| %-44s | %12s | %10s | %4s |\n' "kernel ms/frame, double (exact)" "$(fmt "$KD")" "" ""
   printf '| %-44s | %12s | %10s | %4s |\n' "kernel ms/frame, single" "$(fmt "$KS")" "<= 5" "$(meets "$KS" '<=' 5)"
   printf '| %-44s | %12s | %10s | %4s |\n' "batch frames/s, double ($FRAMES frames, pinned)" "$(fmt "$FD")" ">= 150" "$(meets "$FD" '>=' 150)"
@@ -309,7 +434,8 @@ for name in "${ORDER[@]}"; do
   # Without the C++ packages the CMake attempt fails by design: the nvcc-only build replaces it.
   [[ $MODE == minimal && ($name == configure || $name == build) ]] && continue
   # The sanitizer steps run in whatever time is left: skipping them is not a failure.
-  [[ ($name == memcheck || $name == racecheck) && ${STATUS[$name]} == skipped* ]] && continue
+  [[ $name == memcheck* || $name == racecheck ]] && [[ ${STATUS[$name]} == skipped* || ${STATUS[$name]} == timed* ]] &&
+    continue
   [[ ${STATUS[$name]} == ok* ]] || failed=1
 done
 exit $failed
