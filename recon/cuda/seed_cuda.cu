@@ -68,6 +68,14 @@ struct SeedCudaBeamformer::Impl {
   };
   std::vector<Slot> slots;
 
+  // The slots' buffers must outlive the work enqueued on them, whether the beamformer is
+  // destroyed or assigned over (the members are freed after this body); errors cannot be
+  // reported from here.
+  ~Impl() {
+    for (Slot& s : slots)
+      if (s.pending) cudaStreamSynchronize(s.stream.get());
+  }
+
   Slot& slot(int s) {
     if (s < 0 || s >= int(slots.size()))
       throw Error("seed CUDA backend: slot " + std::to_string(s) + " out of range");
@@ -117,13 +125,7 @@ SeedCudaBeamformer::SeedCudaBeamformer(const Problem& problem, const Window& win
   }
 }
 
-SeedCudaBeamformer::~SeedCudaBeamformer() {
-  if (!impl_) return;
-  for (Impl::Slot& slot : impl_->slots) {
-    // Buffers must outlive the work enqueued on them; errors cannot be reported from here.
-    if (slot.pending) cudaStreamSynchronize(slot.stream.get());
-  }
-}
+SeedCudaBeamformer::~SeedCudaBeamformer() = default;  // Impl waits for pending slots
 SeedCudaBeamformer::SeedCudaBeamformer(SeedCudaBeamformer&&) noexcept = default;
 SeedCudaBeamformer& SeedCudaBeamformer::operator=(SeedCudaBeamformer&&) noexcept = default;
 

@@ -71,9 +71,11 @@ class CudaSeedBackend final : public SeedBackend {
   }
 
  private:
+  // Declared first, so freed last: the beamformer's destructor waits for copies still reading
+  // from these page-locked inputs.
+  std::vector<kernels::PinnedBuffer<std::int32_t>> inputs_;
   seed::SeedCudaBeamformer beamformer_;
   seed::GpuTiming last_;
-  std::vector<kernels::PinnedBuffer<std::int32_t>> inputs_;
 };
 
 }  // namespace
