@@ -41,6 +41,12 @@ void throw_cuda_error(cudaError_t status, const char* statement, const char* fil
     case cudaErrorInvalidDevice:
     case cudaErrorDevicesUnavailable:
     case cudaErrorStubLibrary:
+    // A device this build cannot run on (no sm_90 code for it, a driver older than the
+    // toolkit): unusable, so --backend auto falls back to the CPU.
+    case cudaErrorNoKernelImageForDevice:
+    case cudaErrorUnsupportedPtxVersion:
+    case cudaErrorSystemDriverMismatch:
+    case cudaErrorCompatNotSupportedOnDevice:
       throw CudaUnavailable(message);
     default:
       throw Error(message);
