@@ -33,7 +33,8 @@ class SeedBackend {
   /// What ran, for the per-frame JSON: {"name": ..., and backend-specific details}.
   virtual nlohmann::json describe() const = 0;
   /// Device stage times of the last frame in seconds, measured with CUDA events
-  /// ({"h2d", "kernel", "d2h"}); empty for the CPU.
+  /// ({"h2d", "kernel", "d2h"}; in a batch, in-flight times: see seed::GpuTiming); empty for
+  /// the CPU.
   virtual nlohmann::json last_timing_s() const { return nlohmann::json::object(); }
 
   /// Pipelined use, as the batch path drives it: frames live in numbered slots [0, slots()).
