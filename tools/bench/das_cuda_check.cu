@@ -8,6 +8,7 @@
 // interpolation; data are random analytic samples (the kernels' cost does not depend on values).
 // For each kernel: relative L2 against DasCpuBeamformer on the same data (must be <= 1e-5, else
 // no time is reported), then the median of --reps kernel times from CUDA events after a warm-up.
+// Without a usable device it says why and exits 0; with one, any error fails the kernel it hit.
 // Prints "RESULT das_<case>_<kernel>_points_per_s=..." lines for the table.
 //   das_cuda_check [--reps N] [--cpu-threads N]
 #include <algorithm>
@@ -72,6 +73,12 @@ int main(int argc, char** argv) {
     if (!std::strcmp(argv[k], "--reps")) reps = std::max(1, std::atoi(argv[k + 1]));
     else if (!std::strcmp(argv[k], "--cpu-threads")) cpu_threads = std::atoi(argv[k + 1]);
   }
+  try {
+    usrecon::require_cuda("das_cuda_check");
+  } catch (const usrecon::CudaUnavailable& e) {  // nothing to check here: not a failure
+    std::printf("das_cuda_check: skipped: %s\n", e.what());
+    return 0;
+  }
   int failures = 0;
   struct Case {
     const char* name;
@@ -112,10 +119,16 @@ int main(int argc, char** argv) {
         std::printf("%s on %s: median kernel %.3f ms over %d runs (min %.3f), %.3g points/s\n", name.c_str(),
                     gpu.device().c_str(), median * 1e3, reps, seconds.front() * 1e3, p.points() / median);
         std::printf("RESULT %s_points_per_s=%.6g\n", name.c_str(), p.points() / median);
-      } catch (const usrecon::CudaUnavailable& e) {
-        // No device (or none usable for this case): the mismatches already counted still fail.
-        std::printf("%s: skipped: %s\n", name.c_str(), e.what());
-        return failures == 0 ? 0 : 1;
+      } catch (const std::exception& e) {
+        // With a device there, any error (out of memory too) fails this kernel; the others still
+        // run, unless the error sticks to the context (a fault in a kernel), which ends the check.
+        std::printf("%s: FAILED: %s\n", name.c_str(), e.what());
+        ++failures;
+        cudaGetLastError();  // clears an error that does not stick (out of memory) for later checks
+        if (cudaDeviceSynchronize() != cudaSuccess) {
+          std::printf("das_cuda_check: the CUDA context is unusable after that error; stopping\n");
+          return 1;
+        }
       }
     }
   }
