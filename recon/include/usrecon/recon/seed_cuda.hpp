@@ -312,11 +312,10 @@ inline ImageDiff compare_images(std::span<const double> image, std::span<const d
   return d;
 }
 
-/// Stage times of one frame on the GPU, from CUDA events (milliseconds).
-/// One frame's stages, from CUDA events on its slot's stream: start to H2D done, to kernel done,
-/// to D2H done. With frames of other slots in flight these spans also hold waiting for the copy
-/// engine and sharing the GPU with them: in-flight times, not the stages' own cost (a frame
-/// beamformed alone measures that).
+/// One frame's stages on the GPU in milliseconds, from CUDA events on its slot's stream: start
+/// to H2D done, to kernel done, to D2H done. With frames of other slots in flight these spans
+/// also hold waiting for the copy engine and sharing the GPU with them: in-flight times, not the
+/// stages' own cost (a frame beamformed alone measures that).
 struct GpuTiming {
   double h2d_ms = 0.0, kernel_ms = 0.0, d2h_ms = 0.0;
 };
