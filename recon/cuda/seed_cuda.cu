@@ -204,4 +204,21 @@ const gpu::Plan& SeedCudaBeamformer::plan() const { return impl_->plan; }
 Precision SeedCudaBeamformer::precision() const { return impl_->precision; }
 const std::string& SeedCudaBeamformer::device_name() const { return impl_->device; }
 
+double SeedCudaBeamformer::waves() const {
+  const Impl& c = *impl_;
+  constexpr int kThreads = gpu::kBlockDepths * gpu::kBlockColumns;
+  int per_sm = 0, device = 0, sms = 0;
+  if (c.precision == Precision::Double)
+    USRECON_CUDA_CHECK(
+        cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, seed_kernel<double, int>, kThreads, 0));
+  else
+    USRECON_CUDA_CHECK(
+        cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, seed_kernel<float, int>, kThreads, 0));
+  USRECON_CUDA_CHECK(cudaGetDevice(&device));
+  USRECON_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+  if (per_sm <= 0 || sms <= 0)
+    throw Error("seed CUDA backend: the kernel cannot be resident on this device");
+  return double(c.plan.grid_x) * c.plan.grid_y / (double(per_sm) * sms);
+}
+
 }  // namespace usrecon::recon::seed

@@ -32,5 +32,6 @@ int SeedCudaBeamformer::streams() const { unavailable(); }
 const gpu::Plan& SeedCudaBeamformer::plan() const { unavailable(); }
 Precision SeedCudaBeamformer::precision() const { unavailable(); }
 const std::string& SeedCudaBeamformer::device_name() const { unavailable(); }
+double SeedCudaBeamformer::waves() const { unavailable(); }
 
 }  // namespace usrecon::recon::seed

@@ -78,6 +78,10 @@ TEST(ReconSeedCuda, ExampleFullGridDoubleExactSingleMeasured) {
   const seed::GpuTiming t = dbl.beamform(rf, out);
   EXPECT_EQ(seed::compare_images(out, cpu).differing, 0u);
   RecordProperty("double_kernel_ms", std::to_string(t.kernel_ms));
+  // The occupancy calculator answers for this kernel: some blocks of the grid fit at once.
+  const double waves = dbl.waves();
+  EXPECT_GT(waves, 0.0);
+  EXPECT_LE(waves, double(dbl.plan().grid_x) * dbl.plan().grid_y);
   seed::SeedCudaBeamformer single(p, w, seed::Precision::Single);
   const seed::GpuTiming ts = single.beamform(rf, out);
   const seed::ImageDiff d = seed::compare_images(out, cpu);

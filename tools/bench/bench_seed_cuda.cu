@@ -158,6 +158,10 @@ int main(int argc, char** argv) {
                   *std::min_element(kernel_ms.begin(), kernel_ms.end()),
                   *std::max_element(kernel_ms.begin(), kernel_ms.end()), median(h2d_ms),
                   median(d2h_ms), d.differing, d.fraction_differing, d.relative_l2);
+      std::printf("%s: the kernel's %d blocks make %.2f waves on %s\n", name.c_str(),
+                  beamformer.plan().grid_x * beamformer.plan().grid_y, beamformer.waves(),
+                  beamformer.device_name().c_str());
+      result(("kernel_waves_" + name).c_str(), beamformer.waves());
       result(("kernel_ms_" + name).c_str(), median(kernel_ms));
       result(("h2d_ms_" + name).c_str(), median(h2d_ms));
       result(("d2h_ms_" + name).c_str(), median(d2h_ms));

@@ -351,6 +351,10 @@ class SeedCudaBeamformer {
   Precision precision() const;
   /// The device's name, e.g. "NVIDIA H200".
   const std::string& device_name() const;
+  /// The kernel's launch in waves: its blocks over the blocks the device holds at once (CUDA's
+  /// occupancy calculator, int32 sums). Just above a whole number, the last wave leaves most of
+  /// the device idle.
+  double waves() const;
 
   struct Impl;
 
