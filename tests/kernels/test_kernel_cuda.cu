@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <string>
 #include <vector>
 
 #include "block_emulator.hpp"
@@ -33,6 +34,30 @@ struct ScaleShift {
 constexpr uk::Ufunc<ScaleShift, 2> scale_shift{"scale_shift"};
 
 TEST(KernelCuda, BuiltWithCudaReportsIt) { EXPECT_TRUE(usrecon::built_with_cuda()); }
+
+// The check macro's classification (no device needed): what makes the device unusable is
+// CudaUnavailable, so that --backend auto falls back to the CPU; anything else is an Error that
+// names the statement and where it stands.
+TEST(KernelCuda, CheckClassifiesUnusableDevicesAsUnavailable) {
+  for (const cudaError_t unusable :
+       {cudaErrorNoDevice, cudaErrorInsufficientDriver, cudaErrorMemoryAllocation, cudaErrorInvalidDevice,
+        cudaErrorDevicesUnavailable, cudaErrorStubLibrary, cudaErrorNoKernelImageForDevice,
+        cudaErrorUnsupportedPtxVersion, cudaErrorSystemDriverMismatch, cudaErrorCompatNotSupportedOnDevice})
+    EXPECT_THROW(USRECON_CUDA_CHECK(unusable), usrecon::CudaUnavailable) << cudaGetErrorName(unusable);
+  for (const cudaError_t failure : {cudaErrorIllegalAddress, cudaErrorLaunchFailure, cudaErrorInvalidValue}) {
+    try {
+      USRECON_CUDA_CHECK(failure);
+      ADD_FAILURE() << "no exception for " << cudaGetErrorName(failure);
+    } catch (const usrecon::CudaUnavailable& e) {
+      ADD_FAILURE() << cudaGetErrorName(failure) << " is a failure, not an unusable device: " << e.what();
+    } catch (const usrecon::Error& e) {
+      const std::string what = e.what();
+      EXPECT_NE(what.find("CUDA error in failure at "), std::string::npos) << what;  // the statement
+      EXPECT_NE(what.find("test_kernel_cuda.cu:"), std::string::npos) << what;
+      EXPECT_NE(what.find(cudaGetErrorName(failure)), std::string::npos) << what;
+    }
+  }
+}
 
 TEST(KernelCuda, DeviceArrayRoundTripAndPreallocatedOutput) {
   REQUIRE_GPU("to_device / copy_to_host round trip, add into a preallocated device array");
