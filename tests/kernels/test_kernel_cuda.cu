@@ -1,4 +1,4 @@
-// CUDA backends against the CPU ones and cuBLAS. Every test skips cleanly without a device.
+// CUDA backends against the CPU ones and cuBLAS. Tests that need a device skip cleanly without one.
 #include <gtest/gtest.h>
 
 #include <array>
