@@ -21,10 +21,10 @@ void check_options(const DasSimulationOptions& o) {
     throw Error("simulate: samples, frequency and cycles must be positive; speckle and noise >= 0");
 }
 
-/// Simulates o's (checked) echoes channel by channel: trace(ch, re, im) receives channel ch's (ch = t *
-/// elements + e) trace over o.samples, each scatterer's echo the pulse env(u) cos(omega u) at u
-/// samples from its arrival in re and, when kAnalytic, env(u) sin(omega u) in im (null otherwise).
-/// `rng` has drawn the speckle when this returns.
+/// Simulates o's (checked) echoes channel by channel: trace(ch, re, im) receives channel ch's
+/// (ch = t * elements + e) trace over o.samples, each scatterer's echo the pulse
+/// env(u) cos(omega u) at u samples from its arrival in re and, when kAnalytic, env(u) sin(omega u)
+/// in im (null otherwise). `rng` has drawn the speckle when this returns.
 template <bool kAnalytic, class Trace>
 void simulate_traces(const DasSimulationOptions& o, std::mt19937_64& rng, Trace trace) {
   const Acquisition& acq = o.acquisition;
@@ -121,15 +121,21 @@ ChannelData simulate_das_channels(const DasSimulationOptions& o) {
 
 AnalyticData simulate_das_analytic(const DasSimulationOptions& o) {
   check_options(o);
-  AnalyticData out = AnalyticData::zeros(o.samples, o.acquisition.probe.elements, o.acquisition.transmits());
+  AnalyticData out =
+      AnalyticData::zeros(o.samples, o.acquisition.probe.elements, o.acquisition.transmits());
   const std::size_t channels = std::size_t(out.elements) * out.transmits;
   // Channel ch's first sample in I or Q (the padding around it stays zero).
-  auto first = [&](std::vector<float>& iq, std::size_t ch) { return iq.data() + ch * out.stride + AnalyticData::kFront; };
+  auto first = [&](std::vector<float>& iq, std::size_t ch) {
+    return iq.data() + ch * out.stride + AnalyticData::kFront;
+  };
   std::mt19937_64 rng(o.seed);
   simulate_traces<true>(o, rng, [&](std::size_t ch, const double* re, const double* im) {
     float* i = first(out.i, ch);
     float* q = first(out.q, ch);
-    for (int k = 0; k < o.samples; ++k) i[k] = static_cast<float>(re[k]), q[k] = static_cast<float>(im[k]);
+    for (int k = 0; k < o.samples; ++k) {
+      i[k] = static_cast<float>(re[k]);
+      q[k] = static_cast<float>(im[k]);
+    }
   });
   // Scaled by I's peak, with I's noise drawn in the same order, as simulate_das_channels does its
   // RF: I is that RF exactly. Q's noise, drawn after, is independent of I's.
@@ -138,7 +144,8 @@ AnalyticData simulate_das_analytic(const DasSimulationOptions& o) {
   for (std::vector<float>* part : {&out.i, &out.q})
     for (std::size_t ch = 0; ch < channels; ++ch) {
       float* v = first(*part, ch);
-      for (int k = 0; k < o.samples; ++k) v[k] = v[k] * scale + (o.noise > 0 ? static_cast<float>(nd(rng)) : 0.f);
+      for (int k = 0; k < o.samples; ++k)
+        v[k] = v[k] * scale + (o.noise > 0 ? static_cast<float>(nd(rng)) : 0.f);
     }
   return out;
 }
