@@ -387,7 +387,7 @@ RATIO_D=$(ratio "$NUMBA_MS" "$KD")
     printf '| %-44s | %12s | %10s | %4s |\n' "  of them skipped for want of a device" "$GPU_TESTS_UNRUN" "0" "NO"
   printf '| %-44s | %12s | %10s | %4s |\n' "kernel ms/frame, double (exact)" "$(fmt "$KD")" "" ""
   printf '| %-44s | %12s | %10s | %4s |\n' "kernel ms/frame, single" "$(fmt "$KS")" "<= 5" "$(meets "$KS" '<=' 5)"
-  printf '| %-44s | %12s | %10s | %4s |\n' "seed kernel waves (blocks / resident), single" "$(fmt "$(get kernel_waves_single)")" "" ""
+  printf '| %-44s | %12s | %10s | %4s |\n' "seed kernel waves (blocks/resident), single" "$(fmt "$(get kernel_waves_single)")" "" ""
   printf '| %-44s | %12s | %10s | %4s |\n' "batch frames/s, double ($FRAMES frames, pinned)" "$(fmt "$FD")" ">= 150" "$(meets "$FD" '>=' 150)"
   printf '| %-44s | %12s | %10s | %4s |\n' "batch frames/s, single ($FRAMES frames, pinned)" "$(fmt "$FS")" ">= 150" "$(meets "$FS" '>=' 150)"
   printf '| %-44s | %12s | %10s | %4s |\n' "batch frames/s, 3 streams / 1 stream, double" "$(fmt "$(get batch_overlap_double)")" ">= 1.05" "$(meets "$(get batch_overlap_double)" '>=' 1.05)"
