@@ -223,6 +223,13 @@ TEST(ReconDasSimulated, AnalyticSimulationIsTheRfAndItsHilbertTransform) {
     ASSERT_GT(norm, 0);
     EXPECT_LE(std::sqrt(diff / norm), 2e-4);
   }
+  // The options are checked as for the RF.
+  Case bad = make_case(Model::PlaneWave, 1.5);
+  bad.sim.cycles = 0;
+  EXPECT_THROW(simulate_das_analytic(bad.sim), Error);
+  bad = make_case(Model::PlaneWave, 1.5);
+  bad.sim.acquisition.probe.elements = 0;
+  EXPECT_THROW(simulate_das_analytic(bad.sim), Error);
 }
 
 }  // namespace
