@@ -320,9 +320,7 @@ for candidate in "$(command -v compute-sanitizer 2>/dev/null || true)" /usr/loca
   /usr/local/cuda/compute-sanitizer/compute-sanitizer; do
   if [[ -n $candidate && -x $candidate ]]; then SANITIZER=$candidate; break; fi
 done
-RECON_TESTS=""
-[[ $MODE == cmake ]] && RECON_TESTS=$WORK/cmake/tests/tests_recon
-[[ $MODE == minimal ]] && RECON_TESTS=$WORK/min/tests_recon_gpu
+RECON_TESTS=${GTEST_BINARIES[1]:-}  # the recon tests' binary, of either build
 if [[ -z $SANITIZER ]]; then
   say "compute-sanitizer steps skipped (no compute-sanitizer found)"
 else
