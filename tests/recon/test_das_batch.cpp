@@ -157,6 +157,44 @@ TEST_F(ReconDasBatch, AnErrorFromTheStopCallbackReachesTheCaller) {
   EXPECT_EQ(done_calls, 2u);  // the two inputs read before stop() failed are finished
 }
 
+// A frame whose outputs cannot all be written (its JSON's name is taken by a directory, which
+// --overwrite does not remove): the writer stage removes what it had written of that frame, reports
+// it as failed naming the file, and goes on; the frame's output name is free again afterwards.
+TEST_F(ReconDasBatch, AFrameWhoseOutputCannotBeWrittenLeavesNothingAndTheOthersAreWritten) {
+  const std::vector<fs::path> inputs = {write_acquisition("a.npy", 0, 5, 400),
+                                        write_acquisition("b.npy", 1, 6, 400),
+                                        write_acquisition("c.npy", -1, 7, 400)};
+  const fs::path out = dir_ / "out";
+  fs::create_directories(out / "b.json");
+  ReconstructOptions o = options();
+  o.overwrite = true;
+  Reconstructor batch(o, out);
+  std::vector<FrameReport> reports;
+  batch.reconstruct_batch(
+      inputs, [&](std::size_t, const FrameReport& report) { reports.push_back(report); },
+      [] { return false; });
+  ASSERT_EQ(reports.size(), 3u);
+  EXPECT_TRUE(reports[0].ok) << reports[0].error;
+  EXPECT_FALSE(reports[1].ok);
+  EXPECT_TRUE(reports[2].ok) << reports[2].error;
+  EXPECT_NE(reports[1].error.find((out / "b.json").string()), std::string::npos) << reports[1].error;
+  EXPECT_TRUE(reports[1].outputs.empty());
+  std::vector<std::string> written;
+  for (const fs::directory_entry& f : fs::recursive_directory_iterator(out))
+    written.push_back(fs::relative(f.path(), out).string());
+  std::sort(written.begin(), written.end());
+  // b's PNG and NPY were written before its JSON failed, and removed again; no temporary is left.
+  EXPECT_EQ(written, (std::vector<std::string>{"a.json", "a.npy", "a.png", "b.json", "c.json",
+                                               "c.npy", "c.png"}));
+  EXPECT_TRUE(fs::is_directory(out / "b.json"));
+  // The failed frame gave its output name back: once the obstacle is gone it can be written.
+  fs::remove(out / "b.json");
+  const FrameReport again = batch.reconstruct(inputs[1]);
+  EXPECT_TRUE(again.ok) << again.error;
+  EXPECT_TRUE(fs::is_regular_file(out / "b.json"));
+  EXPECT_TRUE(fs::is_regular_file(out / "b.png"));
+}
+
 TEST_F(ReconDasBatch, ACudaKernelAskedForMustFitTheJob) {
   ReconstructOptions o = options();
   o.backend = BackendKind::Auto;

@@ -290,6 +290,27 @@ TEST_F(CliHostile, ExistingOutputIsKeptAndReportedWithoutOverwrite) {
   EXPECT_NE(slurp(out / "good_spaces.png"), "precious");
 }
 
+TEST_F(CliHostile, OutputThatCannotBeWrittenLeavesNothingOfItsFrameAndTheRestAreWritten) {
+  // f0001's JSON name is taken by a directory, which --overwrite does not remove: its PNG and NPY
+  // are written first, then removed again when the JSON fails; the frames around it are written.
+  const std::vector<fs::path> inputs = good_files(3);
+  fs::create_directories(dir_ / "out" / "f0001.json");
+  const auto r = run_command(exe_ + kSmall + batch_options() + " --overwrite");
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  const std::string line = error_line(r.output, inputs[1].string());
+  EXPECT_NE(line.find((dir_ / "out" / "f0001.json").string()), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("2 of 3 reconstructed, 1 failed"), std::string::npos) << r.output;
+  EXPECT_EQ(tree(dir_ / "out"), (std::set<std::string>{"f0000.json", "f0000.npy", "f0000.png",
+                                                       "f0001.json", "f0002.json", "f0002.npy",
+                                                       "f0002.png"}));
+  EXPECT_TRUE(fs::is_directory(dir_ / "out" / "f0001.json"));
+  const nlohmann::json report = nlohmann::json::parse(slurp(dir_ / "report.json"));
+  ASSERT_EQ(report.size(), 3u);
+  EXPECT_EQ(report[1]["status"], "failed") << report.dump(2);
+  EXPECT_EQ(report[0]["status"], "ok");
+  EXPECT_EQ(report[2]["status"], "ok");
+}
+
 TEST_F(CliHostile, ReportThatWouldOverwriteAnInputIsRefused) {
   const std::vector<fs::path> inputs = good_files(1);
   const std::string before = slurp(inputs[0]);
