@@ -16,36 +16,49 @@ namespace {
 
 namespace k = usrecon::kernels;
 
-template <class Real, class Acc>
+template <int kPixels, class Real, class Acc>
 __global__ void __launch_bounds__(gpu::kBlockDepths* gpu::kBlockColumns)
     seed_kernel(gpu::Args<Real> a, int groups, int columns, int ni, int nj, double* out) {
   const int ir = blockIdx.x * gpu::kBlockDepths + threadIdx.x;  // < ni_pad: table is padded
   const int c = blockIdx.y * gpu::kBlockColumns + threadIdx.y;
   if (c >= columns) return;
-  const int jj = Problem::kElementStep * gpu::kPixels * (c % groups) + c / groups;
-  Acc acc[gpu::kPixels];
-  gpu::thread_pixels<Real, true>(a, ir, jj, acc);
+  const int jj = gpu::first_lateral<kPixels>(c, groups);
+  Acc acc[kPixels];
+  gpu::thread_pixels<kPixels, Real, true>(a, ir, jj, acc);
   if (ir >= ni) return;
 #pragma unroll
-  for (int m = 0; m < gpu::kPixels; ++m) {
+  for (int m = 0; m < kPixels; ++m) {
     const int col = jj + Problem::kElementStep * m;
     if (col < nj) out[std::size_t(col) * ni + ir] = double(acc[m]);
   }
 }
 
+/// The kernel for the plan's pixels per thread (a function pointer: launches and the occupancy
+/// calculator take the same one).
 template <class Real, class Acc>
-void launch(const gpu::Plan& plan, const gpu::Args<Real>& args, double* out, cudaStream_t stream,
-            const char* name) {
-  seed_kernel<Real, Acc><<<dim3(plan.grid_x, plan.grid_y),
-                           dim3(gpu::kBlockDepths, gpu::kBlockColumns), 0, stream>>>(
-      args, plan.groups, plan.columns, plan.w.ni, plan.w.nj, out);
-  USRECON_CUDA_CHECK_LAUNCH(name);
+auto kernel_for(const gpu::Plan& plan) {
+  return gpu::with_pixels(plan.pixels, [](auto pixels) {
+    return &seed_kernel<decltype(pixels)::value, Real, Acc>;
+  });
+}
+
+std::string kernel_name(const gpu::Plan& plan, const char* real, const char* acc) {
+  return "seed_kernel<" + std::to_string(plan.pixels) + ", " + real + ", " + acc + ">";
 }
 
 template <class Real, class Acc>
-void prefer_l1() {
+void launch(const gpu::Plan& plan, const gpu::Args<Real>& args, double* out, cudaStream_t stream,
+            const std::string& name) {
+  kernel_for<Real, Acc>(plan)<<<dim3(plan.grid_x, plan.grid_y),
+                                dim3(gpu::kBlockDepths, gpu::kBlockColumns), 0, stream>>>(
+      args, plan.groups, plan.columns, plan.w.ni, plan.w.nj, out);
+  USRECON_CUDA_CHECK_LAUNCH(name.c_str());
+}
+
+template <class Real, class Acc>
+void prefer_l1(const gpu::Plan& plan) {
   // No shared memory is used: give the whole unified cache to L1, where the gathers hit.
-  USRECON_CUDA_CHECK(cudaFuncSetAttribute(seed_kernel<Real, Acc>,
+  USRECON_CUDA_CHECK(cudaFuncSetAttribute(kernel_for<Real, Acc>(plan),
                                           cudaFuncAttributePreferredSharedMemoryCarveout, 0));
 }
 
@@ -84,12 +97,12 @@ struct SeedCudaBeamformer::Impl {
 };
 
 SeedCudaBeamformer::SeedCudaBeamformer(const Problem& problem, const Window& window,
-                                       Precision precision, int streams)
+                                       Precision precision, int streams, int pixels_per_thread)
     : impl_(std::make_unique<Impl>()) {
   require_cuda("--backend cuda (the seed model's CUDA backend)");
   if (streams < 1 || streams > 16) throw Error("seed CUDA backend: streams must be in [1, 16]");
   Impl& c = *impl_;
-  c.plan = gpu::make_plan(problem, window);
+  c.plan = gpu::make_plan(problem, window, pixels_per_thread);
   c.precision = precision;
   int device = 0;
   USRECON_CUDA_CHECK(cudaGetDevice(&device));
@@ -102,14 +115,14 @@ SeedCudaBeamformer::SeedCudaBeamformer(const Problem& problem, const Window& win
     const std::vector<double> table = gpu::make_table<double>(c.plan);
     c.table64 = k::DeviceBuffer<double>(table.size());
     k::copy(c.table64.span(), std::span<const double>(table));
-    prefer_l1<double, int>();
-    prefer_l1<double, long long>();
+    prefer_l1<double, int>(c.plan);
+    prefer_l1<double, long long>(c.plan);
   } else {
     const std::vector<float> table = gpu::make_table<float>(c.plan);
     c.table32 = k::DeviceBuffer<float>(table.size());
     k::copy(c.table32.span(), std::span<const float>(table));
-    prefer_l1<float, int>();
-    prefer_l1<float, long long>();
+    prefer_l1<float, int>(c.plan);
+    prefer_l1<float, long long>(c.plan);
   }
   const std::size_t pixels = std::size_t(window.ni) * window.nj;
   c.slots.reserve(std::size_t(streams));
@@ -150,13 +163,13 @@ void SeedCudaBeamformer::enqueue(int s, std::span<const std::int32_t> rf) {
   if (c.precision == Precision::Double) {
     const gpu::Args<double> args{c.table64.data(), slot.rf.data(), c.plan.ni_pad, c.plan.dj_min,
                                  c.plan.stride,    p.channels,     c.plan.w.i0,   c.plan.w.j0};
-    if (narrow) launch<double, int>(c.plan, args, slot.out.data(), stream, "seed_kernel<double, int>");
-    else launch<double, long long>(c.plan, args, slot.out.data(), stream, "seed_kernel<double, long long>");
+    if (narrow) launch<double, int>(c.plan, args, slot.out.data(), stream, kernel_name(c.plan, "double", "int"));
+    else launch<double, long long>(c.plan, args, slot.out.data(), stream, kernel_name(c.plan, "double", "long long"));
   } else {
     const gpu::Args<float> args{c.table32.data(), slot.rf.data(), c.plan.ni_pad, c.plan.dj_min,
                                 c.plan.stride,    p.channels,     c.plan.w.i0,   c.plan.w.j0};
-    if (narrow) launch<float, int>(c.plan, args, slot.out.data(), stream, "seed_kernel<float, int>");
-    else launch<float, long long>(c.plan, args, slot.out.data(), stream, "seed_kernel<float, long long>");
+    if (narrow) launch<float, int>(c.plan, args, slot.out.data(), stream, kernel_name(c.plan, "float", "int"));
+    else launch<float, long long>(c.plan, args, slot.out.data(), stream, kernel_name(c.plan, "float", "long long"));
   }
   slot.kernel_done.record(slot.stream);
   k::copy_async(slot.host_out.span(), slot.out.cspan(), slot.stream);
@@ -209,11 +222,11 @@ double SeedCudaBeamformer::waves() const {
   constexpr int kThreads = gpu::kBlockDepths * gpu::kBlockColumns;
   int per_sm = 0, device = 0, sms = 0;
   if (c.precision == Precision::Double)
-    USRECON_CUDA_CHECK(
-        cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, seed_kernel<double, int>, kThreads, 0));
+    USRECON_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
+        &per_sm, kernel_for<double, int>(c.plan), kThreads, 0));
   else
-    USRECON_CUDA_CHECK(
-        cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, seed_kernel<float, int>, kThreads, 0));
+    USRECON_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
+        &per_sm, kernel_for<float, int>(c.plan), kThreads, 0));
   USRECON_CUDA_CHECK(cudaGetDevice(&device));
   USRECON_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
   if (per_sm <= 0 || sms <= 0)

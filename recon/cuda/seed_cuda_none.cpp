@@ -16,7 +16,7 @@ namespace {
 }
 }  // namespace
 
-SeedCudaBeamformer::SeedCudaBeamformer(const Problem&, const Window&, Precision, int) {
+SeedCudaBeamformer::SeedCudaBeamformer(const Problem&, const Window&, Precision, int, int) {
   unavailable();
 }
 SeedCudaBeamformer::~SeedCudaBeamformer() = default;

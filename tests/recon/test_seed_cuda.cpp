@@ -53,12 +53,15 @@ TEST(ReconSeedCuda, BitExactWithTheCpuOnRandomDataAndOddSizes) {
       std::vector<double> cpu(pixels), model(pixels), gpu_image(pixels, -1.0);
       seed::beamform_cpu(rf, c.p, c.w, cpu);
       for (const seed::Precision precision : {seed::Precision::Double, seed::Precision::Single}) {
-        seed::SeedCudaBeamformer beamformer(c.p, c.w, precision);
-        std::fill(gpu_image.begin(), gpu_image.end(), -1.0);  // every pixel must be written
-        beamformer.beamform(rf, gpu_image);
-        const seed::ImageDiff vs_cpu = seed::compare_images(gpu_image, cpu);
-        EXPECT_EQ(vs_cpu.differing, 0u) << seed::to_string(precision) << " " << c.p.nz << "x"
-                                        << c.p.nx << " amplitude " << amplitude;
+        for (const int per_thread : seed::gpu::kPixelChoices) {
+          seed::SeedCudaBeamformer beamformer(c.p, c.w, precision, 1, per_thread);
+          std::fill(gpu_image.begin(), gpu_image.end(), -1.0);  // every pixel must be written
+          beamformer.beamform(rf, gpu_image);
+          const seed::ImageDiff vs_cpu = seed::compare_images(gpu_image, cpu);
+          EXPECT_EQ(vs_cpu.differing, 0u) << seed::to_string(precision) << " " << c.p.nz << "x"
+                                          << c.p.nx << " amplitude " << amplitude
+                                          << " pixels per thread " << per_thread;
+        }
         seed::gpu::beamform_gpu_model(rf, c.p, c.w, precision, model);
         EXPECT_EQ(seed::compare_images(gpu_image, model).differing, 0u);
       }

@@ -21,7 +21,7 @@ struct Case {
   seed::Window window;
 };
 
-// Sizes that are not multiples of the block (32 depths, 24 laterals per column-thread group),
+// Sizes that are not multiples of the block (32 depths, 6 P laterals per column-thread group),
 // sub-windows away from the origin, few and many channels, short channels (orders past the end).
 std::vector<Case> odd_cases() {
   return {
@@ -29,6 +29,7 @@ std::vector<Case> odd_cases() {
       {{70, 61, 16, 180}, {5, 33, 7, 41}},
       {{45, 100, 24, 500}, {12, 33, 50, 25}},
       {{33, 25, 1, 64}, {0, 33, 0, 25}},
+      {{40, 130, 12, 400}, {3, 30, 2, 121}},  // several column groups for every pixels per thread
   };
 }
 
@@ -36,20 +37,26 @@ std::vector<Case> odd_cases() {
 
 TEST(ReconSeedGpuPlan, CoversTheWindowAndEveryReachableOrder) {
   for (const Case& c : odd_cases()) {
-    const gpu::Plan plan = gpu::make_plan(c.problem, c.window);
-    EXPECT_GE(plan.grid_x * gpu::kBlockDepths, c.window.ni);
-    EXPECT_EQ(plan.ni_pad % gpu::kBlockDepths, 0);
-    EXPECT_GE(plan.grid_y * gpu::kBlockColumns, plan.columns);
-    EXPECT_GE(plan.groups * 6 * gpu::kPixels, c.window.nj);
-    EXPECT_EQ(plan.stride % 32, 0);
-    // Every table entry pair rounds (in double and in float) to an order inside the padding.
-    const std::vector<double> table = gpu::make_table<double>(plan);
-    double max_entry = 0.0;
-    for (const double e : table) max_entry = std::max(max_entry, e);
-    EXPECT_LT(std::lrint(2 * max_entry) + 1, plan.stride);
-    EXPECT_LT(std::lrint(2.0f * float(max_entry)) + 1, plan.stride);
+    for (const int pixels : gpu::kPixelChoices) {
+      const gpu::Plan plan = gpu::make_plan(c.problem, c.window, pixels);
+      EXPECT_EQ(plan.pixels, pixels);
+      EXPECT_GE(plan.grid_x * gpu::kBlockDepths, c.window.ni);
+      EXPECT_EQ(plan.ni_pad % gpu::kBlockDepths, 0);
+      EXPECT_GE(plan.grid_y * gpu::kBlockColumns, plan.columns);
+      EXPECT_GE(plan.groups * 6 * pixels, c.window.nj);
+      EXPECT_LT((plan.groups - 1) * 6 * pixels, c.window.nj);  // no group wholly outside
+      EXPECT_EQ(plan.stride % 32, 0);
+      // Every table entry pair rounds (in double and in float) to an order inside the padding.
+      const std::vector<double> table = gpu::make_table<double>(plan);
+      double max_entry = 0.0;
+      for (const double e : table) max_entry = std::max(max_entry, e);
+      EXPECT_LT(std::lrint(2 * max_entry) + 1, plan.stride);
+      EXPECT_LT(std::lrint(2.0f * float(max_entry)) + 1, plan.stride);
+    }
   }
   EXPECT_THROW(gpu::make_plan({10, 10, 4, 50}, {5, 10, 0, 10}), usrecon::Error);
+  for (const int pixels : {0, 1, 5, 7, 16})  // only the compiled counts
+    EXPECT_THROW(gpu::make_plan({10, 10, 4, 50}, {0, 10, 0, 10}, pixels), usrecon::Error) << pixels;
 }
 
 TEST(ReconSeedGpuPlan, FloatIndexRoundsHalfToEven) {
@@ -92,11 +99,14 @@ TEST(ReconSeedGpuPlan, ThreadProgramIsBitExactWithTheReference) {
       std::vector<double> reference(pixels), model(pixels, -1.0);
       seed::beamform_reference(rf, c.problem, c.window, reference);
       for (const seed::Precision precision : {seed::Precision::Double, seed::Precision::Single}) {
-        std::fill(model.begin(), model.end(), -1.0);
-        gpu::beamform_gpu_model(rf, c.problem, c.window, precision, model);
-        const seed::ImageDiff d = seed::compare_images(model, reference);
-        EXPECT_EQ(d.differing, 0u) << seed::to_string(precision) << " amplitude " << amplitude
-                                   << " problem " << c.problem.nz << "x" << c.problem.nx;
+        for (const int per_thread : gpu::kPixelChoices) {
+          std::fill(model.begin(), model.end(), -1.0);  // every pixel must be written
+          gpu::beamform_gpu_model(rf, c.problem, c.window, precision, model, 0, true, per_thread);
+          const seed::ImageDiff d = seed::compare_images(model, reference);
+          EXPECT_EQ(d.differing, 0u) << seed::to_string(precision) << " amplitude " << amplitude
+                                     << " problem " << c.problem.nz << "x" << c.problem.nx
+                                     << " pixels per thread " << per_thread;
+        }
       }
     }
   }

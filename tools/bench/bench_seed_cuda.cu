@@ -1,6 +1,8 @@
 // The seed model on the GPU, timed honestly: kernel milliseconds per frame from CUDA events (double
-// and single precision, median of repeats after warm-up), the single-precision mismatch against
-// the exact CPU image, and end-to-end batch throughput over >= 100 frames from pinned host
+// and single precision, median of repeats after warm-up; for the default work split and for every
+// pixels-per-thread count the kernel is compiled for, each checked against the exact image before
+// it is timed), the single-precision mismatch against the exact CPU image, and end-to-end batch
+// throughput over >= 100 frames from pinned host
 // buffers with H2D copy, kernel and D2H copy of consecutive frames overlapped on several streams,
 // against the same batch on one stream.
 //
@@ -70,15 +72,17 @@ bool verify_random(int& failures) {
       std::vector<double> cpu(pixels), image(pixels);
       seed::beamform_cpu(rf, c.p, c.w, cpu);
       for (const seed::Precision precision : {seed::Precision::Double, seed::Precision::Single}) {
-        seed::SeedCudaBeamformer beamformer(c.p, c.w, precision);
-        std::fill(image.begin(), image.end(), -1.0);
-        beamformer.beamform(rf, image);
-        const seed::ImageDiff d = seed::compare_images(image, cpu);
-        const bool ok = d.differing == 0;
-        std::printf("verify %-6s %4dx%-4d ch=%-3d amplitude=%-10d: %s (%zu pixels differ)\n",
-                    seed::to_string(precision).c_str(), c.p.nz, c.p.nx, c.p.channels, amplitude,
-                    ok ? "bit-exact" : "MISMATCH", d.differing);
-        if (!ok) ++failures;  // both precisions are exact (the GTest suite's check)
+        for (const int per_thread : seed::gpu::kPixelChoices) {
+          seed::SeedCudaBeamformer beamformer(c.p, c.w, precision, 1, per_thread);
+          std::fill(image.begin(), image.end(), -1.0);
+          beamformer.beamform(rf, image);
+          const seed::ImageDiff d = seed::compare_images(image, cpu);
+          const bool ok = d.differing == 0;
+          std::printf("verify %-6s %4dx%-4d ch=%-3d amplitude=%-10d %d px/thread: %s (%zu pixels differ)\n",
+                      seed::to_string(precision).c_str(), c.p.nz, c.p.nx, c.p.channels, amplitude,
+                      per_thread, ok ? "bit-exact" : "MISMATCH", d.differing);
+          if (!ok) ++failures;  // both precisions are exact (the GTest suite's check)
+        }
       }
     }
   }
@@ -152,6 +156,7 @@ int main(int argc, char** argv) {
         d2h_ms.push_back(t.d2h_ms);
       }
       const seed::ImageDiff d = seed::compare_images(image, exact);
+      const std::vector<double> default_image = image;
       std::printf("%s: kernel %.3f ms (median of %d; min %.3f, max %.3f), H2D %.3f ms, D2H %.3f ms; "
                   "vs exact CPU: %zu pixels differ (%.3g), relative L2 %.3g\n",
                   name.c_str(), median(kernel_ms), repeats,
@@ -169,6 +174,43 @@ int main(int argc, char** argv) {
       result(("relative_l2_" + name).c_str(), d.relative_l2);
       if (precision == seed::Precision::Double && d.differing != 0) ++failures;
       if (d.relative_l2 > 1e-4) ++failures;
+
+      // The work split: every pixels-per-thread count, its image first checked to be the default
+      // split's bit for bit (the split changes which thread adds what, never the sums), then
+      // timed the same way. The fastest is printed; the default changes only when measured.
+      double best_ms = 0.0;
+      int best_pixels = 0;
+      for (const int per_thread : seed::gpu::kPixelChoices) {
+        seed::SeedCudaBeamformer split(p, w, precision, 1, per_thread);
+        std::fill(image.begin(), image.end(), -1.0);
+        split.beamform(rf, image);  // warm-up, and the image checked
+        const std::size_t differing = seed::compare_images(image, default_image).differing;
+        const std::string key = name + "_px" + std::to_string(per_thread);
+        if (differing != 0) {
+          std::printf("%s, %d pixels per thread: MISMATCH with the default split (%zu pixels); not timed\n",
+                      name.c_str(), per_thread, differing);
+          ++failures;
+          continue;
+        }
+        std::vector<double> ms;
+        for (int r = 0; r < repeats; ++r) ms.push_back(split.beamform(rf, image).kernel_ms);
+        const double split_ms = median(ms);
+        std::printf("%s, %d pixels per thread: kernel %.3f ms (median of %d), %d blocks = %.2f waves\n",
+                    name.c_str(), per_thread, split_ms, repeats,
+                    split.plan().grid_x * split.plan().grid_y, split.waves());
+        result(("kernel_ms_" + key).c_str(), split_ms);
+        result(("kernel_waves_" + key).c_str(), split.waves());
+        if (best_pixels == 0 || split_ms < best_ms) {
+          best_ms = split_ms;
+          best_pixels = per_thread;
+        }
+      }
+      if (best_pixels != 0) {
+        std::printf("%s: fastest work split %d pixels per thread, %.3f ms (default %d)\n",
+                    name.c_str(), best_pixels, best_ms, seed::gpu::kDefaultPixels);
+        result(("best_pixels_" + name).c_str(), best_pixels);
+        result(("kernel_ms_best_split_" + name).c_str(), best_ms);
+      }
     }
 
     // Batch: `frames` frames from pinned buffers, `streams` in flight, and the same on one stream

@@ -1,14 +1,16 @@
 // The seed model on a CUDA GPU: the plan and per-thread program the kernel runs (host-device, so
 // CPU tests run them too), and the beamformer that owns device tables, streams and buffers.
 //
-// Work split. One thread computes kPixels pixels of one depth i: laterals j, j + 6, ...,
-// j + 6 (kPixels - 1). For pixel m, channel k and element n the distances are those of the
+// Work split. One thread computes P pixels of one depth i (P = Plan::pixels, 4 unless asked
+// otherwise): laterals j, j + 6, ..., j + 6 (P - 1). For pixel m, channel k and element n the distances are those of the
 // offsets j - 6 (k - m) and j - 6 (n - m); with q = k - m and r = n - m every pixel of the thread
 // reads the same table rows E(q) = dist(i, j - 6 q), so one index computation
-// order(q, r) = round(E(q) + E(r)) serves all kPixels pixels, each adding rf[q + m][order] +
+// order(q, r) = round(E(q) + E(r)) serves all P pixels, each adding rf[q + m][order] +
 // rf[r + m][order] (the (k, n) symmetry: q <= r, the diagonal once). A warp is 32 consecutive
 // depths of one lateral, so table reads and output writes are coalesced and the 32 gathers of one
-// channel lie within ~64 consecutive samples.
+// channel lie within ~64 consecutive samples. More pixels per thread mean fewer index computations
+// per pixel and fewer threads (so fewer waves of blocks) but more registers; which P is fastest
+// is measured (bench_seed_cuda times every P of kPixelChoices), not assumed.
 //
 // Exactness (Precision::Double): as the CPU backend, the index is t' = e_q + e_r with
 // e = dist * kScale (< 4e-12 from the seed's t); a lane whose t' is within kMargin of a
@@ -36,6 +38,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <vector>
 
 #include "usrecon/kernels/common.hpp"
@@ -57,7 +60,9 @@ inline std::string to_string(Precision precision) {
 
 namespace gpu {
 
-constexpr int kPixels = 4;        ///< pixels per thread (laterals 6 apart)
+constexpr int kDefaultPixels = 4;  ///< pixels per thread (laterals 6 apart) unless asked otherwise
+/// The pixels-per-thread counts the kernel is compiled for.
+constexpr int kPixelChoices[] = {4, 6, 8};
 constexpr int kBlockDepths = 32;  ///< threads of a block along depth (one warp)
 constexpr int kBlockColumns = 4;  ///< warps per block, each a column-thread
 /// The seconds-to-sample factor, in the CPU backend's operation order.
@@ -67,14 +72,30 @@ constexpr double kMagic = 6755399441055744.0;  ///< 1.5 * 2^52: x + kMagic round
 constexpr float kMagicF = 12582912.0f;         ///< 1.5 * 2^23, the same for float (|x| < 2^22)
 constexpr double kMargin = 1e-7;               ///< see the CPU backend: error < 4e-12
 
+/// Calls f(std::integral_constant<int, P>{}) with P = pixels, which must be one of
+/// kPixelChoices: the one place a run-time pixel count becomes the compile-time one the
+/// per-thread program's registers need.
+template <class F>
+decltype(auto) with_pixels(int pixels, F&& f) {
+  switch (pixels) {
+    case 4: return f(std::integral_constant<int, 4>{});
+    case 6: return f(std::integral_constant<int, 6>{});
+    case 8: return f(std::integral_constant<int, 8>{});
+    default: break;
+  }
+  throw Error("seed model (CUDA): " + std::to_string(pixels) +
+              " pixels per thread is not one of those compiled (4, 6, 8)");
+}
+
 /// Sizes and layouts of one problem on the device, computed on the host. Column-threads:
 /// c in [0, columns) has residue r = c / groups and group g = c % groups (neighbouring warps of a
-/// block read neighbouring table rows); its pixels are window laterals 6 kPixels g + r + 6 m.
+/// block read neighbouring table rows); its pixels are window laterals 6 P g + r + 6 m, m < P.
 struct Plan {
   Problem p;
   Window w;
+  int pixels = kDefaultPixels;  ///< P, pixels per thread: one of kPixelChoices
   int ni_pad = 0;   ///< depths per table row: window depth rounded up to kBlockDepths
-  int groups = 0;   ///< column groups per residue: ceil(nj / (6 kPixels))
+  int groups = 0;   ///< column groups per residue: ceil(nj / (6 P))
   int columns = 0;  ///< 6 * groups column-threads
   int dj_min = 0;   ///< lateral offset of table row 0
   int rows = 0;     ///< table rows: every offset j - 6 q any thread reads
@@ -88,8 +109,9 @@ namespace detail {
 inline int round_up(int x, int to) { return (x + to - 1) / to * to; }
 }  // namespace detail
 
-/// The plan for a problem and window (throws usrecon::Error when they are invalid).
-inline Plan make_plan(const Problem& problem, const Window& window) {
+/// The plan for a problem and window with `pixels` per thread (throws usrecon::Error when they
+/// are invalid).
+inline Plan make_plan(const Problem& problem, const Window& window, int pixels = kDefaultPixels) {
   if (problem.nz <= 0 || problem.nx <= 0 || problem.channels <= 0 || problem.samples <= 0 ||
       problem.nz > 16384 || problem.nx > 16384 || problem.channels > 1024 ||
       problem.samples > (1 << 24))
@@ -97,16 +119,18 @@ inline Plan make_plan(const Problem& problem, const Window& window) {
   if (window.ni <= 0 || window.nj <= 0 || window.i0 < 0 || window.j0 < 0 ||
       window.i0 + window.ni > problem.nz || window.j0 + window.nj > problem.nx)
     throw Error("seed model (CUDA): the window is empty or outside the grid");
+  with_pixels(pixels, [](auto) {});  // throws unless compiled for
   constexpr int kStep = Problem::kElementStep;
   Plan plan;
   plan.p = problem;
   plan.w = window;
+  plan.pixels = pixels;
   plan.ni_pad = detail::round_up(window.ni, kBlockDepths);
-  plan.groups = (window.nj + kStep * kPixels - 1) / (kStep * kPixels);
+  plan.groups = (window.nj + kStep * pixels - 1) / (kStep * pixels);
   plan.columns = kStep * plan.groups;
-  // Offsets j - 6 q for window laterals j (padded to whole groups) and q in [1 - kPixels, channels).
+  // Offsets j - 6 q for window laterals j (padded to whole groups) and q in [1 - P, channels).
   plan.dj_min = window.j0 - kStep * (problem.channels - 1);
-  const int dj_max = window.j0 + kStep * kPixels * plan.groups - 1;
+  const int dj_max = window.j0 + kStep * pixels * plan.groups - 1;
   plan.rows = dj_max - plan.dj_min + 1;
   // The largest order: the farthest table entry twice, plus rounding (float adds at most one).
   const int i_max = window.i0 + plan.ni_pad - 1;
@@ -202,10 +226,17 @@ struct Args {
   int ni_pad, dj_min, stride, channels, i0, j0;
 };
 
+/// Column-thread c's first window lateral jj (residue c / groups, group c % groups); its pixels
+/// are jj + 6 m, m < kPixels.
+template <int kPixels>
+USRECON_HD inline int first_lateral(int c, int groups) {
+  return Problem::kElementStep * kPixels * (c % groups) + c / groups;
+}
+
 /// The per-thread program: pixels (ir, jj + 6 m), m < kPixels, of column-thread c, into acc[m].
 /// Real = double is the exact path, float the single-precision one (kGuard: exact too; without
 /// it, plain float rounding). Acc is int or long long.
-template <class Real, bool kGuard, class Acc>
+template <int kPixels, class Real, bool kGuard, class Acc>
 USRECON_HD inline void thread_pixels(const Args<Real>& a, int ir, int jj, Acc (&acc)[kPixels]) {
   for (int m = 0; m < kPixels; ++m) acc[m] = 0;
   const int i = a.i0 + ir;
@@ -245,24 +276,27 @@ void run_plan_on_cpu(const Plan& plan, std::span<const Real> table,
                      int threads = 0) {
   const Args<Real> a{table.data(), padded.data(), plan.ni_pad, plan.dj_min, plan.stride,
                      plan.p.channels, plan.w.i0, plan.w.j0};
-  kernels::parallel_for(std::size_t(plan.columns), 1, threads, [&](std::size_t b, std::size_t e) {
-    for (std::size_t c = b; c < e; ++c) {
-      const int jj = Problem::kElementStep * kPixels * int(c % plan.groups) + int(c / plan.groups);
-      for (int ir = 0; ir < plan.w.ni; ++ir) {
-        long long acc64[kPixels];
-        if (int32_sums) {
-          int acc32[kPixels];
-          thread_pixels<Real, kGuard>(a, ir, jj, acc32);
-          for (int m = 0; m < kPixels; ++m) acc64[m] = acc32[m];
-        } else {
-          thread_pixels<Real, kGuard>(a, ir, jj, acc64);
-        }
-        for (int m = 0; m < kPixels; ++m) {
-          const int col = jj + Problem::kElementStep * m;
-          if (col < plan.w.nj) out[std::size_t(col) * plan.w.ni + ir] = double(acc64[m]);
+  with_pixels(plan.pixels, [&](auto pixels) {
+    constexpr int kPixels = decltype(pixels)::value;
+    kernels::parallel_for(std::size_t(plan.columns), 1, threads, [&](std::size_t b, std::size_t e) {
+      for (std::size_t c = b; c < e; ++c) {
+        const int jj = first_lateral<kPixels>(int(c), plan.groups);
+        for (int ir = 0; ir < plan.w.ni; ++ir) {
+          long long acc64[kPixels];
+          if (int32_sums) {
+            int acc32[kPixels];
+            thread_pixels<kPixels, Real, kGuard>(a, ir, jj, acc32);
+            for (int m = 0; m < kPixels; ++m) acc64[m] = acc32[m];
+          } else {
+            thread_pixels<kPixels, Real, kGuard>(a, ir, jj, acc64);
+          }
+          for (int m = 0; m < kPixels; ++m) {
+            const int col = jj + Problem::kElementStep * m;
+            if (col < plan.w.nj) out[std::size_t(col) * plan.w.ni + ir] = double(acc64[m]);
+          }
         }
       }
-    }
+    });
   });
 }
 
@@ -271,8 +305,8 @@ void run_plan_on_cpu(const Plan& plan, std::span<const Real> table,
 /// error).
 inline void beamform_gpu_model(std::span<const std::int32_t> rf, const Problem& problem,
                                const Window& window, Precision precision, std::span<double> out,
-                               int threads = 0, bool guard = true) {
-  const Plan plan = make_plan(problem, window);
+                               int threads = 0, bool guard = true, int pixels = kDefaultPixels) {
+  const Plan plan = make_plan(problem, window, pixels);
   if (out.size() != std::size_t(window.ni) * window.nj)
     throw Error("seed model (CUDA): output has the wrong size");
   std::vector<std::int32_t> padded(plan.rf_size());
@@ -327,8 +361,11 @@ struct GpuTiming {
 /// any other CUDA failure.
 class SeedCudaBeamformer {
  public:
+  /// `pixels_per_thread`: one of gpu::kPixelChoices (the kernel's work split; the image is the
+  /// same for every choice, only the speed differs).
   SeedCudaBeamformer(const Problem& problem, const Window& window,
-                     Precision precision = Precision::Double, int streams = 2);
+                     Precision precision = Precision::Double, int streams = 2,
+                     int pixels_per_thread = gpu::kDefaultPixels);
   ~SeedCudaBeamformer();
   SeedCudaBeamformer(SeedCudaBeamformer&&) noexcept;
   SeedCudaBeamformer& operator=(SeedCudaBeamformer&&) noexcept;
