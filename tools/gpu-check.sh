@@ -22,7 +22,9 @@
 #      GPU test files, the ones `ctest -R Cuda` runs, as tests_kernels_gpu and tests_recon_gpu,
 #      and runs them. bench_seed_cuda runs with --verify (bit-exact with the CPU on random data and
 #      on grid sizes that are not multiples of the block); das_cuda_check compares each DAS kernel
-#      with the CPU before timing it in both modes.
+#      with the CPU before timing it in both modes. This build also makes das_cuda_check_fmad, the
+#      DAS kernels compiled with fused multiply-adds (the project's build has none), and times the
+#      plane-wave cases with it: the table's "fmad on/off" rows.
 # The Numba script is looked for at ../shared/bench/seed_numba_cuda.py (beside the checkout; that
 # folder does not travel to the device machine), shared/bench/ and .gpu-check/ in the checkout, or
 # $SEED_NUMBA_SCRIPT. Logs go to $OUT (when set, as on the device machine) or build-gpu-check/.
@@ -122,6 +124,7 @@ NVCC=$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)
 # ---- 1. Build -------------------------------------------------------------------------------------
 BENCH=""
 DAS_CHECK=""
+DAS_CHECK_FMAD=""  # nvcc-only build: the DAS kernels built with fused multiply-adds
 KERNELS_CHECK=""
 MODE=""
 if [[ ${GPU_CHECK_MINIMAL:-0} == 1 ]]; then
@@ -148,7 +151,8 @@ if [[ -z $MODE ]]; then
     local common=(kernels/cpu/parallel.cpp kernels/cpu/errors.cpp kernels/cuda/cuda_info.cu
                   kernels/cuda/cuda_memory.cu)
     local seed=(recon/cpu/seed_cpu.cpp recon/cpu/seed_reference.cpp recon/cuda/seed_cuda.cu)
-    local das=(recon/cpu/das_cpu.cpp recon/pipeline/das_geometry.cpp recon/cuda/das_cuda.cu)
+    local das_host=(recon/cpu/das_cpu.cpp recon/pipeline/das_geometry.cpp)
+    local das=("${das_host[@]}" recon/cuda/das_cuda.cu)
     # sum(), matmul() and monte_carlo_count() dispatch in cpu/reduce.cpp, cpu/matmul.cpp and
     # cpu/random.cpp; matmul.cpp needs the CPU GEMM tiles (compiled here without their -m flags:
     # correct, only the unused CPU path is slower); add() on device arrays is instantiated in
@@ -192,6 +196,13 @@ if [[ -z $MODE ]]; then
     compile core_pids none "${common[@]}" "${seed[@]}" "${das[@]}" tools/bench/bench_seed_cuda.cu \
       tools/bench/das_cuda_check.cu
     compile kernel_pids none "${kernels[@]}" tools/bench/kernels_cuda_check.cu
+    # The DAS kernels once more with fused multiply-adds, for das-check-fmad: the project builds
+    # all CUDA code with --fmad=false (the seed model's exactness needs it), and what that costs
+    # the DAS kernels is measured, not guessed. Optional, like kernels_cuda_check.
+    local fmad_flags=("${flags[@]/--fmad=false/--fmad=true}")
+    mkdir -p "$obj/fmad"
+    "$NVCC" "${fmad_flags[@]}" -c "$ROOT/recon/cuda/das_cuda.cu" -o "$obj/fmad/das_cuda.cu.o" &
+    local fmad_pid=$!
     if [[ -n $gtest ]]; then
       compile test_pids test_flags "${test_support[@]}" "${kernel_tests[@]}" "${recon_tests[@]}" \
         "${gtest_sources[@]}"
@@ -200,12 +211,19 @@ if [[ -z $MODE ]]; then
     for pid in "${core_pids[@]}"; do wait "$pid" || failed=1; done
     for pid in "${kernel_pids[@]}"; do wait "$pid" || kernels_failed=1; done
     for pid in "${test_pids[@]}"; do wait "$pid" || tests_failed=1; done
+    local fmad_failed=0
+    wait "$fmad_pid" || fmad_failed=1
     ((failed == 0)) || return 1
     objects() { local s; for s in "$@"; do o "$s"; done; }
     local link=("$NVCC" -arch=sm_90 -Xcompiler -pthread)
     # kernels_cuda_check and the test binaries are optional here: a failure is reported, the
     # seed and DAS checks still run.
-    rm -f "$obj/kernels_cuda_check" "$obj/tests_kernels_gpu" "$obj/tests_recon_gpu"
+    rm -f "$obj/kernels_cuda_check" "$obj/tests_kernels_gpu" "$obj/tests_recon_gpu" "$obj/das_cuda_check_fmad"
+    if ((fmad_failed == 0)); then
+      "${link[@]}" $(objects "${common[@]}" "${das_host[@]}" tools/bench/das_cuda_check.cu) \
+        "$obj/fmad/das_cuda.cu.o" -lcublas -o "$obj/das_cuda_check_fmad" || fmad_failed=1
+    fi
+    ((fmad_failed == 0)) || echo "build_minimal: das_cuda_check_fmad did not build (see above)"
     if ((kernels_failed == 0)); then
       "${link[@]}" $(objects "${common[@]}" "${kernels[@]}" tools/bench/kernels_cuda_check.cu) -lcublas \
         -o "$obj/kernels_cuda_check" || kernels_failed=1
@@ -233,6 +251,7 @@ if [[ -z $MODE ]]; then
     MODE=minimal
     BENCH=$WORK/min/bench_seed_cuda
     DAS_CHECK=$WORK/min/das_cuda_check
+    [[ -x $WORK/min/das_cuda_check_fmad ]] && DAS_CHECK_FMAD=$WORK/min/das_cuda_check_fmad
     KERNELS_CHECK=$WORK/min/kernels_cuda_check
   fi
 fi
@@ -274,6 +293,14 @@ if [[ -n $DAS_CHECK ]]; then
   run_step das-check 120 "$DAS_CHECK" --reps 10 || true
 else
   : >"$DAS_OUT"
+fi
+# The same plane-wave cases with the DAS kernels built with fused multiply-adds: checked against
+# the CPU in the same way, then timed. An experiment for the next decision, not the project's
+# build: its failure does not fail the check (the rows show what it found).
+DAS_FMAD_OUT=$WORK/das-check-fmad.log
+: >"$DAS_FMAD_OUT"
+if [[ -n $DAS_CHECK_FMAD ]]; then
+  run_step das-check-fmad 90 "$DAS_CHECK_FMAD" --reps 10 --cases rfdata1,picmus --label fmad || true
 fi
 
 # ---- 3c. The kernel library: copy/map/sum bandwidth, tiled SGEMM vs cuBLAS, validated then timed --
@@ -433,6 +460,15 @@ RATIO_D=$(ratio "$NUMBA_MS" "$KD")
       printf '| %-44s | %12s | %10s | %4s |\n' "DAS $das_case $das_kernel rel. L2 vs CPU" "$(fmt "$e")" "<= 1e-5" "$(meets "$e" '<=' 1e-5)"
     done
   done
+  for das_case in rfdata1 picmus; do  # fused multiply-adds on / off, points/s (nvcc-only build)
+    for das_kernel in pixel-per-thread element-outer transmit-blocked; do
+      v=$(sed -n "s/^RESULT das_${das_case}_${das_kernel}_points_per_s=//p" "$DAS_OUT" 2>/dev/null | tail -n 1)
+      f=$(sed -n "s/^RESULT das_${das_case}_${das_kernel}_fmad_points_per_s=//p" "$DAS_FMAD_OUT" 2>/dev/null | tail -n 1)
+      r=""
+      [[ -n $v && -n $f ]] && r=$(awk -v a="$f" -v b="$v" 'BEGIN { printf "%.4g", a / b }')
+      printf '| %-44s | %12s | %10s | %4s |\n' "DAS $das_case $das_kernel fmad on/off" "$(fmt "$r")" "" ""
+    done
+  done
   kget() { sed -n "s/^RESULT kernels_$1=//p" "$KERNELS_OUT" 2>/dev/null | tail -n 1; }
   printf '| %-44s | %12s | %10s | %4s |\n' "kernels d2d copy GB/s (2^27 floats)" "$(fmt "$(kget d2d_copy_gbs)")" "" ""
   for kernels_op in "map_add:map add a + b" "map_add_scalar:map add a + 10" "sum:sum float" \
@@ -457,6 +493,7 @@ failed=0
 for name in "${ORDER[@]}"; do
   # Without the C++ packages the CMake attempt fails by design: the nvcc-only build replaces it.
   [[ $MODE == minimal && ($name == configure || $name == build) ]] && continue
+  [[ $name == das-check-fmad ]] && continue  # an experiment: its rows say what it found
   # The sanitizer steps run in whatever time is left: skipping them is not a failure.
   [[ $name == memcheck* || $name == racecheck ]] && [[ ${STATUS[$name]} == skipped* || ${STATUS[$name]} == timed* ]] &&
     continue

@@ -9,8 +9,10 @@
 // For each kernel: relative L2 against DasCpuBeamformer on the same data (must be <= 1e-5, else
 // no time is reported), then the median of --reps kernel times from CUDA events after a warm-up.
 // Without a usable device it says why and exits 0; with one, any error fails the kernel it hit.
-// Prints "RESULT das_<case>_<kernel>_points_per_s=..." lines for the table.
-//   das_cuda_check [--reps N] [--cpu-threads N]
+// Prints "RESULT das_<case>_<kernel>[_<label>]_points_per_s=..." lines for the table.
+//   das_cuda_check [--reps N] [--cpu-threads N] [--cases A,B] [--kernels K,L] [--label NAME]
+// --cases and --kernels keep only those named (default: all); --label tags the RESULT names, for
+// a build of the same check with other compiler flags (gpu-check's fused multiply-add build).
 #include <algorithm>
 #include <cmath>
 #include <complex>
@@ -67,11 +69,29 @@ AnalyticData random_analytic_data(const DasProblem& p) {
 
 }  // namespace
 
+/// True when `list` (comma-separated) is empty or names `item`.
+bool selected(const std::string& list, const std::string& item) {
+  return list.empty() || ("," + list + ",").find("," + item + ",") != std::string::npos;
+}
+
 int main(int argc, char** argv) {
   int reps = 10, cpu_threads = 0;
-  for (int k = 1; k + 1 < argc; k += 2) {
+  std::string cases, kernels, label;
+  for (int k = 1; k < argc; k += 2) {
+    if (k + 1 >= argc) {
+      std::fprintf(stderr, "das_cuda_check: %s needs a value\n", argv[k]);
+      return 2;
+    }
     if (!std::strcmp(argv[k], "--reps")) reps = std::max(1, std::atoi(argv[k + 1]));
     else if (!std::strcmp(argv[k], "--cpu-threads")) cpu_threads = std::atoi(argv[k + 1]);
+    else if (!std::strcmp(argv[k], "--cases")) cases = argv[k + 1];
+    else if (!std::strcmp(argv[k], "--kernels")) kernels = argv[k + 1];
+    else if (!std::strcmp(argv[k], "--label")) label = std::string("_") + argv[k + 1];
+    else {
+      std::fprintf(stderr, "usage: das_cuda_check [--reps N] [--cpu-threads N] [--cases A,B] "
+                           "[--kernels K,L] [--label NAME]\n");
+      return 2;
+    }
   }
   try {
     usrecon::require_cuda("das_cuda_check");
@@ -79,7 +99,7 @@ int main(int argc, char** argv) {
     std::printf("das_cuda_check: skipped: %s\n", e.what());
     return 0;
   }
-  int failures = 0;
+  int failures = 0, selected_runs = 0;
   struct Case {
     const char* name;
     int angles;
@@ -90,13 +110,16 @@ int main(int argc, char** argv) {
   for (const Case& c : {Case{"rfdata1", 7, 1.5, 2688}, Case{"picmus", 75, 16.0, 3328},
                         Case{"dw7", 7, 0.0, 2688, Model::DivergingWave},
                         Case{"fw7", 7, 0.0, 2688, Model::FocusedWave}}) {
+    if (!selected(cases, c.name)) continue;
     const DasProblem p = make_problem(c.angles, c.max_deg, c.samples, c.model);
     const AnalyticData data = random_analytic_data(p);
     std::vector<std::complex<float>> cpu;
     for (DasCudaKernel kernel :
          {DasCudaKernel::PixelPerThread, DasCudaKernel::ElementOuter, DasCudaKernel::TransmitBlocked}) {
       if (c.model != Model::PlaneWave && kernel != DasCudaKernel::PixelPerThread) continue;  // plane waves only
-      const std::string name = std::string("das_") + c.name + "_" + to_string(kernel);
+      if (!selected(kernels, to_string(kernel))) continue;
+      const std::string name = std::string("das_") + c.name + "_" + to_string(kernel) + label;
+      ++selected_runs;
       try {
         DasCudaBeamformer gpu(p, kernel);
         std::vector<std::complex<float>> out(p.grid.pixels());
@@ -131,6 +154,11 @@ int main(int argc, char** argv) {
         }
       }
     }
+  }
+  if (selected_runs == 0) {
+    std::fprintf(stderr, "das_cuda_check: --cases '%s' --kernels '%s' select nothing\n", cases.c_str(),
+                 kernels.c_str());
+    return 2;
   }
   return failures == 0 ? 0 : 1;
 }
