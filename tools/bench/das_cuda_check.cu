@@ -22,6 +22,7 @@
 #include <numbers>
 #include <random>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "usrecon/recon/compare.hpp"
@@ -69,9 +70,42 @@ AnalyticData random_analytic_data(const DasProblem& p) {
 
 }  // namespace
 
+struct Case {
+  const char* name;
+  int angles;
+  double max_deg;
+  int samples;
+  Model model = Model::PlaneWave;
+};
+const Case kCases[] = {{"rfdata1", 7, 1.5, 2688},
+                       {"picmus", 75, 16.0, 3328},
+                       {"dw7", 7, 0.0, 2688, Model::DivergingWave},
+                       {"fw7", 7, 0.0, 2688, Model::FocusedWave}};
+const DasCudaKernel kKernels[] = {DasCudaKernel::PixelPerThread, DasCudaKernel::ElementOuter,
+                                  DasCudaKernel::TransmitBlocked};
+
 /// True when `list` (comma-separated) is empty or names `item`.
 bool selected(const std::string& list, const std::string& item) {
   return list.empty() || ("," + list + ",").find("," + item + ",") != std::string::npos;
+}
+
+/// The first name in `list` (comma-separated) that is not one of `known`, or "" when all are.
+std::string unknown_name(const std::string& list, const std::vector<std::string>& known) {
+  std::size_t start = 0;
+  while (start <= list.size() && !list.empty()) {
+    const std::size_t end = std::min(list.find(',', start), list.size());
+    const std::string name = list.substr(start, end - start);
+    if (std::find(known.begin(), known.end(), name) == known.end()) return name.empty() ? "(empty)" : name;
+    start = end + 1;
+  }
+  return "";
+}
+
+/// `names`, comma-separated, for messages.
+std::string joined(const std::vector<std::string>& names) {
+  std::string text;
+  for (const std::string& n : names) text += (text.empty() ? "" : ", ") + n;
+  return text;
 }
 
 int main(int argc, char** argv) {
@@ -93,6 +127,22 @@ int main(int argc, char** argv) {
       return 2;
     }
   }
+  // Checked before the device is looked for, so that a typo is caught on any machine.
+  std::vector<std::string> case_names, kernel_names;
+  for (const Case& c : kCases) case_names.push_back(c.name);
+  for (const DasCudaKernel k : kKernels) kernel_names.push_back(to_string(k));
+  for (const auto& [list, known, what] : {std::tuple{&cases, &case_names, "case"},
+                                          std::tuple{&kernels, &kernel_names, "kernel"}}) {
+    if (const std::string bad = unknown_name(*list, *known); !bad.empty()) {
+      std::fprintf(stderr, "das_cuda_check: unknown %s '%s' (%s)\n", what, bad.c_str(), joined(*known).c_str());
+      return 2;
+    }
+  }
+  // The label becomes part of RESULT names, which gpu-check.sh reads with sed.
+  if (label.find_first_not_of("_abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-") != std::string::npos) {
+    std::fprintf(stderr, "das_cuda_check: --label takes letters, digits, '-' and '_' only\n");
+    return 2;
+  }
   try {
     usrecon::require_cuda("das_cuda_check");
   } catch (const usrecon::CudaUnavailable& e) {  // nothing to check here: not a failure
@@ -100,22 +150,12 @@ int main(int argc, char** argv) {
     return 0;
   }
   int failures = 0, selected_runs = 0;
-  struct Case {
-    const char* name;
-    int angles;
-    double max_deg;
-    int samples;
-    Model model = Model::PlaneWave;
-  };
-  for (const Case& c : {Case{"rfdata1", 7, 1.5, 2688}, Case{"picmus", 75, 16.0, 3328},
-                        Case{"dw7", 7, 0.0, 2688, Model::DivergingWave},
-                        Case{"fw7", 7, 0.0, 2688, Model::FocusedWave}}) {
+  for (const Case& c : kCases) {
     if (!selected(cases, c.name)) continue;
     const DasProblem p = make_problem(c.angles, c.max_deg, c.samples, c.model);
     const AnalyticData data = random_analytic_data(p);
     std::vector<std::complex<float>> cpu;
-    for (DasCudaKernel kernel :
-         {DasCudaKernel::PixelPerThread, DasCudaKernel::ElementOuter, DasCudaKernel::TransmitBlocked}) {
+    for (const DasCudaKernel kernel : kKernels) {
       if (c.model != Model::PlaneWave && kernel != DasCudaKernel::PixelPerThread) continue;  // plane waves only
       if (!selected(kernels, to_string(kernel))) continue;
       const std::string name = std::string("das_") + c.name + "_" + to_string(kernel) + label;
