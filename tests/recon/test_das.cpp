@@ -2,10 +2,14 @@
 // (The CUDA backend's tests are in test_das_cuda.cpp.)
 #include <gtest/gtest.h>
 
+#include <bit>
 #include <cmath>
 #include <complex>
+#include <cstdint>
+#include <limits>
 #include <numbers>
 #include <utility>
+#include <vector>
 
 #include "usrecon/recon/compare.hpp"
 #include "usrecon/recon/das.hpp"
@@ -142,6 +146,47 @@ TEST(ReconDasDelay, InterleavedPairInterpolationIsTheSingleChannelsOnBothHalves)
     das::interp_nearest_pair(iq, n, s, x, y);
     EXPECT_EQ(x, das::interp_nearest(i, n, s)) << s;
     EXPECT_EQ(y, das::interp_nearest(q, n, s)) << s;
+  }
+}
+
+TEST(ReconDasDelay, PaddedInterpolationIsTheUnpaddedOneBitForBit) {
+  // The GPU programs read channels padded with zeros (AnalyticData) without bounds checks; for
+  // every position (out of range, NaN and infinities included) they must give exactly what the
+  // checked functions give, sign of zero included.
+  struct Pair {
+    float x, y;
+  };
+  constexpr int n = 9;
+  constexpr int front = das::kPaddedFront, back = das::kPaddedBack;
+  float i[front + n + back] = {}, q[front + n + back] = {};
+  Pair iq[front + n + back] = {};
+  for (int k = 0; k < n; ++k) {
+    i[front + k] = std::sin(1.3f * k) - 0.6f;  // negative values too: 0 * negative is -0
+    q[front + k] = std::cos(0.7f * k) - 0.5f;
+    iq[front + k] = {i[front + k], q[front + k]};
+  }
+  const float* ci = i + front;  // the unpadded functions' view of the same channels
+  const float* cq = q + front;
+  const Pair* ciq = iq + front;
+  std::vector<float> positions = {-std::numeric_limits<float>::infinity(), std::numeric_limits<float>::infinity(),
+                                  std::numeric_limits<float>::quiet_NaN(), -1e30f, 1e30f, -1.0f, -0.5f, -0.0f,
+                                  float(n) - 1, std::nextafter(float(n), 0.f), float(n), float(n) + 0.5f};
+  for (float s = -3.f; s < n + 3; s += 0.03125f) positions.push_back(s);
+  const auto bits = [](float v) { return std::bit_cast<std::uint32_t>(v); };
+  for (const float s : positions) {
+    EXPECT_EQ(bits(das::interp_linear_padded(i, front, n, s)), bits(das::interp_linear(ci, n, s))) << s;
+    EXPECT_EQ(bits(das::interp_nearest_padded(i, front, n, s)), bits(das::interp_nearest(ci, n, s))) << s;
+    float x = -1, y = -1, ux = -2, uy = -2;
+    das::interp_linear_pair_padded(iq, front, n, s, x, y);
+    das::interp_linear_pair(ciq, n, s, ux, uy);
+    EXPECT_EQ(bits(x), bits(ux)) << s;
+    EXPECT_EQ(bits(y), bits(uy)) << s;
+    EXPECT_EQ(bits(x), bits(das::interp_linear(ci, n, s))) << s;
+    EXPECT_EQ(bits(y), bits(das::interp_linear(cq, n, s))) << s;
+    das::interp_nearest_pair_padded(iq, front, n, s, x, y);
+    das::interp_nearest_pair(ciq, n, s, ux, uy);
+    EXPECT_EQ(bits(x), bits(ux)) << s;
+    EXPECT_EQ(bits(y), bits(uy)) << s;
   }
 }
 

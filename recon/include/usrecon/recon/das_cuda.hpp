@@ -19,6 +19,7 @@
 
 #include <cmath>
 #include <cstddef>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -34,6 +35,9 @@ constexpr int kBlockDepths = 128;        ///< threads per block of the pixel ker
 constexpr int kInterleaveThreads = 256;  ///< threads per block of the I/Q interleave
 constexpr int kMaxColumns = 65535;       ///< one block row per image column: gridDim.y <= 65535
 constexpr int kTransmitBlock = 8;        ///< transmits per block of the transmit-blocked kernel
+// The programs interpolate without bounds checks (interp_*_padded), which AnalyticData's padding
+// allows: the same layout on the device.
+static_assert(AnalyticData::kFront >= kPaddedFront && AnalyticData::kBack >= kPaddedBack);
 
 enum ModelCode : int { kPlaneWave = 0, kSyntheticAperture = 1, kVirtualSource = 2 };  // kVirtualSource: dw, fw
 
@@ -115,6 +119,12 @@ inline Plan make_plan(const DasProblem& problem, DasCudaKernel kernel) {
   plan.tables = make_das_tables(problem);
 
   plan.data_floats = std::size_t(p.stride) * p.elements * p.transmits;
+  // The programs index samples with 32-bit ints (one integer add and one address per sample):
+  // at most 2^31 - 1 values per I/Q array, 8 GiB each.
+  if (plan.data_floats > std::size_t(INT32_MAX))
+    throw Error("CUDA DAS: " + std::to_string(plan.data_floats) +
+                " channel-data values per I/Q array (transmits x elements x padded samples) are more than "
+                "the kernels' 32-bit sample index reaches (2^31 - 1); beamform fewer transmits at a time");
   plan.grid_x = static_cast<unsigned>((p.nz + kBlockDepths - 1) / kBlockDepths);
   plan.grid_y = static_cast<unsigned>(p.nx);
   plan.interleave_blocks = static_cast<unsigned>((plan.data_floats + kInterleaveThreads - 1) / kInterleaveThreads);
@@ -159,9 +169,11 @@ USRECON_HD inline void pixel_every_transmit(const Params& p, const float* I, con
       const float w = receive_apodization(x, z, xe, p.fnumber, p.window, p.alpha);
       if (w == 0.f) continue;
       const float pos = tx + receive_distance(x, z, xe) * p.inv_c_fs;
-      const std::size_t off = (std::size_t(t) * p.elements + e) * p.stride + AnalyticData::kFront;
-      const float vi = p.linear ? interp_linear(I + off, p.samples, pos) : interp_nearest(I + off, p.samples, pos);
-      const float vq = p.linear ? interp_linear(Q + off, p.samples, pos) : interp_nearest(Q + off, p.samples, pos);
+      const int channel = (t * p.elements + e) * p.stride + AnalyticData::kFront;  // < 2^31: make_plan
+      const float vi =
+          p.linear ? interp_linear_padded(I, channel, p.samples, pos) : interp_nearest_padded(I, channel, p.samples, pos);
+      const float vq =
+          p.linear ? interp_linear_padded(Q, channel, p.samples, pos) : interp_nearest_padded(Q, channel, p.samples, pos);
       sum_i += w * vi;
       sum_q += w * vq;
     }
@@ -179,23 +191,23 @@ template <bool kLinear, class Pair>
 USRECON_HD inline void pixel_element_outer(const Params& p, const Pair* iq, const float* cos_a, const float* sin_a,
                                            const float* x_reference, const float* ex, float x, float z, float& out_i,
                                            float& out_q) {
-  const std::size_t transmit_step = std::size_t(p.elements) * p.stride;  // pairs from (t, e) to (t + 1, e)
+  const int transmit_step = p.elements * p.stride;  // pairs from (t, e) to (t + 1, e); all < 2^31: make_plan
   float acc_i = 0.f, acc_q = 0.f;
   for (int e = 0; e < p.elements; ++e) {
     const float xe = ex[e];
     const float w = receive_apodization(x, z, xe, p.fnumber, p.window, p.alpha);
     if (w == 0.f) continue;
     const float rx = receive_distance(x, z, xe) * p.inv_c_fs;
-    const Pair* channel = iq + std::size_t(e) * p.stride + AnalyticData::kFront;
+    int channel = e * p.stride + AnalyticData::kFront;
     for (int t = 0; t < p.transmits; ++t, channel += transmit_step) {
       const float tx =
           sample_position(planewave_transmit_distance(x, z, cos_a[t], sin_a[t], x_reference[t]), p.inv_c_fs, p.t0_fs);
       const float pos = tx + rx;
       float vi, vq;
       if constexpr (kLinear)
-        interp_linear_pair(channel, p.samples, pos, vi, vq);
+        interp_linear_pair_padded(iq, channel, p.samples, pos, vi, vq);
       else
-        interp_nearest_pair(channel, p.samples, pos, vi, vq);
+        interp_nearest_pair_padded(iq, channel, p.samples, pos, vi, vq);
       acc_i += w * vi;
       acc_q += w * vq;
     }
@@ -212,33 +224,37 @@ template <bool kLinear, class Pair>
 USRECON_HD inline void pixel_transmit_blocked(const Params& p, const Pair* iq, const float* cos_a, const float* sin_a,
                                               const float* x_reference, const float* ex, float x, float z,
                                               float& out_i, float& out_q) {
-  const std::size_t transmit_step = std::size_t(p.elements) * p.stride;  // pairs from (t, e) to (t + 1, e)
+  const int transmit_step = p.elements * p.stride;  // pairs from (t, e) to (t + 1, e); all < 2^31: make_plan
   float acc_i = 0.f, acc_q = 0.f;
   for (int first = 0; first < p.transmits; first += kTransmitBlock) {
     const int count = p.transmits - first < kTransmitBlock ? p.transmits - first : kTransmitBlock;
-    float tx[kTransmitBlock];  // registers: every index below is a constant after unrolling
+    // Registers (every index below is a constant after unrolling): each transmit's sample
+    // position of the transmit path, and where its element 0's samples start in iq, so that a
+    // sample's index is one add away (element offset, plus the sample's own).
+    float tx[kTransmitBlock];
+    int first_channel[kTransmitBlock];
     USRECON_UNROLL
     for (int j = 0; j < kTransmitBlock; ++j) {
       const int t = first + j;
       tx[j] = j < count ? sample_position(planewave_transmit_distance(x, z, cos_a[t], sin_a[t], x_reference[t]),
                                           p.inv_c_fs, p.t0_fs)
                         : 0.f;
+      first_channel[j] = t * transmit_step + AnalyticData::kFront;
     }
-    for (int e = 0; e < p.elements; ++e) {
+    for (int e = 0, element = 0; e < p.elements; ++e, element += p.stride) {
       const float xe = ex[e];
       const float w = receive_apodization(x, z, xe, p.fnumber, p.window, p.alpha);
       if (w == 0.f) continue;
       const float rx = receive_distance(x, z, xe) * p.inv_c_fs;
-      const Pair* channel = iq + (std::size_t(first) * p.elements + e) * p.stride + AnalyticData::kFront;
       USRECON_UNROLL
       for (int j = 0; j < kTransmitBlock; ++j) {
         if (j < count) {
           const float pos = tx[j] + rx;
           float vi, vq;
           if constexpr (kLinear)
-            interp_linear_pair(channel + j * transmit_step, p.samples, pos, vi, vq);
+            interp_linear_pair_padded(iq, first_channel[j] + element, p.samples, pos, vi, vq);
           else
-            interp_nearest_pair(channel + j * transmit_step, p.samples, pos, vi, vq);
+            interp_nearest_pair_padded(iq, first_channel[j] + element, p.samples, pos, vi, vq);
           acc_i += w * vi;
           acc_q += w * vq;
         }

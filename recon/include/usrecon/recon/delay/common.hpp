@@ -15,6 +15,9 @@ USRECON_HD inline float hd_sqrt(float v) { return sqrtf(v); }
 USRECON_HD inline double hd_sqrt(double v) { return sqrt(v); }
 USRECON_HD inline float hd_floor(float v) { return floorf(v); }
 USRECON_HD inline double hd_floor(double v) { return floor(v); }
+/// v limited to [lo, hi]; NaN gives lo (fmax returns its other operand).
+USRECON_HD inline float hd_clamp(float v, float lo, float hi) { return fminf(fmaxf(v, lo), hi); }
+USRECON_HD inline double hd_clamp(double v, double lo, double hi) { return fmin(fmax(v, lo), hi); }
 
 /// One-way distance from an element at (xe, 0) to the pixel (x, z).
 template <class T>
@@ -127,6 +130,52 @@ USRECON_HD inline void interp_nearest_pair(const P* channel, int n, T s, T& out_
   }
   out_x = T(channel[static_cast<int>(f)].x);
   out_y = T(channel[static_cast<int>(f)].y);
+}
+
+// The same interpolations without a branch, for channels padded with zeros: at least one sample
+// (pair) before the channel's first and two after its last (AnalyticData has kFront and kBack).
+// The position is clamped into [-1, n], where the padding's zeros make every position outside
+// what the functions above accept come out as exactly +0, as their early return does (NaN too:
+// it clamps to -1). So each gives its unpadded counterpart's value bit for bit, for every s
+// (ReconDasDelay.PaddedInterpolationIsTheUnpaddedOneBitForBit). The channel is data[channel],
+// data[channel + 1], ...: a 32-bit index, so that a GPU kernel adds it to the sample's in one
+// integer add and forms one address. Why: sm_90 SASS of the plane-wave kernels with the checked
+// functions showed a convergence barrier around every sample, its position and floor computed
+// twice, and 64-bit address arithmetic per sample; with these, none of that (docs/performance.md).
+constexpr int kPaddedFront = 1;  ///< zero samples the padded interpolations read before a channel
+constexpr int kPaddedBack = 2;   ///< and after it
+
+template <class T, class V>
+USRECON_HD inline T interp_linear_padded(const V* data, int channel, int n, T s) {
+  const T c = hd_clamp(s, T(-1), T(n));
+  const T f = hd_floor(c);
+  const int k = channel + static_cast<int>(f);
+  const T w = c - f;
+  const T a = T(data[k]), b = T(data[k + 1]);
+  return a + w * (b - a);
+}
+
+template <class T, class V>
+USRECON_HD inline T interp_nearest_padded(const V* data, int channel, int n, T s) {
+  return T(data[channel + static_cast<int>(hd_clamp(hd_floor(s + T(0.5)), T(-1), T(n)))]);
+}
+
+template <class T, class P>
+USRECON_HD inline void interp_linear_pair_padded(const P* data, int channel, int n, T s, T& out_x, T& out_y) {
+  const T c = hd_clamp(s, T(-1), T(n));
+  const T f = hd_floor(c);
+  const int k = channel + static_cast<int>(f);
+  const T w = c - f;
+  const P a = data[k], b = data[k + 1];
+  out_x = T(a.x) + w * (T(b.x) - T(a.x));
+  out_y = T(a.y) + w * (T(b.y) - T(a.y));
+}
+
+template <class T, class P>
+USRECON_HD inline void interp_nearest_pair_padded(const P* data, int channel, int n, T s, T& out_x, T& out_y) {
+  const P v = data[channel + static_cast<int>(hd_clamp(hd_floor(s + T(0.5)), T(-1), T(n)))];
+  out_x = T(v.x);
+  out_y = T(v.y);
 }
 
 }  // namespace usrecon::recon::das
