@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <string>
 #include <vector>
 
 #include "usrecon/recon/seed_cpu.hpp"
@@ -57,6 +58,14 @@ TEST(ReconSeedGpuPlan, CoversTheWindowAndEveryReachableOrder) {
   EXPECT_THROW(gpu::make_plan({10, 10, 4, 50}, {5, 10, 0, 10}), usrecon::Error);
   for (const int pixels : {0, 1, 5, 7, 16})  // only the compiled counts
     EXPECT_THROW(gpu::make_plan({10, 10, 4, 50}, {0, 10, 0, 10}, pixels), usrecon::Error) << pixels;
+  // The program's 32-bit indices: 1024 channels of 2^21 samples are 2^31 values, one too many.
+  EXPECT_NO_THROW(gpu::make_plan({10, 10, 1023, 1 << 21}, {0, 10, 0, 10}));
+  try {
+    (void)gpu::make_plan({10, 10, 1024, 1 << 21}, {0, 10, 0, 10});
+    ADD_FAILURE() << "a plan past the 32-bit index";
+  } catch (const usrecon::Error& e) {
+    EXPECT_NE(std::string(e.what()).find("32-bit index"), std::string::npos) << e.what();
+  }
 }
 
 TEST(ReconSeedGpuPlan, FloatIndexRoundsHalfToEven) {

@@ -1,8 +1,8 @@
 // The seed model on a CUDA GPU: the plan and per-thread program the kernel runs (host-device, so
 // CPU tests run them too), and the beamformer that owns device tables, streams and buffers.
 //
-// Work split. One thread computes P pixels of one depth i (P = Plan::pixels, 4 unless asked
-// otherwise): laterals j, j + 6, ..., j + 6 (P - 1). For pixel m, channel k and element n the distances are those of the
+// Work split. One thread computes P pixels of one depth i (P = Plan::pixels, kDefaultPixels
+// unless asked otherwise): laterals j, j + 6, ..., j + 6 (P - 1). For pixel m, channel k and element n the distances are those of the
 // offsets j - 6 (k - m) and j - 6 (n - m); with q = k - m and r = n - m every pixel of the thread
 // reads the same table rows E(q) = dist(i, j - 6 q), so one index computation
 // order(q, r) = round(E(q) + E(r)) serves all P pixels, each adding rf[q + m][order] +
@@ -60,7 +60,11 @@ inline std::string to_string(Precision precision) {
 
 namespace gpu {
 
-constexpr int kDefaultPixels = 4;  ///< pixels per thread (laterals 6 apart) unless asked otherwise
+/// Pixels per thread (laterals 6 apart) unless asked otherwise. 6: chosen from the sm_90 SASS and
+/// occupancy, not yet from a GPU's clock (docs/performance.md): fewer instructions per pixel
+/// pair than 4 (9.1 against 10.8) at the same 48 registers, and its 1254 blocks fit one wave at
+/// 10 blocks per multiprocessor where 4's 1824 need 1.38. bench_seed_cuda times every choice.
+constexpr int kDefaultPixels = 6;
 /// The pixels-per-thread counts the kernel is compiled for.
 constexpr int kPixelChoices[] = {4, 6, 8};
 constexpr int kBlockDepths = 32;  ///< threads of a block along depth (one warp)
@@ -139,6 +143,10 @@ inline Plan make_plan(const Problem& problem, const Window& window, int pixels =
   plan.stride = detail::round_up(std::max(problem.samples, int(std::ceil(t_max)) + 3), 32);
   plan.grid_x = plan.ni_pad / kBlockDepths;
   plan.grid_y = (plan.columns + kBlockColumns - 1) / kBlockColumns;
+  // The per-thread program indexes the table and the channels with 32-bit ints.
+  if (plan.table_size() > std::size_t(INT32_MAX) || plan.rf_size() > std::size_t(INT32_MAX))
+    throw Error("seed model (CUDA): the distance table or the padded channels hold more than 2^31 - 1 "
+                "values, past the kernel's 32-bit index");
   return plan;
 }
 
@@ -236,34 +244,57 @@ USRECON_HD inline int first_lateral(int c, int groups) {
 /// The per-thread program: pixels (ir, jj + 6 m), m < kPixels, of column-thread c, into acc[m].
 /// Real = double is the exact path, float the single-precision one (kGuard: exact too; without
 /// it, plain float rounding). Acc is int or long long.
+///
+/// Shaped for the instructions it costs on the GPU (sm_90 SASS, docs/performance.md): indices are
+/// 32-bit ints (make_plan keeps the table and the padded channels under 2^31 values), so that a
+/// sample's address is an add and a multiply-add, where 64-bit pointer arithmetic took four or
+/// five instructions a load; the pairs whose pixels all have both channels (q >= 0, r + kPixels
+/// <= channels: nearly all) run without per-pixel checks, and the diagonal r = q (each channel
+/// once) is taken apart instead of tested in every pair. The sums are the same integers.
 template <int kPixels, class Real, bool kGuard, class Acc>
 USRECON_HD inline void thread_pixels(const Args<Real>& a, int ir, int jj, Acc (&acc)[kPixels]) {
   for (int m = 0; m < kPixels; ++m) acc[m] = 0;
+  constexpr int kStep = Problem::kElementStep;
   const int i = a.i0 + ir;
   const int j = a.j0 + jj;
-  // Row of offset j - 6 q; decreasing q by one moves 6 rows up.
-  const Real* row0 = a.table + std::size_t(j - a.dj_min) * a.ni_pad + ir;
-  const std::ptrdiff_t row_step = std::ptrdiff_t(Problem::kElementStep) * a.ni_pad;
+  // Table entry of offset j - 6 q at depth ir: row0 - q * row_step (q one less: 6 rows up).
+  const int row0 = (j - a.dj_min) * a.ni_pad + ir;
+  const int row_step = kStep * a.ni_pad;
+  const auto order_of = [&](Real eq, Real er, int q, int r) {
+    if constexpr (sizeof(Real) == sizeof(double))
+      return order_f64(eq, er, i, j - kStep * q, j - kStep * r);
+    else
+      return order_f32<kGuard>(eq, er, i, j - kStep * q, j - kStep * r);
+  };
+  // Pixel m reads channels q + m and r + m: from rf_m = channel m's start, at index
+  // q * stride + order (one multiply-add to an address per load).
+  const std::int32_t* rf_m[kPixels];
+  USRECON_UNROLL
+  for (int m = 0; m < kPixels; ++m) rf_m[m] = a.rf + m * a.stride;
+  const int last_full = a.channels - kPixels;  // the last r for which channel r + m exists for every m
   for (int q = 1 - kPixels; q < a.channels; ++q) {
-    const Real eq = load(row0 - q * row_step);
-    for (int r = q; r < a.channels; ++r) {
-      const Real er = load(row0 - r * row_step);
-      int order;
-      if constexpr (sizeof(Real) == sizeof(double)) {
-        order = order_f64(eq, er, i, j - Problem::kElementStep * q, j - Problem::kElementStep * r);
-      } else {
-        order = order_f32<kGuard>(eq, er, i, j - Problem::kElementStep * q,
-                                  j - Problem::kElementStep * r);
-      }
-      const std::int32_t* base = a.rf + order;
-      // Pixel m uses channels k = q + m and n = r + m: both must exist.
+    const Real eq = load(a.table + (row0 - q * row_step));
+    {  // r = q: pixel m adds channel q + m once
+      const int at = q * a.stride + order_of(eq, eq, q, q);
       USRECON_UNROLL
-      for (int m = 0; m < kPixels; ++m) {
-        if (q + m < 0 || r + m >= a.channels) continue;
-        Acc v = load(base + std::ptrdiff_t(q + m) * a.stride);
-        if (r != q) v += load(base + std::ptrdiff_t(r + m) * a.stride);
-        acc[m] += v;
+      for (int m = 0; m < kPixels; ++m)
+        if (q + m >= 0 && q + m < a.channels) acc[m] += Acc(load(rf_m[m] + at));
+    }
+    int r = q + 1;
+    if (q >= 0) {
+      for (; r <= last_full; ++r) {  // channels q + m and r + m exist for every pixel m
+        const int order = order_of(eq, load(a.table + (row0 - r * row_step)), q, r);
+        const int at_q = q * a.stride + order, at_r = r * a.stride + order;
+        USRECON_UNROLL
+        for (int m = 0; m < kPixels; ++m) acc[m] += Acc(load(rf_m[m] + at_q)) + Acc(load(rf_m[m] + at_r));
       }
+    }
+    for (; r < a.channels; ++r) {  // some pixel lacks channel q + m (q < 0) or r + m (the last r)
+      const int order = order_of(eq, load(a.table + (row0 - r * row_step)), q, r);
+      const int at_q = q * a.stride + order, at_r = r * a.stride + order;
+      USRECON_UNROLL
+      for (int m = 0; m < kPixels; ++m)
+        if (q + m >= 0 && r + m < a.channels) acc[m] += Acc(load(rf_m[m] + at_q)) + Acc(load(rf_m[m] + at_r));
     }
   }
 }
