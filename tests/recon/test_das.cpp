@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <limits>
 #include <numbers>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -152,41 +153,56 @@ TEST(ReconDasDelay, InterleavedPairInterpolationIsTheSingleChannelsOnBothHalves)
 TEST(ReconDasDelay, PaddedInterpolationIsTheUnpaddedOneBitForBit) {
   // The GPU programs read channels padded with zeros (AnalyticData) without bounds checks; for
   // every position (out of range, NaN and infinities included) they must give exactly what the
-  // checked functions give, sign of zero included.
+  // checked functions give, sign of zero included, also when the channel's own samples are not
+  // finite (a NaN result must be NaN on both). Two channels one after the other, as in
+  // AnalyticData, of 1 and of 9 samples.
   struct Pair {
     float x, y;
   };
-  constexpr int n = 9;
   constexpr int front = das::kPaddedFront, back = das::kPaddedBack;
-  float i[front + n + back] = {}, q[front + n + back] = {};
-  Pair iq[front + n + back] = {};
-  for (int k = 0; k < n; ++k) {
-    i[front + k] = std::sin(1.3f * k) - 0.6f;  // negative values too: 0 * negative is -0
-    q[front + k] = std::cos(0.7f * k) - 0.5f;
-    iq[front + k] = {i[front + k], q[front + k]};
-  }
-  const float* ci = i + front;  // the unpadded functions' view of the same channels
-  const float* cq = q + front;
-  const Pair* ciq = iq + front;
-  std::vector<float> positions = {-std::numeric_limits<float>::infinity(), std::numeric_limits<float>::infinity(),
-                                  std::numeric_limits<float>::quiet_NaN(), -1e30f, 1e30f, -1.0f, -0.5f, -0.0f,
-                                  float(n) - 1, std::nextafter(float(n), 0.f), float(n), float(n) + 0.5f};
-  for (float s = -3.f; s < n + 3; s += 0.03125f) positions.push_back(s);
-  const auto bits = [](float v) { return std::bit_cast<std::uint32_t>(v); };
-  for (const float s : positions) {
-    EXPECT_EQ(bits(das::interp_linear_padded(i, front, n, s)), bits(das::interp_linear(ci, n, s))) << s;
-    EXPECT_EQ(bits(das::interp_nearest_padded(i, front, n, s)), bits(das::interp_nearest(ci, n, s))) << s;
-    float x = -1, y = -1, ux = -2, uy = -2;
-    das::interp_linear_pair_padded(iq, front, n, s, x, y);
-    das::interp_linear_pair(ciq, n, s, ux, uy);
-    EXPECT_EQ(bits(x), bits(ux)) << s;
-    EXPECT_EQ(bits(y), bits(uy)) << s;
-    EXPECT_EQ(bits(x), bits(das::interp_linear(ci, n, s))) << s;
-    EXPECT_EQ(bits(y), bits(das::interp_linear(cq, n, s))) << s;
-    das::interp_nearest_pair_padded(iq, front, n, s, x, y);
-    das::interp_nearest_pair(ciq, n, s, ux, uy);
-    EXPECT_EQ(bits(x), bits(ux)) << s;
-    EXPECT_EQ(bits(y), bits(uy)) << s;
+  const auto same = [](float a, float b) {
+    return (std::isnan(a) && std::isnan(b)) || std::bit_cast<std::uint32_t>(a) == std::bit_cast<std::uint32_t>(b);
+  };
+  for (const int n : {1, 9}) {
+    for (const bool finite : {true, false}) {
+      const int stride = front + n + back;
+      std::vector<float> i(2 * std::size_t(stride)), q(i.size());
+      std::vector<Pair> iq(i.size(), Pair{0.f, 0.f});
+      for (int c = 0; c < 2; ++c)
+        for (int k = 0; k < n; ++k) {
+          const std::size_t at = std::size_t(c) * stride + front + k;
+          i[at] = std::sin(1.3f * k + c) - 0.6f;  // negative values too: 0 * negative is -0
+          q[at] = std::cos(0.7f * k - c) - 0.5f;
+          if (!finite && k == 0) i[at] = std::numeric_limits<float>::infinity();
+          if (!finite && k == n - 1) q[at] = std::numeric_limits<float>::quiet_NaN();
+          iq[at] = {i[at], q[at]};
+        }
+      std::vector<float> positions = {-std::numeric_limits<float>::infinity(), std::numeric_limits<float>::infinity(),
+                                      std::numeric_limits<float>::quiet_NaN(), -1e30f, 1e30f, -2.0f, -1.5f, -1.0f,
+                                      -0.5f, -0.0f, float(n) - 1, std::nextafter(float(n), 0.f), float(n),
+                                      float(n) + 0.5f};
+      for (float s = -4.f; s < n + 3; s += 0.03125f) positions.push_back(s);
+      for (int c = 0; c < 2; ++c) {
+        const int channel = c * stride + front;
+        const float* ci = i.data() + channel;  // the checked functions' view of the same channel
+        const float* cq = q.data() + channel;
+        const Pair* ciq = iq.data() + channel;
+        for (const float s : positions) {
+          const std::string where = "n " + std::to_string(n) + (finite ? "" : " (inf, NaN samples)") +
+                                    " channel " + std::to_string(c) + " s " + std::to_string(s);
+          EXPECT_TRUE(same(das::interp_linear_padded(i.data(), channel, n, s), das::interp_linear(ci, n, s))) << where;
+          EXPECT_TRUE(same(das::interp_nearest_padded(i.data(), channel, n, s), das::interp_nearest(ci, n, s))) << where;
+          float x = -1, y = -1, ux = -2, uy = -2;
+          das::interp_linear_pair_padded(iq.data(), channel, n, s, x, y);
+          das::interp_linear_pair(ciq, n, s, ux, uy);
+          EXPECT_TRUE(same(x, ux) && same(y, uy)) << where;
+          EXPECT_TRUE(same(x, das::interp_linear(ci, n, s)) && same(y, das::interp_linear(cq, n, s))) << where;
+          das::interp_nearest_pair_padded(iq.data(), channel, n, s, x, y);
+          das::interp_nearest_pair(ciq, n, s, ux, uy);
+          EXPECT_TRUE(same(x, ux) && same(y, uy)) << where;
+        }
+      }
+    }
   }
 }
 

@@ -196,18 +196,27 @@ TEST(ReconDasCudaProgram, PlanPicksTheKernelAndRefusesWhatALaunchCannotDo) {
   DasProblem invalid = small_problem(Model::PlaneWave);
   invalid.options.fnumber = -1;
   EXPECT_THROW(g::make_plan(invalid, DasCudaKernel::Auto), Error);
-  // The programs' 32-bit sample index: up to 2^31 - 1 values per I/Q array, and no further.
+  // The programs' 32-bit sample index: up to 2^31 - 1 values per I/Q array with 8 transmits
+  // (a transmit block) to spare, and no further.
   DasProblem big = small_problem(Model::PlaneWave);
   big.samples = 16384;  // 32 elements x 16448 padded samples a transmit
-  big.acquisition.angles.assign(4080, 0.0);  // 4080 x 32 x 16448 = 2 147 450 880 values
-  EXPECT_LE(g::make_plan(big, DasCudaKernel::Auto).data_floats, std::size_t(INT32_MAX));
-  big.acquisition.angles.assign(4081, 0.0);  // 4081 x 32 x 16448 = 2 147 977 216 > 2^31 - 1
+  big.acquisition.angles.assign(4072, 0.0);  // (4072 + 8) x 32 x 16448 = 2 147 450 880 values
+  EXPECT_NO_THROW((void)g::make_plan(big, DasCudaKernel::TransmitBlocked));
+  big.acquisition.angles.assign(4073, 0.0);  // (4073 + 8) x 32 x 16448 = 2 147 977 216 > 2^31 - 1
+  DasProblem long_channels = small_problem(Model::PlaneWave);  // positions are clamped in float
+  long_channels.samples = (1 << 24) + 1;
   for (DasCudaKernel k : {DasCudaKernel::PixelPerThread, DasCudaKernel::ElementOuter, DasCudaKernel::TransmitBlocked}) {
     try {
       (void)g::make_plan(big, k);
       ADD_FAILURE() << to_string(k) << ": a plan past the 32-bit sample index";
     } catch (const Error& e) {
       EXPECT_NE(std::string(e.what()).find("32-bit sample index"), std::string::npos) << e.what();
+    }
+    try {
+      (void)g::make_plan(long_channels, k);
+      ADD_FAILURE() << to_string(k) << ": a plan of channels longer than 2^24 samples";
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find("(2^24)"), std::string::npos) << e.what();
     }
   }
 

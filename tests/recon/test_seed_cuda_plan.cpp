@@ -31,6 +31,13 @@ std::vector<Case> odd_cases() {
       {{45, 100, 24, 500}, {12, 33, 50, 25}},
       {{33, 25, 1, 64}, {0, 33, 0, 25}},
       {{40, 130, 12, 400}, {3, 30, 2, 121}},  // several column groups for every pixels per thread
+      // As many channels as a thread has pixels, and one fewer or more: the edges of the loop
+      // that runs without checks.
+      {{20, 60, 4, 150}, {0, 20, 0, 60}},
+      {{20, 60, 5, 150}, {0, 20, 0, 60}},
+      {{20, 60, 6, 150}, {0, 20, 0, 60}},
+      {{20, 60, 7, 150}, {0, 20, 0, 60}},
+      {{20, 60, 8, 150}, {0, 20, 0, 60}},
   };
 }
 

@@ -120,8 +120,12 @@ inline Plan make_plan(const DasProblem& problem, DasCudaKernel kernel) {
 
   plan.data_floats = std::size_t(p.stride) * p.elements * p.transmits;
   // The programs index samples with 32-bit ints (one integer add and one address per sample):
-  // at most 2^31 - 1 values per I/Q array, 8 GiB each.
-  if (plan.data_floats > std::size_t(INT32_MAX))
+  // at most 2^31 - 1 values per I/Q array, 8 GiB each, with room for a block of transmits more
+  // (the transmit-blocked program forms the first index of every transmit of its last block);
+  // and they clamp positions to the channel's length in float, exact up to 2^24 samples.
+  if (p.samples > (1 << 24))
+    throw Error("CUDA DAS: " + std::to_string(p.samples) + " samples a channel are more than the kernels take (2^24)");
+  if (plan.data_floats + std::size_t(kTransmitBlock) * p.elements * p.stride > std::size_t(INT32_MAX))
     throw Error("CUDA DAS: " + std::to_string(plan.data_floats) +
                 " channel-data values per I/Q array (transmits x elements x padded samples) are more than "
                 "the kernels' 32-bit sample index reaches (2^31 - 1); beamform fewer transmits at a time");
@@ -198,6 +202,7 @@ USRECON_HD inline void pixel_element_outer(const Params& p, const Pair* iq, cons
     const float w = receive_apodization(x, z, xe, p.fnumber, p.window, p.alpha);
     if (w == 0.f) continue;
     const float rx = receive_distance(x, z, xe) * p.inv_c_fs;
+    // The index after the last transmit's is formed too: make_plan leaves room for it.
     int channel = e * p.stride + AnalyticData::kFront;
     for (int t = 0; t < p.transmits; ++t, channel += transmit_step) {
       const float tx =
@@ -239,7 +244,7 @@ USRECON_HD inline void pixel_transmit_blocked(const Params& p, const Pair* iq, c
       tx[j] = j < count ? sample_position(planewave_transmit_distance(x, z, cos_a[t], sin_a[t], x_reference[t]),
                                           p.inv_c_fs, p.t0_fs)
                         : 0.f;
-      first_channel[j] = t * transmit_step + AnalyticData::kFront;
+      first_channel[j] = t * transmit_step + AnalyticData::kFront;  // t < transmits + kTransmitBlock: make_plan
     }
     for (int e = 0, element = 0; e < p.elements; ++e, element += p.stride) {
       const float xe = ex[e];

@@ -65,8 +65,9 @@ namespace gpu {
 /// pair than 4 (9.1 against 10.8) at the same 48 registers, and its 1254 blocks fit one wave at
 /// 10 blocks per multiprocessor where 4's 1824 need 1.38. bench_seed_cuda times every choice.
 constexpr int kDefaultPixels = 6;
-/// The pixels-per-thread counts the kernel is compiled for.
+/// The pixels-per-thread counts the kernel is compiled for, and the largest.
 constexpr int kPixelChoices[] = {4, 6, 8};
+constexpr int kMaxPixels = 8;
 constexpr int kBlockDepths = 32;  ///< threads of a block along depth (one warp)
 constexpr int kBlockColumns = 4;  ///< warps per block, each a column-thread
 /// The seconds-to-sample factor, in the CPU backend's operation order.
@@ -84,7 +85,7 @@ decltype(auto) with_pixels(int pixels, F&& f) {
   switch (pixels) {
     case 4: return f(std::integral_constant<int, 4>{});
     case 6: return f(std::integral_constant<int, 6>{});
-    case 8: return f(std::integral_constant<int, 8>{});
+    case 8: return f(std::integral_constant<int, 8>{});  // kMaxPixels
     default: break;
   }
   throw Error("seed model (CUDA): " + std::to_string(pixels) +
@@ -106,7 +107,9 @@ struct Plan {
   int stride = 0;   ///< ints per zero-padded channel on the device (> any reachable order)
   int grid_x = 0, grid_y = 0;  ///< launch grid; blocks are kBlockDepths x kBlockColumns
   std::size_t table_size() const { return std::size_t(rows) * ni_pad; }
-  std::size_t rf_size() const { return std::size_t(p.channels) * stride; }
+  /// ints of the zero-padded channels on the device: at least kMaxPixels channels (the extra
+  /// ones zero), so that the per-thread program's channel bases all point into them.
+  std::size_t rf_size() const { return std::size_t(std::max(p.channels, kMaxPixels)) * stride; }
 };
 
 namespace detail {
@@ -267,7 +270,8 @@ USRECON_HD inline void thread_pixels(const Args<Real>& a, int ir, int jj, Acc (&
       return order_f32<kGuard>(eq, er, i, j - kStep * q, j - kStep * r);
   };
   // Pixel m reads channels q + m and r + m: from rf_m = channel m's start, at index
-  // q * stride + order (one multiply-add to an address per load).
+  // q * stride + order (one multiply-add to an address per load). The padded channels are at
+  // least kMaxPixels (Plan::rf_size), so every rf_m lies inside them, fewer channels or not.
   const std::int32_t* rf_m[kPixels];
   USRECON_UNROLL
   for (int m = 0; m < kPixels; ++m) rf_m[m] = a.rf + m * a.stride;

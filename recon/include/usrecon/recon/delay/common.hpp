@@ -132,22 +132,23 @@ USRECON_HD inline void interp_nearest_pair(const P* channel, int n, T s, T& out_
   out_y = T(channel[static_cast<int>(f)].y);
 }
 
-// The same interpolations without a branch, for channels padded with zeros: at least one sample
-// (pair) before the channel's first and two after its last (AnalyticData has kFront and kBack).
-// The position is clamped into [-1, n], where the padding's zeros make every position outside
-// what the functions above accept come out as exactly +0, as their early return does (NaN too:
-// it clamps to -1). So each gives its unpadded counterpart's value bit for bit, for every s
-// (ReconDasDelay.PaddedInterpolationIsTheUnpaddedOneBitForBit). The channel is data[channel],
+// The same interpolations without a branch, for channels padded with zeros: at least two samples
+// (pairs) before the channel's first and two after its last (AnalyticData has kFront and kBack),
+// and n <= 2^24 samples (n exact in float). The position is clamped into [-2, n] (nearest: its
+// rounded sample into [-1, n]), where a position the functions above refuse reads padding zeros
+// only and comes out as exactly +0, as their early return does (NaN too: it clamps to the low
+// end), whatever the channel's own samples hold. So each gives its unpadded counterpart's value
+// bit for bit, for every s (ReconDasDelay.PaddedInterpolationIsTheUnpaddedOneBitForBit). The channel is data[channel],
 // data[channel + 1], ...: a 32-bit index, so that a GPU kernel adds it to the sample's in one
 // integer add and forms one address. Why: sm_90 SASS of the plane-wave kernels with the checked
 // functions showed a convergence barrier around every sample, its position and floor computed
 // twice, and 64-bit address arithmetic per sample; with these, none of that (docs/performance.md).
-constexpr int kPaddedFront = 1;  ///< zero samples the padded interpolations read before a channel
+constexpr int kPaddedFront = 2;  ///< zero samples the padded interpolations read before a channel
 constexpr int kPaddedBack = 2;   ///< and after it
 
 template <class T, class V>
 USRECON_HD inline T interp_linear_padded(const V* data, int channel, int n, T s) {
-  const T c = hd_clamp(s, T(-1), T(n));
+  const T c = hd_clamp(s, T(-2), T(n));
   const T f = hd_floor(c);
   const int k = channel + static_cast<int>(f);
   const T w = c - f;
@@ -162,7 +163,7 @@ USRECON_HD inline T interp_nearest_padded(const V* data, int channel, int n, T s
 
 template <class T, class P>
 USRECON_HD inline void interp_linear_pair_padded(const P* data, int channel, int n, T s, T& out_x, T& out_y) {
-  const T c = hd_clamp(s, T(-1), T(n));
+  const T c = hd_clamp(s, T(-2), T(n));
   const T f = hd_floor(c);
   const int k = channel + static_cast<int>(f);
   const T w = c - f;
