@@ -25,8 +25,9 @@ __global__ void __launch_bounds__(Tiling::kThreads)
     gemm_tiled(const T* __restrict__ a, const T* __restrict__ b, T* __restrict__ c, int m, int n,
                int k, std::int64_t stride_a, std::int64_t stride_b, std::int64_t stride_c,
                int row_tile0) {
-  __shared__ typename Tiling::SharedA a_t;
-  __shared__ typename Tiling::SharedB b_s;
+  // 16-byte aligned: the block program reads them in 16-byte vectors (gemm::load_vector).
+  __shared__ alignas(16) typename Tiling::SharedA a_t;
+  __shared__ alignas(16) typename Tiling::SharedB b_s;
   const gemm::Operands<T> op{a + blockIdx.z * stride_a, b + blockIdx.z * stride_b,
                              c + blockIdx.z * stride_c, m, n, k};
   Tiling::block_program(op, row_tile0 + static_cast<int>(blockIdx.y), static_cast<int>(blockIdx.x),

@@ -128,8 +128,8 @@ void emulate_gemm_tiled(const T* a, const T* b, T* c, int batch, int m, int n, i
     for (int row_tile = 0; row_tile < row_tiles; ++row_tile)
       for (int col_tile = 0; col_tile < col_tiles; ++col_tile) {
         struct Shared {
-          typename Tiling::SharedA a_t;
-          typename Tiling::SharedB b;
+          alignas(16) typename Tiling::SharedA a_t;  // aligned as on the device
+          alignas(16) typename Tiling::SharedB b;
         };
         const auto shared = std::make_unique<Shared>();  // 8 KiB, on the heap
         run_block(Tiling::kThreads, [&](int tid, const EmulatedThread& thread) {

@@ -37,12 +37,36 @@ struct Operands {
   int m, n, k;
 };
 
+/// kVec consecutive values from p (16 bytes): one 16-byte shared-memory load (LDS.128) on the
+/// device, where p is 16-byte aligned; plain loads on the host.
+template <int kVec, class T>
+USRECON_HD void load_vector(const T* p, T* v) {
+#if defined(__CUDA_ARCH__)
+  if constexpr (std::is_same_v<T, float>) {
+    static_assert(kVec == 4);
+    const float4 x = *reinterpret_cast<const float4*>(p);
+    v[0] = x.x, v[1] = x.y, v[2] = x.z, v[3] = x.w;
+  } else {
+    static_assert(kVec == 2);
+    const double2 x = *reinterpret_cast<const double2*>(p);
+    v[0] = x.x, v[1] = x.y;
+  }
+#else
+  for (int i = 0; i < kVec; ++i) v[i] = p[i];
+#endif
+}
+
 /// A block computes a BM × BN tile of c with kThreads = (BM/TM)·(BN/TN) threads, each owning
 /// TM × TN outputs in registers. Per BK-deep slice of k, the block stages a (transposed, padded
 /// against bank conflicts) and b in shared memory with coalesced loads; the next slice is fetched
-/// into registers while the current one is multiplied. Thread (tr, tc) owns rows tr + i·(BM/TM)
-/// and columns tc + j·(BN/TN), so shared-memory reads are conflict-free and stores coalesced.
-/// Edges are zero-padded on load and bounds-checked on store, so any m, n, k work.
+/// into registers while the current one is multiplied. Thread (tr, tc) owns rows and columns in
+/// runs of kVec (16 bytes: 4 floats or 2 doubles), so each run comes from shared memory in one
+/// 16-byte load: row i is (i / kVec)·kVec·(BM/TM) + tr·kVec + i % kVec, column j likewise. Per
+/// k step a float thread then issues 4 shared loads for its 64 multiply-adds instead of 16, and a
+/// warp's loads are broadcasts (a: the warp's two tr) or one contiguous 256-byte run (b): 6
+/// shared-memory wavefronts a warp per k step instead of 16, against 64 multiply-adds (counted
+/// from the access pattern, not yet timed on a GPU; docs/performance.md). Edges are zero-padded on load and
+/// bounds-checked on store, so any m, n, k work. The shared arrays must be 16-byte aligned.
 template <class T, int BM, int BN, int BK, int TM, int TN>
 struct Tiling {
   using value_type = T;
@@ -50,8 +74,20 @@ struct Tiling {
   static constexpr int kRowThreads = BM / TM, kColThreads = BN / TN;
   static constexpr int kThreads = kRowThreads * kColThreads;
   static constexpr int kLoadsA = BM * BK / kThreads, kLoadsB = BK * BN / kThreads;  // per thread
+  static constexpr int kVec = 16 / int(sizeof(T));  // values per 16-byte shared-memory load
   static_assert(BM % TM == 0 && BN % TN == 0, "thread tiles must divide the block tile");
   static_assert(BM * BK % kThreads == 0 && BK * BN % kThreads == 0, "tile loads must divide evenly");
+  static_assert(TM % kVec == 0 && TN % kVec == 0, "thread tiles are runs of 16 bytes");
+  static_assert((BM + 4) * sizeof(T) % 16 == 0 && BN * sizeof(T) % 16 == 0,
+                "every shared row starts 16-byte aligned");
+
+  /// The block-tile row of thread row tr's output row i (< TM), and likewise for columns.
+  USRECON_HD static constexpr int row_of(int tr, int i) {
+    return (i / kVec) * (kVec * kRowThreads) + tr * kVec + i % kVec;
+  }
+  USRECON_HD static constexpr int col_of(int tc, int j) {
+    return (j / kVec) * (kVec * kColThreads) + tc * kVec + j % kVec;
+  }
 
   /// The block's shared memory: a's slice transposed, a_t[kk][row] (rows padded by 4), and b's
   /// slice b[kk][col]. Two arrays, not one struct: nvcc then folds every shared address into the
@@ -101,9 +137,9 @@ struct Tiling {
     for (int kk = 0; kk < BK; ++kk) {
       T va[TM], vb[TN];
       USRECON_UNROLL
-      for (int i = 0; i < TM; ++i) va[i] = a_t[kk][tr + i * kRowThreads];
+      for (int i = 0; i < TM; i += kVec) load_vector<kVec>(&a_t[kk][row_of(tr, i)], va + i);
       USRECON_UNROLL
-      for (int j = 0; j < TN; ++j) vb[j] = b_s[kk][tc + j * kColThreads];
+      for (int j = 0; j < TN; j += kVec) load_vector<kVec>(&b_s[kk][col_of(tc, j)], vb + j);
       USRECON_UNROLL
       for (int i = 0; i < TM; ++i)
         USRECON_UNROLL
@@ -143,11 +179,11 @@ struct Tiling {
     const int tr = tid / kColThreads, tc = tid % kColThreads;
     USRECON_UNROLL
     for (int i = 0; i < TM; ++i) {
-      const int row = row0 + tr + i * kRowThreads;
+      const int row = row0 + row_of(tr, i);
       if (row >= op.m) continue;
       USRECON_UNROLL
       for (int j = 0; j < TN; ++j) {
-        const int col = col0 + tc + j * kColThreads;
+        const int col = col0 + col_of(tc, j);
         if (col < op.n) op.c[static_cast<std::int64_t>(row) * op.n + col] = acc[i][j];
       }
     }
