@@ -433,12 +433,14 @@ RATIO_D=$(ratio "$NUMBA_MS" "$KD")
   printf '| %-44s | %12s | %10s | %4s |\n' "kernel ms/frame, double (exact)" "$(fmt "$KD")" "" ""
   printf '| %-44s | %12s | %10s | %4s |\n' "kernel ms/frame, single" "$(fmt "$KS")" "<= 5" "$(meets "$KS" '<=' 5)"
   printf '| %-44s | %12s | %10s | %4s |\n' "seed kernel waves (blocks/resident), single" "$(fmt "$(get kernel_waves_single)")" "" ""
-  splits=$(sed -n 's/^RESULT kernel_ms_single_px\([0-9]*\)=.*/\1/p' "$BENCH_OUT" | tr '\n' ' ')
-  for px in ${splits:-4 6 8}; do  # the work split: every pixels-per-thread count, checked then timed
-    printf '| %-44s | %12s | %10s | %4s |\n' "  single, $px px/thread ($(fmt "$(get kernel_waves_single_px$px)") waves) ms" \
-      "$(fmt "$(get kernel_ms_single_px$px)")" "" ""
+  for prec in single double; do  # the work split: every pixels-per-thread count, checked then timed
+    splits=$(sed -n "s/^RESULT kernel_ms_${prec}_px\\([0-9]*\\)=.*/\\1/p" "$BENCH_OUT" | tr '\n' ' ')
+    for px in ${splits:-4 6 8}; do
+      printf '| %-44s | %12s | %10s | %4s |\n' "  $prec, $px px/thread ($(fmt "$(get kernel_waves_${prec}_px$px)") waves) ms" \
+        "$(fmt "$(get kernel_ms_${prec}_px$px)")" "" ""
+    done
+    printf '| %-44s | %12s | %10s | %4s |\n' "  fastest split, $prec (px/thread)" "$(fmt "$(get best_pixels_$prec)")" "" ""
   done
-  printf '| %-44s | %12s | %10s | %4s |\n' "  fastest split, single (px/thread)" "$(fmt "$(get best_pixels_single)")" "" ""
   printf '| %-44s | %12s | %10s | %4s |\n' "batch frames/s, double ($FRAMES frames, pinned)" "$(fmt "$FD")" ">= 150" "$(meets "$FD" '>=' 150)"
   printf '| %-44s | %12s | %10s | %4s |\n' "batch frames/s, single ($FRAMES frames, pinned)" "$(fmt "$FS")" ">= 150" "$(meets "$FS" '>=' 150)"
   printf '| %-44s | %12s | %10s | %4s |\n' "batch frames/s, 3 streams / 1 stream, double" "$(fmt "$(get batch_overlap_double)")" ">= 1.05" "$(meets "$(get batch_overlap_double)" '>=' 1.05)"

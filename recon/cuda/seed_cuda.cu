@@ -99,10 +99,12 @@ struct SeedCudaBeamformer::Impl {
 SeedCudaBeamformer::SeedCudaBeamformer(const Problem& problem, const Window& window,
                                        Precision precision, int streams, int pixels_per_thread)
     : impl_(std::make_unique<Impl>()) {
-  require_cuda("--backend cuda (the seed model's CUDA backend)");
+  // The arguments first, as DasCudaBeamformer does: a wrong problem, split or stream count is an
+  // Error with or without a device, never CudaUnavailable (whose callers fall back to the CPU).
   if (streams < 1 || streams > 16) throw Error("seed CUDA backend: streams must be in [1, 16]");
   Impl& c = *impl_;
   c.plan = gpu::make_plan(problem, window, pixels_per_thread);
+  require_cuda("--backend cuda (the seed model's CUDA backend)");
   c.precision = precision;
   int device = 0;
   USRECON_CUDA_CHECK(cudaGetDevice(&device));

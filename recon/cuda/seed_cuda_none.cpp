@@ -16,7 +16,11 @@ namespace {
 }
 }  // namespace
 
-SeedCudaBeamformer::SeedCudaBeamformer(const Problem&, const Window&, Precision, int, int) {
+SeedCudaBeamformer::SeedCudaBeamformer(const Problem& problem, const Window& window, Precision,
+                                       int streams, int pixels_per_thread) {
+  // Wrong arguments are an Error here too, as in the CUDA build (seed_cuda.cu).
+  if (streams < 1 || streams > 16) throw Error("seed CUDA backend: streams must be in [1, 16]");
+  (void)gpu::make_plan(problem, window, pixels_per_thread);
   unavailable();
 }
 SeedCudaBeamformer::~SeedCudaBeamformer() = default;

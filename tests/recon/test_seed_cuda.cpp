@@ -34,6 +34,30 @@ TEST(ReconSeedCuda, WithoutADeviceConstructionThrowsCudaUnavailable) {
   EXPECT_NE(notice.find("using the CPU"), std::string::npos) << notice;
 }
 
+// A wrong work split, stream count or window is the caller's error, with or without a device and
+// with or without CUDA built in: never CudaUnavailable, which `auto` would answer with the CPU.
+TEST(ReconSeedCuda, WrongArgumentsAreErrorsNotAMissingDevice) {
+  const seed::Problem p{40, 30, 8, 100};
+  const auto kind = [&](auto&& construct) -> std::string {
+    try {
+      construct();
+    } catch (const usrecon::CudaUnavailable& e) {
+      return std::string("CudaUnavailable: ") + e.what();
+    } catch (const usrecon::Error& e) {
+      return std::string("Error: ") + e.what();
+    }
+    return "nothing thrown";
+  };
+  const std::string split = kind([&] { seed::SeedCudaBeamformer(p, seed::full_window(p), seed::Precision::Double, 1, 5); });
+  EXPECT_EQ(split.rfind("Error: ", 0), 0u) << split;
+  EXPECT_NE(split.find("pixels per thread"), std::string::npos) << split;
+  const std::string streams = kind([&] { seed::SeedCudaBeamformer(p, seed::full_window(p), seed::Precision::Double, 0); });
+  EXPECT_EQ(streams.rfind("Error: ", 0), 0u) << streams;
+  EXPECT_NE(streams.find("streams"), std::string::npos) << streams;
+  const std::string window = kind([&] { seed::SeedCudaBeamformer(p, seed::Window{0, 41, 0, 30}); });
+  EXPECT_EQ(window.rfind("Error: ", 0), 0u) << window;
+}
+
 TEST(ReconSeedCuda, BitExactWithTheCpuOnRandomDataAndOddSizes) {
   USRECON_REQUIRE_DEVICE();
   const struct {

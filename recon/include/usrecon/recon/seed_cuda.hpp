@@ -62,8 +62,10 @@ namespace gpu {
 
 /// Pixels per thread (laterals 6 apart) unless asked otherwise. 6: chosen from the sm_90 SASS and
 /// occupancy, not yet from a GPU's clock (docs/performance.md): fewer instructions per pixel
-/// pair than 4 (9.1 against 10.8) at the same 48 registers, and its 1254 blocks fit one wave at
-/// 10 blocks per multiprocessor where 4's 1824 need 1.38. bench_seed_cuda times every choice.
+/// pair than 4 (9.1 against 10.8) at the same 48 registers, and in single precision its 1254
+/// blocks fit one wave at 10 blocks per multiprocessor where 4's 1824 need 1.38. (In double
+/// precision P = 6 takes 54 registers, 9 blocks per multiprocessor: 1.06 waves, a nearly empty
+/// tail.) bench_seed_cuda times every choice, in both precisions.
 constexpr int kDefaultPixels = 6;
 /// The pixels-per-thread counts the kernel is compiled for, and the largest.
 constexpr int kPixelChoices[] = {4, 6, 8};
