@@ -382,6 +382,7 @@ void DasCpuBeamformer::beamform(const AnalyticData& data, std::complex<float>* o
                 std::to_string(data.elements) + " elements x " + std::to_string(data.transmits) +
                 " transmits, the beamformer was set up for " + std::to_string(c.p.samples) + " x " +
                 std::to_string(acq.probe.elements) + " x " + std::to_string(acq.transmits()));
+  data.check_layout("DAS");
   const std::size_t tiles = std::size_t(c.p.grid.nx) * c.chunks;
   kernels::parallel_for(tiles, 1, c.threads, [&](std::size_t begin, std::size_t end) {
     thread_local Scratch scratch;

@@ -121,6 +121,7 @@ void DasCudaBeamformer::beamform(const AnalyticData& data, std::complex<float>* 
   if (data.samples != p.samples || data.elements != p.elements || data.transmits != p.transmits ||
       data.stride != p.stride || data.i.size() != plan.data_floats || data.q.size() != plan.data_floats)
     throw Error("CUDA DAS: the data do not match the beamformer's problem");
+  data.check_layout("CUDA DAS");  // the kernels read the zero padding instead of bounds-checking
   k::copy(c.i.span(), std::span<const float>(data.i));
   k::copy(c.q.span(), std::span<const float>(data.q));
   const dim3 grid(plan.grid_x, plan.grid_y);

@@ -1,6 +1,9 @@
 // Geometry, options and problem checks of the general DAS models.
 #include <algorithm>
+#include <bit>
 #include <cmath>
+#include <cstdint>
+#include <string>
 
 #include "usrecon/recon/das.hpp"
 #include "usrecon/recon/delay/planewave.hpp"
@@ -234,6 +237,30 @@ AnalyticData AnalyticData::zeros(int samples, int elements, int transmits) {
   d.i.assign(n, 0.f);
   d.q.assign(n, 0.f);
   return d;
+}
+
+void AnalyticData::check_layout(const std::string& who) const {
+  if (samples < 1 || elements < 1 || transmits < 1 || samples > (1 << 24))
+    throw Error(who + ": the data have " + std::to_string(samples) + " samples x " + std::to_string(elements) +
+                " elements x " + std::to_string(transmits) + " transmits");
+  const std::size_t n = std::size_t(stride_for(samples)) * elements * transmits;
+  if (stride != stride_for(samples) || i.size() != n || q.size() != n)
+    throw Error(who + ": the data's storage is not AnalyticData's layout (stride " + std::to_string(stride) +
+                ", expected " + std::to_string(stride_for(samples)) + "; I " + std::to_string(i.size()) + " and Q " +
+                std::to_string(q.size()) + " floats, expected " + std::to_string(n) + ")");
+  // +0.0f only: a -0.0f or NaN in the padding would show where the checked functions give +0.
+  for (const std::vector<float>* part : {&i, &q})
+    for (std::size_t channel = 0; channel < std::size_t(elements) * transmits; ++channel) {
+      const float* c = part->data() + channel * stride;
+      for (int k = 0; k < stride; ++k) {
+        if (k == kFront) k += samples;  // the channel's own samples: any value
+        if (k < stride && std::bit_cast<std::uint32_t>(c[k]) != 0)
+          throw Error(who + ": the zero padding around channel " + std::to_string(channel % elements) +
+                      " of transmit " + std::to_string(channel / elements) + " holds " + std::to_string(c[k]) +
+                      " (" + (part == &i ? "I" : "Q") + ", float " + std::to_string(k) +
+                      " of the channel's stride); the fast kernels read the padding as zeros");
+      }
+    }
 }
 
 }  // namespace usrecon::recon

@@ -87,6 +87,61 @@ INSTANTIATE_TEST_SUITE_P(
              (info.param.tx_fnumber > 0 ? "_txF" + std::to_string(int(info.param.tx_fnumber * 10)) : "");
     });
 
+// The beamformers refuse data whose storage is not AnalyticData's layout, before any kernel
+// reads it: the AVX-512 (and CUDA) kernels read the zero padding around each channel in place of
+// bounds checks, so a value there, a wrong stride or short storage would change or overrun them.
+TEST(ReconDasCpu, RefusesDataOutsideTheLayoutOrWithNonZeroPadding) {
+  const DasProblem p = small_problem(Model::PlaneWave);
+  const AnalyticData good = simulated(p);
+  ASSERT_NO_THROW(good.check_layout("test"));
+  const DasCpuBeamformer beamformer(p, 1);
+  std::vector<std::complex<float>> out(p.grid.pixels());
+  ASSERT_NO_THROW(beamformer.beamform(good, out.data()));
+  const auto refusal = [&](const AnalyticData& bad) -> std::string {
+    try {
+      beamformer.beamform(bad, out.data());
+    } catch (const Error& e) {
+      return e.what();
+    }
+    return "";
+  };
+  const std::size_t last_channel = (std::size_t(good.transmits) * good.elements - 1) * good.stride;
+  // One float of padding at a time: before the first channel, just after a channel's last sample,
+  // at the very end of the storage, in Q; -0.0f and NaN count, as they would show in an image.
+  const struct {
+    bool in_q;
+    std::size_t at;
+    float value;
+  } pokes[] = {{false, 0, 1.f},
+               {false, std::size_t(AnalyticData::kFront) - 1, -0.f},
+               {false, std::size_t(AnalyticData::kFront + good.samples), 3.f},
+               {true, std::size_t(good.stride) + AnalyticData::kFront + good.samples,
+                std::numeric_limits<float>::quiet_NaN()},
+               {true, last_channel + good.stride - 1, 2.f}};
+  for (const auto& poke : pokes) {
+    AnalyticData bad = good;
+    (poke.in_q ? bad.q : bad.i)[poke.at] = poke.value;
+    const std::string why = refusal(bad);
+    EXPECT_NE(why.find("zero padding"), std::string::npos) << "at " << poke.at << ": " << why;
+  }
+  {  // the channel's own first and last samples may hold anything
+    AnalyticData edges = good;
+    edges.i[AnalyticData::kFront] = 5.f;
+    edges.q[last_channel + AnalyticData::kFront + good.samples - 1] = -5.f;
+    EXPECT_EQ(refusal(edges), "");
+  }
+  {
+    AnalyticData bad = good;
+    bad.stride += 16;
+    EXPECT_NE(refusal(bad).find("layout"), std::string::npos);
+  }
+  {
+    AnalyticData bad = good;
+    bad.q.pop_back();
+    EXPECT_NE(refusal(bad).find("layout"), std::string::npos);
+  }
+}
+
 TEST(ReconDasDelay, PlaneWaveFiresFromTheFirstElement) {
   // angle > 0: element 0 (x_min) fires first; the wavefront reaches x_first at z = 0 at time 0.
   EXPECT_DOUBLE_EQ(das::planewave_x_first(0.1, -1.0, 1.0), -1.0);

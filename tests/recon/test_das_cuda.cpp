@@ -290,6 +290,18 @@ TEST(ReconDasCuda, AgreesWithTheCpuWhenADeviceIsThere) {
     EXPECT_EQ(DasCudaBeamformer(small_problem(Model::FocusedWave)).kernel(), DasCudaKernel::PixelPerThread);
     EXPECT_THROW(DasCudaBeamformer(small_problem(Model::FocusedWave), DasCudaKernel::ElementOuter), Error);
     EXPECT_THROW(DasCudaBeamformer(small_problem(Model::FocusedWave), DasCudaKernel::TransmitBlocked), Error);
+    // Data whose zero padding holds a value are refused before the kernels (which read the
+    // padding unchecked) see them.
+    DasCudaBeamformer plane_wave(small_problem(Model::PlaneWave));
+    AnalyticData poked = simulated(small_problem(Model::PlaneWave));
+    poked.q[poked.q.size() - 1] = 1.f;
+    std::vector<std::complex<float>> out(small_problem(Model::PlaneWave).grid.pixels());
+    try {
+      plane_wave.beamform(poked, out.data());
+      ADD_FAILURE() << "non-zero padding was accepted";
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find("zero padding"), std::string::npos) << e.what();
+    }
   } catch (const CudaUnavailable& e) {
     GTEST_SKIP() << e.what();
   }

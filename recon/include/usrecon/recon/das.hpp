@@ -69,6 +69,12 @@ struct AnalyticData {
   static constexpr int stride_for(int samples) { return (kFront + samples + kBack + 15) / 16 * 16; }
   /// Zeroed storage for the given sizes.
   static AnalyticData zeros(int samples, int elements, int transmits);
+  /// Throws Error, prefixed with `who`, unless the storage is this layout: stride ==
+  /// stride_for(samples), I and Q each stride x elements x transmits floats, and every float
+  /// outside a channel's samples +0.0f, as zeros() leaves it. The beamformers call it first: the
+  /// AVX-512 and CUDA kernels read the padding (kFront before a channel, kBack or more after it)
+  /// in place of testing each position. Reads only the padding (64 floats a channel and more).
+  void check_layout(const std::string& who) const;
 };
 
 /// The analytic signal of each channel of RF data (FFT, negative frequencies removed: scipy's
@@ -114,7 +120,8 @@ class DasCpuBeamformer {
   DasCpuBeamformer(DasCpuBeamformer&&) noexcept;
   DasCpuBeamformer& operator=(DasCpuBeamformer&&) noexcept;
 
-  /// Beamforms one frame into out (problem.grid.pixels() values, lateral-major).
+  /// Beamforms one frame into out (problem.grid.pixels() values, lateral-major). Throws Error for
+  /// data of another problem or not in AnalyticData's layout (AnalyticData::check_layout).
   void beamform(const AnalyticData& data, std::complex<float>* out) const;
   Image beamform(const AnalyticData& data) const;
 
@@ -128,8 +135,6 @@ class DasCpuBeamformer {
   std::unique_ptr<Impl> impl_;
 };
 
-/// The CUDA beamformer: the same delay functions in a kernel, one thread per pixel. Construction
-/// throws CudaUnavailable when no device can be used (always, in a build without CUDA).
 /// CUDA kernels. PixelPerThread: one thread per pixel looping over transmits, then elements
 /// (any model). ElementOuter (plane waves): one thread per pixel looping over elements, then
 /// transmits, so that each element's receive distance and apodization are computed once per
@@ -143,6 +148,9 @@ enum class DasCudaKernel { Auto, PixelPerThread, ElementOuter, TransmitBlocked }
 std::string to_string(DasCudaKernel kernel);  // "auto", "pixel-per-thread", "element-outer", "transmit-blocked"
 DasCudaKernel parse_das_cuda_kernel(std::string_view name);  // those names, else throws Error
 
+/// The CUDA beamformer: the same delay functions in a kernel, one thread per pixel. Construction
+/// throws CudaUnavailable when no device can be used (always, in a build without CUDA), after
+/// checking the problem (an invalid one is an Error, device or not).
 class DasCudaBeamformer {
  public:
   explicit DasCudaBeamformer(const DasProblem& problem, DasCudaKernel kernel = DasCudaKernel::Auto);
@@ -150,7 +158,8 @@ class DasCudaBeamformer {
   DasCudaBeamformer(DasCudaBeamformer&&) noexcept;
   DasCudaBeamformer& operator=(DasCudaBeamformer&&) noexcept;
 
-  /// Copies data to the device, beamforms, copies the image back into out.
+  /// Copies data to the device, beamforms, copies the image back into out. Throws Error for data
+  /// of another problem or not in AnalyticData's layout (AnalyticData::check_layout).
   void beamform(const AnalyticData& data, std::complex<float>* out);
   /// Kernel time of the last beamform (seconds, CUDA events), excluding the copies.
   double last_kernel_seconds() const;

@@ -92,6 +92,10 @@ inline Plan make_plan(const DasProblem& problem, DasCudaKernel kernel) {
   if (problem.grid.nx > kMaxColumns)
     throw Error("CUDA DAS: at most " + std::to_string(kMaxColumns) + " image columns (nx = " +
                 std::to_string(problem.grid.nx) + ")");
+  // Before any size arithmetic (AnalyticData::stride_for): the kernels clamp positions to the
+  // channel's length in float, exact up to 2^24 samples.
+  if (problem.samples > (1 << 24))
+    throw Error("CUDA DAS: " + std::to_string(problem.samples) + " samples a channel are more than the kernels take (2^24)");
   Plan plan;
   plan.kernel = kernel != DasCudaKernel::Auto ? kernel
                 : plane_wave                  ? DasCudaKernel::ElementOuter
@@ -121,10 +125,7 @@ inline Plan make_plan(const DasProblem& problem, DasCudaKernel kernel) {
   plan.data_floats = std::size_t(p.stride) * p.elements * p.transmits;
   // The programs index samples with 32-bit ints (one integer add and one address per sample):
   // at most 2^31 - 1 values per I/Q array, 8 GiB each, with room for a block of transmits more
-  // (the transmit-blocked program forms the first index of every transmit of its last block);
-  // and they clamp positions to the channel's length in float, exact up to 2^24 samples.
-  if (p.samples > (1 << 24))
-    throw Error("CUDA DAS: " + std::to_string(p.samples) + " samples a channel are more than the kernels take (2^24)");
+  // (the transmit-blocked program forms the first index of every transmit of its last block).
   if (plan.data_floats + std::size_t(kTransmitBlock) * p.elements * p.stride > std::size_t(INT32_MAX))
     throw Error("CUDA DAS: " + std::to_string(plan.data_floats) +
                 " channel-data values per I/Q array (transmits x elements x padded samples) are more than "
