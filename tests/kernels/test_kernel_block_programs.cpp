@@ -76,6 +76,41 @@ TYPED_TEST(KernelGemmTiledProgram, EqualsASequentialFusedDotProductBitForBit) {
   }
 }
 
+// The program reads a and b only inside the m x k and k x n operands: the last slice of a k that
+// is no multiple of the slice depth is zero-padded, not read. Past each operand's end lies a band of
+// infinities, and a[1][0] is infinite: an over-read of a row of a (into the next row or the band)
+// or of b's rows past k meets an infinity, and infinity times the other operand's zero padding is
+// NaN where the reference is finite. (Reading finite values there would multiply them by zeros
+// and change nothing, which is why the other tests cannot see such reads.)
+TYPED_TEST(KernelGemmTiledProgram, ReadsNothingPastTheOperands) {
+  using T = TypeParam;
+  const T inf = std::numeric_limits<T>::infinity();
+  std::uint64_t seed = 29;
+  for (const int k : {1, 5, 13, 19}) {
+    const int m = 67, n = 70;
+    constexpr std::size_t kBand = 64;
+    auto a_values = random_array<T>(Shape{std::int64_t(m) * k}, seed++);
+    auto b_values = random_array<T>(Shape{std::int64_t(k) * n}, seed++);
+    std::vector<T> a(a_values.data(), a_values.data() + a_values.size()), b(b_values.data(), b_values.data() + b_values.size());
+    a[std::size_t(k)] = inf;  // a[1][0]
+    a.insert(a.end(), kBand, inf);
+    b.insert(b.end(), kBand, inf);
+    std::vector<T> c(std::size_t(m) * n, std::numeric_limits<T>::quiet_NaN());
+    emulate_gemm_tiled(a.data(), b.data(), c.data(), 1, m, n, k, 0, 0, 0);
+    std::int64_t wrong = 0;
+    for (int i = 0; i < m; ++i)
+      for (int j = 0; j < n; ++j) {
+        T want = 0;
+        for (int p = 0; p < k; ++p) want = std::fma(a[std::size_t(i) * k + p], b[std::size_t(p) * n + j], want);
+        const T got = c[std::size_t(i) * n + j];
+        const bool same = got == want || (std::isnan(got) && std::isnan(want));
+        if (!same && wrong++ < 3)
+          ADD_FAILURE() << "k = " << k << ": c[" << i << "][" << j << "] = " << got << ", want " << want;
+      }
+    EXPECT_EQ(wrong, 0) << "k = " << k;
+  }
+}
+
 // The same program against the library's CPU matmul on small integers, where every product and
 // sum is exact: the emulated kernel and the CPU backend agree on the row-major batched layout.
 TYPED_TEST(KernelGemmTiledProgram, AgreesWithTheCpuMatmulOnSmallIntegers) {

@@ -100,20 +100,49 @@ struct Tiling {
   using LoadsB = T[kLoadsB];
   using Accumulators = T[TM][TN];
 
-  /// Loads slice k0 of the block's rows of a and columns of b into registers, zero past the edges.
-  /// Consecutive threads load consecutive k of a row of a and consecutive columns of b.
-  USRECON_HD static void fetch(const Operands<T>& op, int row0, int col0, int tid, int k0,
-                               LoadsA& ra, LoadsB& rb) {
+  /// Where thread tid's loads come from, worked out once per tile so that a slice's load costs an
+  /// address add, a compare and the load (recomputing row · k + kk in 64 bits for every load and
+  /// slice took about 14 instructions a load in the SASS). Consecutive threads load consecutive k
+  /// of a row of a and consecutive columns of b: element e = tid + l · kThreads of a slice is a's
+  /// row e / BK, column e % BK = tid % BK, and b's row e / BN = tid / BN + l · kThreads / BN,
+  /// column e % BN = tid % BN.
+  static_assert(kThreads % BK == 0 && kThreads % BN == 0, "a thread keeps its k column of a and its column of b");
+  static constexpr int kRowStepA = kThreads / BK, kRowStepB = kThreads / BN;
+  struct Sources {
+    const T* a[kLoadsA];    ///< &a[row][tid % BK] of the thread's rows (a itself for a row past m: never read)
+    bool a_row[kLoadsA];    ///< row < m
+    int a_kk;               ///< tid % BK: the thread's column of each slice of a
+    const T* b[kLoadsB];    ///< &b[tid / BN + l · kRowStepB][col] (b itself for a column past n: never read)
+    bool b_col;             ///< col < n
+    int b_kk;               ///< tid / BN: the thread's first row of each slice of b
+  };
+  USRECON_HD static Sources sources(const Operands<T>& op, int row0, int col0, int tid) {
+    Sources src;
+    src.a_kk = tid % BK;
     USRECON_UNROLL
     for (int l = 0; l < kLoadsA; ++l) {
-      const int e = tid + l * kThreads, row = row0 + e / BK, kk = k0 + e % BK;
-      ra[l] = (row < op.m && kk < op.k) ? op.a[static_cast<std::int64_t>(row) * op.k + kk] : T(0);
+      const int row = row0 + tid / BK + l * kRowStepA;
+      src.a_row[l] = row < op.m;
+      src.a[l] = src.a_row[l] ? op.a + static_cast<std::int64_t>(row) * op.k + src.a_kk : op.a;
     }
+    const int col = col0 + tid % BN;
+    src.b_kk = tid / BN;
+    src.b_col = col < op.n;
     USRECON_UNROLL
-    for (int l = 0; l < kLoadsB; ++l) {
-      const int e = tid + l * kThreads, kk = k0 + e / BN, col = col0 + e % BN;
-      rb[l] = (kk < op.k && col < op.n) ? op.b[static_cast<std::int64_t>(kk) * op.n + col] : T(0);
-    }
+    for (int l = 0; l < kLoadsB; ++l)
+      src.b[l] = src.b_col ? op.b + static_cast<std::int64_t>(src.b_kk + l * kRowStepB) * op.n + col : op.b;
+    return src;
+  }
+
+  /// Loads slice k0 of the block's rows of a and columns of b into registers, zero past the edges.
+  USRECON_HD static void fetch(const Operands<T>& op, const Sources& src, int k0, LoadsA& ra, LoadsB& rb) {
+    const bool a_in_k = k0 + src.a_kk < op.k;
+    USRECON_UNROLL
+    for (int l = 0; l < kLoadsA; ++l) ra[l] = (a_in_k && src.a_row[l]) ? src.a[l][k0] : T(0);
+    const std::int64_t b_slice = static_cast<std::int64_t>(k0) * op.n;  // one multiply a slice
+    USRECON_UNROLL
+    for (int l = 0; l < kLoadsB; ++l)
+      rb[l] = (src.b_col && k0 + src.b_kk + l * kRowStepB < op.k) ? src.b[l][b_slice] : T(0);
   }
 
   /// Stores the fetched slice into shared memory.
@@ -164,12 +193,13 @@ struct Tiling {
       USRECON_UNROLL
       for (int j = 0; j < TN; ++j) acc[i][j] = T(0);
 
-    fetch(op, row0, col0, tid, 0, ra, rb);
+    const Sources src = sources(op, row0, col0, tid);
+    fetch(op, src, 0, ra, rb);
     stage(tid, ra, rb, a_t, b_s);
     block.sync();
     for (int k0 = 0;; k0 += BK) {  // k >= 1: at least one slice
       const bool more = k0 + BK < op.k;
-      if (more) fetch(op, row0, col0, tid, k0 + BK, ra, rb);  // in flight while this slice is multiplied
+      if (more) fetch(op, src, k0 + BK, ra, rb);  // in flight while this slice is multiplied
       multiply(tid, a_t, b_s, acc);
       block.sync();  // every thread has read the slice before it is overwritten
       if (!more) break;
