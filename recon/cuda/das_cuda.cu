@@ -118,10 +118,11 @@ void DasCudaBeamformer::beamform(const AnalyticData& data, std::complex<float>* 
   Impl& c = *impl_;
   const g::Plan& plan = c.plan;
   const g::Params& p = plan.params;
-  if (data.samples != p.samples || data.elements != p.elements || data.transmits != p.transmits ||
-      data.stride != p.stride || data.i.size() != plan.data_floats || data.q.size() != plan.data_floats)
+  if (data.samples != p.samples || data.elements != p.elements || data.transmits != p.transmits)
     throw Error("CUDA DAS: the data do not match the beamformer's problem");
-  data.check_layout("CUDA DAS");  // the kernels read the zero padding instead of bounds-checking
+  // Stride and sizes (so the copies below fill the device buffers exactly), and the zero padding
+  // the kernels read instead of bounds-checking.
+  data.check_layout("CUDA DAS");
   k::copy(c.i.span(), std::span<const float>(data.i));
   k::copy(c.q.span(), std::span<const float>(data.q));
   const dim3 grid(plan.grid_x, plan.grid_y);

@@ -3,6 +3,7 @@
 #include <bit>
 #include <cmath>
 #include <cstdint>
+#include <limits>
 #include <string>
 
 #include "usrecon/recon/das.hpp"
@@ -240,7 +241,9 @@ AnalyticData AnalyticData::zeros(int samples, int elements, int transmits) {
 }
 
 void AnalyticData::check_layout(const std::string& who) const {
-  if (samples < 1 || elements < 1 || transmits < 1 || samples > (1 << 24))
+  // The largest channel whose stride_for fits an int; the beamformers' own limits come later.
+  constexpr int kMaxSamples = std::numeric_limits<int>::max() - kFront - kBack - 15;
+  if (samples < 1 || elements < 1 || transmits < 1 || samples > kMaxSamples)
     throw Error(who + ": the data have " + std::to_string(samples) + " samples x " + std::to_string(elements) +
                 " elements x " + std::to_string(transmits) + " transmits");
   const std::size_t n = std::size_t(stride_for(samples)) * elements * transmits;

@@ -140,6 +140,12 @@ TEST(ReconDasCpu, RefusesDataOutsideTheLayoutOrWithNonZeroPadding) {
     bad.q.pop_back();
     EXPECT_NE(refusal(bad).find("layout"), std::string::npos);
   }
+  // Sizes that no layout has (before stride_for could overflow).
+  for (const int samples : {0, std::numeric_limits<int>::max() - 10}) {
+    AnalyticData bad = good;
+    bad.samples = samples;
+    EXPECT_THROW(bad.check_layout("test"), Error) << samples;
+  }
 }
 
 TEST(ReconDasDelay, PlaneWaveFiresFromTheFirstElement) {

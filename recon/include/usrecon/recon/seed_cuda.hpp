@@ -34,6 +34,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <iterator>
 #include <memory>
 #include <span>
 #include <string>
@@ -69,7 +70,7 @@ namespace gpu {
 constexpr int kDefaultPixels = 6;
 /// The pixels-per-thread counts the kernel is compiled for, and the largest.
 constexpr int kPixelChoices[] = {4, 6, 8};
-constexpr int kMaxPixels = 8;
+constexpr int kMaxPixels = *std::max_element(std::begin(kPixelChoices), std::end(kPixelChoices));
 constexpr int kBlockDepths = 32;  ///< threads of a block along depth (one warp)
 constexpr int kBlockColumns = 4;  ///< warps per block, each a column-thread
 /// The seconds-to-sample factor, in the CPU backend's operation order.
@@ -87,7 +88,7 @@ decltype(auto) with_pixels(int pixels, F&& f) {
   switch (pixels) {
     case 4: return f(std::integral_constant<int, 4>{});
     case 6: return f(std::integral_constant<int, 6>{});
-    case 8: return f(std::integral_constant<int, 8>{});  // kMaxPixels
+    case 8: return f(std::integral_constant<int, 8>{});
     default: break;
   }
   throw Error("seed model (CUDA): " + std::to_string(pixels) +
