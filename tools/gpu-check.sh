@@ -24,7 +24,10 @@
 #      on grid sizes that are not multiples of the block); das_cuda_check compares each DAS kernel
 #      with the CPU before timing it in both modes. This build also makes das_cuda_check_fmad, the
 #      DAS kernels compiled with fused multiply-adds (the project's build has none), and times the
-#      plane-wave cases with it: the table's "fmad on/off" rows.
+#      plane-wave cases with it: the table's "fmad on/off" rows; and kernels_cuda_check_gemm2, the
+#      tiled GEMM with two blocks per multiprocessor (kernels/cuda/matmul.cu,
+#      USRECON_GEMM_MIN_BLOCKS_PER_SM=2: fewer registers, some spills), whose SGEMM is timed beside
+#      the project's one-block kernel: the table's "2 blocks/SM" rows.
 # The Numba script is looked for at ../shared/bench/seed_numba_cuda.py (beside the checkout; that
 # folder does not travel to the device machine), shared/bench/ and .gpu-check/ in the checkout, or
 # $SEED_NUMBA_SCRIPT. Logs go to $OUT (when set, as on the device machine) or build-gpu-check/.
@@ -126,6 +129,7 @@ BENCH=""
 DAS_CHECK=""
 DAS_CHECK_FMAD=""  # nvcc-only build: the DAS kernels built with fused multiply-adds
 KERNELS_CHECK=""
+KERNELS_CHECK_GEMM2=""  # nvcc-only build: the tiled GEMM with two blocks per multiprocessor
 MODE=""
 if [[ ${GPU_CHECK_MINIMAL:-0} == 1 ]]; then
   say "GPU_CHECK_MINIMAL=1: skipping the full CMake build"
@@ -203,6 +207,12 @@ if [[ -z $MODE ]]; then
     mkdir -p "$obj/fmad"
     "$NVCC" "${fmad_flags[@]}" -c "$ROOT/recon/cuda/das_cuda.cu" -o "$obj/fmad/das_cuda.cu.o" &
     local fmad_pid=$!
+    # The tiled GEMM once more with __launch_bounds__(256, 2), for kernels-check-gemm2: ptxas's
+    # report (registers, spills) goes to this step's log. Optional, like the fmad build.
+    mkdir -p "$obj/gemm2"
+    "$NVCC" "${flags[@]}" -DUSRECON_GEMM_MIN_BLOCKS_PER_SM=2 -Xptxas -v -c "$ROOT/kernels/cuda/matmul.cu" \
+      -o "$obj/gemm2/matmul.cu.o" &
+    local gemm2_pid=$!
     if [[ -n $gtest ]]; then
       compile test_pids test_flags "${test_support[@]}" "${kernel_tests[@]}" "${recon_tests[@]}" \
         "${gtest_sources[@]}"
@@ -211,14 +221,16 @@ if [[ -z $MODE ]]; then
     for pid in "${core_pids[@]}"; do wait "$pid" || failed=1; done
     for pid in "${kernel_pids[@]}"; do wait "$pid" || kernels_failed=1; done
     for pid in "${test_pids[@]}"; do wait "$pid" || tests_failed=1; done
-    local fmad_failed=0
+    local fmad_failed=0 gemm2_failed=0
     wait "$fmad_pid" || fmad_failed=1
+    wait "$gemm2_pid" || gemm2_failed=1
     ((failed == 0)) || return 1
     objects() { local s; for s in "$@"; do o "$s"; done; }
     local link=("$NVCC" -arch=sm_90 -Xcompiler -pthread)
     # kernels_cuda_check and the test binaries are optional here: a failure is reported, the
     # seed and DAS checks still run.
-    rm -f "$obj/kernels_cuda_check" "$obj/tests_kernels_gpu" "$obj/tests_recon_gpu" "$obj/das_cuda_check_fmad"
+    rm -f "$obj/kernels_cuda_check" "$obj/tests_kernels_gpu" "$obj/tests_recon_gpu" "$obj/das_cuda_check_fmad" \
+      "$obj/kernels_cuda_check_gemm2"
     if ((fmad_failed == 0)); then
       "${link[@]}" $(objects "${common[@]}" "${das_host[@]}" tools/bench/das_cuda_check.cu) \
         "$obj/fmad/das_cuda.cu.o" -lcublas -o "$obj/das_cuda_check_fmad" || fmad_failed=1
@@ -229,6 +241,15 @@ if [[ -z $MODE ]]; then
         -o "$obj/kernels_cuda_check" || kernels_failed=1
     fi
     ((kernels_failed == 0)) || echo "build_minimal: kernels_cuda_check did not build (see above)"
+    if ((kernels_failed == 0 && gemm2_failed == 0)); then
+      local gemm2_objects=() object
+      for object in $(objects "${common[@]}" "${kernels[@]}" tools/bench/kernels_cuda_check.cu); do
+        [[ $object == */matmul.cu.o ]] && object=$obj/gemm2/matmul.cu.o
+        gemm2_objects+=("$object")
+      done
+      "${link[@]}" "${gemm2_objects[@]}" -lcublas -o "$obj/kernels_cuda_check_gemm2" || gemm2_failed=1
+    fi
+    ((kernels_failed == 0 && gemm2_failed == 0)) || echo "build_minimal: kernels_cuda_check_gemm2 did not build"
     if [[ -z $gtest ]]; then
       echo "build_minimal: no GoogleTest sources (run tools/gpu-check.sh --pack and carry .gpu-check)"
     elif ((tests_failed == 0 && kernels_failed == 0)); then
@@ -253,6 +274,7 @@ if [[ -z $MODE ]]; then
     DAS_CHECK=$WORK/min/das_cuda_check
     [[ -x $WORK/min/das_cuda_check_fmad ]] && DAS_CHECK_FMAD=$WORK/min/das_cuda_check_fmad
     KERNELS_CHECK=$WORK/min/kernels_cuda_check
+    [[ -x $WORK/min/kernels_cuda_check_gemm2 ]] && KERNELS_CHECK_GEMM2=$WORK/min/kernels_cuda_check_gemm2
   fi
 fi
 
@@ -312,6 +334,13 @@ elif [[ -n $KERNELS_CHECK ]]; then
   ORDER+=(kernels-check)
   STATUS[kernels-check]="not built (see the build-minimal log)"
   say "kernels-check: ${STATUS[kernels-check]}"
+fi
+# The tiled GEMM with two blocks per multiprocessor: its SGEMM validated in the same way, then
+# timed with cuBLAS again. An experiment, like das-check-fmad: it does not fail the check.
+KERNELS_GEMM2_OUT=$WORK/kernels-check-gemm2.log
+: >"$KERNELS_GEMM2_OUT"
+if [[ -n $KERNELS_CHECK_GEMM2 ]]; then
+  run_step kernels-check-gemm2 60 "$KERNELS_CHECK_GEMM2" --reps 10 --sgemm-only || true
 fi
 
 # ---- 4. The seed's Numba CUDA kernel on the same GPU ----------------------------------------------
@@ -490,6 +519,19 @@ RATIO_D=$(ratio "$NUMBA_MS" "$KD")
   printf '| %-44s | %12s | %10s | %4s |\n' "kernels cuBLAS SGEMM 4096 GFLOP/s (TF32 off)" "$(fmt "$(kget sgemm4096_cublas_gflops)")" "" ""
   r=$(kget sgemm4096_tiled_vs_cublas)
   printf '| %-44s | %12s | %10s | %4s |\n' "kernels tiled / cuBLAS SGEMM 4096" "$(fmt "$r")" ">= 0.5" "$(meets "$r" '>=' 0.5)"
+  # Two blocks per multiprocessor (nvcc-only build): GFLOP/s, against the one-block kernel timed
+  # in kernels-check, and against cuBLAS timed again beside it.
+  g2() { sed -n "s/^RESULT kernels_$1=//p" "$KERNELS_GEMM2_OUT" 2>/dev/null | tail -n 1; }
+  v=$(g2 sgemm4096_tiled_gflops)
+  printf '| %-44s | %12s | %10s | %4s |\n' "  tiled SGEMM 4096, 2 blocks/SM GFLOP/s" "$(fmt "$v")" "" ""
+  r=$(fmt "")
+  [[ -n $v && -n $(kget sgemm4096_tiled_gflops) ]] &&
+    r=$(awk -v a="$v" -v b="$(kget sgemm4096_tiled_gflops)" 'BEGIN { printf "%.4g", a / b }')
+  # A build that failed its check is not timed: say so rather than n/a.
+  [[ -n $(g2 sgemm4096_tiled_fused_mismatches) && $(g2 sgemm4096_tiled_fused_mismatches) != 0 ]] &&
+    r="$(g2 sgemm4096_tiled_fused_mismatches) wrong"
+  printf '| %-44s | %12s | %10s | %4s |\n' "  tiled SGEMM 4096, 2 blocks/SM / 1 block/SM" "$r" "" ""
+  printf '| %-44s | %12s | %10s | %4s |\n' "  tiled SGEMM 4096, 2 blocks/SM / cuBLAS" "$(fmt "$(g2 sgemm4096_tiled_vs_cublas)")" "" ""
   r=$(kget sgemm4096_tiled_fused_mismatches)
   printf '| %-44s | %12s | %10s | %4s |\n' "kernels tiled SGEMM vs fused dot, mismatches" "$(fmt "$r")" "0" "$(meets "$r" '<=' 0)"
   r=$(kget monte_carlo_gpu_minus_cpu)
@@ -501,7 +543,7 @@ failed=0
 for name in "${ORDER[@]}"; do
   # Without the C++ packages the CMake attempt fails by design: the nvcc-only build replaces it.
   [[ $MODE == minimal && ($name == configure || $name == build) ]] && continue
-  [[ $name == das-check-fmad ]] && continue  # an experiment: its rows say what it found
+  [[ $name == das-check-fmad || $name == kernels-check-gemm2 ]] && continue  # experiments: their rows say what they found
   # The sanitizer steps run in whatever time is left: skipping them is not a failure.
   [[ $name == memcheck* || $name == racecheck ]] && [[ ${STATUS[$name]} == skipped* || ${STATUS[$name]} == timed* ]] &&
     continue

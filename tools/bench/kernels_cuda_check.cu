@@ -16,8 +16,10 @@
 // call; the figure is the median of --reps calls. Without a device it prints a skip line and exits
 // 0. Prints "RESULT kernels_<name>=<value>" lines for the table of tools/gpu-check.sh. Also:
 // monte_carlo_pi's GPU count equals the CPU's. --small validates everything but the tall matmul
-// at small sizes and times nothing: gpu-check runs it under compute-sanitizer.
-//   kernels_cuda_check [--reps N] [--small]
+// at small sizes and times nothing: gpu-check runs it under compute-sanitizer. --sgemm-only runs
+// the SGEMM check alone: gpu-check times a build of the tiled kernel with two blocks per
+// multiprocessor with it (kernels/cuda/matmul.cu, USRECON_GEMM_MIN_BLOCKS_PER_SM).
+//   kernels_cuda_check [--reps N] [--small] [--sgemm-only]
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -367,6 +369,7 @@ void check_monte_carlo(const uk::Stream& stream, Report& report) {
 
 int main(int argc, char** argv) {
   int reps = 10;
+  bool sgemm_only = false;
   for (int k = 1; k < argc; ++k) {
     if (!std::strcmp(argv[k], "--reps") && k + 1 < argc) {
       reps = std::max(1, std::atoi(argv[++k]));
@@ -374,8 +377,10 @@ int main(int argc, char** argv) {
       g_small = true;
       g_elements = (std::int64_t(1) << 20) + 3;
       g_sgemm_n = 257;
+    } else if (!std::strcmp(argv[k], "--sgemm-only")) {
+      sgemm_only = true;
     } else {
-      std::fprintf(stderr, "usage: kernels_cuda_check [--reps N] [--small]\n");
+      std::fprintf(stderr, "usage: kernels_cuda_check [--reps N] [--small] [--sgemm-only]\n");
       return 2;
     }
   }
@@ -397,13 +402,17 @@ int main(int argc, char** argv) {
   }
 
   Report report(reps);
-  report.guarded("copy and maps", [&] { check_bandwidth_maps(*stream, report); });
-  report.guarded("sum float", [&] { check_sum<float>(*stream, report, "sum", "sum float"); });
-  report.guarded("sum int32",
-                 [&] { check_sum<std::int32_t>(*stream, report, "sum_int32", "sum int32"); });
+  if (!sgemm_only) {
+    report.guarded("copy and maps", [&] { check_bandwidth_maps(*stream, report); });
+    report.guarded("sum float", [&] { check_sum<float>(*stream, report, "sum", "sum float"); });
+    report.guarded("sum int32",
+                   [&] { check_sum<std::int32_t>(*stream, report, "sum_int32", "sum int32"); });
+  }
   report.guarded("SGEMM", [&] { check_sgemm(*stream, report); });
-  report.guarded("Monte-Carlo pi", [&] { check_monte_carlo(*stream, report); });
-  if (!g_small) report.guarded("tall matmul", [&] { check_tall_matmul(*stream, report); });
+  if (!sgemm_only) {
+    report.guarded("Monte-Carlo pi", [&] { check_monte_carlo(*stream, report); });
+    if (!g_small) report.guarded("tall matmul", [&] { check_tall_matmul(*stream, report); });
+  }
 
   std::printf("\nRatios (medians):\n");
   report.ratio("map_add_vs_copy", "map add a + b / d2d copy", "map_add_gbs", "d2d_copy_gbs", 0.80);
