@@ -98,6 +98,7 @@ run_step() {
   ((limit > max)) && limit=$max
   ORDER+=("$name")
   if ((limit < 10)); then
+    : >"$WORK/$name.log"  # the table reads step logs: an empty one, not a missing one
     STATUS[$name]="skipped (time budget spent)"
     say "$name: skipped, the time budget is spent"
     return 1
@@ -311,18 +312,21 @@ fi
 
 # ---- 3b. General DAS: both CUDA kernels against the CPU, then timed --------------------------------
 DAS_OUT=$WORK/das-check.log
+: >"$DAS_OUT"
 if [[ -n $DAS_CHECK ]]; then
   run_step das-check 120 "$DAS_CHECK" --reps 10 || true
-else
-  : >"$DAS_OUT"
 fi
 # The same plane-wave cases with the DAS kernels built with fused multiply-adds: checked against
-# the CPU in the same way, then timed. An experiment for the next decision, not the project's
-# build: its failure does not fail the check (the rows show what it found).
+# the CPU, then timed. Fused multiply-adds move sample positions by a rounding step, about 1e-4
+# in relative L2 on these white-noise data (the kernels' programs run on the host with FMA
+# contraction), so the bound here is 1e-3, and the table shows each kernel's L2 beside its
+# speed. An experiment for the next decision, not the project's build: its failure does not fail
+# the check (the rows show what it found).
 DAS_FMAD_OUT=$WORK/das-check-fmad.log
 : >"$DAS_FMAD_OUT"
 if [[ -n $DAS_CHECK_FMAD ]]; then
-  run_step das-check-fmad 90 "$DAS_CHECK_FMAD" --reps 10 --cases rfdata1,picmus --label fmad || true
+  run_step das-check-fmad 90 "$DAS_CHECK_FMAD" --reps 10 --cases rfdata1,picmus --label fmad \
+    --max-rel-l2 1e-3 || true
 fi
 
 # ---- 3c. The kernel library: copy/map/sum bandwidth, tiled SGEMM vs cuBLAS, validated then timed --
@@ -455,6 +459,10 @@ RATIO_D=$(ratio "$NUMBA_MS" "$KD")
   if [[ $GPU_TESTS == */*/* ]]; then
     gpu_met=NO
     (($(cut -d/ -f2 <<<"$GPU_TESTS") == 0 && GPU_TESTS_UNRUN == 0)) && gpu_met=yes
+    # A binary that crashed or timed out prints no totals: its step's status says so.
+    for name in "${ORDER[@]}"; do
+      [[ $name == gpu-tests-* && ${STATUS[$name]} != ok ]] && gpu_met=NO
+    done
   fi
   printf '| %-44s | %12s | %10s | %4s |\n' "GPU tests passed/failed/skipped (GoogleTest)" "$GPU_TESTS" "all ran" "$gpu_met"
   [[ $GPU_TESTS_UNRUN -gt 0 ]] &&
@@ -472,8 +480,17 @@ RATIO_D=$(ratio "$NUMBA_MS" "$KD")
   done
   printf '| %-44s | %12s | %10s | %4s |\n' "batch frames/s, double ($FRAMES frames, pinned)" "$(fmt "$FD")" ">= 150" "$(meets "$FD" '>=' 150)"
   printf '| %-44s | %12s | %10s | %4s |\n' "batch frames/s, single ($FRAMES frames, pinned)" "$(fmt "$FS")" ">= 150" "$(meets "$FS" '>=' 150)"
-  printf '| %-44s | %12s | %10s | %4s |\n' "batch frames/s, 3 streams / 1 stream, double" "$(fmt "$(get batch_overlap_double)")" ">= 1.05" "$(meets "$(get batch_overlap_double)" '>=' 1.05)"
-  printf '| %-44s | %12s | %10s | %4s |\n' "batch frames/s, 3 streams / 1 stream, single" "$(fmt "$(get batch_overlap_single)")" ">= 1.05" "$(meets "$(get batch_overlap_single)" '>=' 1.05)"
+  # Overlap: 3 streams must beat 1 (the copies, about 8 MB a frame, are a few percent of a frame's
+  # kernel, so that is all overlapping can gain), and a frame of the 3-stream batch should take
+  # little more than its kernel alone (the copies hidden).
+  for prec in double single; do
+    r=$(get batch_overlap_$prec)
+    printf '| %-44s | %12s | %10s | %4s |\n' "batch frames/s, 3 streams / 1 stream, $prec" "$(fmt "$r")" ">= 1.01" "$(meets "$r" '>=' 1.01)"
+    r=""
+    [[ -n $(get batch_fps_$prec) && -n $(get kernel_ms_$prec) ]] &&
+      r=$(awk -v f="$(get batch_fps_$prec)" -v k="$(get kernel_ms_$prec)" 'BEGIN { printf "%.4g", 1000 / f / k }')
+    printf '| %-44s | %12s | %10s | %4s |\n' "  batch ms/frame / kernel ms, $prec" "$(fmt "$r")" "<= 1.1" "$(meets "$r" '<=' 1.1)"
+  done
   printf '| %-44s | %12s | %10s | %4s |\n' "single vs exact: fraction of pixels differing" "$(fmt "$(get fraction_differing_single)")" "" ""
   printf '| %-44s | %12s | %10s | %4s |\n' "single vs exact: relative L2" "$(fmt "$(get relative_l2_single)")" "<= 1e-4" "$(meets "$(get relative_l2_single)" '<=' 1e-4)"
   printf '| %-44s | %12s | %10s | %4s |\n' "double vs exact: fraction of pixels differing" "$(fmt "$(get fraction_differing_double)")" "0" "$(meets "$(get fraction_differing_double)" '<=' 0)"
@@ -501,9 +518,8 @@ RATIO_D=$(ratio "$NUMBA_MS" "$KD")
       e=$(sed -n "s/^RESULT das_${das_case}_${das_kernel}_fmad_rel_l2_vs_cpu=//p" "$DAS_FMAD_OUT" 2>/dev/null | tail -n 1)
       r=$(fmt "")
       [[ -n $v && -n $f ]] && r=$(awk -v a="$f" -v b="$v" 'BEGIN { printf "%.4g", a / b }')
-      # A build that failed its CPU check is not timed: say so rather than n/a.
-      [[ -n $e ]] && awk -v e="$e" 'BEGIN { exit !(e > 1e-5) }' && r="L2 $(fmt "$e")"
       printf '| %-44s | %12s | %10s | %4s |\n' "DAS $das_case $das_kernel fmad on/off" "$r" "" ""
+      printf '| %-44s | %12s | %10s | %4s |\n' "  fmad on: rel. L2 vs CPU (untimed if > 1e-3)" "$(fmt "$e")" "" ""
     done
   done
   kget() { sed -n "s/^RESULT kernels_$1=//p" "$KERNELS_OUT" 2>/dev/null | tail -n 1; }

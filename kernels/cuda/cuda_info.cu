@@ -31,6 +31,10 @@ void require_cuda(const std::string& what) {
 namespace cuda_detail {
 
 void throw_cuda_error(cudaError_t status, const char* statement, const char* file, int line) {
+  // A call's failure is also left as the thread's last error; cleared here (for errors that do
+  // not stick to the context, such as out of memory), so that the next launch check, which reads
+  // cudaGetLastError(), does not report this error again as the launch's.
+  (void)cudaGetLastError();
   const std::string message = std::string("CUDA error in ") + statement + " at " + file + ":" +
                               std::to_string(line) + ": " + cudaGetErrorName(status) + " (" +
                               cudaGetErrorString(status) + ")";

@@ -115,8 +115,10 @@ template <class T>
 void cuda_gemm(const T* a, const T* b, T* c, const GemmShape& g, MatmulAlgo algo,
                StreamView stream) {
   require_cuda("matmul on device arrays");
-  if (g.m > INT32_MAX || g.n > INT32_MAX || g.k > INT32_MAX || g.batch > 65535)
-    throw Error("matmul: CUDA dimensions beyond 2^31 - 1 (or batch beyond 65535) are not supported");
+  // k's limit leaves room for the tiled kernel's int sums k0 + (offset < 8) past the last slice.
+  if (g.m > INT32_MAX || g.n > INT32_MAX || g.k > INT32_MAX - 64 || g.batch > 65535)
+    throw Error("matmul: CUDA dimensions beyond 2^31 - 1 (k beyond 2^31 - 65, batch beyond 65535) "
+                "are not supported");
   if (g.k == 0) {
     USRECON_CUDA_CHECK(cudaMemsetAsync(c, 0, g.batch * g.stride_c * sizeof(T), stream.get()));
     return;

@@ -33,6 +33,17 @@ struct ScaleShift {
 };
 constexpr uk::Ufunc<ScaleShift, 2> scale_shift{"scale_shift"};
 
+/// c = a · b by `algo` into `c`, which is filled with NaN bytes first: every algorithm writes into
+/// the same device memory, so an entry an algorithm leaves unwritten reads as NaN (not as the
+/// previous algorithm's right answer, which a fresh allocation could also still hold).
+template <class T>
+HostArray<T> matmul_into_poisoned(const uk::DeviceArray<T>& a, const uk::DeviceArray<T>& b,
+                                  uk::DeviceArray<T>& c, MatmulAlgo algo) {
+  USRECON_CUDA_CHECK(cudaMemset(c.data(), 0xFF, c.size() * sizeof(T)));  // all ones: a NaN
+  uk::matmul(a, b, c, algo);
+  return c.copy_to_host();
+}
+
 TEST(KernelCuda, BuiltWithCudaReportsIt) { EXPECT_TRUE(usrecon::built_with_cuda()); }
 
 // The check macro's classification (no device needed): what makes the device unusable is
@@ -57,6 +68,22 @@ TEST(KernelCuda, CheckClassifiesUnusableDevicesAsUnavailable) {
       EXPECT_NE(what.find(cudaGetErrorName(failure)), std::string::npos) << what;
     }
   }
+}
+
+// An error that does not stick to the context (out of memory) is also the thread's last error;
+// once it has been thrown and caught, the next launch check (which reads cudaGetLastError) must
+// not report it again as that launch's: --backend auto's fallback after an out-of-memory, and
+// the next frame, depend on it.
+TEST(KernelCuda, ACaughtErrorIsNotReportedAgainByTheNextLaunch) {
+  REQUIRE_GPU("a caught out-of-memory error, then a kernel launch");
+  void* too_much = nullptr;
+  EXPECT_THROW(USRECON_CUDA_CHECK(cudaMalloc(&too_much, std::size_t(1) << 60)), usrecon::CudaUnavailable);
+  const auto a = random_array<float>({1000}, 3);
+  const auto da = uk::to_device(a);
+  auto out = uk::device_array<float>({1000});
+  EXPECT_NO_THROW(uk::add(da, da, out));
+  const HostArray<float> c = out.copy_to_host();
+  for (std::int64_t i = 0; i < 1000; ++i) ASSERT_EQ(c[i], a[i] + a[i]);
 }
 
 TEST(KernelCuda, DeviceArrayRoundTripAndPreallocatedOutput) {
@@ -175,19 +202,18 @@ TYPED_TEST(KernelCudaMatmul, TiledAndNaiveAgainstCublas) {
     for (T& v : a) v = std::round(v);
     for (T& v : b) v = std::round(v);
     const auto da = uk::to_device(a), db = uk::to_device(b);
-    const HostArray<T> ref = uk::matmul(da, db, MatmulAlgo::blas).copy_to_host();
+    uk::DeviceArray<T> dc({d.batch, d.m, d.n});
+    const HostArray<T> ref = matmul_into_poisoned(da, db, dc, MatmulAlgo::blas);
     const HostArray<T> cpu = uk::matmul(a, b, MatmulAlgo::naive);
+    for (std::size_t i = 0; i < ref.size(); ++i) ASSERT_EQ(ref[i], cpu[i]) << "cuBLAS, m=" << d.m;
     for (MatmulAlgo algo : {MatmulAlgo::tiled, MatmulAlgo::naive}) {
-      const HostArray<T> c = uk::matmul(da, db, algo).copy_to_host();
-      for (std::size_t i = 0; i < c.size(); ++i) {
-        ASSERT_EQ(c[i], ref[i]) << "algo " << static_cast<int>(algo) << " m=" << d.m;
-        ASSERT_EQ(c[i], cpu[i]);
-      }
+      const HostArray<T> c = matmul_into_poisoned(da, db, dc, algo);
+      for (std::size_t i = 0; i < c.size(); ++i) ASSERT_EQ(c[i], ref[i]) << "algo " << static_cast<int>(algo) << " m=" << d.m;
     }
     const auto ra = random_array<T>({d.batch, d.m, d.k}, 12), rb = random_array<T>({d.batch, d.k, d.n}, 13);
     const auto dra = uk::to_device(ra), drb = uk::to_device(rb);
-    const HostArray<T> rref = uk::matmul(dra, drb, MatmulAlgo::blas).copy_to_host();
-    const HostArray<T> rt = uk::matmul(dra, drb, MatmulAlgo::tiled).copy_to_host();
+    const HostArray<T> rref = matmul_into_poisoned(dra, drb, dc, MatmulAlgo::blas);
+    const HostArray<T> rt = matmul_into_poisoned(dra, drb, dc, MatmulAlgo::tiled);
     const double bound = 4.0 * std::numeric_limits<T>::epsilon() * d.k;
     for (std::size_t i = 0; i < rt.size(); ++i) ASSERT_NEAR(rt[i], rref[i], bound);
   }
@@ -202,9 +228,10 @@ TYPED_TEST(KernelCudaMatmul, RowsBeyondTheGridLimit) {
   for (std::int64_t i = 0; i < m * k; ++i) a[i] = T(i % 7) - T(3);
   for (std::int64_t i = 0; i < k * n; ++i) b[i] = T(i % 5) - T(2);
   const auto da = uk::to_device(a), db = uk::to_device(b);
+  uk::DeviceArray<T> dc({m, n});
   const HostArray<T> cpu = uk::matmul(a, b, MatmulAlgo::naive);
   for (MatmulAlgo algo : {MatmulAlgo::tiled, MatmulAlgo::naive, MatmulAlgo::blas}) {
-    const HostArray<T> c = uk::matmul(da, db, algo).copy_to_host();
+    const HostArray<T> c = matmul_into_poisoned(da, db, dc, algo);
     std::int64_t wrong = 0;
     for (std::size_t i = 0; i < c.size(); ++i) wrong += c[i] != cpu[i];
     EXPECT_EQ(wrong, 0) << "algo " << static_cast<int>(algo) << ", m = " << m;

@@ -92,6 +92,7 @@ bool verify_random(int& failures) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  std::setvbuf(stdout, nullptr, _IOLBF, 0);  // a run killed by gpu-check's timeout keeps its lines
   std::string data = USRECON_SOURCE_DIR "/data/example.txt";
   int frames = 200, streams = 3, repeats = 10;
   bool verify = false;

@@ -6,13 +6,18 @@
 // 0.05 mm), PICMUS's (128 elements, 75 angles, 3328 samples), and the first with 7 diverging
 // or 7 focused waves instead of plane waves (pixel-per-thread kernel only), F-number 1.5, linear
 // interpolation; data are random analytic samples (the kernels' cost does not depend on values).
-// For each kernel: relative L2 against DasCpuBeamformer on the same data (must be <= 1e-5, else
-// no time is reported), then the median of --reps kernel times from CUDA events after a warm-up.
+// For each kernel: relative L2 against DasCpuBeamformer on the same data (must be <= 1e-5, or
+// --max-rel-l2, else no time is reported), then the median of --reps kernel times from CUDA events
+// after a warm-up.
 // Without a usable device it says why and exits 0; with one, any error fails the kernel it hit.
 // Prints "RESULT das_<case>_<kernel>[_<label>]_points_per_s=..." lines for the table.
 //   das_cuda_check [--reps N] [--cpu-threads N] [--cases A,B] [--kernels K,L] [--label NAME]
+//                  [--max-rel-l2 X]
 // --cases and --kernels keep only those named (default: all); --label tags the RESULT names, for
-// a build of the same check with other compiler flags (gpu-check's fused multiply-add build).
+// a build of the same check with other compiler flags (gpu-check's fused multiply-add build,
+// which gets --max-rel-l2 1e-3: fused multiply-adds move a sample position by a rounding step,
+// which on white-noise data changes the image by about 1e-4 in relative L2, as running the
+// kernels' programs on the host with FMA contraction showed).
 #include <algorithm>
 #include <cmath>
 #include <complex>
@@ -109,7 +114,9 @@ std::string joined(const std::vector<std::string>& names) {
 }
 
 int main(int argc, char** argv) {
+  std::setvbuf(stdout, nullptr, _IOLBF, 0);  // a run killed by gpu-check's timeout keeps its lines
   int reps = 10, cpu_threads = 0;
+  double max_rel_l2 = 1e-5;
   std::string cases, kernels, label;
   for (int k = 1; k < argc; k += 2) {
     if (k + 1 >= argc) {
@@ -121,11 +128,16 @@ int main(int argc, char** argv) {
     else if (!std::strcmp(argv[k], "--cases")) cases = argv[k + 1];
     else if (!std::strcmp(argv[k], "--kernels")) kernels = argv[k + 1];
     else if (!std::strcmp(argv[k], "--label")) label = std::string("_") + argv[k + 1];
+    else if (!std::strcmp(argv[k], "--max-rel-l2")) max_rel_l2 = std::atof(argv[k + 1]);
     else {
       std::fprintf(stderr, "usage: das_cuda_check [--reps N] [--cpu-threads N] [--cases A,B] "
-                           "[--kernels K,L] [--label NAME]\n");
+                           "[--kernels K,L] [--label NAME] [--max-rel-l2 X]\n");
       return 2;
     }
+  }
+  if (!(max_rel_l2 > 0 && max_rel_l2 <= 0.1)) {
+    std::fprintf(stderr, "das_cuda_check: --max-rel-l2 takes a bound in (0, 0.1]\n");
+    return 2;
   }
   // Checked before the device is looked for, so that a typo is caught on any machine.
   std::vector<std::string> case_names, kernel_names;
@@ -167,8 +179,9 @@ int main(int argc, char** argv) {
         if (cpu.empty()) cpu = DasCpuBeamformer(p, cpu_threads).beamform(data).data;
         const double err = relative_l2(out, cpu);
         std::printf("RESULT %s_rel_l2_vs_cpu=%.3g\n", name.c_str(), err);
-        if (!(err <= 1e-5)) {
-          std::printf("%s: disagrees with the CPU (relative L2 %.3g > 1e-5): not timed\n", name.c_str(), err);
+        if (!(err <= max_rel_l2)) {
+          std::printf("%s: disagrees with the CPU (relative L2 %.3g > %.3g): not timed\n", name.c_str(), err,
+                      max_rel_l2);
           ++failures;
           continue;
         }

@@ -5,7 +5,9 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <mutex>
 #include <utility>
+#include <vector>
 
 #include "usrecon/kernels/cuda_check.hpp"
 
@@ -52,15 +54,49 @@ inline int sm_count() {
   return sms;
 }
 
-/// Scratch memory from the stream-ordered pool (cudaMallocAsync): after the first call a reuse of
-/// pooled memory, not a cudaMalloc. Freed on the same stream (cudaFreeAsync) when it goes out of
-/// scope, also when a later check throws, so an error leaks nothing; work enqueued before the free
-/// still sees the memory. Move-only.
+/// The current device's memory pool for StreamScratch: the library's own, created on first use
+/// and never destroyed (as the cuBLAS handles: destroying it at exit would race the runtime's
+/// teardown). Its release threshold keeps up to 64 MiB mapped across synchronizations: the
+/// device's default pool keeps none, so a sum() that returns to the host (and synchronizes)
+/// would map its few kilobytes of scratch anew on every call. The user's own default pool is
+/// left as it is.
+inline cudaMemPool_t scratch_pool() {
+  int device = 0;
+  USRECON_CUDA_CHECK(cudaGetDevice(&device));
+  static std::mutex mutex;
+  static std::vector<cudaMemPool_t> pools;  // by device ordinal; null until made
+  const std::lock_guard lock(mutex);
+  if (pools.size() <= static_cast<std::size_t>(device)) pools.resize(device + 1, nullptr);
+  cudaMemPool_t& pool = pools[device];
+  if (!pool) {
+    cudaMemPoolProps props{};
+    props.allocType = cudaMemAllocationTypePinned;
+    props.handleTypes = cudaMemHandleTypeNone;
+    props.location.type = cudaMemLocationTypeDevice;
+    props.location.id = device;
+    cudaMemPool_t made = nullptr;
+    USRECON_CUDA_CHECK(cudaMemPoolCreate(&made, &props));
+    std::uint64_t keep = std::uint64_t(64) << 20;  // bytes
+    if (const cudaError_t e = cudaMemPoolSetAttribute(made, cudaMemPoolAttrReleaseThreshold, &keep);
+        e != cudaSuccess) {
+      (void)cudaMemPoolDestroy(made);
+      USRECON_CUDA_CHECK(e);
+    }
+    pool = made;
+  }
+  return pool;
+}
+
+/// Scratch memory from the library's stream-ordered pool (scratch_pool()): after the first call a
+/// reuse of pooled memory, not a cudaMalloc, also across synchronizations. Freed on the same
+/// stream (cudaFreeAsync) when it goes out of scope, also when a later check throws, so an error
+/// leaks nothing; work enqueued before the free still sees the memory. Move-only.
 template <class T>
 class StreamScratch {
  public:
   StreamScratch(std::size_t count, cudaStream_t stream) : stream_(stream) {
-    USRECON_CUDA_CHECK(cudaMallocAsync(reinterpret_cast<void**>(&data_), count * sizeof(T), stream));
+    USRECON_CUDA_CHECK(
+        cudaMallocFromPoolAsync(reinterpret_cast<void**>(&data_), count * sizeof(T), scratch_pool(), stream));
   }
   ~StreamScratch() {
     // Errors cannot be reported from a destructor; clear the one a failed free leaves, so that
