@@ -125,6 +125,55 @@ command -v nvidia-smi >/dev/null && nvidia-smi --query-gpu=name,driver_version,m
 NVCC=$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)
 [[ -x $NVCC ]] || say "nvcc not found: nothing can be built"
 
+# cuBLAS for the nvcc-only build: the toolkit's when a probe program compiles and links with
+# -lcublas; otherwise (a toolkit without cuBLAS's headers or its unversioned .so) the first
+# libcublas.so* with a cublas_v2.h beside it, in the toolkit's folders or Python's NVIDIA wheels
+# (PyTorch's nvidia-cublas), found on the library path at run time. Space-separated flags (no
+# spaces in those paths), exported for build_minimal.
+CUBLAS_CFLAGS=""
+CUBLAS_LIBS="-lcublas"
+find_cublas() {
+  local probe=$WORK/cublas-probe
+  mkdir -p "$probe"
+  printf '#include <cublas_v2.h>\nint main() { return cublasGetStatusString(CUBLAS_STATUS_SUCCESS) ? 0 : 1; }\n' \
+    >"$probe/probe.cu"
+  "$NVCC" "$probe/probe.cu" -lcublas -o "$probe/probe" 2>"$probe/default.log" && return 0
+  local roots=(/usr/local/cuda/lib64 /usr/local/cuda/targets/x86_64-linux/lib /usr/lib/x86_64-linux-gnu)
+  local site
+  for site in $(python3 -c 'import site; print(*site.getsitepackages())' 2>/dev/null); do
+    [[ -d $site/nvidia ]] && roots+=("$site/nvidia")
+  done
+  local lib dir include candidate
+  while read -r lib; do
+    dir=$(dirname "$lib")
+    include=""
+    for candidate in "$dir/../include" /usr/local/cuda/include; do
+      [[ -f $candidate/cublas_v2.h ]] && { include=$(cd "$candidate" && pwd); break; }
+    done
+    [[ -n $include ]] || continue
+    # Only cuBLAS's own headers: a wheel's include folder also holds the CUDA runtime's, of its
+    # own version, which must not shadow nvcc's.
+    rm -rf "$probe/include" && mkdir -p "$probe/include"
+    ln -s "$include"/cublas*.h "$probe/include/"
+    if "$NVCC" -I"$probe/include" "$probe/probe.cu" -L"$dir" -l:"$(basename "$lib")" -o "$probe/probe" \
+      2>>"$probe/fallback.log"; then
+      CUBLAS_CFLAGS="-I$probe/include"
+      CUBLAS_LIBS="-L$dir -l:$(basename "$lib")"
+      export LD_LIBRARY_PATH="$dir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+      return 0
+    fi
+  done < <(find -H "${roots[@]}" -name 'libcublas.so*' ! -name '*Lt*' 2>/dev/null | sort)
+  return 1
+}
+if [[ -x $NVCC ]]; then
+  if find_cublas; then
+    [[ $CUBLAS_LIBS == -lcublas ]] || say "cuBLAS: not in the toolkit's default paths; using $CUBLAS_LIBS $CUBLAS_CFLAGS"
+  else
+    say "cuBLAS: no libcublas that links was found (see $WORK/cublas-probe/*.log); the nvcc-only build will fail"
+  fi
+fi
+export CUBLAS_CFLAGS CUBLAS_LIBS
+
 # ---- 1. Build -------------------------------------------------------------------------------------
 BENCH=""
 DAS_CHECK=""
@@ -152,7 +201,8 @@ if [[ -z $MODE ]]; then
     local flags=(-std=c++20 -O3 --fmad=false -arch=sm_90 -Xcompiler -ffp-contract=off
                  -I"$ROOT/kernels/include" -I"$ROOT/recon/include" -DUSRECON_HAVE_CUDA=1
                  -DUSRECON_SOURCE_DIR="\"$ROOT\"" -DUSRECON_BINARY_DIR="\"$WORK\""
-                 -DUSRECON_SHARED_DIR="\"$ROOT/../shared\"")
+                 -DUSRECON_SHARED_DIR="\"$ROOT/../shared\"" $CUBLAS_CFLAGS)
+    local cublas=($CUBLAS_LIBS)
     local common=(kernels/cpu/parallel.cpp kernels/cpu/errors.cpp kernels/cuda/cuda_info.cu
                   kernels/cuda/cuda_memory.cu)
     local seed=(recon/cpu/seed_cpu.cpp recon/cpu/seed_reference.cpp recon/cuda/seed_cuda.cu)
@@ -234,11 +284,11 @@ if [[ -z $MODE ]]; then
       "$obj/kernels_cuda_check_gemm2"
     if ((fmad_failed == 0)); then
       "${link[@]}" $(objects "${common[@]}" "${das_host[@]}" tools/bench/das_cuda_check.cu) \
-        "$obj/fmad/das_cuda.cu.o" -lcublas -o "$obj/das_cuda_check_fmad" || fmad_failed=1
+        "$obj/fmad/das_cuda.cu.o" "${cublas[@]}" -o "$obj/das_cuda_check_fmad" || fmad_failed=1
     fi
     ((fmad_failed == 0)) || echo "build_minimal: das_cuda_check_fmad did not build (see above)"
     if ((kernels_failed == 0)); then
-      "${link[@]}" $(objects "${common[@]}" "${kernels[@]}" tools/bench/kernels_cuda_check.cu) -lcublas \
+      "${link[@]}" $(objects "${common[@]}" "${kernels[@]}" tools/bench/kernels_cuda_check.cu) "${cublas[@]}" \
         -o "$obj/kernels_cuda_check" || kernels_failed=1
     fi
     ((kernels_failed == 0)) || echo "build_minimal: kernels_cuda_check did not build (see above)"
@@ -248,23 +298,23 @@ if [[ -z $MODE ]]; then
         [[ $object == */matmul.cu.o ]] && object=$obj/gemm2/matmul.cu.o
         gemm2_objects+=("$object")
       done
-      "${link[@]}" "${gemm2_objects[@]}" -lcublas -o "$obj/kernels_cuda_check_gemm2" || gemm2_failed=1
+      "${link[@]}" "${gemm2_objects[@]}" "${cublas[@]}" -o "$obj/kernels_cuda_check_gemm2" || gemm2_failed=1
     fi
     ((kernels_failed == 0 && gemm2_failed == 0)) || echo "build_minimal: kernels_cuda_check_gemm2 did not build"
     if [[ -z $gtest ]]; then
       echo "build_minimal: no GoogleTest sources (run tools/gpu-check.sh --pack and carry .gpu-check)"
     elif ((tests_failed == 0 && kernels_failed == 0)); then
       "${link[@]}" $(objects "${common[@]}" "${kernels[@]}" "${kernel_tests[@]}" "${gtest_sources[@]}") \
-        -lcublas -o "$obj/tests_kernels_gpu" || echo "build_minimal: tests_kernels_gpu did not link"
+        "${cublas[@]}" -o "$obj/tests_kernels_gpu" || echo "build_minimal: tests_kernels_gpu did not link"
       "${link[@]}" $(objects "${common[@]}" "${seed[@]}" "${das[@]}" "${test_support[@]}" \
-        "${recon_tests[@]}" "${gtest_sources[@]}") -lcublas -o "$obj/tests_recon_gpu" ||
+        "${recon_tests[@]}" "${gtest_sources[@]}") "${cublas[@]}" -o "$obj/tests_recon_gpu" ||
         echo "build_minimal: tests_recon_gpu did not link"
     else
       echo "build_minimal: the GoogleTest GPU tests did not compile (see above)"
     fi
-    "${link[@]}" $(objects "${common[@]}" "${seed[@]}" tools/bench/bench_seed_cuda.cu) -lcublas \
+    "${link[@]}" $(objects "${common[@]}" "${seed[@]}" tools/bench/bench_seed_cuda.cu) "${cublas[@]}" \
       -o "$obj/bench_seed_cuda" &&
-      "${link[@]}" $(objects "${common[@]}" "${das[@]}" tools/bench/das_cuda_check.cu) -lcublas \
+      "${link[@]}" $(objects "${common[@]}" "${das[@]}" tools/bench/das_cuda_check.cu) "${cublas[@]}" \
         -o "$obj/das_cuda_check"
   }
   export -f build_minimal
