@@ -569,7 +569,7 @@ RATIO_D=$(ratio "$NUMBA_MS" "$KD")
       r=$(fmt "")
       [[ -n $v && -n $f ]] && r=$(awk -v a="$f" -v b="$v" 'BEGIN { printf "%.4g", a / b }')
       printf '| %-44s | %12s | %10s | %4s |\n' "DAS $das_case $das_kernel fmad on/off" "$r" "" ""
-      printf '| %-44s | %12s | %10s | %4s |\n' "  fmad on: rel. L2 vs CPU (untimed if > 1e-3)" "$(fmt "$e")" "" ""
+      printf '| %-44s | %12s | %10s | %4s |\n' "  fmad on: rel. L2 vs CPU (timed if <= 1e-3)" "$(fmt "$e")" "" ""
     done
   done
   kget() { sed -n "s/^RESULT kernels_$1=//p" "$KERNELS_OUT" 2>/dev/null | tail -n 1; }
