@@ -127,7 +127,8 @@ NVCC=$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)
 
 # cuBLAS for the nvcc-only build: the toolkit's when a probe program compiles and links with
 # -lcublas; otherwise (a toolkit without cuBLAS's headers or its unversioned .so) the first
-# libcublas.so* with a cublas_v2.h beside it, in the toolkit's folders or Python's NVIDIA wheels
+# libcublas.so* (of its headers' major version, linked and run) with a cublas_v2.h beside it,
+# searched in this order: the toolkit's folders, the system's, Python's NVIDIA wheels
 # (PyTorch's nvidia-cublas), found on the library path at run time. Space-separated flags (no
 # spaces in those paths), exported for build_minimal.
 CUBLAS_CFLAGS=""
@@ -143,26 +144,33 @@ find_cublas() {
   for site in $(python3 -c 'import site; print(*site.getsitepackages())' 2>/dev/null); do
     [[ -d $site/nvidia ]] && roots+=("$site/nvidia")
   done
-  local lib dir include candidate
-  while read -r lib; do
-    dir=$(dirname "$lib")
-    include=""
-    for candidate in "$dir/../include" /usr/local/cuda/include; do
-      [[ -f $candidate/cublas_v2.h ]] && { include=$(cd "$candidate" && pwd); break; }
-    done
-    [[ -n $include ]] || continue
-    # Only cuBLAS's own headers: a wheel's include folder also holds the CUDA runtime's, of its
-    # own version, which must not shadow nvcc's.
-    rm -rf "$probe/include" && mkdir -p "$probe/include"
-    ln -s "$include"/cublas*.h "$probe/include/"
-    if "$NVCC" -I"$probe/include" "$probe/probe.cu" -L"$dir" -l:"$(basename "$lib")" -o "$probe/probe" \
-      2>>"$probe/fallback.log"; then
-      CUBLAS_CFLAGS="-I$probe/include"
-      CUBLAS_LIBS="-L$dir -l:$(basename "$lib")"
-      export LD_LIBRARY_PATH="$dir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-      return 0
-    fi
-  done < <(find -H "${roots[@]}" -name 'libcublas.so*' ! -name '*Lt*' 2>/dev/null | sort)
+  local lib dir include candidate root header_major lib_major
+  for root in "${roots[@]}"; do
+    while read -r lib; do
+      dir=$(dirname "$lib")
+      include=""
+      for candidate in "$dir/../include" /usr/local/cuda/include; do
+        [[ -f $candidate/cublas_v2.h ]] && { include=$(cd "$candidate" && pwd); break; }
+      done
+      [[ -n $include ]] || continue
+      # Headers and library of one major version (libcublas.so.13 with CUDA 13's cublas_api.h).
+      header_major=$(sed -n 's/^#define CUBLAS_VER_MAJOR \([0-9]*\).*/\1/p' "$include/cublas_api.h" 2>/dev/null)
+      lib_major=$(basename "$(readlink -f "$lib")" | sed -n 's/^libcublas\.so\.\([0-9]*\).*/\1/p')
+      [[ -n $header_major && -n $lib_major && $header_major != "$lib_major" ]] && continue
+      # Only cuBLAS's own headers: a wheel's include folder also holds the CUDA runtime's, of its
+      # own version, which must not shadow nvcc's.
+      rm -rf "$probe/include" && mkdir -p "$probe/include"
+      ln -s "$include"/cublas*.h "$probe/include/"
+      # Linked and run (the probe needs no device): a library that cannot load fails here.
+      if "$NVCC" -I"$probe/include" "$probe/probe.cu" -L"$dir" -l:"$(basename "$lib")" -o "$probe/probe" \
+        2>>"$probe/fallback.log" && LD_LIBRARY_PATH="$dir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" "$probe/probe"; then
+        CUBLAS_CFLAGS="-I$probe/include"
+        CUBLAS_LIBS="-L$dir -l:$(basename "$lib")"
+        export LD_LIBRARY_PATH="$dir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+        return 0
+      fi
+    done < <(find -H "$root" -name 'libcublas.so*' ! -name '*Lt*' 2>/dev/null | sort)
+  done
   return 1
 }
 if [[ -x $NVCC ]]; then
@@ -473,7 +481,13 @@ KS=$(get kernel_ms_single)
 FD=$(get batch_fps_double)
 FS=$(get batch_fps_single)
 fmt() { [[ -n ${1:-} ]] && printf '%.4g' "$1" || printf 'n/a'; }
-ratio() { [[ -n ${1:-} && -n ${2:-} ]] && awk -v a="$1" -v b="$2" 'BEGIN { printf "%.0fx", a / b }' || printf 'n/a'; }
+ratio() { [[ -n ${1:-} && -n ${2:-} ]] && awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.0fx", a / b; else printf "n/a" }' || printf 'n/a'; }
+# a / b to 4 digits; nothing (which fmt shows as n/a) unless both are numbers and b > 0 (gawk
+# stops at a division by zero).
+quotient() {
+  awk -v a="${1:-}" -v b="${2:-}" 'BEGIN { n = "^[-+]?[0-9.]+([eE][-+]?[0-9]+)?$"
+    if (a ~ n && b ~ n && b + 0 > 0) printf "%.4g", a / b }'
+}
 meets() {  # value op target; '?' when the value was not measured
   [[ ${1:-} =~ ^[0-9.eE+-]+$ ]] || { printf '?'; return; }
   awk -v v="$1" -v t="$3" -v op="$2" 'BEGIN { ok = (op == "<=") ? (v <= t) : (v >= t); printf ok ? "yes" : "NO" }'
@@ -538,7 +552,7 @@ RATIO_D=$(ratio "$NUMBA_MS" "$KD")
     printf '| %-44s | %12s | %10s | %4s |\n' "batch frames/s, 3 streams / 1 stream, $prec" "$(fmt "$r")" ">= 1.01" "$(meets "$r" '>=' 1.01)"
     r=""
     [[ -n $(get batch_fps_$prec) && -n $(get kernel_ms_$prec) ]] &&
-      r=$(awk -v f="$(get batch_fps_$prec)" -v k="$(get kernel_ms_$prec)" 'BEGIN { printf "%.4g", 1000 / f / k }')
+      r=$(quotient "$(quotient 1000 "$(get batch_fps_$prec)")" "$(get kernel_ms_$prec)")
     printf '| %-44s | %12s | %10s | %4s |\n' "  batch ms/frame / kernel ms, $prec" "$(fmt "$r")" "<= 1.1" "$(meets "$r" '<=' 1.1)"
   done
   printf '| %-44s | %12s | %10s | %4s |\n' "single vs exact: fraction of pixels differing" "$(fmt "$(get fraction_differing_single)")" "" ""
@@ -567,7 +581,7 @@ RATIO_D=$(ratio "$NUMBA_MS" "$KD")
       f=$(sed -n "s/^RESULT das_${das_case}_${das_kernel}_fmad_points_per_s=//p" "$DAS_FMAD_OUT" 2>/dev/null | tail -n 1)
       e=$(sed -n "s/^RESULT das_${das_case}_${das_kernel}_fmad_rel_l2_vs_cpu=//p" "$DAS_FMAD_OUT" 2>/dev/null | tail -n 1)
       r=$(fmt "")
-      [[ -n $v && -n $f ]] && r=$(awk -v a="$f" -v b="$v" 'BEGIN { printf "%.4g", a / b }')
+      [[ -n $v && -n $f ]] && r=$(quotient "$f" "$v")
       printf '| %-44s | %12s | %10s | %4s |\n' "DAS $das_case $das_kernel fmad on/off" "$r" "" ""
       printf '| %-44s | %12s | %10s | %4s |\n' "  fmad on: rel. L2 vs CPU (timed if <= 1e-3)" "$(fmt "$e")" "" ""
     done
@@ -592,7 +606,7 @@ RATIO_D=$(ratio "$NUMBA_MS" "$KD")
   printf '| %-44s | %12s | %10s | %4s |\n' "  tiled SGEMM 4096, 2 blocks/SM GFLOP/s" "$(fmt "$v")" "" ""
   r=$(fmt "")
   [[ -n $v && -n $(kget sgemm4096_tiled_gflops) ]] &&
-    r=$(awk -v a="$v" -v b="$(kget sgemm4096_tiled_gflops)" 'BEGIN { printf "%.4g", a / b }')
+    r=$(quotient "$v" "$(kget sgemm4096_tiled_gflops)")
   # A build that failed its check is not timed: say so rather than n/a.
   [[ -n $(g2 sgemm4096_tiled_fused_mismatches) && $(g2 sgemm4096_tiled_fused_mismatches) != 0 ]] &&
     r="$(g2 sgemm4096_tiled_fused_mismatches) wrong"

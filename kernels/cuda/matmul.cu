@@ -15,12 +15,15 @@
 #include "usrecon/kernels/cuda_memory.hpp"
 #include "usrecon/kernels/gemm_tiled.hpp"
 
-// Blocks of the tiled kernel a multiprocessor must hold at once (__launch_bounds__'s second
-// argument). 1, the project's build: the float tiling takes 149 registers and spills nothing.
-// tools/gpu-check.sh also builds this file with 2 (ptxas caps the float tiling at 128 registers
-// and spills 36 bytes) and times both, so that one GPU run measures which is faster.
-#ifndef USRECON_GEMM_MIN_BLOCKS_PER_SM
-#define USRECON_GEMM_MIN_BLOCKS_PER_SM 1
+// Blocks of the tiled kernel a multiprocessor must hold at once. Unset, the project's build:
+// plain __launch_bounds__(threads) (float tiling 149 registers, double 78, no spills; an explicit
+// second argument of 1 is not the same: ptxas then took 157 and 112). tools/gpu-check.sh also
+// builds this file with 2 (ptxas caps the float tiling at 128 registers and spills 36 bytes) and
+// times both, so that one GPU run measures which is faster.
+#if defined(USRECON_GEMM_MIN_BLOCKS_PER_SM)
+#define USRECON_GEMM_LAUNCH_BOUNDS(threads) __launch_bounds__(threads, USRECON_GEMM_MIN_BLOCKS_PER_SM)
+#else
+#define USRECON_GEMM_LAUNCH_BOUNDS(threads) __launch_bounds__(threads)
 #endif
 
 namespace usrecon::kernels::detail {
@@ -29,7 +32,7 @@ namespace {
 // The block program (usrecon/kernels/gemm_tiled.hpp) with the device's block intrinsics; block
 // (x, y, z) computes column tile x, row tile row_tile0 + y of batch entry z.
 template <class Tiling, class T = typename Tiling::value_type>
-__global__ void __launch_bounds__(Tiling::kThreads, USRECON_GEMM_MIN_BLOCKS_PER_SM)
+__global__ void USRECON_GEMM_LAUNCH_BOUNDS(Tiling::kThreads)
     gemm_tiled(const T* __restrict__ a, const T* __restrict__ b, T* __restrict__ c, int m, int n,
                int k, std::int64_t stride_a, std::int64_t stride_b, std::int64_t stride_c,
                int row_tile0) {
