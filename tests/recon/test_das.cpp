@@ -8,7 +8,9 @@
 #include <cstdint>
 #include <limits>
 #include <numbers>
+#include <random>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -265,6 +267,53 @@ TEST(ReconDasDelay, PaddedInterpolationIsTheUnpaddedOneBitForBit) {
       }
     }
   }
+}
+
+TEST(ReconDasDelay, FusedPairInterpolationIsWithinTwoUlpsAndZeroOutOfRange) {
+  // The plane-wave GPU programs blend two samples with one fused multiply-add
+  // (interp_linear_pair_padded_fma): out of range it must still give exactly +0 (the padding's
+  // zeros), at whole positions exactly the sample, elsewhere the unfused value within two ulps of
+  // the samples blended; and it must really be fused, so on these samples it differs from the
+  // unfused blend somewhere.
+  struct Pair {
+    float x, y;
+  };
+  constexpr int front = das::kPaddedFront, back = das::kPaddedBack, n = 64;
+  std::vector<Pair> iq(front + n + back, Pair{0.f, 0.f});
+  std::mt19937 rng(7);
+  std::normal_distribution<float> noise(0.f, 1.f);
+  for (int k = 0; k < n; ++k) iq[std::size_t(front + k)] = {noise(rng), noise(rng)};
+  std::vector<float> positions = {-std::numeric_limits<float>::infinity(), std::numeric_limits<float>::infinity(),
+                                  std::numeric_limits<float>::quiet_NaN(), -1e30f, 1e30f, -2.5f, -2.0f, float(n),
+                                  float(n) + 0.25f};
+  std::uniform_real_distribution<float> inside(-1.f, float(n));
+  for (int k = 0; k < 4000; ++k) positions.push_back(inside(rng));
+  const auto bits = [](float v) { return std::bit_cast<std::uint32_t>(v); };
+  int differing = 0;
+  for (const float s : positions) {
+    float x = -1, y = -1, ux = -2, uy = -2;
+    das::interp_linear_pair_padded_fma(iq.data(), front, n, s, x, y);
+    das::interp_linear_pair_padded(iq.data(), front, n, s, ux, uy);
+    if (!(s >= -1.f && s < float(n))) {  // both samples read are padding (NaN clamps to -2)
+      EXPECT_EQ(bits(x), bits(0.f)) << s;
+      EXPECT_EQ(bits(y), bits(0.f)) << s;
+    }
+    if (s == std::floor(s) && s >= 0.f && s < float(n)) {
+      EXPECT_EQ(x, iq[std::size_t(front + int(s))].x) << s;
+      EXPECT_EQ(y, iq[std::size_t(front + int(s))].y) << s;
+    }
+    // Rounding the product w (b - a) once less moves the result by at most half an ulp of the
+    // product and one of the result, both at most two ulps of the larger of the samples a, b.
+    const int k = std::isnan(s) ? -2 : int(std::floor(std::clamp(s, -2.f, float(n))));
+    const Pair a = iq[std::size_t(front + k)], b = iq[std::size_t(front + k + 1)];
+    for (const auto& [fused, plain, larger] : {std::tuple{x, ux, std::max(std::abs(a.x), std::abs(b.x))},
+                                               std::tuple{y, uy, std::max(std::abs(a.y), std::abs(b.y))}}) {
+      ASSERT_TRUE(std::isfinite(fused)) << s;
+      EXPECT_LE(std::abs(fused - plain), 2 * (std::nextafter(larger, INFINITY) - larger)) << s;
+      differing += fused != plain;
+    }
+  }
+  EXPECT_GT(differing, 0) << "no position gave a different value: the blend is not fused";
 }
 
 TEST(ReconDasAnalytic, EnvelopeOfAToneBurstIsItsAmplitude) {

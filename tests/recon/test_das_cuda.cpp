@@ -181,8 +181,23 @@ TEST(ReconDasCudaProgram, ManyPlaneWavesFillSeveralTransmitBlocks) {
   }
 }
 
+// The transmit-blocked program runs the last block through a template instance of its size
+// (1 to 7, none when the blocks are full): every size, alone and after a full block.
+TEST(ReconDasCudaProgram, TransmitBlockedTakesEveryLastBlockSize) {
+  static_assert(g::kTransmitBlock == 8);
+  for (const int transmits : {1, 2, 3, 4, 5, 6, 7, 8, 9, 13, 15, 16}) {
+    DasProblem p = small_problem(Model::PlaneWave);
+    p.acquisition.angles.clear();
+    for (int k = 0; k < transmits; ++k) p.acquisition.angles.push_back((k - transmits / 2) * 0.03);
+    const AnalyticData data = simulated(p);
+    const Image cpu = DasCpuBeamformer(p).beamform(data);
+    const std::vector<std::complex<float>> gpu = run_on_host(g::make_plan(p, DasCudaKernel::TransmitBlocked), data);
+    EXPECT_LE(relative_l2(gpu, cpu.data), 1e-5) << transmits << " transmits";
+  }
+}
+
 TEST(ReconDasCudaProgram, PlanPicksTheKernelAndRefusesWhatALaunchCannotDo) {
-  EXPECT_EQ(g::make_plan(small_problem(Model::PlaneWave), DasCudaKernel::Auto).kernel, DasCudaKernel::ElementOuter);
+  EXPECT_EQ(g::make_plan(small_problem(Model::PlaneWave), DasCudaKernel::Auto).kernel, DasCudaKernel::TransmitBlocked);
   for (Model m : {Model::SyntheticAperture, Model::DivergingWave, Model::FocusedWave}) {
     EXPECT_EQ(g::make_plan(small_problem(m), DasCudaKernel::Auto).kernel, DasCudaKernel::PixelPerThread);
     EXPECT_THROW(g::make_plan(small_problem(m), DasCudaKernel::ElementOuter), Error) << to_string(m);
@@ -196,13 +211,14 @@ TEST(ReconDasCudaProgram, PlanPicksTheKernelAndRefusesWhatALaunchCannotDo) {
   DasProblem invalid = small_problem(Model::PlaneWave);
   invalid.options.fnumber = -1;
   EXPECT_THROW(g::make_plan(invalid, DasCudaKernel::Auto), Error);
-  // The programs' 32-bit sample index: up to 2^31 - 1 values per I/Q array with 8 transmits
-  // (a transmit block) to spare, and no further.
+  // The programs' 32-bit sample index: up to 2^31 - 1 values per I/Q array with one transmit
+  // to spare (element-outer forms the index after its last transmit's), and no further.
   DasProblem big = small_problem(Model::PlaneWave);
   big.samples = 16384;  // 32 elements x 16448 padded samples a transmit
-  big.acquisition.angles.assign(4072, 0.0);  // (4072 + 8) x 32 x 16448 = 2 147 450 880 values
-  EXPECT_NO_THROW((void)g::make_plan(big, DasCudaKernel::TransmitBlocked));
-  big.acquisition.angles.assign(4073, 0.0);  // (4073 + 8) x 32 x 16448 = 2 147 977 216 > 2^31 - 1
+  big.acquisition.angles.assign(4079, 0.0);  // (4079 + 1) x 32 x 16448 = 2 147 450 880 values
+  for (DasCudaKernel k : {DasCudaKernel::PixelPerThread, DasCudaKernel::ElementOuter, DasCudaKernel::TransmitBlocked})
+    EXPECT_NO_THROW((void)g::make_plan(big, k)) << to_string(k);
+  big.acquisition.angles.assign(4080, 0.0);  // (4080 + 1) x 32 x 16448 = 2 147 977 216 > 2^31 - 1
   DasProblem long_channels = small_problem(Model::PlaneWave);  // positions are clamped in float
   long_channels.samples = (1 << 24) + 1;
   for (DasCudaKernel k : {DasCudaKernel::PixelPerThread, DasCudaKernel::ElementOuter, DasCudaKernel::TransmitBlocked}) {
@@ -278,12 +294,14 @@ TEST(ReconDasCuda, AgreesWithTheCpuWhenADeviceIsThere) {
     // sample where float rounding straddles a half-sample (see ReconDasCpu).
     EXPECT_LE(relative_l2(out, cpu.data), k.interp == Interp::Linear ? 1e-5 : 1e-3) << describe(k);
     // And what the device computed is what its program computes on the host, to float rounding
-    // (the device's sqrtf/floorf are IEEE-exact, like the host's; fused multiply-adds are off).
+    // (the device's sqrtf/floorf are IEEE-exact, like the host's; the only fused multiply-adds
+    // are the programs' explicit hd_fma, which the host computes exactly as the device does).
     EXPECT_LE(relative_l2(out, run_on_host(g::make_plan(p, k.kernel), data)), 1e-6) << describe(k);
   }
-  // Auto picks the element-outer kernel for plane waves; it refuses the spherical-wave models.
+  // Auto picks the transmit-blocked kernel for plane waves; the plane-wave kernels refuse the
+  // other models.
   try {
-    EXPECT_EQ(DasCudaBeamformer(small_problem(Model::PlaneWave)).kernel(), DasCudaKernel::ElementOuter);
+    EXPECT_EQ(DasCudaBeamformer(small_problem(Model::PlaneWave)).kernel(), DasCudaKernel::TransmitBlocked);
     EXPECT_THROW(DasCudaBeamformer(small_problem(Model::SyntheticAperture), DasCudaKernel::ElementOuter), Error);
     EXPECT_EQ(DasCudaBeamformer(small_problem(Model::DivergingWave)).kernel(), DasCudaKernel::PixelPerThread);
     EXPECT_THROW(DasCudaBeamformer(small_problem(Model::DivergingWave), DasCudaKernel::ElementOuter), Error);

@@ -7,9 +7,12 @@
 // Work split: one thread per pixel, depth fastest across a block (kBlockDepths consecutive depths
 // of one image column), one block row per column: neighbouring threads read neighbouring samples.
 // The programs use the same USRECON_HD delay, apodization and interpolation functions as the CPU
-// kernels, in the same operation order per sample (receive and transmit paths scaled to samples
-// separately, then added), so the backends agree to float rounding; only the order of the sum over
-// transmits and elements differs.
+// kernels, in the same operation order per sample position (receive and transmit paths scaled to
+// samples separately, then added), so the backends agree to float rounding. What differs: the
+// order of the sum over transmits and elements, and, in the plane-wave programs, two fused
+// multiply-adds (hd_fma, explicit, as the build has no contraction): the linear blend of two
+// samples (interp_linear_pair_padded_fma) and the weighted accumulation, a rounding fewer each,
+// not a different sample position.
 //
 // Device memory layouts (the host's AnalyticData storage, copied as it is):
 //   I[(t * elements + e) * stride + kFront + s], Q likewise: sample s of element e, transmit t;
@@ -80,7 +83,7 @@ struct Plan {
   std::size_t pixels() const { return std::size_t(params.nx) * std::size_t(params.nz); }
 };
 
-/// The plan of a problem for a kernel (Auto: element-outer for plane waves, else pixel-per-thread).
+/// The plan of a problem for a kernel (Auto: transmit-blocked for plane waves, else pixel-per-thread).
 /// Throws usrecon::Error for an invalid problem, the element-outer or transmit-blocked kernel on
 /// another model, or a grid of more columns than one launch can have.
 inline Plan make_plan(const DasProblem& problem, DasCudaKernel kernel) {
@@ -98,7 +101,7 @@ inline Plan make_plan(const DasProblem& problem, DasCudaKernel kernel) {
     throw Error("CUDA DAS: " + std::to_string(problem.samples) + " samples a channel are more than the kernels take (2^24)");
   Plan plan;
   plan.kernel = kernel != DasCudaKernel::Auto ? kernel
-                : plane_wave                  ? DasCudaKernel::ElementOuter
+                : plane_wave                  ? DasCudaKernel::TransmitBlocked
                                               : DasCudaKernel::PixelPerThread;
   Params& p = plan.params;
   p.nx = problem.grid.nx;
@@ -124,9 +127,9 @@ inline Plan make_plan(const DasProblem& problem, DasCudaKernel kernel) {
 
   plan.data_floats = std::size_t(p.stride) * p.elements * p.transmits;
   // The programs index samples with 32-bit ints (one integer add and one address per sample):
-  // at most 2^31 - 1 values per I/Q array, 8 GiB each, with room for a block of transmits more
-  // (the transmit-blocked program forms the first index of every transmit of its last block).
-  if (plan.data_floats + std::size_t(kTransmitBlock) * p.elements * p.stride > std::size_t(INT32_MAX))
+  // at most 2^31 - 1 values per I/Q array, 8 GiB each, with room for one transmit more (the
+  // element-outer program forms the index after its last transmit's).
+  if (plan.data_floats + std::size_t(p.elements) * p.stride > std::size_t(INT32_MAX))
     throw Error("CUDA DAS: " + std::to_string(plan.data_floats) +
                 " channel-data values per I/Q array (transmits x elements x padded samples) are more than "
                 "the kernels' 32-bit sample index reaches (2^31 - 1); beamform fewer transmits at a time");
@@ -175,6 +178,8 @@ USRECON_HD inline void pixel_every_transmit(const Params& p, const float* I, con
       if (w == 0.f) continue;
       const float pos = tx + receive_distance(x, z, xe) * p.inv_c_fs;
       const int channel = (t * p.elements + e) * p.stride + AnalyticData::kFront;  // < 2^31: make_plan
+      // Unfused, as on the CPU: with a fused blend and accumulation (hd_fma) this kernel needed
+      // a 33rd register, and ptxas kept 32 and spilled 16 bytes in the loop (sm_90, 2026-12-04).
       const float vi =
           p.linear ? interp_linear_padded(I, channel, p.samples, pos) : interp_nearest_padded(I, channel, p.samples, pos);
       const float vq =
@@ -211,61 +216,82 @@ USRECON_HD inline void pixel_element_outer(const Params& p, const Pair* iq, cons
       const float pos = tx + rx;
       float vi, vq;
       if constexpr (kLinear)
-        interp_linear_pair_padded(iq, channel, p.samples, pos, vi, vq);
+        interp_linear_pair_padded_fma(iq, channel, p.samples, pos, vi, vq);
       else
         interp_nearest_pair_padded(iq, channel, p.samples, pos, vi, vq);
-      acc_i += w * vi;
-      acc_q += w * vq;
+      acc_i = hd_fma(w, vi, acc_i);
+      acc_q = hd_fma(w, vq, acc_q);
     }
   }
   out_i = acc_i;
   out_q = acc_q;
 }
 
-/// The transmit-blocked program (plane waves): transmits in blocks of kTransmitBlock whose sample
-/// positions of the transmit path stay in registers; per block, elements outer (receive distance
-/// and apodization once per element and block), the block's transmits inner. Reads iq as
-/// pixel_element_outer does.
+/// One block of kCount transmits (first, first + 1, ...) of the transmit-blocked program, added
+/// into acc_i, acc_q: the block's transmit sample positions in registers (every index is a
+/// constant after unrolling), then elements outer (receive distance and apodization once per
+/// element), the block's transmits inner. kCount is a template argument so that no point tests
+/// whether its transmit exists: the loop over the block is straight code.
+template <int kCount, bool kLinear, class Pair>
+USRECON_HD inline void transmit_block(const Params& p, const Pair* iq, const float* cos_a, const float* sin_a,
+                                      const float* x_reference, const float* ex, float x, float z, int first,
+                                      float& acc_i, float& acc_q) {
+  const int transmit_step = p.elements * p.stride;  // pairs from (t, e) to (t + 1, e); all < 2^31: make_plan
+  // Each transmit's sample position of the transmit path, and where its element 0's samples start
+  // in iq, so that a sample's index is one add away (element offset, plus the sample's own).
+  float tx[kCount];
+  int first_channel[kCount];
+  USRECON_UNROLL
+  for (int j = 0; j < kCount; ++j) {
+    const int t = first + j;
+    tx[j] = sample_position(planewave_transmit_distance(x, z, cos_a[t], sin_a[t], x_reference[t]), p.inv_c_fs,
+                            p.t0_fs);
+    first_channel[j] = t * transmit_step + AnalyticData::kFront;
+  }
+  for (int e = 0, element = 0; e < p.elements; ++e, element += p.stride) {
+    const float xe = ex[e];
+    const float w = receive_apodization(x, z, xe, p.fnumber, p.window, p.alpha);
+    if (w == 0.f) continue;
+    const float rx = receive_distance(x, z, xe) * p.inv_c_fs;
+    USRECON_UNROLL
+    for (int j = 0; j < kCount; ++j) {
+      const float pos = tx[j] + rx;
+      float vi, vq;
+      if constexpr (kLinear)
+        interp_linear_pair_padded_fma(iq, first_channel[j] + element, p.samples, pos, vi, vq);
+      else
+        interp_nearest_pair_padded(iq, first_channel[j] + element, p.samples, pos, vi, vq);
+      acc_i = hd_fma(w, vi, acc_i);
+      acc_q = hd_fma(w, vq, acc_q);
+    }
+  }
+}
+
+/// The transmit-blocked program (plane waves): transmits in blocks of kTransmitBlock, each block's
+/// sample positions of the transmit path kept in registers, and the receive distance and
+/// apodization computed once per element and block (transmit_block); the last block holds the
+/// transmits left over. Reads iq as pixel_element_outer does.
 template <bool kLinear, class Pair>
 USRECON_HD inline void pixel_transmit_blocked(const Params& p, const Pair* iq, const float* cos_a, const float* sin_a,
                                               const float* x_reference, const float* ex, float x, float z,
                                               float& out_i, float& out_q) {
-  const int transmit_step = p.elements * p.stride;  // pairs from (t, e) to (t + 1, e); all < 2^31: make_plan
+  static_assert(kTransmitBlock == 8, "the switch below names every size of the last block");
   float acc_i = 0.f, acc_q = 0.f;
-  for (int first = 0; first < p.transmits; first += kTransmitBlock) {
-    const int count = p.transmits - first < kTransmitBlock ? p.transmits - first : kTransmitBlock;
-    // Registers (every index below is a constant after unrolling): each transmit's sample
-    // position of the transmit path, and where its element 0's samples start in iq, so that a
-    // sample's index is one add away (element offset, plus the sample's own).
-    float tx[kTransmitBlock];
-    int first_channel[kTransmitBlock];
-    USRECON_UNROLL
-    for (int j = 0; j < kTransmitBlock; ++j) {
-      const int t = first + j;
-      tx[j] = j < count ? sample_position(planewave_transmit_distance(x, z, cos_a[t], sin_a[t], x_reference[t]),
-                                          p.inv_c_fs, p.t0_fs)
-                        : 0.f;
-      first_channel[j] = t * transmit_step + AnalyticData::kFront;  // t < transmits + kTransmitBlock: make_plan
-    }
-    for (int e = 0, element = 0; e < p.elements; ++e, element += p.stride) {
-      const float xe = ex[e];
-      const float w = receive_apodization(x, z, xe, p.fnumber, p.window, p.alpha);
-      if (w == 0.f) continue;
-      const float rx = receive_distance(x, z, xe) * p.inv_c_fs;
-      USRECON_UNROLL
-      for (int j = 0; j < kTransmitBlock; ++j) {
-        if (j < count) {
-          const float pos = tx[j] + rx;
-          float vi, vq;
-          if constexpr (kLinear)
-            interp_linear_pair_padded(iq, first_channel[j] + element, p.samples, pos, vi, vq);
-          else
-            interp_nearest_pair_padded(iq, first_channel[j] + element, p.samples, pos, vi, vq);
-          acc_i += w * vi;
-          acc_q += w * vq;
-        }
-      }
-    }
+  int first = 0;
+  for (; p.transmits - first >= kTransmitBlock; first += kTransmitBlock)
+    transmit_block<kTransmitBlock, kLinear>(p, iq, cos_a, sin_a, x_reference, ex, x, z, first, acc_i, acc_q);
+  const auto tail = [&]<int kCount>() {
+    transmit_block<kCount, kLinear>(p, iq, cos_a, sin_a, x_reference, ex, x, z, first, acc_i, acc_q);
+  };
+  switch (p.transmits - first) {
+    case 1: tail.template operator()<1>(); break;
+    case 2: tail.template operator()<2>(); break;
+    case 3: tail.template operator()<3>(); break;
+    case 4: tail.template operator()<4>(); break;
+    case 5: tail.template operator()<5>(); break;
+    case 6: tail.template operator()<6>(); break;
+    case 7: tail.template operator()<7>(); break;
+    default: break;  // 0: the blocks were full
   }
   out_i = acc_i;
   out_q = acc_q;

@@ -15,6 +15,11 @@ USRECON_HD inline float hd_sqrt(float v) { return sqrtf(v); }
 USRECON_HD inline double hd_sqrt(double v) { return sqrt(v); }
 USRECON_HD inline float hd_floor(float v) { return floorf(v); }
 USRECON_HD inline double hd_floor(double v) { return floor(v); }
+/// a * b + c rounded once (a fused multiply-add): libm's fmaf on the host, FFMA on the device,
+/// the same value on both (IEEE 754 defines it), whatever the build's contraction flags
+/// (--fmad=false, -ffp-contract=off) do with a plain a * b + c.
+USRECON_HD inline float hd_fma(float a, float b, float c) { return fmaf(a, b, c); }
+USRECON_HD inline double hd_fma(double a, double b, double c) { return fma(a, b, c); }
 /// v limited to [lo, hi]; NaN gives lo (fmax returns its other operand).
 USRECON_HD inline float hd_clamp(float v, float lo, float hi) { return fminf(fmaxf(v, lo), hi); }
 USRECON_HD inline double hd_clamp(double v, double lo, double hi) { return fmin(fmax(v, lo), hi); }
@@ -146,12 +151,20 @@ USRECON_HD inline void interp_nearest_pair(const P* channel, int n, T s, T& out_
 constexpr int kPaddedFront = 2;  ///< zero samples the padded interpolations read before a channel
 constexpr int kPaddedBack = 2;   ///< and after it
 
-template <class T, class V>
-USRECON_HD inline T interp_linear_padded(const V* data, int channel, int n, T s) {
+/// The linear padded interpolations' first step: s clamped into [-2, n], the index in data of the
+/// sample at its floor (channel + floor), and the weight w of the next sample (s - floor, in [0, 1)).
+template <class T>
+USRECON_HD inline int padded_linear_index(int channel, int n, T s, T& w) {
   const T c = hd_clamp(s, T(-2), T(n));
   const T f = hd_floor(c);
-  const int k = channel + static_cast<int>(f);
-  const T w = c - f;
+  w = c - f;
+  return channel + static_cast<int>(f);
+}
+
+template <class T, class V>
+USRECON_HD inline T interp_linear_padded(const V* data, int channel, int n, T s) {
+  T w;
+  const int k = padded_linear_index(channel, n, s, w);
   const T a = T(data[k]), b = T(data[k + 1]);
   return a + w * (b - a);
 }
@@ -163,13 +176,26 @@ USRECON_HD inline T interp_nearest_padded(const V* data, int channel, int n, T s
 
 template <class T, class P>
 USRECON_HD inline void interp_linear_pair_padded(const P* data, int channel, int n, T s, T& out_x, T& out_y) {
-  const T c = hd_clamp(s, T(-2), T(n));
-  const T f = hd_floor(c);
-  const int k = channel + static_cast<int>(f);
-  const T w = c - f;
+  T w;
+  const int k = padded_linear_index(channel, n, s, w);
   const P a = data[k], b = data[k + 1];
   out_x = T(a.x) + w * (T(b.x) - T(a.x));
   out_y = T(a.y) + w * (T(b.y) - T(a.y));
+}
+
+// The plane-wave GPU programs' linear interpolation: interp_linear_pair_padded with the blend
+// a + w (b - a) rounded once, as hd_fma(w, b - a, a), per component. An instruction fewer per
+// component in a kernel built without contraction (--fmad=false), and a value within an ulp of
+// the unfused one; out-of-range positions still give exactly +0 (the blend of two padding zeros).
+// The sample position itself is not fused: a rounding step there moves the image by about 1e-4
+// in relative L2 on white noise (docs/performance.md), the blend's by about 1e-7.
+template <class T, class P>
+USRECON_HD inline void interp_linear_pair_padded_fma(const P* data, int channel, int n, T s, T& out_x, T& out_y) {
+  T w;
+  const int k = padded_linear_index(channel, n, s, w);
+  const P a = data[k], b = data[k + 1];
+  out_x = hd_fma(w, T(b.x) - T(a.x), T(a.x));
+  out_y = hd_fma(w, T(b.y) - T(a.y), T(a.y));
 }
 
 template <class T, class P>
