@@ -210,20 +210,26 @@ TYPED_TEST(KernelMapTyped, RowBroadcastOfManyShortRows) {
 namespace {
 
 // What the CUDA map does, run on the host: make_map_args (shape checks, broadcasting, collapsing),
-// then for every output element, in the order a grid-stride loop covers them, the element
-// program each CUDA thread runs (contiguous_offsets or broadcast_offsets, as cuda_map picks by
-// ndim, then apply_element).
+// then what each thread of the grid runs, thread after thread: for a contiguous call
+// apply_contiguous_unrolled at i, i + kMapUnroll·S, ... (S threads in the grid: by default as
+// many as cuda_map launches, 256 a block, one per kMapUnroll elements; fewer make the grid-stride
+// loop take several passes), for a broadcast call broadcast_offsets then apply_element.
 template <class T, int NOut, int NIn, class Op>
 void run_cuda_element_program(const Op& op, const std::array<uk::Out<T>, NOut>& outs,
-                              const std::array<uk::In<T>, NIn>& ins) {
+                              const std::array<uk::In<T>, NIn>& ins, std::int64_t grid_threads = 0) {
   uk::Location where;
   const uk::MapArgs<T, NOut, NIn> a = uk::detail::make_map_args<T, NOut, NIn>("t", outs, ins, where);
+  if (a.ndim == 1) {
+    const std::int64_t per_thread = (a.n + uk::kMapUnroll - 1) / uk::kMapUnroll;
+    const std::int64_t step = grid_threads > 0 ? grid_threads : std::max<std::int64_t>(1, (per_thread + 255) / 256) * 256;
+    for (std::int64_t t = 0; t < step; ++t)
+      for (std::int64_t i = t; i < a.n; i += uk::kMapUnroll * step)
+        uk::apply_contiguous_unrolled(op, a, i, step, std::make_index_sequence<NIn>{});
+    return;
+  }
   for (std::int64_t i = 0; i < a.n; ++i) {
     std::int64_t off[NIn];
-    if (a.ndim == 1)
-      uk::contiguous_offsets(a, i, off);
-    else
-      uk::broadcast_offsets(a, i, off);
+    uk::broadcast_offsets(a, i, off);
     uk::apply_element(op, a, i, off, std::make_index_sequence<NIn>{});
   }
 }
@@ -255,6 +261,19 @@ TEST(KernelMapCudaProgram, ElementProgramOnTheHostGivesTheCpuMapsResult) {
     for (double& v : got) v = NAN;
     run_cuda_element_program<double, 1, 2>(uk::ops::Add{}, {uk::Out<double>(got)}, {uk::In<double>(a), uk::In<double>(b)});
     expect_same(got, want, what);
+    // Grids smaller than cuda_map's: the grid-stride loop takes several passes (contiguous calls).
+    for (const std::int64_t threads : {1, 3, 7, 256}) {
+      for (double& v : got) v = NAN;
+      run_cuda_element_program<double, 1, 2>(uk::ops::Add{}, {uk::Out<double>(got)},
+                                             {uk::In<double>(a), uk::In<double>(b)}, threads);
+      expect_same(got, want, what + ", " + std::to_string(threads) + " threads");
+      // In place (the output is the first input): each element is read before it is written.
+      if (a.shape() != want.shape()) continue;
+      HostArray<double> in_place = a;
+      run_cuda_element_program<double, 1, 2>(uk::ops::Add{}, {uk::Out<double>(in_place)},
+                                             {uk::In<double>(in_place), uk::In<double>(b)}, threads);
+      expect_same(in_place, want, what + ", in place, " + std::to_string(threads) + " threads");
+    }
     // An input as a scalar (its own In, not an array).
     const HostArray<double> want_scalar = uk::add(a, 2.5);
     HostArray<double> got_scalar(want_scalar.shape());

@@ -15,18 +15,17 @@
 namespace usrecon::kernels {
 namespace cuda_map_detail {
 
-// Each thread runs the host-device element program of map.hpp (contiguous_offsets or
-// broadcast_offsets, then apply_element) over a grid-stride range.
+// Each thread runs the host-device programs of map.hpp over a grid-stride range: contiguous calls
+// apply_contiguous_unrolled (kMapUnroll elements a step, loads first), broadcast calls
+// broadcast_offsets then apply_element.
 
-// Contiguous (or broadcast-from-one-value) operands: no index math beyond i * {0, 1}.
+// Contiguous (or broadcast-from-one-value) operands: no index math beyond i * {0, 1}. The grid
+// has a thread per kMapUnroll elements, so one pass usually covers the array.
 template <class Op, class T, int NOut, int NIn>
 __global__ void map_contiguous(Op op, MapArgs<T, NOut, NIn> a) {
   const std::int64_t step = cuda::grid_stride_1d();
-  for (std::int64_t i = cuda::global_index_1d(); i < a.n; i += step) {
-    std::int64_t off[NIn];
-    contiguous_offsets(a, i, off);
-    apply_element(op, a, i, off, std::make_index_sequence<NIn>{});
-  }
+  for (std::int64_t i = cuda::global_index_1d(); i < a.n; i += kMapUnroll * step)
+    apply_contiguous_unrolled(op, a, i, step, std::make_index_sequence<NIn>{});
 }
 
 // General broadcasting: unravel the output index over the collapsed shape.
@@ -46,11 +45,11 @@ template <class Op, class T, int NOut, int NIn>
 void cuda_map(const Op& op, const MapArgs<T, NOut, NIn>& a, StreamView stream) {
   if (a.n == 0) return;
   constexpr int threads = 256;
-  const unsigned blocks = cuda::grid_1d(a.n, threads);
   if (a.ndim == 1)
-    cuda_map_detail::map_contiguous<Op, T, NOut, NIn><<<blocks, threads, 0, stream.get()>>>(op, a);
+    cuda_map_detail::map_contiguous<Op, T, NOut, NIn>
+        <<<cuda::grid_1d((a.n + kMapUnroll - 1) / kMapUnroll, threads), threads, 0, stream.get()>>>(op, a);
   else
-    cuda_map_detail::map_strided<Op, T, NOut, NIn><<<blocks, threads, 0, stream.get()>>>(op, a);
+    cuda_map_detail::map_strided<Op, T, NOut, NIn><<<cuda::grid_1d(a.n, threads), threads, 0, stream.get()>>>(op, a);
   USRECON_CUDA_CHECK_LAUNCH("elementwise map");
 }
 
