@@ -125,6 +125,26 @@ TEST(KernelCuda, UfuncsMatchCpuWithBroadcasting) {
   for (std::size_t i = 0; i < i32.size(); ++i) ASSERT_EQ(gi[i], i32[i] + 10);
 }
 
+// A contiguous map in place (the output is an input): each thread handles map_unroll_v elements
+// a grid-stride step, and must read each before writing it and touch each once (a thread that
+// stepped by one grid instead of map_unroll_v grids would add some elements several times).
+// Sizes: 1, either side of multiples of 4 and of a block's 1024 elements, and a million.
+TEST(KernelCuda, ContiguousMapInPlaceAddsEachElementOnce) {
+  REQUIRE_GPU("the contiguous map with its output as an input");
+  for (std::int64_t n : {1, 3, 4, 5, 1000, 1023, 1024, 1025, 4097, 1'000'003}) {
+    const auto x = random_array<double>({n}, 11, -1.0, 1.0);
+    auto d = uk::to_device(x);
+    uk::add(d, d, d);  // d = d + d
+    const HostArray<double> twice = d.copy_to_host();
+    for (std::int64_t i = 0; i < n; ++i) ASSERT_EQ(twice[std::size_t(i)], x[std::size_t(i)] + x[std::size_t(i)]) << "n=" << n << " i=" << i;
+    const auto i32 = random_array<std::int32_t>({n}, 12, -1000, 1000);
+    auto di = uk::to_device(i32);
+    uk::add(di, 7, di);  // in place with a scalar
+    const HostArray<std::int32_t> plus = di.copy_to_host();
+    for (std::int64_t i = 0; i < n; ++i) ASSERT_EQ(plus[std::size_t(i)], i32[std::size_t(i)] + 7) << "n=" << n << " i=" << i;
+  }
+}
+
 TEST(KernelCuda, UserOpThroughMapCuhWithTwoOutputsOnAStream) {
   REQUIRE_GPU("a user-defined op instantiated by cuda/map.cuh, on a non-default stream");
   uk::Stream stream;

@@ -210,21 +210,20 @@ TYPED_TEST(KernelMapTyped, RowBroadcastOfManyShortRows) {
 namespace {
 
 // What the CUDA map does, run on the host: make_map_args (shape checks, broadcasting, collapsing),
-// then what each thread of the grid runs, thread after thread: for a contiguous call
-// apply_contiguous_unrolled at i, i + kMapUnroll·S, ... (S threads in the grid: by default as
-// many as cuda_map launches, 256 a block, one per kMapUnroll elements; fewer make the grid-stride
-// loop take several passes), for a broadcast call broadcast_offsets then apply_element.
+// then what each thread of the grid runs, thread after thread: for a contiguous call the
+// kernel's whole body, map_contiguous_thread (S threads in the grid: by default as many as
+// cuda_map launches, map_contiguous_threads(n) rounded up to blocks of 256 as cuda::grid_1d
+// does; fewer make the grid-stride loop take several passes), for a broadcast call
+// broadcast_offsets then apply_element.
 template <class T, int NOut, int NIn, class Op>
 void run_cuda_element_program(const Op& op, const std::array<uk::Out<T>, NOut>& outs,
                               const std::array<uk::In<T>, NIn>& ins, std::int64_t grid_threads = 0) {
   uk::Location where;
   const uk::MapArgs<T, NOut, NIn> a = uk::detail::make_map_args<T, NOut, NIn>("t", outs, ins, where);
   if (a.ndim == 1) {
-    const std::int64_t per_thread = (a.n + uk::kMapUnroll - 1) / uk::kMapUnroll;
-    const std::int64_t step = grid_threads > 0 ? grid_threads : std::max<std::int64_t>(1, (per_thread + 255) / 256) * 256;
-    for (std::int64_t t = 0; t < step; ++t)
-      for (std::int64_t i = t; i < a.n; i += uk::kMapUnroll * step)
-        uk::apply_contiguous_unrolled(op, a, i, step, std::make_index_sequence<NIn>{});
+    const std::int64_t launched = std::max<std::int64_t>(1, (uk::map_contiguous_threads<Op>(a.n) + 255) / 256) * 256;
+    const std::int64_t threads = grid_threads > 0 ? grid_threads : launched;
+    for (std::int64_t t = 0; t < threads; ++t) uk::map_contiguous_thread(op, a, t, threads);
     return;
   }
   for (std::int64_t i = 0; i < a.n; ++i) {

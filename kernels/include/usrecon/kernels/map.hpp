@@ -97,22 +97,34 @@ USRECON_HD inline void apply_element(const Op& op, const MapArgs<T, NOut, NIn>& 
   store_result(a, i, op((a.in[K] ? a.in[K][off[K]] : a.scalar[K])...));
 }
 
-/// Elements a CUDA thread of a contiguous call loads before the op runs on any of them.
+/// Elements a CUDA thread of a contiguous call loads before the op runs on any of them, unless
+/// the op says otherwise with a member `static constexpr int map_unroll`. The library's
+/// trigonometric ops (polar_to_cartesian, polar_distance) say 1: long instruction sequences, not
+/// memory-bound, and four elements at once took 64 and 110 registers in double (ptxas, sm_90),
+/// against 40 and 44; every other op stays at or under 48.
 inline constexpr int kMapUnroll = 4;
+template <class Op>
+inline constexpr int map_unroll_v = [] {
+  if constexpr (requires { Op::map_unroll; })
+    return int(Op::map_unroll);
+  else
+    return kMapUnroll;
+}();
 
 /// What one CUDA thread of a contiguous call (a.ndim == 1) does at grid-stride position i, with
-/// `step` threads in the grid: elements i, i + step, ..., i + (kMapUnroll - 1) step (those below
-/// n), every input of all of them loaded first, then the op and the stores, element by element.
-/// Why: a memory-bound map needs many bytes in flight; one element a thread leaves NIn loads of
-/// 4 or 8 bytes in flight, this kMapUnroll times as many, each still coalesced across the warp.
-/// Each element's inputs are read before its outputs are written, as apply_element does, so an
-/// output that is also an input (in place) gives the same result.
+/// `step` threads in the grid: elements i, i + step, ..., i + (map_unroll_v<Op> - 1) step (those
+/// below n), every input of all of them loaded first, then the op and the stores, element by
+/// element. Why: a memory-bound map needs many bytes in flight; one element a thread leaves NIn
+/// loads of 4 or 8 bytes in flight, this map_unroll_v<Op> times as many, each still coalesced
+/// across the warp. Each element's inputs are read before its outputs are written, as
+/// apply_element does, so an output that is also an input (in place) gives the same result.
 template <class Op, class T, int NOut, int NIn, std::size_t... K>
 USRECON_HD inline void apply_contiguous_unrolled(const Op& op, const MapArgs<T, NOut, NIn>& a, std::int64_t i,
                                                  std::int64_t step, std::index_sequence<K...>) {
-  T v[kMapUnroll][NIn] = {};  // zeros never used: only elements below n are loaded and computed
+  constexpr int kUnroll = map_unroll_v<Op>;
+  T v[kUnroll][NIn] = {};  // zeros never used: only elements below n are loaded and computed
   USRECON_UNROLL
-  for (int u = 0; u < kMapUnroll; ++u) {
+  for (int u = 0; u < kUnroll; ++u) {
     const std::int64_t e = i + u * step;
     if (e < a.n) {
       std::int64_t off[NIn];
@@ -121,10 +133,27 @@ USRECON_HD inline void apply_contiguous_unrolled(const Op& op, const MapArgs<T, 
     }
   }
   USRECON_UNROLL
-  for (int u = 0; u < kMapUnroll; ++u) {
+  for (int u = 0; u < kUnroll; ++u) {
     const std::int64_t e = i + u * step;
     if (e < a.n) store_result(a, e, op(v[u][K]...));
   }
+}
+
+/// Threads a contiguous call needs to cover its n elements in one pass: one per map_unroll_v<Op>.
+template <class Op>
+inline std::int64_t map_contiguous_threads(std::int64_t n) {
+  return (n + map_unroll_v<Op> - 1) / map_unroll_v<Op>;
+}
+
+/// Everything thread `thread` of a contiguous call's grid of `threads` threads does (the CUDA
+/// kernel's whole body): apply_contiguous_unrolled at thread, thread + map_unroll_v<Op> threads,
+/// and so on, so that the grid covers every element once, in one pass when it has
+/// map_contiguous_threads(n) threads, in several when fewer.
+template <class Op, class T, int NOut, int NIn>
+USRECON_HD inline void map_contiguous_thread(const Op& op, const MapArgs<T, NOut, NIn>& a, std::int64_t thread,
+                                             std::int64_t threads) {
+  for (std::int64_t i = thread; i < a.n; i += map_unroll_v<Op> * threads)
+    apply_contiguous_unrolled(op, a, i, threads, std::make_index_sequence<NIn>{});
 }
 
 namespace detail {

@@ -112,12 +112,14 @@ struct GaussianPdf {
   }
 };
 struct PolarToCartesian {
+  static constexpr int map_unroll = 1;  // trigonometric, not memory-bound: one element a CUDA thread (map.hpp)
   template <std::floating_point T>
   USRECON_HD Outputs<T, 2> operator()(T rho, T theta) const {
     return math::polar_to_cartesian(rho, theta);
   }
 };
 struct PolarDistance {
+  static constexpr int map_unroll = 1;  // trigonometric, not memory-bound: one element a CUDA thread (map.hpp)
   template <std::floating_point T>
   USRECON_HD T operator()(T rho1, T theta1, T rho2, T theta2) const {
     return math::polar_distance(rho1, theta1, rho2, theta2);

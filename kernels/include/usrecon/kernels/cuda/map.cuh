@@ -15,17 +15,15 @@
 namespace usrecon::kernels {
 namespace cuda_map_detail {
 
-// Each thread runs the host-device programs of map.hpp over a grid-stride range: contiguous calls
-// apply_contiguous_unrolled (kMapUnroll elements a step, loads first), broadcast calls
-// broadcast_offsets then apply_element.
+// Each thread runs the host-device programs of map.hpp: contiguous calls map_contiguous_thread
+// (map_unroll_v<Op> elements a grid-stride step, loads first), broadcast calls broadcast_offsets
+// then apply_element over a grid-stride range.
 
 // Contiguous (or broadcast-from-one-value) operands: no index math beyond i * {0, 1}. The grid
-// has a thread per kMapUnroll elements, so one pass usually covers the array.
+// has map_contiguous_threads(n) threads, so one pass usually covers the array.
 template <class Op, class T, int NOut, int NIn>
 __global__ void map_contiguous(Op op, MapArgs<T, NOut, NIn> a) {
-  const std::int64_t step = cuda::grid_stride_1d();
-  for (std::int64_t i = cuda::global_index_1d(); i < a.n; i += kMapUnroll * step)
-    apply_contiguous_unrolled(op, a, i, step, std::make_index_sequence<NIn>{});
+  map_contiguous_thread(op, a, cuda::global_index_1d(), cuda::grid_stride_1d());
 }
 
 // General broadcasting: unravel the output index over the collapsed shape.
@@ -47,7 +45,7 @@ void cuda_map(const Op& op, const MapArgs<T, NOut, NIn>& a, StreamView stream) {
   constexpr int threads = 256;
   if (a.ndim == 1)
     cuda_map_detail::map_contiguous<Op, T, NOut, NIn>
-        <<<cuda::grid_1d((a.n + kMapUnroll - 1) / kMapUnroll, threads), threads, 0, stream.get()>>>(op, a);
+        <<<cuda::grid_1d(map_contiguous_threads<Op>(a.n), threads), threads, 0, stream.get()>>>(op, a);
   else
     cuda_map_detail::map_strided<Op, T, NOut, NIn><<<cuda::grid_1d(a.n, threads), threads, 0, stream.get()>>>(op, a);
   USRECON_CUDA_CHECK_LAUNCH("elementwise map");

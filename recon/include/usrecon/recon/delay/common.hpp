@@ -185,10 +185,13 @@ USRECON_HD inline void interp_linear_pair_padded(const P* data, int channel, int
 
 // The plane-wave GPU programs' linear interpolation: interp_linear_pair_padded with the blend
 // a + w (b - a) rounded once, as hd_fma(w, b - a, a), per component. An instruction fewer per
-// component in a kernel built without contraction (--fmad=false), and a value within an ulp of
-// the unfused one; out-of-range positions still give exactly +0 (the blend of two padding zeros).
+// component in a kernel built without contraction (--fmad=false), and a value within two ulps of
+// the larger of the two samples from the unfused one (one rounding of the product fewer; near
+// cancellation that can be more than an ulp of the result itself); out-of-range positions still
+// give exactly +0 (the blend of two padding zeros).
 // The sample position itself is not fused: a rounding step there moves the image by about 1e-4
-// in relative L2 on white noise (docs/performance.md), the blend's by about 1e-7.
+// in relative L2 on white noise (docs/performance.md), where the blend's moves a value by a few
+// 2^-24 of the samples at most.
 template <class T, class P>
 USRECON_HD inline void interp_linear_pair_padded_fma(const P* data, int channel, int n, T s, T& out_x, T& out_y) {
   T w;
