@@ -194,6 +194,21 @@ USRECON_HD inline void pixel_every_transmit(const Params& p, const float* I, con
   out_q = acc_q;
 }
 
+/// One point of the plane-wave programs: the (I, Q) pair at sample position pos of the channel
+/// starting at iq[channel] (interp_linear_pair_padded_fma or interp_nearest_pair_padded), weighted
+/// by w and added into acc_i, acc_q with fused multiply-adds.
+template <bool kLinear, class Pair>
+USRECON_HD inline void accumulate_point(const Pair* iq, int channel, int samples, float pos, float w, float& acc_i,
+                                        float& acc_q) {
+  float vi, vq;
+  if constexpr (kLinear)
+    interp_linear_pair_padded_fma(iq, channel, samples, pos, vi, vq);
+  else
+    interp_nearest_pair_padded(iq, channel, samples, pos, vi, vq);
+  acc_i = hd_fma(w, vi, acc_i);
+  acc_q = hd_fma(w, vq, acc_q);
+}
+
 /// The element-outer program (plane waves): elements outer, transmits inner, so that each
 /// element's receive distance (a square root) and apodization serve every transmit. iq holds
 /// (I, Q) interleaved; Pair is CUDA's float2 on the device, any struct with float x, y on the host.
@@ -213,14 +228,7 @@ USRECON_HD inline void pixel_element_outer(const Params& p, const Pair* iq, cons
     for (int t = 0; t < p.transmits; ++t, channel += transmit_step) {
       const float tx =
           sample_position(planewave_transmit_distance(x, z, cos_a[t], sin_a[t], x_reference[t]), p.inv_c_fs, p.t0_fs);
-      const float pos = tx + rx;
-      float vi, vq;
-      if constexpr (kLinear)
-        interp_linear_pair_padded_fma(iq, channel, p.samples, pos, vi, vq);
-      else
-        interp_nearest_pair_padded(iq, channel, p.samples, pos, vi, vq);
-      acc_i = hd_fma(w, vi, acc_i);
-      acc_q = hd_fma(w, vq, acc_q);
+      accumulate_point<kLinear>(iq, channel, p.samples, tx + rx, w, acc_i, acc_q);
     }
   }
   out_i = acc_i;
@@ -255,14 +263,7 @@ USRECON_HD inline void transmit_block(const Params& p, const Pair* iq, const flo
     const float rx = receive_distance(x, z, xe) * p.inv_c_fs;
     USRECON_UNROLL
     for (int j = 0; j < kCount; ++j) {
-      const float pos = tx[j] + rx;
-      float vi, vq;
-      if constexpr (kLinear)
-        interp_linear_pair_padded_fma(iq, first_channel[j] + element, p.samples, pos, vi, vq);
-      else
-        interp_nearest_pair_padded(iq, first_channel[j] + element, p.samples, pos, vi, vq);
-      acc_i = hd_fma(w, vi, acc_i);
-      acc_q = hd_fma(w, vq, acc_q);
+      accumulate_point<kLinear>(iq, first_channel[j] + element, p.samples, tx[j] + rx, w, acc_i, acc_q);
     }
   }
 }
