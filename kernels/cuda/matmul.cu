@@ -15,12 +15,17 @@
 #include "usrecon/kernels/cuda_memory.hpp"
 #include "usrecon/kernels/gemm_tiled.hpp"
 
-// Blocks of the tiled kernel a multiprocessor must hold at once. Unset, the project's build:
-// plain __launch_bounds__(threads) (float tiling 149 registers, double 78, no spills; an explicit
-// second argument of 1 is not the same: ptxas then took 157 and 112). tools/gpu-check.sh also
-// builds this file with 2 (ptxas caps the float tiling at 128 registers and spills 36 bytes) and
-// times both, so that one GPU run measures which is faster.
-#if defined(USRECON_GEMM_MIN_BLOCKS_PER_SM)
+// Blocks of the tiled kernel a multiprocessor must hold at once: 2, so ptxas caps the float
+// tiling at 128 registers (it spills 36 bytes, 9 local loads a slice) and two blocks of 256
+// threads share a multiprocessor, hiding each other's barriers. Measured on an H200
+// (tools/gpu-check.sh, 2026-12-04, SGEMM 4096, TF32 off): 38 720 GFLOP/s against 33 520 with plain
+// __launch_bounds__(threads) (149 registers, no spills, one block), 1.155 times. gpu-check builds
+// this file with 0 (plain bounds; an explicit 1 is not the same: ptxas then took 157 registers)
+// and times both again on every run, so the choice stays measured.
+#if !defined(USRECON_GEMM_MIN_BLOCKS_PER_SM)
+#define USRECON_GEMM_MIN_BLOCKS_PER_SM 2
+#endif
+#if USRECON_GEMM_MIN_BLOCKS_PER_SM > 0
 #define USRECON_GEMM_LAUNCH_BOUNDS(threads) __launch_bounds__(threads, USRECON_GEMM_MIN_BLOCKS_PER_SM)
 #else
 #define USRECON_GEMM_LAUNCH_BOUNDS(threads) __launch_bounds__(threads)

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "usrecon/kernels/cuda_check.hpp"
+#include "usrecon/kernels/cuda/launch.cuh"
 #include "usrecon/kernels/cuda_memory.hpp"
 #include "usrecon/recon/seed_cuda.hpp"
 
@@ -16,9 +17,9 @@ namespace {
 
 namespace k = usrecon::kernels;
 
-template <int kPixels, class Real, class Acc>
+template <int kPixels, class Real, class Sample, class Acc>
 __global__ void __launch_bounds__(gpu::kBlockDepths* gpu::kBlockColumns)
-    seed_kernel(gpu::Args<Real> a, int groups, int columns, int ni, int nj, double* out) {
+    seed_kernel(gpu::Args<Real, Sample> a, int groups, int columns, int ni, int nj, double* out) {
   const int ir = blockIdx.x * gpu::kBlockDepths + threadIdx.x;  // < ni_pad: table is padded
   const int c = blockIdx.y * gpu::kBlockColumns + threadIdx.y;
   if (c >= columns) return;
@@ -33,33 +34,69 @@ __global__ void __launch_bounds__(gpu::kBlockDepths* gpu::kBlockColumns)
   }
 }
 
+/// The padded int32 channels narrowed to int16 (frames whose samples all fit: frame_types):
+/// narrow[i] = rf[i] for i < n, padding included (zero stays zero).
+__global__ void narrow_samples(const std::int32_t* rf, std::int16_t* narrow, std::int64_t n) {
+  for (std::int64_t i = k::cuda::global_index_1d(); i < n; i += k::cuda::grid_stride_1d())
+    narrow[i] = static_cast<std::int16_t>(rf[i]);
+}
+constexpr int kNarrowThreads = 256;
+
 /// The kernel for the plan's pixels per thread (a function pointer: launches and the occupancy
 /// calculator take the same one).
-template <class Real, class Acc>
+template <class Real, class Sample, class Acc>
 auto kernel_for(const gpu::Plan& plan) {
   return gpu::with_pixels(plan.pixels, [](auto pixels) {
-    return &seed_kernel<decltype(pixels)::value, Real, Acc>;
+    return &seed_kernel<decltype(pixels)::value, Real, Sample, Acc>;
   });
 }
 
-std::string kernel_name(const gpu::Plan& plan, const char* real, const char* acc) {
-  return "seed_kernel<" + std::to_string(plan.pixels) + ", " + real + ", " + acc + ">";
+template <class Real, class Sample, class Acc>
+std::string kernel_name(const gpu::Plan& plan) {
+  return "seed_kernel<" + std::to_string(plan.pixels) + ", " +
+         (sizeof(Real) == 8 ? "double" : "float") + ", " +
+         (sizeof(Sample) == 2 ? "int16" : "int32") + ", " + (sizeof(Acc) == 8 ? "int64" : "int32") +
+         ">";
 }
 
-template <class Real, class Acc>
-void launch(const gpu::Plan& plan, const gpu::Args<Real>& args, double* out, cudaStream_t stream,
-            const std::string& name) {
-  kernel_for<Real, Acc>(plan)<<<dim3(plan.grid_x, plan.grid_y),
-                                dim3(gpu::kBlockDepths, gpu::kBlockColumns), 0, stream>>>(
+template <class Real, class Sample, class Acc>
+void launch(const gpu::Plan& plan, const gpu::Args<Real, Sample>& args, double* out,
+            cudaStream_t stream) {
+  kernel_for<Real, Sample, Acc>(plan)<<<dim3(plan.grid_x, plan.grid_y),
+                                        dim3(gpu::kBlockDepths, gpu::kBlockColumns), 0, stream>>>(
       args, plan.groups, plan.columns, plan.w.ni, plan.w.nj, out);
+  const std::string name = kernel_name<Real, Sample, Acc>(plan);
   USRECON_CUDA_CHECK_LAUNCH(name.c_str());
 }
 
-template <class Real, class Acc>
+template <class Real>
 void prefer_l1(const gpu::Plan& plan) {
   // No shared memory is used: give the whole unified cache to L1, where the gathers hit.
-  USRECON_CUDA_CHECK(cudaFuncSetAttribute(kernel_for<Real, Acc>(plan),
-                                          cudaFuncAttributePreferredSharedMemoryCarveout, 0));
+  const auto carveout = [](auto kernel) {
+    USRECON_CUDA_CHECK(
+        cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout, 0));
+  };
+  carveout(kernel_for<Real, std::int16_t, int>(plan));
+  carveout(kernel_for<Real, std::int32_t, int>(plan));
+  carveout(kernel_for<Real, std::int32_t, long long>(plan));
+}
+
+/// The frame's kernel for its types (frame_types): int16 samples, or int32 with int32 or int64 sums.
+template <class Real>
+void launch_for(const gpu::Plan& plan, const Real* table, const std::int32_t* rf32,
+                const std::int16_t* rf16, const gpu::FrameTypes& types, double* out,
+                cudaStream_t stream) {
+  const Problem& p = plan.p;
+  if (types.int16_samples) {
+    const gpu::Args<Real, std::int16_t> args{table,        rf16,        plan.ni_pad, plan.dj_min,
+                                             plan.stride,  p.channels,  plan.w.i0,   plan.w.j0};
+    launch<Real, std::int16_t, int>(plan, args, out, stream);
+    return;
+  }
+  const gpu::Args<Real, std::int32_t> args{table,       rf32,       plan.ni_pad, plan.dj_min,
+                                           plan.stride, p.channels, plan.w.i0,   plan.w.j0};
+  if (types.int32_sums) launch<Real, std::int32_t, int>(plan, args, out, stream);
+  else launch<Real, std::int32_t, long long>(plan, args, out, stream);
 }
 
 }  // namespace
@@ -73,6 +110,7 @@ struct SeedCudaBeamformer::Impl {
   struct Slot {
     k::Stream stream;
     k::DeviceBuffer<std::int32_t> rf;   // zero-padded channels, stride plan.stride
+    k::DeviceBuffer<std::int16_t> rf16; // rf narrowed, for frames whose samples fit 16 bits
     k::DeviceBuffer<double> out;        // the image
     k::PinnedBuffer<double> host_out;   // where the image comes back
     k::PinnedBuffer<std::int32_t> staging;  // beamform(): pageable input copied here first
@@ -117,20 +155,19 @@ SeedCudaBeamformer::SeedCudaBeamformer(const Problem& problem, const Window& win
     const std::vector<double> table = gpu::make_table<double>(c.plan);
     c.table64 = k::DeviceBuffer<double>(table.size());
     k::copy(c.table64.span(), std::span<const double>(table));
-    prefer_l1<double, int>(c.plan);
-    prefer_l1<double, long long>(c.plan);
+    prefer_l1<double>(c.plan);
   } else {
     const std::vector<float> table = gpu::make_table<float>(c.plan);
     c.table32 = k::DeviceBuffer<float>(table.size());
     k::copy(c.table32.span(), std::span<const float>(table));
-    prefer_l1<float, int>(c.plan);
-    prefer_l1<float, long long>(c.plan);
+    prefer_l1<float>(c.plan);
   }
   const std::size_t pixels = std::size_t(window.ni) * window.nj;
   c.slots.reserve(std::size_t(streams));
   for (int s = 0; s < streams; ++s) {
     Impl::Slot slot{k::Stream(),
                     k::DeviceBuffer<std::int32_t>(c.plan.rf_size()),
+                    k::DeviceBuffer<std::int16_t>(c.plan.rf_size()),
                     k::DeviceBuffer<double>(pixels),
                     k::PinnedBuffer<double>(pixels),
                     k::PinnedBuffer<std::int32_t>(std::size_t(problem.channels) * problem.samples),
@@ -152,7 +189,7 @@ void SeedCudaBeamformer::enqueue(int s, std::span<const std::int32_t> rf) {
   if (rf.size() != std::size_t(p.channels) * p.samples)
     throw Error("seed model: channel data has " + std::to_string(rf.size()) + " values, expected " +
                 std::to_string(std::size_t(p.channels) * p.samples));
-  const bool narrow = gpu::int32_sums_safe(p.channels, rf);
+  const gpu::FrameTypes types = gpu::frame_types(p.channels, rf);
   cudaStream_t stream = slot.stream.get();
 
   slot.start.record(slot.stream);
@@ -162,17 +199,19 @@ void SeedCudaBeamformer::enqueue(int s, std::span<const std::int32_t> rf) {
                                        sizeof(std::int32_t) * p.samples, p.channels,
                                        cudaMemcpyHostToDevice, stream));
   slot.h2d_done.record(slot.stream);
-  if (c.precision == Precision::Double) {
-    const gpu::Args<double> args{c.table64.data(), slot.rf.data(), c.plan.ni_pad, c.plan.dj_min,
-                                 c.plan.stride,    p.channels,     c.plan.w.i0,   c.plan.w.j0};
-    if (narrow) launch<double, int>(c.plan, args, slot.out.data(), stream, kernel_name(c.plan, "double", "int"));
-    else launch<double, long long>(c.plan, args, slot.out.data(), stream, kernel_name(c.plan, "double", "long long"));
-  } else {
-    const gpu::Args<float> args{c.table32.data(), slot.rf.data(), c.plan.ni_pad, c.plan.dj_min,
-                                c.plan.stride,    p.channels,     c.plan.w.i0,   c.plan.w.j0};
-    if (narrow) launch<float, int>(c.plan, args, slot.out.data(), stream, kernel_name(c.plan, "float", "int"));
-    else launch<float, long long>(c.plan, args, slot.out.data(), stream, kernel_name(c.plan, "float", "long long"));
+  if (types.int16_samples) {
+    // The whole padded buffer: its padding is zero, and so stays the narrow copy's.
+    const std::int64_t n = std::int64_t(c.plan.rf_size());
+    narrow_samples<<<k::cuda::grid_1d(n, kNarrowThreads), kNarrowThreads, 0, stream>>>(
+        slot.rf.data(), slot.rf16.data(), n);
+    USRECON_CUDA_CHECK_LAUNCH("narrow_samples");
   }
+  if (c.precision == Precision::Double)
+    launch_for<double>(c.plan, c.table64.data(), slot.rf.data(), slot.rf16.data(), types,
+                       slot.out.data(), stream);
+  else
+    launch_for<float>(c.plan, c.table32.data(), slot.rf.data(), slot.rf16.data(), types,
+                      slot.out.data(), stream);
   slot.kernel_done.record(slot.stream);
   k::copy_async(slot.host_out.span(), slot.out.cspan(), slot.stream);
   slot.d2h_done.record(slot.stream);
@@ -225,10 +264,10 @@ double SeedCudaBeamformer::waves() const {
   int per_sm = 0, device = 0, sms = 0;
   if (c.precision == Precision::Double)
     USRECON_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
-        &per_sm, kernel_for<double, int>(c.plan), kThreads, 0));
+        &per_sm, kernel_for<double, std::int16_t, int>(c.plan), kThreads, 0));
   else
     USRECON_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
-        &per_sm, kernel_for<float, int>(c.plan), kThreads, 0));
+        &per_sm, kernel_for<float, std::int16_t, int>(c.plan), kThreads, 0));
   USRECON_CUDA_CHECK(cudaGetDevice(&device));
   USRECON_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
   if (per_sm <= 0 || sms <= 0)

@@ -71,7 +71,8 @@ TEST(ReconSeedCuda, BitExactWithTheCpuOnRandomDataAndOddSizes) {
   };
   unsigned seed_value = 5;
   for (const auto& c : cases) {
-    for (const int amplitude : {100, 2000000000}) {  // int32 sums and int64 sums
+    // int16 samples with int32 sums, int32 samples with int32 sums, int32 samples with int64 sums
+    for (const int amplitude : {100, 40000, 2000000000}) {
       const std::vector<std::int32_t> rf = usrecon::test::random_frame(c.p, amplitude, ++seed_value);
       const std::size_t pixels = std::size_t(c.w.ni) * c.w.nj;
       std::vector<double> cpu(pixels), model(pixels), gpu_image(pixels, -1.0);

@@ -2,8 +2,11 @@
 // checked here on every machine, a GPU or not (test_seed_cuda.cpp compares the GPU with these).
 #include <gtest/gtest.h>
 
+#include <climits>
 #include <cmath>
+#include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "usrecon/recon/seed_cpu.hpp"
@@ -108,9 +111,14 @@ TEST(ReconSeedGpuPlan, GuardedIndicesEqualTheSeedsEverywhere) {
 TEST(ReconSeedGpuPlan, ThreadProgramIsBitExactWithTheReference) {
   unsigned seed_value = 11;
   for (const Case& c : odd_cases()) {
-    // Small values (int32 sums) and large ones (int64 sums).
-    for (const int amplitude : {50, 2000000000}) {
+    // Small values (int16 samples, int32 sums), values past 16 bits (int32 samples and sums) and
+    // large ones (int64 sums).
+    for (const int amplitude : {50, 40000, 2000000000}) {
       const std::vector<std::int32_t> rf = random_frame(c.problem, amplitude, ++seed_value);
+      const gpu::FrameTypes types = gpu::frame_types(c.problem.channels, rf);
+      ASSERT_EQ(types.int16_samples, amplitude == 50);
+      if (c.problem.channels > 1)  // one channel's sums are its samples: int32 whatever they are
+        ASSERT_EQ(types.int32_sums, amplitude != 2000000000);
       const std::size_t pixels = std::size_t(c.window.ni) * c.window.nj;
       std::vector<double> reference(pixels), model(pixels, -1.0);
       seed::beamform_reference(rf, c.problem, c.window, reference);
@@ -126,6 +134,39 @@ TEST(ReconSeedGpuPlan, ThreadProgramIsBitExactWithTheReference) {
       }
     }
   }
+}
+
+TEST(ReconSeedGpuPlan, FrameTypesNarrowOnlyWhatFits) {
+  // 16-bit samples need |rf| <= 32767 and int32 sums; int32 sums need channels^2 * max|rf| < 2^31.
+  const auto types = [](int channels, std::vector<std::int32_t> rf) {
+    const gpu::FrameTypes t = gpu::frame_types(channels, rf);
+    return std::pair(t.int16_samples, t.int32_sums);
+  };
+  EXPECT_EQ(types(128, {0, 0}), std::pair(true, true));
+  EXPECT_EQ(types(128, {32767, -32767}), std::pair(true, true));
+  EXPECT_EQ(types(128, {-32768}), std::pair(false, true));  // the bound is symmetric: |rf| <= 32767
+  EXPECT_EQ(types(128, {5, 32768}), std::pair(false, true));
+  EXPECT_EQ(types(128, {131071}), std::pair(false, true));   // 128^2 * 131071 < 2^31
+  EXPECT_EQ(types(128, {-131072}), std::pair(false, false));
+  EXPECT_EQ(types(1024, {2047}), std::pair(true, true));      // 1024^2 * 2047 < 2^31
+  EXPECT_EQ(types(1024, {2048}), std::pair(false, false));    // 16 bits, but not int32 sums
+  EXPECT_EQ(types(1, {INT32_MIN}), std::pair(false, false));
+
+  // The int16 layout holds the same values as the int32 one, padding zero.
+  const gpu::Plan plan = gpu::make_plan({20, 30, 3, 40}, {0, 20, 0, 30});
+  std::vector<std::int32_t> rf(3 * 40);
+  for (std::size_t s = 0; s < rf.size(); ++s) {
+    const int v = int(s) * 271 % 32768;
+    rf[s] = s % 2 ? v : -v;
+  }
+  std::vector<std::int32_t> wide(plan.rf_size(), 7);
+  std::vector<std::int16_t> narrow(plan.rf_size(), 7);
+  gpu::pad_channels<std::int32_t>(plan, rf, wide);
+  gpu::pad_channels<std::int16_t>(plan, rf, narrow);
+  ASSERT_EQ(wide.size(), narrow.size());
+  for (std::size_t s = 0; s < wide.size(); ++s) ASSERT_EQ(int(narrow[s]), wide[s]) << s;
+  EXPECT_EQ(wide[std::size_t(plan.stride) + 5], rf[40 + 5]);
+  EXPECT_EQ(wide[std::size_t(plan.stride) - 1], 0);  // channel 0's padding
 }
 
 TEST(ReconSeedGpuPlan, CompareImagesMeasuresTheMismatch) {

@@ -4,7 +4,8 @@
 //
 // Cases: the real data set's size (128 elements, 7 angles, 2688 samples, 801 x 1701 pixels at
 // 0.05 mm), PICMUS's (128 elements, 75 angles, 3328 samples), and the first with 7 diverging
-// or 7 focused waves instead of plane waves (pixel-per-thread kernel only), F-number 1.5, linear
+// or 7 focused waves instead of plane waves (pixel-per-thread kernel only), and, only when --cases
+// names them, PICMUS's size with 8, 16 or 32 plane waves (pw8, pw16, pw32); F-number 1.5, linear
 // interpolation; data are random analytic samples (the kernels' cost does not depend on values).
 // For each kernel: relative L2 against DasCpuBeamformer on the same data (must be <= 1e-5, or
 // --max-rel-l2, else no time is reported), then the median of --reps kernel times from CUDA events
@@ -81,11 +82,18 @@ struct Case {
   double max_deg;
   int samples;
   Model model = Model::PlaneWave;
+  bool only_when_named = false;  ///< left out when --cases is not given
 };
 const Case kCases[] = {{"rfdata1", 7, 1.5, 2688},
                        {"picmus", 75, 16.0, 3328},
                        {"dw7", 7, 0.0, 2688, Model::DivergingWave},
-                       {"fw7", 7, 0.0, 2688, Model::FocusedWave}};
+                       {"fw7", 7, 0.0, 2688, Model::FocusedWave},
+                       // PICMUS's geometry with fewer plane waves: 27, 55 and 109 MB of (I, Q)
+                       // pairs, for where the channel data outgrow the L2 cache (gpu-check's
+                       // das-check-l2 step; not run unless --cases names them).
+                       {"pw8", 8, 16.0, 3328, Model::PlaneWave, true},
+                       {"pw16", 16, 16.0, 3328, Model::PlaneWave, true},
+                       {"pw32", 32, 16.0, 3328, Model::PlaneWave, true}};
 const DasCudaKernel kKernels[] = {DasCudaKernel::PixelPerThread, DasCudaKernel::ElementOuter,
                                   DasCudaKernel::TransmitBlocked};
 
@@ -163,7 +171,7 @@ int main(int argc, char** argv) {
   }
   int failures = 0, selected_runs = 0;
   for (const Case& c : kCases) {
-    if (!selected(cases, c.name)) continue;
+    if (!selected(cases, c.name) || (cases.empty() && c.only_when_named)) continue;
     const DasProblem p = make_problem(c.angles, c.max_deg, c.samples, c.model);
     const AnalyticData data = random_analytic_data(p);
     std::vector<std::complex<float>> cpu;

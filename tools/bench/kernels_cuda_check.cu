@@ -17,8 +17,8 @@
 // 0. Prints "RESULT kernels_<name>=<value>" lines for the table of tools/gpu-check.sh. Also:
 // monte_carlo_pi's GPU count equals the CPU's. --small validates everything but the tall matmul
 // at small sizes and times nothing: gpu-check runs it under compute-sanitizer. --sgemm-only runs
-// the SGEMM check alone: gpu-check times a build of the tiled kernel with two blocks per
-// multiprocessor with it (kernels/cuda/matmul.cu, USRECON_GEMM_MIN_BLOCKS_PER_SM).
+// the SGEMM check alone: gpu-check times a build of the tiled kernel with one block per
+// multiprocessor (plain launch bounds) with it (kernels/cuda/matmul.cu, USRECON_GEMM_MIN_BLOCKS_PER_SM).
 //   kernels_cuda_check [--reps N] [--small] [--sgemm-only]
 #include <cuda_runtime.h>
 

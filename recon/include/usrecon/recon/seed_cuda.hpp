@@ -25,6 +25,13 @@
 // single path is exact too, and what it differs by is still measured (compare_images) and
 // reported. Accumulation is exact in both.
 //
+// Sample storage: a frame whose samples all fit 16 bits (|rf| <= 32767, as ADC data of 12 to 16
+// bits does, and as the sums' int32 bound needs anyway for 128 channels) is beamformed from int16
+// copies of its channels; others from int32. The values, and so the integer sums, are the same;
+// what changes is the bytes a warp's gather spans: 32 neighbouring depths read ~64 consecutive
+// samples of a channel, 2 or 3 128-byte L1 lines in int32 and 1 or 2 in int16, and the kernel's
+// time is bound by those lines (L1 wavefronts), not by its arithmetic (docs/performance.md).
+//
 // Channels are zero-padded on the device past the largest order any pixel can reach, which is the
 // seed's `order < samples` test without a comparison.
 #pragma once
@@ -61,13 +68,11 @@ inline std::string to_string(Precision precision) {
 
 namespace gpu {
 
-/// Pixels per thread (laterals 6 apart) unless asked otherwise. 6: chosen from the sm_90 SASS and
-/// occupancy, not yet from a GPU's clock (docs/performance.md): fewer instructions per pixel
-/// pair than 4 (9.1 against 10.8) at the same 48 registers, and in single precision its 1254
-/// blocks fit one wave at 10 blocks per multiprocessor where 4's 1824 need 1.38. (In double
-/// precision P = 6 takes 54 registers, 9 blocks per multiprocessor: 1.06 waves, a nearly empty
-/// tail.) bench_seed_cuda times every choice, in both precisions.
-constexpr int kDefaultPixels = 6;
+/// Pixels per thread (laterals 6 apart) unless asked otherwise. 8: the fastest of kPixelChoices in
+/// both precisions on an H200 (bench_seed_cuda in tools/gpu-check.sh, 2026-12-04, int32 samples:
+/// single 5.08 ms against 5.33 for 6 and 5.73 for 4; double 5.16 against 6.21 and 5.89).
+/// bench_seed_cuda times every choice, in both precisions, on every run.
+constexpr int kDefaultPixels = 8;
 /// The pixels-per-thread counts the kernel is compiled for, and the largest.
 constexpr int kPixelChoices[] = {4, 6, 8};
 constexpr int kMaxPixels = *std::max_element(std::begin(kPixelChoices), std::end(kPixelChoices));
@@ -168,22 +173,35 @@ std::vector<Real> make_table(const Plan& plan) {
   return table;
 }
 
-/// The zero-padded device layout of one frame: rf[k * samples + s] -> out[k * stride + s].
-inline void pad_channels(const Plan& plan, std::span<const std::int32_t> rf,
-                         std::span<std::int32_t> out) {
-  if (rf.size() != std::size_t(plan.p.channels) * plan.p.samples || out.size() != plan.rf_size())
-    throw Error("seed model (CUDA): pad_channels: wrong sizes");
-  std::fill(out.begin(), out.end(), 0);
-  for (int k = 0; k < plan.p.channels; ++k)
-    std::copy_n(rf.begin() + std::ptrdiff_t(k) * plan.p.samples, plan.p.samples,
-                out.begin() + std::ptrdiff_t(k) * plan.stride);
-}
-
-/// True when int32 accumulation cannot overflow: channels^2 terms of |value| <= max |rf|.
-inline bool int32_sums_safe(int channels, std::span<const std::int32_t> rf) {
+/// How one frame is stored and summed on the device, chosen from its largest |sample|:
+/// int32 sums when channels^2 terms cannot overflow them, int16 samples when every sample fits
+/// 16 bits and the sums are int32 (the kernels are compiled for int16 samples with int32 sums,
+/// int32 samples with int32 sums, and int32 samples with int64 sums).
+struct FrameTypes {
+  bool int32_sums = true;
+  bool int16_samples = true;
+};
+inline FrameTypes frame_types(int channels, std::span<const std::int32_t> rf) {
   std::int64_t max_abs = 0;
   for (const std::int32_t v : rf) max_abs = std::max<std::int64_t>(max_abs, std::llabs(v));
-  return max_abs <= std::int64_t{2147483647} / (std::int64_t(channels) * channels);
+  FrameTypes types;
+  types.int32_sums = max_abs <= std::int64_t{2147483647} / (std::int64_t(channels) * channels);
+  types.int16_samples = types.int32_sums && max_abs <= 32767;
+  return types;
+}
+
+/// The zero-padded device layout of one frame: rf[k * samples + s] -> out[k * stride + s], as
+/// Sample (int16 only for frames whose frame_types say so: the values must fit).
+template <class Sample = std::int32_t>
+void pad_channels(const Plan& plan, std::span<const std::int32_t> rf, std::span<Sample> out) {
+  if (rf.size() != std::size_t(plan.p.channels) * plan.p.samples || out.size() != plan.rf_size())
+    throw Error("seed model (CUDA): pad_channels: wrong sizes");
+  std::fill(out.begin(), out.end(), Sample(0));
+  for (int k = 0; k < plan.p.channels; ++k)
+    std::transform(rf.begin() + std::ptrdiff_t(k) * plan.p.samples,
+                   rf.begin() + std::ptrdiff_t(k + 1) * plan.p.samples,
+                   out.begin() + std::ptrdiff_t(k) * plan.stride,
+                   [](std::int32_t v) { return static_cast<Sample>(v); });
 }
 
 template <class T>
@@ -233,10 +251,11 @@ USRECON_HD inline int order_f32(float eq, float er, int i, int dj_q, int dj_r) {
 }
 
 /// Everything one thread reads. Pointers are device pointers on the GPU, host ones on the CPU.
-template <class Real>
+/// Sample: std::int32_t, or std::int16_t for frames that fit (frame_types).
+template <class Real, class Sample = std::int32_t>
 struct Args {
   const Real* table;        ///< Plan::table_size() scaled distances
-  const std::int32_t* rf;   ///< Plan::rf_size() zero-padded samples
+  const Sample* rf;         ///< Plan::rf_size() zero-padded samples
   int ni_pad, dj_min, stride, channels, i0, j0;
 };
 
@@ -257,8 +276,8 @@ USRECON_HD inline int first_lateral(int c, int groups) {
 /// five instructions a load; the pairs whose pixels all have both channels (q >= 0, r + kPixels
 /// <= channels: nearly all) run without per-pixel checks, and the diagonal r = q (each channel
 /// once) is taken apart instead of tested in every pair. The sums are the same integers.
-template <int kPixels, class Real, bool kGuard, class Acc>
-USRECON_HD inline void thread_pixels(const Args<Real>& a, int ir, int jj, Acc (&acc)[kPixels]) {
+template <int kPixels, class Real, bool kGuard, class Sample, class Acc>
+USRECON_HD inline void thread_pixels(const Args<Real, Sample>& a, int ir, int jj, Acc (&acc)[kPixels]) {
   for (int m = 0; m < kPixels; ++m) acc[m] = 0;
   constexpr int kStep = Problem::kElementStep;
   const int i = a.i0 + ir;
@@ -275,7 +294,7 @@ USRECON_HD inline void thread_pixels(const Args<Real>& a, int ir, int jj, Acc (&
   // Pixel m reads channels q + m and r + m: from rf_m = channel m's start, at index
   // q * stride + order (one multiply-add to an address per load). The padded channels are at
   // least kMaxPixels (Plan::rf_size), so every rf_m lies inside them, fewer channels or not.
-  const std::int32_t* rf_m[kPixels];
+  const Sample* rf_m[kPixels];
   USRECON_UNROLL
   for (int m = 0; m < kPixels; ++m) rf_m[m] = a.rf + m * a.stride;
   const int last_full = a.channels - kPixels;  // the last r for which channel r + m exists for every m
@@ -308,12 +327,11 @@ USRECON_HD inline void thread_pixels(const Args<Real>& a, int ir, int jj, Acc (&
 
 /// Runs the kernel's per-thread program for every thread on the CPU (threads = 0: all cores) and
 /// writes the image out[jj * ni + ir] exactly as the GPU would. `padded` is pad_channels' output.
-template <class Real, bool kGuard = true>
-void run_plan_on_cpu(const Plan& plan, std::span<const Real> table,
-                     std::span<const std::int32_t> padded, bool int32_sums, std::span<double> out,
-                     int threads = 0) {
-  const Args<Real> a{table.data(), padded.data(), plan.ni_pad, plan.dj_min, plan.stride,
-                     plan.p.channels, plan.w.i0, plan.w.j0};
+template <class Real, bool kGuard = true, class Sample>
+void run_plan_on_cpu(const Plan& plan, std::span<const Real> table, std::span<const Sample> padded,
+                     bool int32_sums, std::span<double> out, int threads = 0) {
+  const Args<Real, Sample> a{table.data(), padded.data(), plan.ni_pad, plan.dj_min, plan.stride,
+                             plan.p.channels, plan.w.i0, plan.w.j0};
   with_pixels(plan.pixels, [&](auto pixels) {
     constexpr int kPixels = decltype(pixels)::value;
     kernels::parallel_for(std::size_t(plan.columns), 1, threads, [&](std::size_t b, std::size_t e) {
@@ -347,15 +365,28 @@ inline void beamform_gpu_model(std::span<const std::int32_t> rf, const Problem& 
   const Plan plan = make_plan(problem, window, pixels);
   if (out.size() != std::size_t(window.ni) * window.nj)
     throw Error("seed model (CUDA): output has the wrong size");
-  std::vector<std::int32_t> padded(plan.rf_size());
-  pad_channels(plan, rf, padded);
-  const bool narrow = int32_sums_safe(problem.channels, rf);
-  if (precision == Precision::Double)
-    run_plan_on_cpu<double>(plan, make_table<double>(plan), padded, narrow, out, threads);
-  else if (guard)
-    run_plan_on_cpu<float, true>(plan, make_table<float>(plan), padded, narrow, out, threads);
-  else
-    run_plan_on_cpu<float, false>(plan, make_table<float>(plan), padded, narrow, out, threads);
+  // The sample storage and sums the GPU would take for this frame.
+  const FrameTypes types = frame_types(problem.channels, rf);
+  const auto run = [&]<class Sample>(std::span<const Sample> padded) {
+    if (precision == Precision::Double)
+      run_plan_on_cpu<double>(plan, std::span<const double>(make_table<double>(plan)), padded,
+                              types.int32_sums, out, threads);
+    else if (guard)
+      run_plan_on_cpu<float, true>(plan, std::span<const float>(make_table<float>(plan)), padded,
+                                   types.int32_sums, out, threads);
+    else
+      run_plan_on_cpu<float, false>(plan, std::span<const float>(make_table<float>(plan)), padded,
+                                    types.int32_sums, out, threads);
+  };
+  if (types.int16_samples) {
+    std::vector<std::int16_t> padded(plan.rf_size());
+    pad_channels<std::int16_t>(plan, rf, padded);
+    run(std::span<const std::int16_t>(padded));
+  } else {
+    std::vector<std::int32_t> padded(plan.rf_size());
+    pad_channels<std::int32_t>(plan, rf, padded);
+    run(std::span<const std::int32_t>(padded));
+  }
 }
 
 }  // namespace gpu
@@ -385,7 +416,8 @@ inline ImageDiff compare_images(std::span<const double> image, std::span<const d
 }
 
 /// One frame's stages on the GPU in milliseconds, from CUDA events on its slot's stream: start
-/// to H2D done, to kernel done, to D2H done. With frames of other slots in flight these spans
+/// to H2D done, to kernel done (for int16 frames the narrowing of the channels too, a pass over
+/// ~1 MB), to D2H done. With frames of other slots in flight these spans
 /// also hold waiting for the copy engine and sharing the GPU with them: in-flight times, not the
 /// stages' own cost (a frame beamformed alone measures that).
 struct GpuTiming {
@@ -427,7 +459,7 @@ class SeedCudaBeamformer {
   /// The device's name, e.g. "NVIDIA H200".
   const std::string& device_name() const;
   /// The kernel's launch in waves: its blocks over the blocks the device holds at once (CUDA's
-  /// occupancy calculator, int32 sums). Just above a whole number, the last wave leaves most of
+  /// occupancy calculator, int16 samples and int32 sums). Just above a whole number, the last wave leaves most of
   /// the device idle.
   double waves() const;
 
