@@ -560,6 +560,8 @@ RATIO_D=$(ratio "$NUMBA_MS" "$KD")
       fi
       printf '| %-44s | %12s | %10s | %4s |\n' "DAS $das_case $das_kernel rel. L2 vs CPU" "$(fmt "$e")" "<= 1e-5" "$(meets "$e" '<=' 1e-5)"
     done
+    v=$(sed -n "s/^RESULT das_${das_case}_auto_kernel=//p" "$DAS_OUT" 2>/dev/null | tail -n 1)
+    [[ $das_case == [df]w7 ]] || printf '| %-44s | %12s | %10s | %4s |\n' "DAS $das_case: --cuda-kernel auto takes" "${v:-n/a}" "" ""
   done
   for das_case in pw8 pw16 pw32; do  # transmit-blocked against element-outer as the data grow
     eo=$(sed -n "s/^RESULT das_${das_case}_element-outer_points_per_s=//p" "$DAS_L2_OUT" 2>/dev/null | tail -n 1)
@@ -569,6 +571,8 @@ RATIO_D=$(ratio "$NUMBA_MS" "$KD")
     r=$(fmt "")
     [[ -n $eo && -n $tb ]] && r=$(quotient "$tb" "$eo")
     printf '| %-44s | %12s | %10s | %4s |\n' "  $das_case transmit-blocked / element-outer" "$r" "" ""
+    v=$(sed -n "s/^RESULT das_${das_case}_auto_kernel=//p" "$DAS_L2_OUT" 2>/dev/null | tail -n 1)
+    printf '| %-44s | %12s | %10s | %4s |\n' "  $das_case: --cuda-kernel auto takes" "${v:-n/a}" "" ""
   done
   kget() { sed -n "s/^RESULT kernels_$1=//p" "$KERNELS_OUT" 2>/dev/null | tail -n 1; }
   printf '| %-44s | %12s | %10s | %4s |\n' "kernels d2d copy GB/s (2^27 floats)" "$(fmt "$(kget d2d_copy_gbs)")" "" ""

@@ -8,6 +8,7 @@
 // and Q interleaved ([t][e][stride] float2, made on the device by interleave_kernel).
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <complex>
 #include <span>
 #include <string>
@@ -85,6 +86,13 @@ DasCudaBeamformer::DasCudaBeamformer(const DasProblem& problem, DasCudaKernel ke
   // check, before Impl's events and buffers (which would need one) are made.
   g::Plan plan = g::make_plan(problem, kernel);
   require_cuda("the CUDA DAS beamformer");
+  if (kernel == DasCudaKernel::Auto && problem.acquisition.model == Model::PlaneWave) {
+    // Auto's plane-wave choice depends on how the data compare with this device's L2 cache.
+    int device = 0, l2 = 0;
+    USRECON_CUDA_CHECK(cudaGetDevice(&device));
+    USRECON_CUDA_CHECK(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, device));
+    plan = g::make_plan(problem, kernel, std::size_t(std::max(l2, 0)));
+  }
   impl_ = std::make_unique<Impl>();
   Impl& c = *impl_;
   c.ex = upload(plan.tables.ex);

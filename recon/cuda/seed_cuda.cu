@@ -34,13 +34,16 @@ __global__ void __launch_bounds__(gpu::kBlockDepths* gpu::kBlockColumns)
   }
 }
 
-/// The padded int32 channels narrowed to int16 (frames whose samples all fit: frame_types):
-/// narrow[i] = rf[i] for i < n, padding included (zero stays zero).
-__global__ void narrow_samples(const std::int32_t* rf, std::int16_t* narrow, std::int64_t n) {
-  for (std::int64_t i = k::cuda::global_index_1d(); i < n; i += k::cuda::grid_stride_1d())
-    narrow[i] = static_cast<std::int16_t>(rf[i]);
+/// The windowed layout of a frame (seed_cuda.hpp) from its zero-padded int32 channels, as Sample
+/// (int16 only for frames whose samples fit: frame_types): n = Plan::windows_size() elements,
+/// each gpu::window_element, the rule the host's make_windows follows too.
+template <class Sample>
+__global__ void make_windows(const std::int32_t* padded, int channels, int stride, int pixels,
+                             Sample* windows, std::int64_t n) {
+  for (std::int64_t e = k::cuda::global_index_1d(); e < n; e += k::cuda::grid_stride_1d())
+    windows[e] = static_cast<Sample>(gpu::window_element(padded, channels, stride, pixels, e));
 }
-constexpr int kNarrowThreads = 256;
+constexpr int kWindowThreads = 256;
 
 /// The kernel for the plan's pixels per thread (a function pointer: launches and the occupancy
 /// calculator take the same one).
@@ -81,19 +84,28 @@ void prefer_l1(const gpu::Plan& plan) {
   carveout(kernel_for<Real, std::int32_t, long long>(plan));
 }
 
-/// The frame's kernel for its types (frame_types): int16 samples, or int32 with int32 or int64 sums.
+/// The windows of the frame in `padded`, then the kernel for its types (frame_types): int16
+/// samples, or int32 with int32 or int64 sums.
 template <class Real>
-void launch_for(const gpu::Plan& plan, const Real* table, const std::int32_t* rf32,
-                const std::int16_t* rf16, const gpu::FrameTypes& types, double* out,
-                cudaStream_t stream) {
+void launch_for(const gpu::Plan& plan, const Real* table, const std::int32_t* padded,
+                std::int16_t* windows16, std::int32_t* windows32, const gpu::FrameTypes& types,
+                double* out, cudaStream_t stream) {
   const Problem& p = plan.p;
+  const std::int64_t n = std::int64_t(plan.windows_size());
+  const unsigned blocks = k::cuda::grid_1d(n, kWindowThreads);
   if (types.int16_samples) {
-    const gpu::Args<Real, std::int16_t> args{table,        rf16,        plan.ni_pad, plan.dj_min,
+    make_windows<<<blocks, kWindowThreads, 0, stream>>>(padded, p.channels, plan.stride,
+                                                        plan.pixels, windows16, n);
+    USRECON_CUDA_CHECK_LAUNCH("make_windows<int16>");
+    const gpu::Args<Real, std::int16_t> args{table,        windows16,   plan.ni_pad, plan.dj_min,
                                              plan.stride,  p.channels,  plan.w.i0,   plan.w.j0};
     launch<Real, std::int16_t, int>(plan, args, out, stream);
     return;
   }
-  const gpu::Args<Real, std::int32_t> args{table,       rf32,       plan.ni_pad, plan.dj_min,
+  make_windows<<<blocks, kWindowThreads, 0, stream>>>(padded, p.channels, plan.stride, plan.pixels,
+                                                      windows32, n);
+  USRECON_CUDA_CHECK_LAUNCH("make_windows<int32>");
+  const gpu::Args<Real, std::int32_t> args{table,       windows32,  plan.ni_pad, plan.dj_min,
                                            plan.stride, p.channels, plan.w.i0,   plan.w.j0};
   if (types.int32_sums) launch<Real, std::int32_t, int>(plan, args, out, stream);
   else launch<Real, std::int32_t, long long>(plan, args, out, stream);
@@ -110,7 +122,8 @@ struct SeedCudaBeamformer::Impl {
   struct Slot {
     k::Stream stream;
     k::DeviceBuffer<std::int32_t> rf;   // zero-padded channels, stride plan.stride
-    k::DeviceBuffer<std::int16_t> rf16; // rf narrowed, for frames whose samples fit 16 bits
+    k::DeviceBuffer<std::int16_t> windows16;  // rf's windows, for frames whose samples fit 16 bits
+    k::DeviceBuffer<std::int32_t> windows32;  // rf's windows, for the others
     k::DeviceBuffer<double> out;        // the image
     k::PinnedBuffer<double> host_out;   // where the image comes back
     k::PinnedBuffer<std::int32_t> staging;  // beamform(): pageable input copied here first
@@ -167,7 +180,8 @@ SeedCudaBeamformer::SeedCudaBeamformer(const Problem& problem, const Window& win
   for (int s = 0; s < streams; ++s) {
     Impl::Slot slot{k::Stream(),
                     k::DeviceBuffer<std::int32_t>(c.plan.rf_size()),
-                    k::DeviceBuffer<std::int16_t>(c.plan.rf_size()),
+                    k::DeviceBuffer<std::int16_t>(c.plan.windows_size()),
+                    k::DeviceBuffer<std::int32_t>(c.plan.windows_size()),
                     k::DeviceBuffer<double>(pixels),
                     k::PinnedBuffer<double>(pixels),
                     k::PinnedBuffer<std::int32_t>(std::size_t(problem.channels) * problem.samples),
@@ -199,19 +213,12 @@ void SeedCudaBeamformer::enqueue(int s, std::span<const std::int32_t> rf) {
                                        sizeof(std::int32_t) * p.samples, p.channels,
                                        cudaMemcpyHostToDevice, stream));
   slot.h2d_done.record(slot.stream);
-  if (types.int16_samples) {
-    // The whole padded buffer: its padding is zero, and so stays the narrow copy's.
-    const std::int64_t n = std::int64_t(c.plan.rf_size());
-    narrow_samples<<<k::cuda::grid_1d(n, kNarrowThreads), kNarrowThreads, 0, stream>>>(
-        slot.rf.data(), slot.rf16.data(), n);
-    USRECON_CUDA_CHECK_LAUNCH("narrow_samples");
-  }
   if (c.precision == Precision::Double)
-    launch_for<double>(c.plan, c.table64.data(), slot.rf.data(), slot.rf16.data(), types,
-                       slot.out.data(), stream);
+    launch_for<double>(c.plan, c.table64.data(), slot.rf.data(), slot.windows16.data(),
+                       slot.windows32.data(), types, slot.out.data(), stream);
   else
-    launch_for<float>(c.plan, c.table32.data(), slot.rf.data(), slot.rf16.data(), types,
-                      slot.out.data(), stream);
+    launch_for<float>(c.plan, c.table32.data(), slot.rf.data(), slot.windows16.data(),
+                      slot.windows32.data(), types, slot.out.data(), stream);
   slot.kernel_done.record(slot.stream);
   k::copy_async(slot.host_out.span(), slot.out.cspan(), slot.stream);
   slot.d2h_done.record(slot.stream);

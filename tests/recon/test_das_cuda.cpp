@@ -198,6 +198,22 @@ TEST(ReconDasCudaProgram, TransmitBlockedTakesEveryLastBlockSize) {
 
 TEST(ReconDasCudaProgram, PlanPicksTheKernelAndRefusesWhatALaunchCannotDo) {
   EXPECT_EQ(g::make_plan(small_problem(Model::PlaneWave), DasCudaKernel::Auto).kernel, DasCudaKernel::TransmitBlocked);
+  // Auto for plane waves follows the data's size against the L2 cache: up to 1.25 times it.
+  const g::Plan small = g::make_plan(small_problem(Model::PlaneWave), DasCudaKernel::Auto);
+  const std::size_t bytes = 2 * sizeof(float) * small.data_floats;
+  ASSERT_GT(bytes, 5u);
+  EXPECT_EQ(g::make_plan(small_problem(Model::PlaneWave), DasCudaKernel::Auto, bytes).kernel,
+            DasCudaKernel::TransmitBlocked);
+  EXPECT_EQ(g::make_plan(small_problem(Model::PlaneWave), DasCudaKernel::Auto, bytes * 4 / 5 - 8).kernel,
+            DasCudaKernel::ElementOuter);
+  EXPECT_EQ(g::make_plan(small_problem(Model::PlaneWave), DasCudaKernel::Auto, bytes / 2).kernel,
+            DasCudaKernel::ElementOuter);
+  EXPECT_EQ(g::plane_wave_kernel(65 << 20, 52 << 20), DasCudaKernel::TransmitBlocked);  // 65 <= 1.25 * 52
+  EXPECT_EQ(g::plane_wave_kernel(66 << 20, 52 << 20), DasCudaKernel::ElementOuter);
+  EXPECT_EQ(g::plane_wave_kernel(std::size_t(1) << 40, 0), DasCudaKernel::TransmitBlocked);  // L2 unknown
+  // Named kernels are kept whatever the cache.
+  EXPECT_EQ(g::make_plan(small_problem(Model::PlaneWave), DasCudaKernel::TransmitBlocked, 1).kernel,
+            DasCudaKernel::TransmitBlocked);
   for (Model m : {Model::SyntheticAperture, Model::DivergingWave, Model::FocusedWave}) {
     EXPECT_EQ(g::make_plan(small_problem(m), DasCudaKernel::Auto).kernel, DasCudaKernel::PixelPerThread);
     EXPECT_THROW(g::make_plan(small_problem(m), DasCudaKernel::ElementOuter), Error) << to_string(m);

@@ -66,12 +66,13 @@ TEST(ReconSeedGpuPlan, CoversTheWindowAndEveryReachableOrder) {
     }
   }
   EXPECT_THROW(gpu::make_plan({10, 10, 4, 50}, {5, 10, 0, 10}), usrecon::Error);
-  for (const int pixels : {0, 1, 5, 7, 16})  // only the compiled counts
+  for (const int pixels : {0, 1, 5, 6, 7, 12, 32})  // only the compiled counts
     EXPECT_THROW(gpu::make_plan({10, 10, 4, 50}, {0, 10, 0, 10}, pixels), usrecon::Error) << pixels;
-  // The program's 32-bit indices: 1024 channels of 2^21 samples are 2^31 values, one too many.
-  EXPECT_NO_THROW(gpu::make_plan({10, 10, 1023, 1 << 21}, {0, 10, 0, 10}));
+  // The program's 32-bit indices: (channels + 7) windows of 2^21 samples each at 8 pixels a
+  // thread; 1016 channels make 1023 * 2^21 < 2^31 windows, 1017 make 2^31, one too many.
+  EXPECT_NO_THROW(gpu::make_plan({10, 10, 1016, 1 << 21}, {0, 10, 0, 10}, 8));
   try {
-    (void)gpu::make_plan({10, 10, 1024, 1 << 21}, {0, 10, 0, 10});
+    (void)gpu::make_plan({10, 10, 1017, 1 << 21}, {0, 10, 0, 10}, 8);
     ADD_FAILURE() << "a plan past the 32-bit index";
   } catch (const usrecon::Error& e) {
     EXPECT_NE(std::string(e.what()).find("32-bit index"), std::string::npos) << e.what();
@@ -152,21 +153,33 @@ TEST(ReconSeedGpuPlan, FrameTypesNarrowOnlyWhatFits) {
   EXPECT_EQ(types(1024, {2048}), std::pair(false, false));    // 16 bits, but not int32 sums
   EXPECT_EQ(types(1, {INT32_MIN}), std::pair(false, false));
 
-  // The int16 layout holds the same values as the int32 one, padding zero.
-  const gpu::Plan plan = gpu::make_plan({20, 30, 3, 40}, {0, 20, 0, 30});
-  std::vector<std::int32_t> rf(3 * 40);
-  for (std::size_t s = 0; s < rf.size(); ++s) {
-    const int v = int(s) * 271 % 32768;
-    rf[s] = s % 2 ? v : -v;
+  // The windowed layout, every element: window (q, s) of pixels-per-thread P holds channels
+  // q + m, m < P, at sample s, zero past the channels and the samples; int16 and int32 alike.
+  for (const int pixels : gpu::kPixelChoices) {
+    const int channels = 3, samples = 40;
+    const gpu::Plan plan = gpu::make_plan({20, 30, channels, samples}, {0, 20, 0, 30}, pixels);
+    std::vector<std::int32_t> rf(std::size_t(channels) * samples);
+    for (std::size_t s = 0; s < rf.size(); ++s) {
+      const int v = int(s) * 271 % 32768;
+      rf[s] = s % 2 ? v : -v;
+    }
+    const std::vector<std::int32_t> wide = gpu::make_windows<std::int32_t>(plan, rf);
+    const std::vector<std::int16_t> narrow = gpu::make_windows<std::int16_t>(plan, rf);
+    ASSERT_EQ(wide.size(), std::size_t(channels + pixels - 1) * plan.stride * pixels);
+    ASSERT_EQ(narrow.size(), wide.size());
+    std::size_t nonzero = 0;
+    for (int q = 1 - pixels; q < channels; ++q)
+      for (int s = 0; s < plan.stride; ++s)
+        for (int m = 0; m < pixels; ++m) {
+          const std::size_t e = (std::size_t(q + pixels - 1) * plan.stride + s) * pixels + m;
+          const int k = q + m;
+          const int expected = k >= 0 && k < channels && s < samples ? rf[std::size_t(k) * samples + s] : 0;
+          ASSERT_EQ(wide[e], expected) << "P " << pixels << " q " << q << " s " << s << " m " << m;
+          ASSERT_EQ(int(narrow[e]), expected) << "P " << pixels << " q " << q << " s " << s << " m " << m;
+          nonzero += expected != 0;
+        }
+    EXPECT_EQ(nonzero, std::size_t(pixels) * (rf.size() - 1));  // rf[0] is 0; each sample in P windows
   }
-  std::vector<std::int32_t> wide(plan.rf_size(), 7);
-  std::vector<std::int16_t> narrow(plan.rf_size(), 7);
-  gpu::pad_channels<std::int32_t>(plan, rf, wide);
-  gpu::pad_channels<std::int16_t>(plan, rf, narrow);
-  ASSERT_EQ(wide.size(), narrow.size());
-  for (std::size_t s = 0; s < wide.size(); ++s) ASSERT_EQ(int(narrow[s]), wide[s]) << s;
-  EXPECT_EQ(wide[std::size_t(plan.stride) + 5], rf[40 + 5]);
-  EXPECT_EQ(wide[std::size_t(plan.stride) - 1], 0);  // channel 0's padding
 }
 
 TEST(ReconSeedGpuPlan, CompareImagesMeasuresTheMismatch) {

@@ -175,6 +175,16 @@ int main(int argc, char** argv) {
     const DasProblem p = make_problem(c.angles, c.max_deg, c.samples, c.model);
     const AnalyticData data = random_analytic_data(p);
     std::vector<std::complex<float>> cpu;
+    if (c.model == Model::PlaneWave && selected(kernels, "transmit-blocked")) {
+      // Which kernel --cuda-kernel auto takes here (it compares the data with this device's L2).
+      try {
+        const DasCudaBeamformer automatic(p, DasCudaKernel::Auto);
+        std::printf("RESULT das_%s_auto_kernel=%s\n", c.name, to_string(automatic.kernel()).c_str());
+      } catch (const std::exception& e) {
+        std::printf("das_%s: auto: FAILED: %s\n", c.name, e.what());
+        ++failures;
+      }
+    }
     for (const DasCudaKernel kernel : kKernels) {
       if (c.model != Model::PlaneWave && kernel != DasCudaKernel::PixelPerThread) continue;  // plane waves only
       if (!selected(kernels, to_string(kernel))) continue;

@@ -71,7 +71,8 @@ void add_das_options(CLI::App& app, DasArgs& args, recon::ReconstructOptions& op
   app.add_option("--interp", args.interp, "Interpolation of the delayed samples")
       ->check(CLI::IsMember({"nearest", "linear"}))->capture_default_str()->group(g);
   app.add_option("--cuda-kernel", args.cuda_kernel,
-                 "CUDA backend: the beamforming kernel. auto (transmit-blocked for plane waves, else "
+                 "CUDA backend: the beamforming kernel. auto (for plane waves transmit-blocked while the "
+                 "channel data fit in 1.25 x the GPU's L2 cache, else element-outer; otherwise "
                  "pixel-per-thread), pixel-per-thread (any model), element-outer or transmit-blocked "
                  "(plane waves); the frame's JSON names the one that ran")
       ->check(CLI::IsMember({"auto", "pixel-per-thread", "element-outer", "transmit-blocked"}))

@@ -142,9 +142,10 @@ class DasCpuBeamformer {
 /// TransmitBlocked (plane waves): transmits in blocks of 8 whose transmit delays are computed
 /// once per pixel and kept in registers, elements inside a block, then the block's transmits:
 /// a point costs an add, the interpolation and the accumulation, and a receive distance serves
-/// 8 transmits. Auto: TransmitBlocked for plane waves (per point 17 sm_90 instructions and 2 loads
-/// against ElementOuter's 28 and 5: docs/performance.md; chosen from the machine code, the GPU
-/// still to time it), PixelPerThread for synthetic aperture, diverging and focused waves.
+/// 8 transmits. Auto, for plane waves: TransmitBlocked while the (I, Q) data fit in 1.25 times the
+/// device's L2 cache, ElementOuter past that (gpu::plane_wave_kernel: on an H200, 1.39 times
+/// faster with the 7 transmits of RFdata1, 0.76 times with PICMUS's 75); PixelPerThread for
+/// synthetic aperture, diverging and focused waves.
 enum class DasCudaKernel { Auto, PixelPerThread, ElementOuter, TransmitBlocked };
 std::string to_string(DasCudaKernel kernel);  // "auto", "pixel-per-thread", "element-outer", "transmit-blocked"
 DasCudaKernel parse_das_cuda_kernel(std::string_view name);  // those names, else throws Error

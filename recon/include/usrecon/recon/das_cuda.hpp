@@ -83,10 +83,24 @@ struct Plan {
   std::size_t pixels() const { return std::size_t(params.nx) * std::size_t(params.nz); }
 };
 
-/// The plan of a problem for a kernel (Auto: transmit-blocked for plane waves, else pixel-per-thread).
-/// Throws usrecon::Error for an invalid problem, the element-outer or transmit-blocked kernel on
-/// another model, or a grid of more columns than one launch can have.
-inline Plan make_plan(const DasProblem& problem, DasCudaKernel kernel) {
+/// The plane-wave kernel for Auto: transmit-blocked while the interleaved (I, Q) channel data fit
+/// in 1.25 times the device's L2 cache (or when its size is not known, l2_bytes = 0), else
+/// element-outer. Measured on an H200 (50 MiB of L2; tools/gpu-check.sh, 2026-12-04, PICMUS's
+/// grid and geometry, points/s of transmit-blocked over element-outer): 1.39 at 19 MB of data
+/// (7 transmits), 1.18 at 27 MB (8), 1.05 at 55 MB (16), 0.86 at 109 MB (32), 0.76 at 255 MB
+/// (75). Transmit-blocked reads 8 transmits of every element before moving on, element-outer
+/// every transmit of one element; past the cache, the first's working set misses and the second's
+/// does not, which outweighs its recomputed transmit delays.
+inline DasCudaKernel plane_wave_kernel(std::size_t data_bytes, std::size_t l2_bytes) {
+  return l2_bytes == 0 || data_bytes <= l2_bytes + l2_bytes / 4 ? DasCudaKernel::TransmitBlocked
+                                                                : DasCudaKernel::ElementOuter;
+}
+
+/// The plan of a problem for a kernel (Auto: plane_wave_kernel for plane waves, given the device's
+/// L2 size in bytes, 0 if unknown; else pixel-per-thread). Throws usrecon::Error for an invalid
+/// problem, the element-outer or transmit-blocked kernel on another model, or a grid of more
+/// columns than one launch can have.
+inline Plan make_plan(const DasProblem& problem, DasCudaKernel kernel, std::size_t l2_bytes = 0) {
   problem.validate();
   const Acquisition& acq = problem.acquisition;
   const bool plane_wave = acq.model == Model::PlaneWave;
@@ -100,9 +114,6 @@ inline Plan make_plan(const DasProblem& problem, DasCudaKernel kernel) {
   if (problem.samples > (1 << 24))
     throw Error("CUDA DAS: " + std::to_string(problem.samples) + " samples a channel are more than the kernels take (2^24)");
   Plan plan;
-  plan.kernel = kernel != DasCudaKernel::Auto ? kernel
-                : plane_wave                  ? DasCudaKernel::TransmitBlocked
-                                              : DasCudaKernel::PixelPerThread;
   Params& p = plan.params;
   p.nx = problem.grid.nx;
   p.nz = problem.grid.nz;
@@ -126,6 +137,10 @@ inline Plan make_plan(const DasProblem& problem, DasCudaKernel kernel) {
   plan.tables = make_das_tables(problem);
 
   plan.data_floats = std::size_t(p.stride) * p.elements * p.transmits;
+  // (I, Q) interleaved, 2 floats a sample: what the plane-wave kernels read.
+  plan.kernel = kernel != DasCudaKernel::Auto ? kernel
+                : plane_wave ? plane_wave_kernel(2 * sizeof(float) * plan.data_floats, l2_bytes)
+                             : DasCudaKernel::PixelPerThread;
   // The programs index samples with 32-bit ints (one integer add and one address per sample):
   // at most 2^31 - 1 values per I/Q array, 8 GiB each, with room for one transmit more (the
   // element-outer program forms the index after its last transmit's).

@@ -12,6 +12,15 @@
 // per pixel and fewer threads (so fewer waves of blocks) but more registers; which P is fastest
 // is measured (bench_seed_cuda times every P of kPixelChoices), not assumed.
 //
+// Windows: the P samples a thread adds for one (q, order), rf[q + m][order] for m < P, lie side by
+// side on the device, so that one vector load (8 to 64 bytes) fetches them:
+//   windows[((q + P - 1) * stride + s) * P + m] = rf[q + m][s], zero where q + m is no channel,
+// for q in [1 - P, channels) and s < stride (make_windows; window_element is the rule, shared by
+// the host and the device). That is P copies of the channels (4.4 MB for the seed's frame in
+// int16 at P = 8), built on the device per frame; in exchange a pair (q, r) costs two loads for
+// its 2 P points instead of 2 P. 32 neighbouring depths still read neighbouring samples:
+// consecutive windows.
+//
 // Exactness (Precision::Double): as the CPU backend, the index is t' = e_q + e_r with
 // e = dist * kScale (< 4e-12 from the seed's t); a lane whose t' is within kMargin of a
 // half-integer recomputes the seed's own expression with seed::distance and seed::sample_index.
@@ -27,10 +36,9 @@
 //
 // Sample storage: a frame whose samples all fit 16 bits (|rf| <= 32767, as ADC data of 12 to 16
 // bits does, and as the sums' int32 bound needs anyway for 128 channels) is beamformed from int16
-// copies of its channels; others from int32. The values, and so the integer sums, are the same;
-// what changes is the bytes a warp's gather spans: 32 neighbouring depths read ~64 consecutive
-// samples of a channel, 2 or 3 128-byte L1 lines in int32 and 1 or 2 in int16, and the kernel's
-// time is bound by those lines (L1 wavefronts), not by its arithmetic (docs/performance.md).
+// windows; others from int32. The values, and so the integer sums, are the same; the bytes a
+// warp's loads span halve (on an H200 int16 took the kernel from 5.08 to 4.76 ms a frame in
+// single precision, before windows).
 //
 // Channels are zero-padded on the device past the largest order any pixel can reach, which is the
 // seed's `order < samples` test without a comparison.
@@ -68,14 +76,14 @@ inline std::string to_string(Precision precision) {
 
 namespace gpu {
 
-/// Pixels per thread (laterals 6 apart) unless asked otherwise. 8: the fastest of kPixelChoices in
-/// both precisions on an H200 (bench_seed_cuda in tools/gpu-check.sh, 2026-12-04, int32 samples:
-/// single 5.08 ms against 5.33 for 6 and 5.73 for 4; double 5.16 against 6.21 and 5.89).
-/// bench_seed_cuda times every choice, in both precisions, on every run.
+/// Pixels per thread (laterals 6 apart) unless asked otherwise. 8: the fastest of 4, 6 and 8 in
+/// both precisions on an H200 before windows (bench_seed_cuda in tools/gpu-check.sh, 2026-12-04,
+/// int32 samples: single 5.08 ms against 5.33 for 6 and 5.73 for 4; double 5.16 against 6.21 and
+/// 5.89). bench_seed_cuda times every choice, in both precisions, on every run.
 constexpr int kDefaultPixels = 8;
-/// The pixels-per-thread counts the kernel is compiled for, and the largest.
-constexpr int kPixelChoices[] = {4, 6, 8};
-constexpr int kMaxPixels = *std::max_element(std::begin(kPixelChoices), std::end(kPixelChoices));
+/// The pixels-per-thread counts the kernel is compiled for: powers of two, so that a window is
+/// 8 to 64 bytes, whole 8- or 16-byte vector loads.
+constexpr int kPixelChoices[] = {4, 8, 16};
 constexpr int kBlockDepths = 32;  ///< threads of a block along depth (one warp)
 constexpr int kBlockColumns = 4;  ///< warps per block, each a column-thread
 /// The seconds-to-sample factor, in the CPU backend's operation order.
@@ -92,12 +100,12 @@ template <class F>
 decltype(auto) with_pixels(int pixels, F&& f) {
   switch (pixels) {
     case 4: return f(std::integral_constant<int, 4>{});
-    case 6: return f(std::integral_constant<int, 6>{});
     case 8: return f(std::integral_constant<int, 8>{});
+    case 16: return f(std::integral_constant<int, 16>{});
     default: break;
   }
   throw Error("seed model (CUDA): " + std::to_string(pixels) +
-              " pixels per thread is not one of those compiled (4, 6, 8)");
+              " pixels per thread is not one of those compiled (4, 8, 16)");
 }
 
 /// Sizes and layouts of one problem on the device, computed on the host. Column-threads:
@@ -115,9 +123,12 @@ struct Plan {
   int stride = 0;   ///< ints per zero-padded channel on the device (> any reachable order)
   int grid_x = 0, grid_y = 0;  ///< launch grid; blocks are kBlockDepths x kBlockColumns
   std::size_t table_size() const { return std::size_t(rows) * ni_pad; }
-  /// ints of the zero-padded channels on the device: at least kMaxPixels channels (the extra
-  /// ones zero), so that the per-thread program's channel bases all point into them.
-  std::size_t rf_size() const { return std::size_t(std::max(p.channels, kMaxPixels)) * stride; }
+  /// ints of the zero-padded channels on the device (rf[k * stride + s]).
+  std::size_t rf_size() const { return std::size_t(p.channels) * stride; }
+  /// Windows of P samples: (channels + P - 1) * stride (see the header's comment).
+  std::size_t window_count() const { return std::size_t(p.channels + pixels - 1) * stride; }
+  /// Samples of the windowed layout: window_count() * P.
+  std::size_t windows_size() const { return window_count() * std::size_t(pixels); }
 };
 
 namespace detail {
@@ -154,10 +165,10 @@ inline Plan make_plan(const Problem& problem, const Window& window, int pixels =
   plan.stride = detail::round_up(std::max(problem.samples, int(std::ceil(t_max)) + 3), 32);
   plan.grid_x = plan.ni_pad / kBlockDepths;
   plan.grid_y = (plan.columns + kBlockColumns - 1) / kBlockColumns;
-  // The per-thread program indexes the table and the channels with 32-bit ints.
-  if (plan.table_size() > std::size_t(INT32_MAX) || plan.rf_size() > std::size_t(INT32_MAX))
-    throw Error("seed model (CUDA): the distance table or the padded channels hold more than 2^31 - 1 "
-                "values, past the kernel's 32-bit index");
+  // The per-thread program indexes the table and the windows with 32-bit ints.
+  if (plan.table_size() > std::size_t(INT32_MAX) || plan.window_count() > std::size_t(INT32_MAX))
+    throw Error("seed model (CUDA): the distance table or the channels' windows are more than 2^31 - 1, "
+                "past the kernel's 32-bit index");
   return plan;
 }
 
@@ -190,18 +201,41 @@ inline FrameTypes frame_types(int channels, std::span<const std::int32_t> rf) {
   return types;
 }
 
-/// The zero-padded device layout of one frame: rf[k * samples + s] -> out[k * stride + s], as
-/// Sample (int16 only for frames whose frame_types say so: the values must fit).
-template <class Sample = std::int32_t>
-void pad_channels(const Plan& plan, std::span<const std::int32_t> rf, std::span<Sample> out) {
+/// The zero-padded device layout of one frame: rf[k * samples + s] -> out[k * stride + s].
+inline void pad_channels(const Plan& plan, std::span<const std::int32_t> rf,
+                         std::span<std::int32_t> out) {
   if (rf.size() != std::size_t(plan.p.channels) * plan.p.samples || out.size() != plan.rf_size())
     throw Error("seed model (CUDA): pad_channels: wrong sizes");
-  std::fill(out.begin(), out.end(), Sample(0));
+  std::fill(out.begin(), out.end(), 0);
   for (int k = 0; k < plan.p.channels; ++k)
-    std::transform(rf.begin() + std::ptrdiff_t(k) * plan.p.samples,
-                   rf.begin() + std::ptrdiff_t(k + 1) * plan.p.samples,
-                   out.begin() + std::ptrdiff_t(k) * plan.stride,
-                   [](std::int32_t v) { return static_cast<Sample>(v); });
+    std::copy_n(rf.begin() + std::ptrdiff_t(k) * plan.p.samples, plan.p.samples,
+                out.begin() + std::ptrdiff_t(k) * plan.stride);
+}
+
+/// Element e of the windowed layout (the header's comment) from the zero-padded channels
+/// padded[k * stride + s]: window (qi, s) = e / pixels holds channel qi - (pixels - 1) + m,
+/// m = e % pixels, at sample s, or zero where that is no channel. The device's make_windows
+/// kernel and the host's make_windows both take every element from here.
+USRECON_HD inline std::int32_t window_element(const std::int32_t* padded, int channels, int stride,
+                                              int pixels, std::int64_t e) {
+  const std::int64_t window = e / pixels;
+  const int m = static_cast<int>(e % pixels);
+  const int qi = static_cast<int>(window / stride), s = static_cast<int>(window % stride);
+  const int channel = qi - (pixels - 1) + m;
+  return channel >= 0 && channel < channels ? padded[std::int64_t(channel) * stride + s] : 0;
+}
+
+/// The windowed layout of one frame (Plan::windows_size() samples) as Sample: int16 only for
+/// frames whose frame_types say so (the values must fit).
+template <class Sample>
+std::vector<Sample> make_windows(const Plan& plan, std::span<const std::int32_t> rf) {
+  std::vector<std::int32_t> padded(plan.rf_size());
+  pad_channels(plan, rf, padded);
+  std::vector<Sample> windows(plan.windows_size());
+  for (std::size_t e = 0; e < windows.size(); ++e)
+    windows[e] = static_cast<Sample>(
+        window_element(padded.data(), plan.p.channels, plan.stride, plan.pixels, std::int64_t(e)));
+  return windows;
 }
 
 template <class T>
@@ -250,12 +284,43 @@ USRECON_HD inline int order_f32(float eq, float er, int i, int dj_q, int dj_r) {
   return order;
 }
 
+/// The kCount samples of one window at p (kCount * sizeof(Sample) bytes: 8, or a multiple of
+/// 16, as aligned), in one or more vector loads on the GPU, then taken apart into v. The taking
+/// apart (little-endian, as both the GPU and x86-64 are) is the same code on both sides.
+template <int kCount, class Sample>
+USRECON_HD inline void load_window(const Sample* p, Sample (&v)[kCount]) {
+  constexpr int kBytes = kCount * int(sizeof(Sample));
+  static_assert(kBytes == 8 || kBytes % 16 == 0, "windows are whole 8- or 16-byte vectors");
+  std::uint32_t w[kBytes / 4];
+#if defined(__CUDA_ARCH__)
+  if constexpr (kBytes == 8) {
+    const uint2 u = __ldg(reinterpret_cast<const uint2*>(p));
+    w[0] = u.x, w[1] = u.y;
+  } else {
+    USRECON_UNROLL
+    for (int c = 0; c < kBytes / 16; ++c) {
+      const uint4 u = __ldg(reinterpret_cast<const uint4*>(p) + c);
+      w[4 * c] = u.x, w[4 * c + 1] = u.y, w[4 * c + 2] = u.z, w[4 * c + 3] = u.w;
+    }
+  }
+#else
+  std::memcpy(w, p, kBytes);
+#endif
+  USRECON_UNROLL
+  for (int m = 0; m < kCount; ++m) {
+    if constexpr (sizeof(Sample) == 2)
+      v[m] = static_cast<Sample>(static_cast<std::uint16_t>(w[m / 2] >> (16 * (m % 2))));
+    else
+      v[m] = static_cast<Sample>(w[m]);
+  }
+}
+
 /// Everything one thread reads. Pointers are device pointers on the GPU, host ones on the CPU.
 /// Sample: std::int32_t, or std::int16_t for frames that fit (frame_types).
 template <class Real, class Sample = std::int32_t>
 struct Args {
   const Real* table;        ///< Plan::table_size() scaled distances
-  const Sample* rf;         ///< Plan::rf_size() zero-padded samples
+  const Sample* windows;    ///< Plan::windows_size() samples, the windowed layout
   int ni_pad, dj_min, stride, channels, i0, j0;
 };
 
@@ -270,12 +335,13 @@ USRECON_HD inline int first_lateral(int c, int groups) {
 /// Real = double is the exact path, float the single-precision one (kGuard: exact too; without
 /// it, plain float rounding). Acc is int or long long.
 ///
-/// Shaped for the instructions it costs on the GPU (sm_90 SASS, docs/performance.md): indices are
-/// 32-bit ints (make_plan keeps the table and the padded channels under 2^31 values), so that a
-/// sample's address is an add and a multiply-add, where 64-bit pointer arithmetic took four or
-/// five instructions a load; the pairs whose pixels all have both channels (q >= 0, r + kPixels
-/// <= channels: nearly all) run without per-pixel checks, and the diagonal r = q (each channel
-/// once) is taken apart instead of tested in every pair. The sums are the same integers.
+/// Shaped for what it costs on the GPU (sm_90 SASS, docs/performance.md): a pair (q, r) is one
+/// index computation and two window loads (load_window) for its 2 kPixels points; indices are
+/// 32-bit ints (make_plan keeps the table and the windows under 2^31), so that a window's address
+/// is one multiply-add; the pairs whose pixels all have both channels (q >= 0, r + kPixels <=
+/// channels: nearly all) run without per-pixel checks; and the diagonal r = q (each channel once,
+/// the windows' zeros standing for channels that do not exist) is taken apart instead of tested
+/// in every pair. The sums are the same integers.
 template <int kPixels, class Real, bool kGuard, class Sample, class Acc>
 USRECON_HD inline void thread_pixels(const Args<Real, Sample>& a, int ir, int jj, Acc (&acc)[kPixels]) {
   for (int m = 0; m < kPixels; ++m) acc[m] = 0;
@@ -291,46 +357,53 @@ USRECON_HD inline void thread_pixels(const Args<Real, Sample>& a, int ir, int jj
     else
       return order_f32<kGuard>(eq, er, i, j - kStep * q, j - kStep * r);
   };
-  // Pixel m reads channels q + m and r + m: from rf_m = channel m's start, at index
-  // q * stride + order (one multiply-add to an address per load). The padded channels are at
-  // least kMaxPixels (Plan::rf_size), so every rf_m lies inside them, fewer channels or not.
-  const Sample* rf_m[kPixels];
-  USRECON_UNROLL
-  for (int m = 0; m < kPixels; ++m) rf_m[m] = a.rf + m * a.stride;
   const int last_full = a.channels - kPixels;  // the last r for which channel r + m exists for every m
+  // Window (q, order) is number (q + kPixels - 1) * stride + order: the channels q + m, m < kPixels.
+  const auto window = [&](int first, int order) {
+    return a.windows + std::ptrdiff_t(first + order) * kPixels;
+  };
   for (int q = 1 - kPixels; q < a.channels; ++q) {
     const Real eq = load(a.table + (row0 - q * row_step));
+    const int first_q = (q + kPixels - 1) * a.stride;
     {  // r = q: pixel m adds channel q + m once
-      const int at = q * a.stride + order_of(eq, eq, q, q);
+      Sample v[kPixels];
+      load_window(window(first_q, order_of(eq, eq, q, q)), v);
       USRECON_UNROLL
-      for (int m = 0; m < kPixels; ++m)
-        if (q + m >= 0 && q + m < a.channels) acc[m] += Acc(load(rf_m[m] + at));
+      for (int m = 0; m < kPixels; ++m) acc[m] += Acc(v[m]);
     }
-    int r = q + 1;
+    int r = q + 1, first_r = first_q + a.stride;
     if (q >= 0) {
-      for (; r <= last_full; ++r) {  // channels q + m and r + m exist for every pixel m
+      for (; r <= last_full; ++r, first_r += a.stride) {  // channels q + m and r + m exist for every m
         const int order = order_of(eq, load(a.table + (row0 - r * row_step)), q, r);
-        const int at_q = q * a.stride + order, at_r = r * a.stride + order;
+        Sample vq[kPixels], vr[kPixels];
+        load_window(window(first_q, order), vq);
+        load_window(window(first_r, order), vr);
         USRECON_UNROLL
-        for (int m = 0; m < kPixels; ++m) acc[m] += Acc(load(rf_m[m] + at_q)) + Acc(load(rf_m[m] + at_r));
+        for (int m = 0; m < kPixels; ++m) acc[m] += Acc(vq[m]) + Acc(vr[m]);
       }
     }
-    for (; r < a.channels; ++r) {  // some pixel lacks channel q + m (q < 0) or r + m (the last r)
+    // Some pixel lacks channel q + m (q < 0) or r + m (the last r): a pair adds for pixel m only
+    // when both channels exist (a zero in one window must not let the other's sample in).
+    for (; r < a.channels; ++r, first_r += a.stride) {
       const int order = order_of(eq, load(a.table + (row0 - r * row_step)), q, r);
-      const int at_q = q * a.stride + order, at_r = r * a.stride + order;
+      Sample vq[kPixels], vr[kPixels];
+      load_window(window(first_q, order), vq);
+      load_window(window(first_r, order), vr);
       USRECON_UNROLL
       for (int m = 0; m < kPixels; ++m)
-        if (q + m >= 0 && r + m < a.channels) acc[m] += Acc(load(rf_m[m] + at_q)) + Acc(load(rf_m[m] + at_r));
+        if (q + m >= 0 && r + m < a.channels) acc[m] += Acc(vq[m]) + Acc(vr[m]);
     }
   }
 }
 
 /// Runs the kernel's per-thread program for every thread on the CPU (threads = 0: all cores) and
-/// writes the image out[jj * ni + ir] exactly as the GPU would. `padded` is pad_channels' output.
+/// writes the image out[jj * ni + ir] exactly as the GPU would. `windows` is make_windows' output.
 template <class Real, bool kGuard = true, class Sample>
-void run_plan_on_cpu(const Plan& plan, std::span<const Real> table, std::span<const Sample> padded,
+void run_plan_on_cpu(const Plan& plan, std::span<const Real> table, std::span<const Sample> windows,
                      bool int32_sums, std::span<double> out, int threads = 0) {
-  const Args<Real, Sample> a{table.data(), padded.data(), plan.ni_pad, plan.dj_min, plan.stride,
+  if (windows.size() != plan.windows_size() || table.size() != plan.table_size())
+    throw Error("seed model (CUDA): run_plan_on_cpu: wrong table or windows size");
+  const Args<Real, Sample> a{table.data(), windows.data(), plan.ni_pad, plan.dj_min, plan.stride,
                              plan.p.channels, plan.w.i0, plan.w.j0};
   with_pixels(plan.pixels, [&](auto pixels) {
     constexpr int kPixels = decltype(pixels)::value;
@@ -367,26 +440,22 @@ inline void beamform_gpu_model(std::span<const std::int32_t> rf, const Problem& 
     throw Error("seed model (CUDA): output has the wrong size");
   // The sample storage and sums the GPU would take for this frame.
   const FrameTypes types = frame_types(problem.channels, rf);
-  const auto run = [&]<class Sample>(std::span<const Sample> padded) {
+  const auto run = [&]<class Sample>(const std::vector<Sample>& windows) {
+    const std::span<const Sample> w(windows);
     if (precision == Precision::Double)
-      run_plan_on_cpu<double>(plan, std::span<const double>(make_table<double>(plan)), padded,
+      run_plan_on_cpu<double>(plan, std::span<const double>(make_table<double>(plan)), w,
                               types.int32_sums, out, threads);
     else if (guard)
-      run_plan_on_cpu<float, true>(plan, std::span<const float>(make_table<float>(plan)), padded,
+      run_plan_on_cpu<float, true>(plan, std::span<const float>(make_table<float>(plan)), w,
                                    types.int32_sums, out, threads);
     else
-      run_plan_on_cpu<float, false>(plan, std::span<const float>(make_table<float>(plan)), padded,
+      run_plan_on_cpu<float, false>(plan, std::span<const float>(make_table<float>(plan)), w,
                                     types.int32_sums, out, threads);
   };
-  if (types.int16_samples) {
-    std::vector<std::int16_t> padded(plan.rf_size());
-    pad_channels<std::int16_t>(plan, rf, padded);
-    run(std::span<const std::int16_t>(padded));
-  } else {
-    std::vector<std::int32_t> padded(plan.rf_size());
-    pad_channels<std::int32_t>(plan, rf, padded);
-    run(std::span<const std::int32_t>(padded));
-  }
+  if (types.int16_samples)
+    run(make_windows<std::int16_t>(plan, rf));
+  else
+    run(make_windows<std::int32_t>(plan, rf));
 }
 
 }  // namespace gpu
@@ -416,8 +485,8 @@ inline ImageDiff compare_images(std::span<const double> image, std::span<const d
 }
 
 /// One frame's stages on the GPU in milliseconds, from CUDA events on its slot's stream: start
-/// to H2D done, to kernel done (for int16 frames the narrowing of the channels too, a pass over
-/// ~1 MB), to D2H done. With frames of other slots in flight these spans
+/// to H2D done, to kernel done (the making of the frame's windows too, a few MB written), to D2H
+/// done. With frames of other slots in flight these spans
 /// also hold waiting for the copy engine and sharing the GPU with them: in-flight times, not the
 /// stages' own cost (a frame beamformed alone measures that).
 struct GpuTiming {
