@@ -373,13 +373,30 @@ USRECON_HD inline void thread_pixels(const Args<Real, Sample>& a, int ir, int jj
     }
     int r = q + 1, first_r = first_q + a.stride;
     if (q >= 0) {
-      for (; r <= last_full; ++r, first_r += a.stride) {  // channels q + m and r + m exist for every m
+      // Channels q + m and r + m exist for every m. Two pairs a step: both table loads first, then
+      // both indices, then all four window loads, so that one pair's latencies (table, then
+      // windows) overlap the other's instead of following them.
+      for (; r + 1 <= last_full; r += 2, first_r += 2 * a.stride) {
+        const Real er0 = load(a.table + (row0 - r * row_step));
+        const Real er1 = load(a.table + (row0 - (r + 1) * row_step));
+        const int order0 = order_of(eq, er0, q, r), order1 = order_of(eq, er1, q, r + 1);
+        Sample vq0[kPixels], vr0[kPixels], vq1[kPixels], vr1[kPixels];
+        load_window(window(first_q, order0), vq0);
+        load_window(window(first_r, order0), vr0);
+        load_window(window(first_q, order1), vq1);
+        load_window(window(first_r + a.stride, order1), vr1);
+        USRECON_UNROLL
+        for (int m = 0; m < kPixels; ++m)
+          acc[m] += (Acc(vq0[m]) + Acc(vr0[m])) + (Acc(vq1[m]) + Acc(vr1[m]));
+      }
+      if (r <= last_full) {  // an odd pair left
         const int order = order_of(eq, load(a.table + (row0 - r * row_step)), q, r);
         Sample vq[kPixels], vr[kPixels];
         load_window(window(first_q, order), vq);
         load_window(window(first_r, order), vr);
         USRECON_UNROLL
         for (int m = 0; m < kPixels; ++m) acc[m] += Acc(vq[m]) + Acc(vr[m]);
+        ++r, first_r += a.stride;
       }
     }
     // Some pixel lacks channel q + m (q < 0) or r + m (the last r): a pair adds for pixel m only
