@@ -41,7 +41,7 @@ template <class Sample>
 __global__ void make_windows(const std::int32_t* padded, int channels, int stride, int pixels,
                              Sample* windows, std::int64_t n) {
   for (std::int64_t e = k::cuda::global_index_1d(); e < n; e += k::cuda::grid_stride_1d())
-    windows[e] = gpu::to_stored<Sample>(gpu::window_element(padded, channels, stride, pixels, e));
+    windows[e] = static_cast<Sample>(gpu::window_element(padded, channels, stride, pixels, e));
 }
 constexpr int kWindowThreads = 256;
 
@@ -79,7 +79,7 @@ void prefer_l1(const gpu::Plan& plan) {
     USRECON_CUDA_CHECK(
         cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout, 0));
   };
-  carveout(kernel_for<Real, gpu::Biased16, int>(plan));
+  carveout(kernel_for<Real, std::int16_t, int>(plan));
   carveout(kernel_for<Real, std::int32_t, int>(plan));
   carveout(kernel_for<Real, std::int32_t, long long>(plan));
 }
@@ -88,7 +88,7 @@ void prefer_l1(const gpu::Plan& plan) {
 /// samples, or int32 with int32 or int64 sums.
 template <class Real>
 void launch_for(const gpu::Plan& plan, const Real* table, const std::int32_t* padded,
-                gpu::Biased16* windows16, std::int32_t* windows32, const gpu::FrameTypes& types,
+                std::int16_t* windows16, std::int32_t* windows32, const gpu::FrameTypes& types,
                 double* out, cudaStream_t stream) {
   const Problem& p = plan.p;
   const std::int64_t n = std::int64_t(plan.windows_size());
@@ -97,9 +97,9 @@ void launch_for(const gpu::Plan& plan, const Real* table, const std::int32_t* pa
     make_windows<<<blocks, kWindowThreads, 0, stream>>>(padded, p.channels, plan.stride,
                                                         plan.pixels, windows16, n);
     USRECON_CUDA_CHECK_LAUNCH("make_windows<int16>");
-    const gpu::Args<Real, gpu::Biased16> args{table,        windows16,   plan.ni_pad, plan.dj_min,
+    const gpu::Args<Real, std::int16_t> args{table,        windows16,   plan.ni_pad, plan.dj_min,
                                              plan.stride,  p.channels,  plan.w.i0,   plan.w.j0};
-    launch<Real, gpu::Biased16, int>(plan, args, out, stream);
+    launch<Real, std::int16_t, int>(plan, args, out, stream);
     return;
   }
   make_windows<<<blocks, kWindowThreads, 0, stream>>>(padded, p.channels, plan.stride, plan.pixels,
@@ -122,7 +122,7 @@ struct SeedCudaBeamformer::Impl {
   struct Slot {
     k::Stream stream;
     k::DeviceBuffer<std::int32_t> rf;   // zero-padded channels, stride plan.stride
-    k::DeviceBuffer<gpu::Biased16> windows16;  // rf's windows, for frames whose samples fit 16 bits
+    k::DeviceBuffer<std::int16_t> windows16;  // rf's windows, for frames whose samples fit 16 bits
     k::DeviceBuffer<std::int32_t> windows32;  // rf's windows, for the others
     k::DeviceBuffer<double> out;        // the image
     k::PinnedBuffer<double> host_out;   // where the image comes back
@@ -180,7 +180,7 @@ SeedCudaBeamformer::SeedCudaBeamformer(const Problem& problem, const Window& win
   for (int s = 0; s < streams; ++s) {
     Impl::Slot slot{k::Stream(),
                     k::DeviceBuffer<std::int32_t>(c.plan.rf_size()),
-                    k::DeviceBuffer<gpu::Biased16>(c.plan.windows_size()),
+                    k::DeviceBuffer<std::int16_t>(c.plan.windows_size()),
                     k::DeviceBuffer<std::int32_t>(c.plan.windows_size()),
                     k::DeviceBuffer<double>(pixels),
                     k::PinnedBuffer<double>(pixels),
@@ -271,10 +271,10 @@ double SeedCudaBeamformer::waves() const {
   int per_sm = 0, device = 0, sms = 0;
   if (c.precision == Precision::Double)
     USRECON_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
-        &per_sm, kernel_for<double, gpu::Biased16, int>(c.plan), kThreads, 0));
+        &per_sm, kernel_for<double, std::int16_t, int>(c.plan), kThreads, 0));
   else
     USRECON_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
-        &per_sm, kernel_for<float, gpu::Biased16, int>(c.plan), kThreads, 0));
+        &per_sm, kernel_for<float, std::int16_t, int>(c.plan), kThreads, 0));
   USRECON_CUDA_CHECK(cudaGetDevice(&device));
   USRECON_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
   if (per_sm <= 0 || sms <= 0)

@@ -225,24 +225,7 @@ USRECON_HD inline std::int32_t window_element(const std::int32_t* padded, int ch
   return channel >= 0 && channel < channels ? padded[std::int64_t(channel) * stride + s] : 0;
 }
 
-/// How a window stores a sample: Sample = std::int32_t as it is; Sample = Biased16 (frames whose
-/// samples fit 16 bits: frame_types) as s + 32768, in [1, 65535], so that the kernel can add two
-/// samples' 16-bit halves in one 32-bit add without sign bits crossing between them
-/// (thread_pixels). stored_value undoes it.
-using Biased16 = std::uint16_t;
-constexpr int kBias16 = 32768;
-template <class Sample>
-USRECON_HD inline Sample to_stored(std::int32_t v) {
-  if constexpr (sizeof(Sample) == 2) return static_cast<Sample>(v + kBias16);
-  else return static_cast<Sample>(v);
-}
-template <class Sample>
-USRECON_HD inline std::int32_t stored_value(Sample v) {
-  if constexpr (sizeof(Sample) == 2) return std::int32_t(v) - kBias16;
-  else return std::int32_t(v);
-}
-
-/// The windowed layout of one frame (Plan::windows_size() samples) as Sample: Biased16 only for
+/// The windowed layout of one frame (Plan::windows_size() samples) as Sample: int16 only for
 /// frames whose frame_types say so (the values must fit).
 template <class Sample>
 std::vector<Sample> make_windows(const Plan& plan, std::span<const std::int32_t> rf) {
@@ -250,7 +233,7 @@ std::vector<Sample> make_windows(const Plan& plan, std::span<const std::int32_t>
   pad_channels(plan, rf, padded);
   std::vector<Sample> windows(plan.windows_size());
   for (std::size_t e = 0; e < windows.size(); ++e)
-    windows[e] = to_stored<Sample>(
+    windows[e] = static_cast<Sample>(
         window_element(padded.data(), plan.p.channels, plan.stride, plan.pixels, std::int64_t(e)));
   return windows;
 }
@@ -301,12 +284,14 @@ USRECON_HD inline int order_f32(float eq, float er, int i, int dj_q, int dj_r) {
   return order;
 }
 
-/// The kWords 32-bit words at p (8 bytes, or a multiple of 16, as aligned): vector loads on the
-/// GPU, a copy on the host.
-template <int kWords>
-USRECON_HD inline void load_words(const void* p, std::uint32_t (&w)[kWords]) {
-  constexpr int kBytes = 4 * kWords;
+/// The kCount samples of one window at p (kCount * sizeof(Sample) bytes: 8, or a multiple of
+/// 16, as aligned), in one or more vector loads on the GPU, then taken apart into v. The taking
+/// apart (little-endian, as both the GPU and x86-64 are) is the same code on both sides.
+template <int kCount, class Sample>
+USRECON_HD inline void load_window(const Sample* p, Sample (&v)[kCount]) {
+  constexpr int kBytes = kCount * int(sizeof(Sample));
   static_assert(kBytes == 8 || kBytes % 16 == 0, "windows are whole 8- or 16-byte vectors");
+  std::uint32_t w[kBytes / 4];
 #if defined(__CUDA_ARCH__)
   if constexpr (kBytes == 8) {
     const uint2 u = __ldg(reinterpret_cast<const uint2*>(p));
@@ -321,26 +306,17 @@ USRECON_HD inline void load_words(const void* p, std::uint32_t (&w)[kWords]) {
 #else
   std::memcpy(w, p, kBytes);
 #endif
-}
-
-/// The kCount sample values of one window at p (kCount * sizeof(Sample) bytes: load_words), taken
-/// apart (little-endian, as both the GPU and x86-64 are) and unbiased: the same code on both sides.
-template <int kCount, class Sample>
-USRECON_HD inline void load_window(const Sample* p, std::int32_t (&v)[kCount]) {
-  constexpr int kWords = kCount * int(sizeof(Sample)) / 4;
-  std::uint32_t w[kWords];
-  load_words(p, w);
   USRECON_UNROLL
   for (int m = 0; m < kCount; ++m) {
     if constexpr (sizeof(Sample) == 2)
-      v[m] = stored_value(static_cast<Sample>(w[m / 2] >> (16 * (m % 2))));
+      v[m] = static_cast<Sample>(static_cast<std::uint16_t>(w[m / 2] >> (16 * (m % 2))));
     else
-      v[m] = static_cast<std::int32_t>(w[m]);
+      v[m] = static_cast<Sample>(w[m]);
   }
 }
 
 /// Everything one thread reads. Pointers are device pointers on the GPU, host ones on the CPU.
-/// Sample: std::int32_t, or Biased16 for frames that fit (frame_types).
+/// Sample: std::int32_t, or std::int16_t for frames that fit (frame_types).
 template <class Real, class Sample = std::int32_t>
 struct Args {
   const Real* table;        ///< Plan::table_size() scaled distances
@@ -390,7 +366,7 @@ USRECON_HD inline void thread_pixels(const Args<Real, Sample>& a, int ir, int jj
     const Real eq = load(a.table + (row0 - q * row_step));
     const int first_q = (q + kPixels - 1) * a.stride;
     {  // r = q: pixel m adds channel q + m once
-      std::int32_t v[kPixels];
+      Sample v[kPixels];
       load_window(window(first_q, order_of(eq, eq, q, q)), v);
       USRECON_UNROLL
       for (int m = 0; m < kPixels; ++m) acc[m] += Acc(v[m]);
@@ -400,75 +376,34 @@ USRECON_HD inline void thread_pixels(const Args<Real, Sample>& a, int ir, int jj
       // Channels q + m and r + m exist for every m. Two pairs a step: both table loads first, then
       // both indices, then all four window loads, so that one pair's latencies (table, then
       // windows) overlap the other's instead of following them.
-      if constexpr (sizeof(Sample) == 2) {
-        // Biased16 windows: a 32-bit word holds pixels 2w and 2w + 1's biased samples u = s + 32768
-        // (low half, high half). Summing whole words adds both halves at once: the high halves'
-        // sum is also summed apart (u >> 16, one instruction a word), and the low halves' sum is
-        // the words' sum less it shifted up, modulo 2^32; both are below 2^31 for one q (at most
-        // 2 * channels terms of at most 65535). 3 instructions for 4 points, where unpacking each
-        // sample took 6. The bias comes off per term count at the end of the row.
-        constexpr int kWords = kPixels / 2;
-        std::uint32_t words[kWords] = {}, highs[kWords] = {};
-        int terms = 0;
-        const auto add = [&](const Sample* wq, const Sample* wr) {
-          std::uint32_t uq[kWords], ur[kWords];
-          load_words(wq, uq);
-          load_words(wr, ur);
-          USRECON_UNROLL
-          for (int w = 0; w < kWords; ++w) {
-            words[w] += uq[w] + ur[w];
-            highs[w] += (uq[w] >> 16) + (ur[w] >> 16);
-          }
-          terms += 2;
-        };
-        for (; r + 1 <= last_full; r += 2, first_r += 2 * a.stride) {
-          const Real er0 = load(a.table + (row0 - r * row_step));
-          const Real er1 = load(a.table + (row0 - (r + 1) * row_step));
-          const int order0 = order_of(eq, er0, q, r), order1 = order_of(eq, er1, q, r + 1);
-          add(window(first_q, order0), window(first_r, order0));
-          add(window(first_q, order1), window(first_r + a.stride, order1));
-        }
-        if (r <= last_full) {  // an odd pair left
-          const int order = order_of(eq, load(a.table + (row0 - r * row_step)), q, r);
-          add(window(first_q, order), window(first_r, order));
-          ++r, first_r += a.stride;
-        }
-        const int bias = kBias16 * terms;
+      for (; r + 1 <= last_full; r += 2, first_r += 2 * a.stride) {
+        const Real er0 = load(a.table + (row0 - r * row_step));
+        const Real er1 = load(a.table + (row0 - (r + 1) * row_step));
+        const int order0 = order_of(eq, er0, q, r), order1 = order_of(eq, er1, q, r + 1);
+        Sample vq0[kPixels], vr0[kPixels], vq1[kPixels], vr1[kPixels];
+        load_window(window(first_q, order0), vq0);
+        load_window(window(first_r, order0), vr0);
+        load_window(window(first_q, order1), vq1);
+        load_window(window(first_r + a.stride, order1), vr1);
         USRECON_UNROLL
-        for (int w = 0; w < kWords; ++w) {
-          acc[2 * w] += Acc(std::int32_t(words[w] - (highs[w] << 16)) - bias);
-          acc[2 * w + 1] += Acc(std::int32_t(highs[w]) - bias);
-        }
-      } else {
-        for (; r + 1 <= last_full; r += 2, first_r += 2 * a.stride) {
-          const Real er0 = load(a.table + (row0 - r * row_step));
-          const Real er1 = load(a.table + (row0 - (r + 1) * row_step));
-          const int order0 = order_of(eq, er0, q, r), order1 = order_of(eq, er1, q, r + 1);
-          std::int32_t vq0[kPixels], vr0[kPixels], vq1[kPixels], vr1[kPixels];
-          load_window(window(first_q, order0), vq0);
-          load_window(window(first_r, order0), vr0);
-          load_window(window(first_q, order1), vq1);
-          load_window(window(first_r + a.stride, order1), vr1);
-          USRECON_UNROLL
-          for (int m = 0; m < kPixels; ++m)
-            acc[m] += (Acc(vq0[m]) + Acc(vr0[m])) + (Acc(vq1[m]) + Acc(vr1[m]));
-        }
-        if (r <= last_full) {  // an odd pair left
-          const int order = order_of(eq, load(a.table + (row0 - r * row_step)), q, r);
-          std::int32_t vq[kPixels], vr[kPixels];
-          load_window(window(first_q, order), vq);
-          load_window(window(first_r, order), vr);
-          USRECON_UNROLL
-          for (int m = 0; m < kPixels; ++m) acc[m] += Acc(vq[m]) + Acc(vr[m]);
-          ++r, first_r += a.stride;
-        }
+        for (int m = 0; m < kPixels; ++m)
+          acc[m] += (Acc(vq0[m]) + Acc(vr0[m])) + (Acc(vq1[m]) + Acc(vr1[m]));
+      }
+      if (r <= last_full) {  // an odd pair left
+        const int order = order_of(eq, load(a.table + (row0 - r * row_step)), q, r);
+        Sample vq[kPixels], vr[kPixels];
+        load_window(window(first_q, order), vq);
+        load_window(window(first_r, order), vr);
+        USRECON_UNROLL
+        for (int m = 0; m < kPixels; ++m) acc[m] += Acc(vq[m]) + Acc(vr[m]);
+        ++r, first_r += a.stride;
       }
     }
     // Some pixel lacks channel q + m (q < 0) or r + m (the last r): a pair adds for pixel m only
     // when both channels exist (a zero in one window must not let the other's sample in).
     for (; r < a.channels; ++r, first_r += a.stride) {
       const int order = order_of(eq, load(a.table + (row0 - r * row_step)), q, r);
-      std::int32_t vq[kPixels], vr[kPixels];
+      Sample vq[kPixels], vr[kPixels];
       load_window(window(first_q, order), vq);
       load_window(window(first_r, order), vr);
       USRECON_UNROLL
@@ -535,7 +470,7 @@ inline void beamform_gpu_model(std::span<const std::int32_t> rf, const Problem& 
                                     types.int32_sums, out, threads);
   };
   if (types.int16_samples)
-    run(make_windows<Biased16>(plan, rf));
+    run(make_windows<std::int16_t>(plan, rf));
   else
     run(make_windows<std::int32_t>(plan, rf));
 }
