@@ -16,7 +16,7 @@
 // side on the device, so that one vector load (8 to 64 bytes) fetches them:
 //   windows[((q + P - 1) * stride + s) * P + m] = rf[q + m][s], zero where q + m is no channel,
 // for q in [1 - P, channels) and s < stride (make_windows; window_element is the rule, shared by
-// the host and the device). That is P copies of the channels (4.4 MB for the seed's frame in
+// the host and the device). That is P copies of the channels (6.1 MB for the seed's frame in
 // int16 at P = 8), built on the device per frame; in exchange a pair (q, r) costs two loads for
 // its 2 P points instead of 2 P. 32 neighbouring depths still read neighbouring samples:
 // consecutive windows.
