@@ -359,9 +359,9 @@ if [[ -n $DAS_CHECK ]]; then
   run_step das-check 120 "$DAS_CHECK" --reps 10 || true
 fi
 # The plane-wave kernels as the channel data outgrow the L2 cache (50 MiB on an H200): 8, 16 and
-# 32 plane waves of PICMUS's size, 27, 55 and 109 MB of (I, Q) pairs. On the first GPU run
-# transmit-blocked was the fastest with 7 transmits (19 MB) and 38% slower than element-outer with
-# PICMUS's 75 (255 MB); these rows say where between the two it turns, for --cuda-kernel auto.
+# 32 plane waves of PICMUS's size, 28, 56 and 111 MB of (I, Q) pairs (padded channels). On the first GPU run
+# transmit-blocked was the fastest with 7 transmits (20 MB) and 0.76 times as fast as
+# element-outer with PICMUS's 75 (260 MB); these rows say where between the two it turns, for --cuda-kernel auto.
 # An experiment: its failure does not fail the check.
 DAS_L2_OUT=$WORK/das-check-l2.log
 : >"$DAS_L2_OUT"

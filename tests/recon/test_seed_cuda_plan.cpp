@@ -155,8 +155,10 @@ TEST(ReconSeedGpuPlan, FrameTypesNarrowOnlyWhatFits) {
 
   // The windowed layout, every element: window (q, s) of pixels-per-thread P holds channels
   // q + m, m < P, at sample s, zero past the channels and the samples; int16 and int32 alike.
-  for (const int pixels : gpu::kPixelChoices) {
-    const int channels = 3, samples = 40;
+  // 3 channels: fewer than any P, so windows reach past both ends; 21: windows of P real channels.
+  for (const auto& [pixels, channels] : {std::pair(4, 3), std::pair(8, 3), std::pair(16, 3), std::pair(4, 21),
+                                         std::pair(8, 21), std::pair(16, 21)}) {
+    const int samples = 40;
     const gpu::Plan plan = gpu::make_plan({20, 30, channels, samples}, {0, 20, 0, 30}, pixels);
     std::vector<std::int32_t> rf(std::size_t(channels) * samples);
     for (std::size_t s = 0; s < rf.size(); ++s) {
@@ -178,7 +180,10 @@ TEST(ReconSeedGpuPlan, FrameTypesNarrowOnlyWhatFits) {
           ASSERT_EQ(int(narrow[e]), expected) << "P " << pixels << " q " << q << " s " << s << " m " << m;
           nonzero += expected != 0;
         }
-    EXPECT_EQ(nonzero, std::size_t(pixels) * (rf.size() - 1));  // rf[0] is 0; each sample in P windows
+    // Each sample lies in P windows; the zero samples (s * 271 a multiple of 32768) in none.
+    std::size_t zero_samples = 0;
+    for (const std::int32_t v : rf) zero_samples += v == 0;
+    EXPECT_EQ(nonzero, std::size_t(pixels) * (rf.size() - zero_samples));
   }
 }
 

@@ -64,7 +64,8 @@ bool verify_random(int& failures) {
                         {{200, 150, 128, 2000}, {0, 200, 0, 150}}};
   std::mt19937 rng(42);
   for (const Case& c : cases) {
-    for (const int amplitude : {100, 2000000000}) {
+    // int16 samples with int32 sums, int32 samples with int32 sums, int32 samples with int64 sums
+    for (const int amplitude : {100, 40000, 2000000000}) {
       std::uniform_int_distribution<std::int32_t> value(-amplitude, amplitude);
       std::vector<std::int32_t> rf(std::size_t(c.p.channels) * c.p.samples);
       for (std::int32_t& v : rf) v = value(rng);

@@ -88,7 +88,7 @@ const Case kCases[] = {{"rfdata1", 7, 1.5, 2688},
                        {"picmus", 75, 16.0, 3328},
                        {"dw7", 7, 0.0, 2688, Model::DivergingWave},
                        {"fw7", 7, 0.0, 2688, Model::FocusedWave},
-                       // PICMUS's geometry with fewer plane waves: 27, 55 and 109 MB of (I, Q)
+                       // PICMUS's geometry with fewer plane waves: 28, 56 and 111 MB of (I, Q)
                        // pairs, for where the channel data outgrow the L2 cache (gpu-check's
                        // das-check-l2 step; not run unless --cases names them).
                        {"pw8", 8, 16.0, 3328, Model::PlaneWave, true},

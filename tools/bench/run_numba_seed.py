@@ -8,6 +8,7 @@ only as keys of its overload table, so this restores each missing one as an alia
 replacement, says which on stderr, and then runs SCRIPT as __main__ with ARGS. The seed's kernel and
 its timing are not touched.
 """
+import os
 import runpy
 import sys
 
@@ -30,6 +31,7 @@ def main():
               f"restored {', '.join(restored)}", file=sys.stderr)
     script = sys.argv[1]
     sys.argv = sys.argv[1:]
+    sys.path[0] = os.path.dirname(os.path.abspath(script))  # as `python3 SCRIPT` would have it
     runpy.run_path(script, run_name="__main__")
 
 

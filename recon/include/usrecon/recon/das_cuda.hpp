@@ -86,8 +86,8 @@ struct Plan {
 /// The plane-wave kernel for Auto: transmit-blocked while the interleaved (I, Q) channel data fit
 /// in 1.25 times the device's L2 cache (or when its size is not known, l2_bytes = 0), else
 /// element-outer. Measured on an H200 (50 MiB of L2; tools/gpu-check.sh, 2026-12-04, PICMUS's
-/// grid and geometry, points/s of transmit-blocked over element-outer): 1.39 at 19 MB of data
-/// (7 transmits), 1.18 at 27 MB (8), 1.05 at 55 MB (16), 0.86 at 109 MB (32), 0.76 at 255 MB
+/// grid and geometry, points/s of transmit-blocked over element-outer): 1.39 at 20 MB of padded
+/// (I, Q) data (7 transmits), 1.18 at 28 MB (8), 1.05 at 56 MB (16), 0.86 at 111 MB (32), 0.76 at 260 MB
 /// (75). Transmit-blocked reads 8 transmits of every element before moving on, element-outer
 /// every transmit of one element; past the cache, the first's working set misses and the second's
 /// does not, which outweighs its recomputed transmit delays.

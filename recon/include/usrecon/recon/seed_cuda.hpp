@@ -13,18 +13,20 @@
 // is measured (bench_seed_cuda times every P of kPixelChoices), not assumed.
 //
 // Windows: the P samples a thread adds for one (q, order), rf[q + m][order] for m < P, lie side by
-// side on the device, so that one vector load (8 to 64 bytes) fetches them:
+// side on the device, so that one to four 8- or 16-byte vector loads fetch them (a window is
+// P * sizeof(sample) = 8 to 64 bytes):
 //   windows[((q + P - 1) * stride + s) * P + m] = rf[q + m][s], zero where q + m is no channel,
 // for q in [1 - P, channels) and s < stride (make_windows; window_element is the rule, shared by
 // the host and the device). That is P copies of the channels (6.1 MB for the seed's frame in
-// int16 at P = 8), built on the device per frame; in exchange a pair (q, r) costs two loads for
-// its 2 P points instead of 2 P. 32 neighbouring depths still read neighbouring samples:
+// int16 at P = 8), built on the device per frame; in exchange a pair (q, r) costs two windows'
+// loads for its 2 P points instead of 2 P scalar gathers. 32 neighbouring depths still read neighbouring samples:
 // consecutive windows.
 //
 // Exactness (Precision::Double): as the CPU backend, the index is t' = e_q + e_r with
 // e = dist * kScale (< 4e-12 from the seed's t); a lane whose t' is within kMargin of a
 // half-integer recomputes the seed's own expression with seed::distance and seed::sample_index.
-// Samples are int32 and sums are integers (int32 when |rf| is small enough, int64 otherwise), so
+// Samples are integers (int16 or int32) and so are the sums (int32 when |rf| is small enough,
+// int64 otherwise), so
 // the order of accumulation does not matter and the result equals the seed's bit for bit.
 //
 // Precision::Single: float scaled distances and a float sum, rounded half to even. Plain float
@@ -35,7 +37,7 @@
 // reported. Accumulation is exact in both.
 //
 // Sample storage: a frame whose samples all fit 16 bits (|rf| <= 32767, as ADC data of 12 to 16
-// bits does, and as the sums' int32 bound needs anyway for 128 channels) is beamformed from int16
+// bits does) and whose sums fit int32 (always so up to 256 channels) is beamformed from int16
 // windows; others from int32. The values, and so the integer sums, are the same; the bytes a
 // warp's loads span halve (on an H200 int16 took the kernel from 5.08 to 4.76 ms a frame in
 // single precision, before windows).
