@@ -2,7 +2,8 @@
 # The one script to run on a lent GPU (an H200), from the repository root:
 #   tools/gpu-check.sh
 # Builds for sm_90, runs the GPU tests, the GPU benchmarks (bench_seed_cuda; das_cuda_check: the
-# CUDA DAS kernels checked against the CPU, then timed; kernels_cuda_check: the kernel library's
+# CUDA DAS kernels checked against the CPU, then timed, and again as the plane-wave data outgrow
+# the L2 cache (das-check-l2, with the kernel --cuda-kernel auto takes); kernels_cuda_check: the kernel library's
 # copy/map/sum bandwidth and tiled SGEMM vs cuBLAS, each validated, then timed) and the seed's Numba
 # CUDA kernel on the same GPU, then, in the time left, compute-sanitizer's memcheck and racecheck
 # on kernels_cuda_check --small and memcheck on the DAS and seed GPU tests, and prints a table of
