@@ -91,7 +91,7 @@ DasCudaBeamformer::DasCudaBeamformer(const DasProblem& problem, DasCudaKernel ke
     int device = 0, l2 = 0;
     USRECON_CUDA_CHECK(cudaGetDevice(&device));
     USRECON_CUDA_CHECK(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, device));
-    plan = g::make_plan(problem, kernel, std::size_t(std::max(l2, 0)));
+    plan.kernel = g::plane_wave_kernel(plan.interleaved_bytes(), std::size_t(std::max(l2, 0)));
   }
   impl_ = std::make_unique<Impl>();
   Impl& c = *impl_;

@@ -88,9 +88,11 @@ void prefer_l1(const gpu::Plan& plan) {
 /// samples, or int32 with int32 or int64 sums.
 template <class Real>
 void launch_for(const gpu::Plan& plan, const Real* table, const std::int32_t* padded,
-                std::int16_t* windows16, std::int32_t* windows32, const gpu::FrameTypes& types,
-                double* out, cudaStream_t stream) {
+                std::int32_t* windows32, const gpu::FrameTypes& types, double* out,
+                cudaStream_t stream) {
   const Problem& p = plan.p;
+  // A 16-bit frame's windows take the first half of the same (cudaMalloc-aligned) buffer.
+  std::int16_t* const windows16 = reinterpret_cast<std::int16_t*>(windows32);
   const std::int64_t n = std::int64_t(plan.windows_size());
   const unsigned blocks = k::cuda::grid_1d(n, kWindowThreads);
   if (types.int16_samples) {
@@ -122,8 +124,9 @@ struct SeedCudaBeamformer::Impl {
   struct Slot {
     k::Stream stream;
     k::DeviceBuffer<std::int32_t> rf;   // zero-padded channels, stride plan.stride
-    k::DeviceBuffer<std::int16_t> windows16;  // rf's windows, for frames whose samples fit 16 bits
-    k::DeviceBuffer<std::int32_t> windows32;  // rf's windows, for the others
+    // rf's windows: int32 for the frames that need it, else int16 in the first half (one buffer,
+    // as a frame uses one layout or the other).
+    k::DeviceBuffer<std::int32_t> windows;
     k::DeviceBuffer<double> out;        // the image
     k::PinnedBuffer<double> host_out;   // where the image comes back
     k::PinnedBuffer<std::int32_t> staging;  // beamform(): pageable input copied here first
@@ -180,7 +183,6 @@ SeedCudaBeamformer::SeedCudaBeamformer(const Problem& problem, const Window& win
   for (int s = 0; s < streams; ++s) {
     Impl::Slot slot{k::Stream(),
                     k::DeviceBuffer<std::int32_t>(c.plan.rf_size()),
-                    k::DeviceBuffer<std::int16_t>(c.plan.windows_size()),
                     k::DeviceBuffer<std::int32_t>(c.plan.windows_size()),
                     k::DeviceBuffer<double>(pixels),
                     k::PinnedBuffer<double>(pixels),
@@ -214,11 +216,11 @@ void SeedCudaBeamformer::enqueue(int s, std::span<const std::int32_t> rf) {
                                        cudaMemcpyHostToDevice, stream));
   slot.h2d_done.record(slot.stream);
   if (c.precision == Precision::Double)
-    launch_for<double>(c.plan, c.table64.data(), slot.rf.data(), slot.windows16.data(),
-                       slot.windows32.data(), types, slot.out.data(), stream);
+    launch_for<double>(c.plan, c.table64.data(), slot.rf.data(), slot.windows.data(), types,
+                       slot.out.data(), stream);
   else
-    launch_for<float>(c.plan, c.table32.data(), slot.rf.data(), slot.windows16.data(),
-                      slot.windows32.data(), types, slot.out.data(), stream);
+    launch_for<float>(c.plan, c.table32.data(), slot.rf.data(), slot.windows.data(), types,
+                      slot.out.data(), stream);
   slot.kernel_done.record(slot.stream);
   k::copy_async(slot.host_out.span(), slot.out.cspan(), slot.stream);
   slot.d2h_done.record(slot.stream);

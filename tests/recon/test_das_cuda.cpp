@@ -200,7 +200,8 @@ TEST(ReconDasCudaProgram, PlanPicksTheKernelAndRefusesWhatALaunchCannotDo) {
   EXPECT_EQ(g::make_plan(small_problem(Model::PlaneWave), DasCudaKernel::Auto).kernel, DasCudaKernel::TransmitBlocked);
   // Auto for plane waves follows the data's size against the L2 cache: up to 1.25 times it.
   const g::Plan small = g::make_plan(small_problem(Model::PlaneWave), DasCudaKernel::Auto);
-  const std::size_t bytes = 2 * sizeof(float) * small.data_floats;
+  const std::size_t bytes = small.interleaved_bytes();
+  EXPECT_EQ(bytes, 2 * sizeof(float) * small.data_floats);
   ASSERT_GT(bytes, 100u);  // so that bytes * 4 / 5 - 8 below is a smaller cache, not a wrapped one
   EXPECT_EQ(g::make_plan(small_problem(Model::PlaneWave), DasCudaKernel::Auto, bytes).kernel,
             DasCudaKernel::TransmitBlocked);

@@ -187,6 +187,22 @@ TEST(ReconSeedGpuPlan, FrameTypesNarrowOnlyWhatFits) {
   }
 }
 
+TEST(ReconSeedGpuPlan, ProgramOnTheCpuRefusesTablesAndWindowsOfTheWrongSize) {
+  const gpu::Plan plan = gpu::make_plan({20, 30, 5, 40}, {0, 20, 0, 30}, 4);
+  const std::vector<float> table = gpu::make_table<float>(plan);
+  const std::vector<std::int32_t> windows(plan.windows_size());
+  std::vector<double> out(std::size_t(20) * 30);
+  EXPECT_NO_THROW((gpu::run_plan_on_cpu<float>(plan, std::span<const float>(table),
+                                               std::span<const std::int32_t>(windows), true, out)));
+  EXPECT_THROW((gpu::run_plan_on_cpu<float>(plan, std::span<const float>(table).first(table.size() - 1),
+                                            std::span<const std::int32_t>(windows), true, out)),
+               usrecon::Error);
+  EXPECT_THROW((gpu::run_plan_on_cpu<float>(plan, std::span<const float>(table),
+                                            std::span<const std::int32_t>(windows).first(windows.size() - 1),
+                                            true, out)),
+               usrecon::Error);
+}
+
 TEST(ReconSeedGpuPlan, CompareImagesMeasuresTheMismatch) {
   const std::vector<double> ref = {3.0, 4.0, 0.0, 0.0};
   const std::vector<double> img = {3.0, 4.0, 0.0, 0.5};

@@ -76,6 +76,8 @@ struct Plan {
   DasCudaKernel kernel = DasCudaKernel::PixelPerThread;  ///< never Auto
   DasTables tables;                  ///< what the device receives (make_das_tables)
   std::size_t data_floats = 0;       ///< floats of I (and of Q): stride * elements * transmits
+  /// Bytes of (I, Q) interleaved, 2 floats a sample: what the plane-wave kernels read.
+  std::size_t interleaved_bytes() const { return 2 * sizeof(float) * data_floats; }
   unsigned grid_x = 0, grid_y = 0;   ///< pixel kernels' grid: depth blocks x columns
   unsigned interleave_blocks = 0;    ///< interleave kernel's grid (element-outer, transmit-blocked)
   /// Whether the kernel reads I and Q interleaved (made on the device by the interleave kernel).
@@ -137,9 +139,8 @@ inline Plan make_plan(const DasProblem& problem, DasCudaKernel kernel, std::size
   plan.tables = make_das_tables(problem);
 
   plan.data_floats = std::size_t(p.stride) * p.elements * p.transmits;
-  // (I, Q) interleaved, 2 floats a sample: what the plane-wave kernels read.
   plan.kernel = kernel != DasCudaKernel::Auto ? kernel
-                : plane_wave ? plane_wave_kernel(2 * sizeof(float) * plan.data_floats, l2_bytes)
+                : plane_wave ? plane_wave_kernel(plan.interleaved_bytes(), l2_bytes)
                              : DasCudaKernel::PixelPerThread;
   // The programs index samples with 32-bit ints (one integer add and one address per sample):
   // at most 2^31 - 1 values per I/Q array, 8 GiB each, with room for one transmit more (the

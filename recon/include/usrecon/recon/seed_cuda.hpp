@@ -391,15 +391,7 @@ USRECON_HD inline void thread_pixels(const Args<Real, Sample>& a, int ir, int jj
         for (int m = 0; m < kPixels; ++m)
           acc[m] += (Acc(vq0[m]) + Acc(vr0[m])) + (Acc(vq1[m]) + Acc(vr1[m]));
       }
-      if (r <= last_full) {  // an odd pair left
-        const int order = order_of(eq, load(a.table + (row0 - r * row_step)), q, r);
-        Sample vq[kPixels], vr[kPixels];
-        load_window(window(first_q, order), vq);
-        load_window(window(first_r, order), vr);
-        USRECON_UNROLL
-        for (int m = 0; m < kPixels; ++m) acc[m] += Acc(vq[m]) + Acc(vr[m]);
-        ++r, first_r += a.stride;
-      }
+      // An odd pair left (r == last_full) goes to the loop below, whose checks it passes.
     }
     // Some pixel lacks channel q + m (q < 0) or r + m (the last r): a pair adds for pixel m only
     // when both channels exist (a zero in one window must not let the other's sample in).
