@@ -17,12 +17,13 @@ namespace {
 
 namespace k = usrecon::kernels;
 
-template <int kPixels, class Real, class Sample, class Acc>
+template <int kPixels, int kLanes, class Real, class Sample, class Acc>
 __global__ void __launch_bounds__(gpu::kBlockDepths* gpu::kBlockColumns)
-    seed_kernel(gpu::Args<Real, Sample> a, int groups, int columns, int ni, int nj, double* out) {
-  const int ir = blockIdx.x * gpu::kBlockDepths + threadIdx.x;  // < ni_pad: table is padded
-  const int c = blockIdx.y * gpu::kBlockColumns + threadIdx.y;
-  if (c >= columns) return;
+    seed_kernel(gpu::Args<Real, Sample> a, int groups, int lane_columns, int ni, int nj, double* out) {
+  int ir, c;  // ir < ni_pad: the table is padded
+  if (!gpu::thread_position<kLanes>(blockIdx.x, blockIdx.y, threadIdx.x, threadIdx.y, groups,
+                                    lane_columns, ir, c))
+    return;
   const int jj = gpu::first_lateral<kPixels>(c, groups);
   Acc acc[kPixels];
   gpu::thread_pixels<kPixels, Real, true>(a, ir, jj, acc);
@@ -45,18 +46,20 @@ __global__ void make_windows(const std::int32_t* padded, int channels, int strid
 }
 constexpr int kWindowThreads = 256;
 
-/// The kernel for the plan's pixels per thread (a function pointer: launches and the occupancy
-/// calculator take the same one).
+/// The kernel for the plan's pixels per thread and lateral lanes (a function pointer: launches
+/// and the occupancy calculator take the same one).
 template <class Real, class Sample, class Acc>
 auto kernel_for(const gpu::Plan& plan) {
-  return gpu::with_pixels(plan.pixels, [](auto pixels) {
-    return &seed_kernel<decltype(pixels)::value, Real, Sample, Acc>;
+  return gpu::with_pixels(plan.pixels, [&](auto pixels) {
+    return gpu::with_lanes(plan.lateral_lanes, [](auto lanes) {
+      return &seed_kernel<decltype(pixels)::value, decltype(lanes)::value, Real, Sample, Acc>;
+    });
   });
 }
 
 template <class Real, class Sample, class Acc>
 std::string kernel_name(const gpu::Plan& plan) {
-  return "seed_kernel<" + std::to_string(plan.pixels) + ", " +
+  return "seed_kernel<" + std::to_string(plan.pixels) + ", " + std::to_string(plan.lateral_lanes) + ", " +
          (sizeof(Real) == 8 ? "double" : "float") + ", " +
          (sizeof(Sample) == 2 ? "int16" : "int32") + ", " + (sizeof(Acc) == 8 ? "int64" : "int32") +
          ">";
@@ -67,7 +70,7 @@ void launch(const gpu::Plan& plan, const gpu::Args<Real, Sample>& args, double* 
             cudaStream_t stream) {
   kernel_for<Real, Sample, Acc>(plan)<<<dim3(plan.grid_x, plan.grid_y),
                                         dim3(gpu::kBlockDepths, gpu::kBlockColumns), 0, stream>>>(
-      args, plan.groups, plan.columns, plan.w.ni, plan.w.nj, out);
+      args, plan.groups, plan.lane_columns, plan.w.ni, plan.w.nj, out);
   const std::string name = kernel_name<Real, Sample, Acc>(plan);
   USRECON_CUDA_CHECK_LAUNCH(name.c_str());
 }
@@ -151,13 +154,14 @@ struct SeedCudaBeamformer::Impl {
 };
 
 SeedCudaBeamformer::SeedCudaBeamformer(const Problem& problem, const Window& window,
-                                       Precision precision, int streams, int pixels_per_thread)
+                                       Precision precision, int streams, int pixels_per_thread,
+                                       int lateral_lanes)
     : impl_(std::make_unique<Impl>()) {
   // The arguments first, as DasCudaBeamformer does: a wrong problem, split or stream count is an
   // Error with or without a device, never CudaUnavailable (whose callers fall back to the CPU).
   if (streams < 1 || streams > 16) throw Error("seed CUDA backend: streams must be in [1, 16]");
   Impl& c = *impl_;
-  c.plan = gpu::make_plan(problem, window, pixels_per_thread);
+  c.plan = gpu::make_plan(problem, window, pixels_per_thread, lateral_lanes);
   require_cuda("--backend cuda (the seed model's CUDA backend)");
   c.precision = precision;
   int device = 0;

@@ -51,9 +51,10 @@ TEST(ReconSeedGpuPlan, CoversTheWindowAndEveryReachableOrder) {
     for (const int pixels : gpu::kPixelChoices) {
       const gpu::Plan plan = gpu::make_plan(c.problem, c.window, pixels);
       EXPECT_EQ(plan.pixels, pixels);
-      EXPECT_GE(plan.grid_x * gpu::kBlockDepths, c.window.ni);
+      EXPECT_EQ(plan.lateral_lanes, gpu::kDefaultLateralLanes);
+      EXPECT_GE(plan.grid_x * gpu::kBlockDepths / plan.lateral_lanes, c.window.ni);
       EXPECT_EQ(plan.ni_pad % gpu::kBlockDepths, 0);
-      EXPECT_GE(plan.grid_y * gpu::kBlockColumns, plan.columns);
+      EXPECT_GE(plan.grid_y * gpu::kBlockColumns * plan.lateral_lanes, plan.columns);
       EXPECT_GE(plan.groups * 6 * pixels, c.window.nj);
       EXPECT_LT((plan.groups - 1) * 6 * pixels, c.window.nj);  // no group wholly outside
       EXPECT_EQ(plan.stride % 32, 0);
@@ -68,6 +69,8 @@ TEST(ReconSeedGpuPlan, CoversTheWindowAndEveryReachableOrder) {
   EXPECT_THROW(gpu::make_plan({10, 10, 4, 50}, {5, 10, 0, 10}), usrecon::Error);
   for (const int pixels : {0, 1, 5, 6, 7, 12, 32})  // only the compiled counts
     EXPECT_THROW(gpu::make_plan({10, 10, 4, 50}, {0, 10, 0, 10}, pixels), usrecon::Error) << pixels;
+  for (const int lanes : {0, 3, 4, 6, 32})
+    EXPECT_THROW(gpu::make_plan({10, 10, 4, 50}, {0, 10, 0, 10}, 8, lanes), usrecon::Error) << lanes;
   // The program's 32-bit indices: (channels + 7) windows of 2^21 samples each at 8 pixels a
   // thread; 1016 channels make 1023 * 2^21 < 2^31 windows, 1017 make 2^31, one too many.
   EXPECT_NO_THROW(gpu::make_plan({10, 10, 1016, 1 << 21}, {0, 10, 0, 10}, 8));
@@ -76,6 +79,61 @@ TEST(ReconSeedGpuPlan, CoversTheWindowAndEveryReachableOrder) {
     ADD_FAILURE() << "a plan past the 32-bit index";
   } catch (const usrecon::Error& e) {
     EXPECT_NE(std::string(e.what()).find("32-bit index"), std::string::npos) << e.what();
+  }
+}
+
+// The launch grid, walked on the host with the kernel's own thread_position: every (depth,
+// column-thread) of the padded window exactly once, for every split; and at 2 lateral lanes each
+// warp is 16 consecutive depths of two column-threads whose first laterals are neighbours,
+// alternating lane by lane (the layout's reason to exist).
+TEST(ReconSeedGpuPlan, LaunchGridRunsEveryThreadOnce) {
+  for (const Case& c : odd_cases()) {
+    for (const int pixels : gpu::kPixelChoices) {
+      for (const int lanes : gpu::kLateralLaneChoices) {
+        const gpu::Plan plan = gpu::make_plan(c.problem, c.window, pixels, lanes);
+        EXPECT_EQ(plan.lateral_lanes, lanes);
+        std::vector<int> runs(std::size_t(plan.ni_pad) * plan.columns, 0);
+        std::size_t idle = 0;
+        for (int by = 0; by < plan.grid_y; ++by)
+          for (int ty = 0; ty < gpu::kBlockColumns; ++ty)
+            for (int bx = 0; bx < plan.grid_x; ++bx) {
+              int warp_ir[gpu::kBlockDepths], warp_jj[gpu::kBlockDepths];
+              bool active = false;
+              for (int tx = 0; tx < gpu::kBlockDepths; ++tx) {
+                int ir = -1, col = -1;
+                const bool runs_here = gpu::with_lanes(lanes, [&](auto l) {
+                  return gpu::thread_position<decltype(l)::value>(bx, by, tx, ty, plan.groups, plan.lane_columns,
+                                                                   ir, col);
+                });
+                if (tx > 0) {
+                  ASSERT_EQ(runs_here, active) << "a warp runs whole or not at all";
+                }
+                active = runs_here;
+                if (!runs_here) {
+                  ++idle;
+                  continue;
+                }
+                ASSERT_GE(ir, 0);
+                ASSERT_LT(ir, plan.ni_pad);
+                ASSERT_GE(col, 0);
+                ASSERT_LT(col, plan.columns);
+                ++runs[std::size_t(col) * plan.ni_pad + ir];
+                warp_ir[tx] = ir;
+                warp_jj[tx] = pixels == 4   ? gpu::first_lateral<4>(col, plan.groups)
+                              : pixels == 8 ? gpu::first_lateral<8>(col, plan.groups)
+                                            : gpu::first_lateral<16>(col, plan.groups);
+              }
+              if (!active) continue;
+              for (int tx = 0; tx < gpu::kBlockDepths; ++tx) {  // lane tx: depth tx / L, lateral tx % L
+                EXPECT_EQ(warp_ir[tx], warp_ir[0] + tx / lanes) << "lanes " << lanes;
+                EXPECT_EQ(warp_jj[tx], warp_jj[0] + tx % lanes) << "lanes " << lanes;
+              }
+            }
+        for (const int r : runs) ASSERT_EQ(r, 1) << "pixels " << pixels << " lanes " << lanes;
+        // Idle threads only fill the last block's warps.
+        EXPECT_LT(idle, std::size_t(gpu::kBlockColumns) * gpu::kBlockDepths * plan.grid_x);
+      }
+    }
   }
 }
 
@@ -118,19 +176,22 @@ TEST(ReconSeedGpuPlan, ThreadProgramIsBitExactWithTheReference) {
       const std::vector<std::int32_t> rf = random_frame(c.problem, amplitude, ++seed_value);
       const gpu::FrameTypes types = gpu::frame_types(c.problem.channels, rf);
       ASSERT_EQ(types.int16_samples, amplitude == 50);
-      if (c.problem.channels > 1)  // one channel's sums are its samples: int32 whatever they are
+      if (c.problem.channels > 1) {  // one channel's sums are its samples: int32 whatever they are
         ASSERT_EQ(types.int32_sums, amplitude != 2000000000);
+      }
       const std::size_t pixels = std::size_t(c.window.ni) * c.window.nj;
       std::vector<double> reference(pixels), model(pixels, -1.0);
       seed::beamform_reference(rf, c.problem, c.window, reference);
       for (const seed::Precision precision : {seed::Precision::Double, seed::Precision::Single}) {
         for (const int per_thread : gpu::kPixelChoices) {
-          std::fill(model.begin(), model.end(), -1.0);  // every pixel must be written
-          gpu::beamform_gpu_model(rf, c.problem, c.window, precision, model, 0, true, per_thread);
-          const seed::ImageDiff d = seed::compare_images(model, reference);
-          EXPECT_EQ(d.differing, 0u) << seed::to_string(precision) << " amplitude " << amplitude
-                                     << " problem " << c.problem.nz << "x" << c.problem.nx
-                                     << " pixels per thread " << per_thread;
+          for (const int lanes : gpu::kLateralLaneChoices) {
+            std::fill(model.begin(), model.end(), -1.0);  // every pixel must be written
+            gpu::beamform_gpu_model(rf, c.problem, c.window, precision, model, 0, true, per_thread, lanes);
+            const seed::ImageDiff d = seed::compare_images(model, reference);
+            EXPECT_EQ(d.differing, 0u) << seed::to_string(precision) << " amplitude " << amplitude
+                                       << " problem " << c.problem.nz << "x" << c.problem.nx
+                                       << " pixels per thread " << per_thread << " lateral lanes " << lanes;
+          }
         }
       }
     }

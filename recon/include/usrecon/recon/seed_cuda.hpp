@@ -7,8 +7,9 @@
 // reads the same table rows E(q) = dist(i, j - 6 q), so one index computation
 // order(q, r) = round(E(q) + E(r)) serves all P pixels, each adding rf[q + m][order] +
 // rf[r + m][order] (the (k, n) symmetry: q <= r, the diagonal once). A warp is 32 consecutive
-// depths of one lateral, so table reads and output writes are coalesced and the 32 gathers of one
-// channel lie within ~64 consecutive samples. More pixels per thread mean fewer index computations
+// depths of one lateral (or 16 depths of two neighbouring laterals: Plan::lateral_lanes), so table
+// reads and output writes are coalesced and the 32 gathers of one channel lie within ~64 (~32)
+// consecutive samples. More pixels per thread mean fewer index computations
 // per pixel and fewer threads (so fewer waves of blocks) but more registers; which P is fastest
 // is measured (bench_seed_cuda times every P of kPixelChoices), not assumed.
 //
@@ -86,8 +87,20 @@ constexpr int kDefaultPixels = 8;
 /// The pixels-per-thread counts the kernel is compiled for: powers of two, so that a window is
 /// 8 to 64 bytes, whole 8- or 16-byte vector loads.
 constexpr int kPixelChoices[] = {4, 8, 16};
-constexpr int kBlockDepths = 32;  ///< threads of a block along depth (one warp)
-constexpr int kBlockColumns = 4;  ///< warps per block, each a column-thread
+constexpr int kBlockDepths = 32;  ///< lanes of a warp (32 depths of one column-thread at 1 lateral lane)
+constexpr int kBlockColumns = 4;  ///< warps per block
+/// Lateral lanes L of a warp (Plan::lateral_lanes): a warp is 32 / L consecutive depths of L
+/// column-threads whose first laterals are neighbours (jj, jj + 1), the lateral fastest across
+/// lanes. At L = 1 a warp's 32 depths read windows about 2 samples apart (two-way path: ~1.95
+/// samples a grid step), so every other window of the lines they touch goes unused; at L = 2 the
+/// neighbouring lateral's orders (within ~2 (sin q + sin r) of the first's) fall in the same
+/// lines. Over random (depth, lateral, pair) of the seed's grid, a warp's two window loads touch
+/// 7.1 and 4.0 distinct 128-byte lines at L = 1 and 2 (25.4 and 13.1 sectors; a pure-Python count
+/// of the addresses, not a GPU measurement). The image is the same at every L; which is faster
+/// is measured (bench_seed_cuda times both), not assumed.
+constexpr int kLateralLaneChoices[] = {1, 2};
+/// 1: the layout measured on an H200 (2026-12-04); L = 2 is not yet timed on a GPU.
+constexpr int kDefaultLateralLanes = 1;
 /// The seconds-to-sample factor, in the CPU backend's operation order.
 constexpr double kScale =
     Problem::kGridStepMm / Problem::kSoundSpeedMmPerUs * Problem::kSamplingMhz;
@@ -110,20 +123,35 @@ decltype(auto) with_pixels(int pixels, F&& f) {
               " pixels per thread is not one of those compiled (4, 8, 16)");
 }
 
+/// with_pixels for the lateral lanes of a warp (kLateralLaneChoices).
+template <class F>
+decltype(auto) with_lanes(int lanes, F&& f) {
+  switch (lanes) {
+    case 1: return f(std::integral_constant<int, 1>{});
+    case 2: return f(std::integral_constant<int, 2>{});
+    default: break;
+  }
+  throw Error("seed model (CUDA): " + std::to_string(lanes) +
+              " lateral lanes a warp is not one of those compiled (1, 2)");
+}
+
 /// Sizes and layouts of one problem on the device, computed on the host. Column-threads:
 /// c in [0, columns) has residue r = c / groups and group g = c % groups (neighbouring warps of a
 /// block read neighbouring table rows); its pixels are window laterals 6 P g + r + 6 m, m < P.
+/// Which thread of the launch is which (depth, column-thread): thread_position.
 struct Plan {
   Problem p;
   Window w;
   int pixels = kDefaultPixels;  ///< P, pixels per thread: one of kPixelChoices
+  int lateral_lanes = kDefaultLateralLanes;  ///< L, column-threads a warp: kLateralLaneChoices
   int ni_pad = 0;   ///< depths per table row: window depth rounded up to kBlockDepths
   int groups = 0;   ///< column groups per residue: ceil(nj / (6 P))
   int columns = 0;  ///< 6 * groups column-threads
   int dj_min = 0;   ///< lateral offset of table row 0
   int rows = 0;     ///< table rows: every offset j - 6 q any thread reads
   int stride = 0;   ///< ints per zero-padded channel on the device (> any reachable order)
-  int grid_x = 0, grid_y = 0;  ///< launch grid; blocks are kBlockDepths x kBlockColumns
+  int grid_x = 0, grid_y = 0;  ///< launch grid; blocks are kBlockDepths x kBlockColumns threads
+  int lane_columns = 0;        ///< warps' column slots: columns / L (thread_position)
   std::size_t table_size() const { return std::size_t(rows) * ni_pad; }
   /// ints of the zero-padded channels on the device (rf[k * stride + s]).
   std::size_t rf_size() const { return std::size_t(p.channels) * stride; }
@@ -137,9 +165,10 @@ namespace detail {
 inline int round_up(int x, int to) { return (x + to - 1) / to * to; }
 }  // namespace detail
 
-/// The plan for a problem and window with `pixels` per thread (throws usrecon::Error when they
-/// are invalid).
-inline Plan make_plan(const Problem& problem, const Window& window, int pixels = kDefaultPixels) {
+/// The plan for a problem and window with `pixels` per thread and `lateral_lanes` a warp (throws
+/// usrecon::Error when they are invalid).
+inline Plan make_plan(const Problem& problem, const Window& window, int pixels = kDefaultPixels,
+                      int lateral_lanes = kDefaultLateralLanes) {
   if (problem.nz <= 0 || problem.nx <= 0 || problem.channels <= 0 || problem.samples <= 0 ||
       problem.nz > 16384 || problem.nx > 16384 || problem.channels > 1024 ||
       problem.samples > (1 << 24))
@@ -148,11 +177,13 @@ inline Plan make_plan(const Problem& problem, const Window& window, int pixels =
       window.i0 + window.ni > problem.nz || window.j0 + window.nj > problem.nx)
     throw Error("seed model (CUDA): the window is empty or outside the grid");
   with_pixels(pixels, [](auto) {});  // throws unless compiled for
+  with_lanes(lateral_lanes, [](auto) {});
   constexpr int kStep = Problem::kElementStep;
   Plan plan;
   plan.p = problem;
   plan.w = window;
   plan.pixels = pixels;
+  plan.lateral_lanes = lateral_lanes;
   plan.ni_pad = detail::round_up(window.ni, kBlockDepths);
   plan.groups = (window.nj + kStep * pixels - 1) / (kStep * pixels);
   plan.columns = kStep * plan.groups;
@@ -165,13 +196,34 @@ inline Plan make_plan(const Problem& problem, const Window& window, int pixels =
   const int dj_far = std::max(std::abs(plan.dj_min), std::abs(dj_max));
   const double t_max = 2.0 * distance(i_max, dj_far) * kScale;
   plan.stride = detail::round_up(std::max(problem.samples, int(std::ceil(t_max)) + 3), 32);
-  plan.grid_x = plan.ni_pad / kBlockDepths;
-  plan.grid_y = (plan.columns + kBlockColumns - 1) / kBlockColumns;
+  // A warp is 32 / L depths of L column-threads (thread_position): L divides both 32 and the 6
+  // residues, and ni_pad is a multiple of 32.
+  plan.lane_columns = plan.columns / lateral_lanes;
+  plan.grid_x = plan.ni_pad / (kBlockDepths / lateral_lanes);
+  plan.grid_y = (plan.lane_columns + kBlockColumns - 1) / kBlockColumns;
   // The per-thread program indexes the table and the windows with 32-bit ints.
   if (plan.table_size() > std::size_t(INT32_MAX) || plan.window_count() > std::size_t(INT32_MAX))
     throw Error("seed model (CUDA): the distance table or the channels' windows are more than 2^31 - 1, "
                 "past the kernel's 32-bit index");
   return plan;
+}
+
+/// The depth ir (< ni_pad) and column-thread c (< columns) of thread (tx, ty) of block (bx, by),
+/// at kLanes lateral lanes a warp; false for the threads past the last column slot. Slot
+/// s = by * kBlockColumns + ty (a warp) holds the column-threads of residues L (s / groups) + l,
+/// l < L, of group s % groups: first laterals jj + l, neighbours (first_lateral); lane tx takes
+/// l = tx % L and depth bx * 32 / L + tx / L. At L = 1 this is c = s, the warp 32 depths of it.
+/// The kernel finds its pixels here; the CPU tests walk the launch grid with it.
+template <int kLanes>
+USRECON_HD inline bool thread_position(int bx, int by, int tx, int ty, int groups, int lane_columns,
+                                       int& ir, int& c) {
+  static_assert(kBlockDepths % kLanes == 0 && Problem::kElementStep % kLanes == 0);
+  const int slot = by * kBlockColumns + ty;
+  if (slot >= lane_columns) return false;
+  ir = bx * (kBlockDepths / kLanes) + tx / kLanes;
+  const int residue = kLanes * (slot / groups) + tx % kLanes;
+  c = residue * groups + slot % groups;
+  return true;
 }
 
 /// Host copies of the tables the device holds: scaled[row * ni_pad + ir] = distance(i0 + ir,
@@ -407,8 +459,9 @@ USRECON_HD inline void thread_pixels(const Args<Real, Sample>& a, int ir, int jj
   }
 }
 
-/// Runs the kernel's per-thread program for every thread on the CPU (threads = 0: all cores) and
-/// writes the image out[jj * ni + ir] exactly as the GPU would. `windows` is make_windows' output.
+/// Runs the kernel's per-thread program for every thread of the launch grid on the CPU (threads =
+/// 0: all cores), each finding its pixels with thread_position as the kernel does, and writes the
+/// image out[jj * ni + ir] exactly as the GPU would. `windows` is make_windows' output.
 template <class Real, bool kGuard = true, class Sample>
 void run_plan_on_cpu(const Plan& plan, std::span<const Real> table, std::span<const Sample> windows,
                      bool int32_sums, std::span<double> out, int threads = 0) {
@@ -418,24 +471,36 @@ void run_plan_on_cpu(const Plan& plan, std::span<const Real> table, std::span<co
                              plan.p.channels, plan.w.i0, plan.w.j0};
   with_pixels(plan.pixels, [&](auto pixels) {
     constexpr int kPixels = decltype(pixels)::value;
-    kernels::parallel_for(std::size_t(plan.columns), 1, threads, [&](std::size_t b, std::size_t e) {
-      for (std::size_t c = b; c < e; ++c) {
-        const int jj = first_lateral<kPixels>(int(c), plan.groups);
-        for (int ir = 0; ir < plan.w.ni; ++ir) {
-          long long acc64[kPixels];
-          if (int32_sums) {
-            int acc32[kPixels];
-            thread_pixels<kPixels, Real, kGuard>(a, ir, jj, acc32);
-            for (int m = 0; m < kPixels; ++m) acc64[m] = acc32[m];
-          } else {
-            thread_pixels<kPixels, Real, kGuard>(a, ir, jj, acc64);
-          }
-          for (int m = 0; m < kPixels; ++m) {
-            const int col = jj + Problem::kElementStep * m;
-            if (col < plan.w.nj) out[std::size_t(col) * plan.w.ni + ir] = double(acc64[m]);
-          }
-        }
+    // Thread (ir, c) of the launch: its pixels, into the image.
+    const auto run_thread = [&](int ir, int c) {
+      const int jj = first_lateral<kPixels>(c, plan.groups);
+      long long acc64[kPixels];
+      if (int32_sums) {
+        int acc32[kPixels];
+        thread_pixels<kPixels, Real, kGuard>(a, ir, jj, acc32);
+        for (int m = 0; m < kPixels; ++m) acc64[m] = acc32[m];
+      } else {
+        thread_pixels<kPixels, Real, kGuard>(a, ir, jj, acc64);
       }
+      for (int m = 0; m < kPixels; ++m) {
+        const int col = jj + Problem::kElementStep * m;
+        if (col < plan.w.nj) out[std::size_t(col) * plan.w.ni + ir] = double(acc64[m]);
+      }
+    };
+    with_lanes(plan.lateral_lanes, [&](auto lanes) {
+      constexpr int kLanes = decltype(lanes)::value;
+      kernels::parallel_for(std::size_t(plan.grid_y), 1, threads, [&](std::size_t b, std::size_t e) {
+        for (int by = int(b); by < int(e); ++by)
+          for (int ty = 0; ty < kBlockColumns; ++ty)
+            for (int bx = 0; bx < plan.grid_x; ++bx)
+              for (int tx = 0; tx < kBlockDepths; ++tx) {
+                int ir, c;
+                // Past the last column slot, or a padding depth (computed there, never written).
+                if (thread_position<kLanes>(bx, by, tx, ty, plan.groups, plan.lane_columns, ir, c) &&
+                    ir < plan.w.ni)
+                  run_thread(ir, c);
+              }
+      });
     });
   });
 }
@@ -445,8 +510,9 @@ void run_plan_on_cpu(const Plan& plan, std::span<const Real> table, std::span<co
 /// error).
 inline void beamform_gpu_model(std::span<const std::int32_t> rf, const Problem& problem,
                                const Window& window, Precision precision, std::span<double> out,
-                               int threads = 0, bool guard = true, int pixels = kDefaultPixels) {
-  const Plan plan = make_plan(problem, window, pixels);
+                               int threads = 0, bool guard = true, int pixels = kDefaultPixels,
+                               int lateral_lanes = kDefaultLateralLanes) {
+  const Plan plan = make_plan(problem, window, pixels, lateral_lanes);
   if (out.size() != std::size_t(window.ni) * window.nj)
     throw Error("seed model (CUDA): output has the wrong size");
   // The sample storage and sums the GPU would take for this frame.
@@ -511,11 +577,12 @@ struct GpuTiming {
 /// any other CUDA failure.
 class SeedCudaBeamformer {
  public:
-  /// `pixels_per_thread`: one of gpu::kPixelChoices (the kernel's work split; the image is the
-  /// same for every choice, only the speed differs).
+  /// `pixels_per_thread` (one of gpu::kPixelChoices) and `lateral_lanes` (gpu::kLateralLaneChoices)
+  /// are the kernel's work split: the image is the same for every choice, only the speed differs.
   SeedCudaBeamformer(const Problem& problem, const Window& window,
                      Precision precision = Precision::Double, int streams = 2,
-                     int pixels_per_thread = gpu::kDefaultPixels);
+                     int pixels_per_thread = gpu::kDefaultPixels,
+                     int lateral_lanes = gpu::kDefaultLateralLanes);
   ~SeedCudaBeamformer();
   SeedCudaBeamformer(SeedCudaBeamformer&&) noexcept;
   SeedCudaBeamformer& operator=(SeedCudaBeamformer&&) noexcept;
