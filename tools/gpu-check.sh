@@ -3,7 +3,8 @@
 #   tools/gpu-check.sh
 # Builds for sm_90, runs the GPU tests, the GPU benchmarks (bench_seed_cuda; das_cuda_check: the
 # CUDA DAS kernels checked against the CPU, then timed, and again as the plane-wave data outgrow
-# the L2 cache (das-check-l2, with the kernel --cuda-kernel auto takes); kernels_cuda_check: the kernel library's
+# the L2 cache (das-check-l2, with the kernel --cuda-kernel auto takes) and with the transmit-blocked
+# kernel split over launches (das-check-split); kernels_cuda_check: the kernel library's
 # copy/map/sum bandwidth and tiled SGEMM vs cuBLAS, each validated, then timed) and the seed's Numba
 # CUDA kernel on the same GPU, then, in the time left, compute-sanitizer's memcheck and racecheck
 # on kernels_cuda_check --small and memcheck on the DAS and seed GPU tests, and prints a table of
@@ -370,6 +371,17 @@ if [[ -n $DAS_CHECK ]]; then
   run_step das-check-l2 60 "$DAS_CHECK" --reps 5 --cases pw8,pw16,pw32 \
     --kernels element-outer,transmit-blocked || true
 fi
+# Transmit-blocked launches of a few transmits each (Plan::transmits_per_launch), so that each
+# launch's data stay in the L2, against one launch over all the transmits: PICMUS's 75 and pw32's
+# 32 plane waves, in one launch (0) and in launches of 8, 16 and 24 transmits. The rows beside
+# element-outer say whether --cuda-kernel auto should take the split transmit-blocked kernel past
+# the cache. An experiment: its failure does not fail the check.
+DAS_SPLIT_OUT=$WORK/das-check-split.log
+: >"$DAS_SPLIT_OUT"
+if [[ -n $DAS_CHECK ]]; then
+  run_step das-check-split 90 "$DAS_CHECK" --reps 5 --cases picmus,pw32 \
+    --kernels transmit-blocked --transmits-per-launch 0,8,16,24 || true
+fi
 
 # ---- 3c. The kernel library: copy/map/sum bandwidth, tiled SGEMM vs cuBLAS, validated then timed --
 KERNELS_OUT=$WORK/kernels-check.log
@@ -524,14 +536,15 @@ RATIO_D=$(ratio "$NUMBA_MS" "$KD")
   for prec in single double; do  # the work split: pixels per thread x lateral lanes, checked then timed
     # Keys kernel_ms_<prec>_px<P> (1 lateral lane) and kernel_ms_<prec>_px<P>_l<L>.
     splits=$(sed -n "s/^RESULT kernel_ms_${prec}_px\\([0-9]*\\(_l[0-9]*\\)\\{0,1\\}\\)=.*/\\1/p" "$BENCH_OUT" | tr '\n' ' ')
-    for px in ${splits:-4 8 16}; do
+    for px in ${splits:-4 8 16 4_l2 8_l2 16_l2}; do
       lanes=1
       [[ $px == *_l* ]] && lanes=${px#*_l}
       printf '| %-44s | %12s | %10s | %4s |\n' "  $prec, ${px%%_*} px, $lanes lane(s) ($(fmt "$(get kernel_waves_${prec}_px$px)") waves) ms" \
         "$(fmt "$(get kernel_ms_${prec}_px$px)")" "" ""
     done
-    printf '| %-44s | %12s | %10s | %4s |\n' "  fastest split, $prec (px/thread, lanes)" \
-      "$(get best_pixels_$prec), $(get best_lanes_$prec)" "" ""
+    v=n/a
+    [[ -n $(get best_pixels_$prec) ]] && v="$(get best_pixels_$prec), $(get best_lanes_$prec)"
+    printf '| %-44s | %12s | %10s | %4s |\n' "  fastest split, $prec (px/thread, lanes)" "$v" "" ""
   done
   printf '| %-44s | %12s | %10s | %4s |\n' "batch frames/s, double ($FRAMES frames, pinned)" "$(fmt "$FD")" ">= 150" "$(meets "$FD" '>=' 150)"
   printf '| %-44s | %12s | %10s | %4s |\n' "batch frames/s, single ($FRAMES frames, pinned)" "$(fmt "$FS")" ">= 150" "$(meets "$FS" '>=' 150)"
@@ -579,6 +592,17 @@ RATIO_D=$(ratio "$NUMBA_MS" "$KD")
     v=$(sed -n "s/^RESULT das_${das_case}_auto_kernel=//p" "$DAS_L2_OUT" 2>/dev/null | tail -n 1)
     printf '| %-44s | %12s | %10s | %4s |\n' "  $das_case: --cuda-kernel auto takes" "${v:-n/a}" "" ""
   done
+  v=$(sed -n "s/^RESULT das_picmus_transmit-blocked_transmits_per_launch=//p" "$DAS_OUT" 2>/dev/null | tail -n 1)
+  printf '| %-44s | %12s | %10s | %4s |\n' "DAS picmus TB transmits/launch (its default)" "${v:-n/a}" "" ""
+  for das_case in picmus pw32; do  # transmit-blocked split over launches (das-check-split)
+    eo=$(sed -n "s/^RESULT das_${das_case}_element-outer_points_per_s=//p" "$DAS_OUT" "$DAS_L2_OUT" 2>/dev/null | tail -n 1)
+    for tpl in 0 8 16 24; do
+      v=$(sed -n "s/^RESULT das_${das_case}_transmit-blocked_tpl${tpl}_points_per_s=//p" "$DAS_SPLIT_OUT" 2>/dev/null | tail -n 1)
+      r=$(fmt "")
+      [[ -n $eo && -n $v ]] && r=$(quotient "$v" "$eo")
+      printf '| %-44s | %12s | %10s | %4s |\n' "  $das_case TB, $tpl transmits/launch (x EO)" "$(fmt "$v") ($r)" "" ""
+    done
+  done
   kget() { sed -n "s/^RESULT kernels_$1=//p" "$KERNELS_OUT" 2>/dev/null | tail -n 1; }
   printf '| %-44s | %12s | %10s | %4s |\n' "kernels d2d copy GB/s (2^27 floats)" "$(fmt "$(kget d2d_copy_gbs)")" "" ""
   for kernels_op in "map_add:map add a + b" "map_add_scalar:map add a + 10" "sum:sum float" \
@@ -616,7 +640,7 @@ failed=0
 for name in "${ORDER[@]}"; do
   # Without the C++ packages the CMake attempt fails by design: the nvcc-only build replaces it.
   [[ $MODE == minimal && ($name == configure || $name == build) ]] && continue
-  [[ $name == das-check-l2 || $name == kernels-check-gemm1 ]] && continue  # experiments: their rows say what they found
+  [[ $name == das-check-l2 || $name == das-check-split || $name == kernels-check-gemm1 ]] && continue  # experiments: their rows say what they found
   # The sanitizer steps run in whatever time is left: skipping them is not a failure.
   [[ $name == memcheck* || $name == racecheck ]] && [[ ${STATUS[$name]} == skipped* || ${STATUS[$name]} == timed* ]] &&
     continue

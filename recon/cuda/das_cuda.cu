@@ -42,21 +42,25 @@ __global__ void interleave_kernel(const float* __restrict__ I, const float* __re
   if (k < n) iq[k] = make_float2(I[k], Q[k]);
 }
 
-/// The plane-wave kernels: pixel_element_outer, or pixel_transmit_blocked when kBlocked.
+/// The plane-wave kernels: pixel_element_outer, or pixel_transmit_blocked when kBlocked over
+/// transmits [first, end), added to the image the launches before left when first > 0.
 template <bool kLinear, bool kBlocked>
 __global__ void __launch_bounds__(g::kBlockDepths)
     das_planewave_kernel(g::Params p, const float2* __restrict__ iq, const float* __restrict__ cos_a,
                          const float* __restrict__ sin_a, const float* __restrict__ x_reference,
-                         const float* __restrict__ ex, float2* __restrict__ out) {
+                         const float* __restrict__ ex, int first, int end, float2* __restrict__ out) {
   int ix, iz;
   float x, z;
   if (!g::thread_pixel(p, blockIdx.x, blockIdx.y, threadIdx.x, ix, iz, x, z)) return;
-  float2 v;
-  if constexpr (kBlocked)
-    g::pixel_transmit_blocked<kLinear>(p, iq, cos_a, sin_a, x_reference, ex, x, z, v.x, v.y);
-  else
+  const std::size_t at = std::size_t(ix) * p.nz + iz;
+  float2 v = make_float2(0.f, 0.f);
+  if constexpr (kBlocked) {
+    if (first > 0) v = out[at];
+    g::pixel_transmit_blocked<kLinear>(p, iq, cos_a, sin_a, x_reference, ex, x, z, first, end, v.x, v.y);
+  } else {
     g::pixel_element_outer<kLinear>(p, iq, cos_a, sin_a, x_reference, ex, x, z, v.x, v.y);
-  out[std::size_t(ix) * p.nz + iz] = v;
+  }
+  out[at] = v;
 }
 
 template <class T>
@@ -81,17 +85,23 @@ struct DasCudaBeamformer::Impl {
   std::string device;
 };
 
-DasCudaBeamformer::DasCudaBeamformer(const DasProblem& problem, DasCudaKernel kernel) {
-  // The plan first: an invalid problem is an Error with or without a device. Then the device
-  // check, before Impl's events and buffers (which would need one) are made.
-  g::Plan plan = g::make_plan(problem, kernel);
+DasCudaBeamformer::DasCudaBeamformer(const DasProblem& problem, DasCudaKernel kernel,
+                                     int transmits_per_launch) {
+  // The plan first: an invalid problem or launch size is an Error with or without a device. Then
+  // the device check, before Impl's events and buffers (which would need one) are made.
+  g::Plan plan = g::make_plan(problem, kernel, 0, transmits_per_launch);
   require_cuda("the CUDA DAS beamformer");
-  if (kernel == DasCudaKernel::Auto && problem.acquisition.model == Model::PlaneWave) {
-    // Auto's plane-wave choice depends on how the data compare with this device's L2 cache.
+  if (problem.acquisition.model == Model::PlaneWave) {
+    // Auto's plane-wave kernel, and how many launches the transmit-blocked one takes, depend on
+    // how the data compare with this device's L2 cache.
     int device = 0, l2 = 0;
     USRECON_CUDA_CHECK(cudaGetDevice(&device));
     USRECON_CUDA_CHECK(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, device));
-    plan.kernel = g::plane_wave_kernel(plan.interleaved_bytes(), std::size_t(std::max(l2, 0)));
+    const std::size_t l2_bytes = std::size_t(std::max(l2, 0));
+    if (kernel == DasCudaKernel::Auto) plan.kernel = g::plane_wave_kernel(plan.interleaved_bytes(), l2_bytes);
+    if (plan.kernel == DasCudaKernel::TransmitBlocked && transmits_per_launch < 0)
+      plan.transmits_per_launch =
+          g::transmit_blocked_launch_size(plan.interleaved_bytes(), plan.params.transmits, l2_bytes);
   }
   impl_ = std::make_unique<Impl>();
   Impl& c = *impl_;
@@ -143,9 +153,15 @@ void DasCudaBeamformer::beamform(const AnalyticData& data, std::complex<float>* 
     const bool blocked = plan.kernel == DasCudaKernel::TransmitBlocked;
     const auto kernel = blocked ? (p.linear ? das_planewave_kernel<true, true> : das_planewave_kernel<false, true>)
                                 : (p.linear ? das_planewave_kernel<true, false> : das_planewave_kernel<false, false>);
-    kernel<<<grid, g::kBlockDepths>>>(p, c.iq.data(), c.cos_a.data(), c.sin_a.data(), c.x_reference.data(),
-                                      c.ex.data(), c.out.data());
-    USRECON_CUDA_CHECK_LAUNCH(blocked ? "das_planewave_kernel (transmit-blocked)" : "das_planewave_kernel (element-outer)");
+    // Transmit-blocked plans may split the transmits over launches (Plan::transmits_per_launch),
+    // each adding its share to the image; in order, on one stream.
+    const int per_launch = plan.launches() > 1 ? plan.transmits_per_launch : p.transmits;
+    for (int first = 0; first < p.transmits; first += per_launch) {
+      kernel<<<grid, g::kBlockDepths>>>(p, c.iq.data(), c.cos_a.data(), c.sin_a.data(), c.x_reference.data(),
+                                        c.ex.data(), first, std::min(first + per_launch, p.transmits), c.out.data());
+      USRECON_CUDA_CHECK_LAUNCH(blocked ? "das_planewave_kernel (transmit-blocked)"
+                                        : "das_planewave_kernel (element-outer)");
+    }
   } else {
     g::TransmitArrays tr;
     tr.cos_a = c.cos_a.data();
@@ -169,6 +185,7 @@ void DasCudaBeamformer::beamform(const AnalyticData& data, std::complex<float>* 
 double DasCudaBeamformer::last_kernel_seconds() const { return impl_->kernel_s; }
 std::string DasCudaBeamformer::device() const { return impl_->device; }
 DasCudaKernel DasCudaBeamformer::kernel() const { return impl_->plan.kernel; }
+int DasCudaBeamformer::transmits_per_launch() const { return impl_->plan.transmits_per_launch; }
 const DasProblem& DasCudaBeamformer::problem() const { return impl_->problem; }
 
 }  // namespace usrecon::recon

@@ -7,8 +7,8 @@ namespace usrecon::recon {
 
 struct DasCudaBeamformer::Impl {};
 
-DasCudaBeamformer::DasCudaBeamformer(const DasProblem& problem, DasCudaKernel kernel) {
-  (void)das::gpu::make_plan(problem, kernel);
+DasCudaBeamformer::DasCudaBeamformer(const DasProblem& problem, DasCudaKernel kernel, int transmits_per_launch) {
+  (void)das::gpu::make_plan(problem, kernel, 0, transmits_per_launch);
   throw CudaUnavailable("the CUDA DAS beamformer is not available: usrecon was built without CUDA");
 }
 DasCudaBeamformer::~DasCudaBeamformer() = default;
@@ -20,6 +20,7 @@ void DasCudaBeamformer::beamform(const AnalyticData&, std::complex<float>*) {
 double DasCudaBeamformer::last_kernel_seconds() const { return 0.0; }
 std::string DasCudaBeamformer::device() const { return ""; }
 DasCudaKernel DasCudaBeamformer::kernel() const { return DasCudaKernel::Auto; }
+int DasCudaBeamformer::transmits_per_launch() const { return 0; }
 const DasProblem& DasCudaBeamformer::problem() const {  // unreachable: no object is ever made
   throw CudaUnavailable("usrecon was built without CUDA");
 }

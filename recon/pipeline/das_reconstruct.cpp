@@ -255,6 +255,9 @@ DasFrame DasBeamformers::beamform(PreparedDas&& prepared, nlohmann::json* timing
       cuda_->beamform(prepared.analytic, frame.image.data.data());
       frame.backend = {{"name", "cuda"}, {"device", cuda_->device()}, {"kernel", to_string(cuda_->kernel())},
                        {"kernel_s", cuda_->last_kernel_seconds()}};
+      // 0: one launch; past the L2 the transmit-blocked kernel takes the transmits in launches.
+      if (cuda_->kernel() == DasCudaKernel::TransmitBlocked)
+        frame.backend["transmits_per_launch"] = cuda_->transmits_per_launch();
     } catch (const CudaUnavailable&) {
       cuda_.reset();
       if (backend_ == BackendKind::Cuda) throw;

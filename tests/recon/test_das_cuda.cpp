@@ -5,6 +5,7 @@
 // the kernels themselves when a device is there.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <complex>
 #include <cstdint>
 #include <memory>
@@ -33,8 +34,10 @@ const T* device_pointer(const std::vector<T>& table) {  // a DeviceBuffer of 0 e
 }
 
 /// What the device computes for `plan` on `data`: the interleave kernel's grid (element-outer),
-/// then every (block, thread) of the pixel kernel's grid, each calling the kernel's program.
-/// Every pixel must be written by exactly one thread.
+/// then every (block, thread) of the pixel kernel's grid, each calling the kernel's program, in
+/// each of the plan's launches (a transmit-blocked plan split by transmits: each launch adds its
+/// transmits to what the launches before left, as the kernel does). Every pixel must be written
+/// by exactly one thread a launch.
 std::vector<std::complex<float>> run_on_host(const g::Plan& plan, const AnalyticData& data) {
   const g::Params& p = plan.params;
   std::vector<std::complex<float>> out(plan.pixels(), {NAN, NAN});
@@ -58,36 +61,44 @@ std::vector<std::complex<float>> run_on_host(const g::Plan& plan, const Analytic
   tr.src_r0 = device_pointer(plan.tables.src_r0);
   tr.src_waist = device_pointer(plan.tables.src_waist);
   tr.column_transmit = device_pointer(plan.tables.column_transmit);
-  for (unsigned by = 0; by < plan.grid_y; ++by)
-    for (unsigned bx = 0; bx < plan.grid_x; ++bx)
-      for (unsigned t = 0; t < unsigned(g::kBlockDepths); ++t) {
-        int ix, iz;
-        float x, z, vi, vq;
-        if (!g::thread_pixel(p, bx, by, t, ix, iz, x, z)) continue;
-        if (plan.kernel == DasCudaKernel::TransmitBlocked) {
-          if (p.linear)
-            g::pixel_transmit_blocked<true>(p, iq.data(), tr.cos_a, tr.sin_a, tr.x_reference, plan.tables.ex.data(), x, z,
-                                            vi, vq);
-          else
-            g::pixel_transmit_blocked<false>(p, iq.data(), tr.cos_a, tr.sin_a, tr.x_reference, plan.tables.ex.data(), x, z,
-                                             vi, vq);
-        } else if (plan.kernel == DasCudaKernel::ElementOuter) {
-          if (p.linear)
-            g::pixel_element_outer<true>(p, iq.data(), tr.cos_a, tr.sin_a, tr.x_reference, plan.tables.ex.data(), x, z, vi,
-                                         vq);
-          else
-            g::pixel_element_outer<false>(p, iq.data(), tr.cos_a, tr.sin_a, tr.x_reference, plan.tables.ex.data(), x, z, vi,
-                                          vq);
-        } else {
-          g::pixel_every_transmit(p, data.i.data(), data.q.data(), tr, plan.tables.ex.data(), ix, x, z, vi, vq);
+  const int per_launch = plan.launches() > 1 ? plan.transmits_per_launch : p.transmits;
+  for (int first = 0; first < p.transmits; first += per_launch) {
+    for (unsigned by = 0; by < plan.grid_y; ++by)
+      for (unsigned bx = 0; bx < plan.grid_x; ++bx)
+        for (unsigned t = 0; t < unsigned(g::kBlockDepths); ++t) {
+          int ix, iz;
+          float x, z, vi = 0.f, vq = 0.f;
+          if (!g::thread_pixel(p, bx, by, t, ix, iz, x, z)) continue;
+          if (plan.kernel == DasCudaKernel::TransmitBlocked) {
+            const int end = std::min(first + per_launch, p.transmits);
+            if (first > 0) {
+              const std::complex<float> before = out[std::size_t(ix) * p.nz + iz];
+              vi = before.real(), vq = before.imag();
+            }
+            if (p.linear)
+              g::pixel_transmit_blocked<true>(p, iq.data(), tr.cos_a, tr.sin_a, tr.x_reference, plan.tables.ex.data(), x, z,
+                                              first, end, vi, vq);
+            else
+              g::pixel_transmit_blocked<false>(p, iq.data(), tr.cos_a, tr.sin_a, tr.x_reference, plan.tables.ex.data(), x, z,
+                                               first, end, vi, vq);
+          } else if (plan.kernel == DasCudaKernel::ElementOuter) {
+            if (p.linear)
+              g::pixel_element_outer<true>(p, iq.data(), tr.cos_a, tr.sin_a, tr.x_reference, plan.tables.ex.data(), x, z, vi,
+                                           vq);
+            else
+              g::pixel_element_outer<false>(p, iq.data(), tr.cos_a, tr.sin_a, tr.x_reference, plan.tables.ex.data(), x, z, vi,
+                                            vq);
+          } else {
+            g::pixel_every_transmit(p, data.i.data(), data.q.data(), tr, plan.tables.ex.data(), ix, x, z, vi, vq);
+          }
+          const std::size_t at = std::size_t(ix) * p.nz + iz;
+          out[at] = {vi, vq};
+          ++writes[at];
         }
-        const std::size_t at = std::size_t(ix) * p.nz + iz;
-        out[at] = {vi, vq};
-        ++writes[at];
-      }
+  }
   std::size_t wrong = 0;
-  for (int w : writes) wrong += w != 1;
-  EXPECT_EQ(wrong, 0u) << "pixels not written exactly once by the launch grid";
+  for (int w : writes) wrong += w != plan.launches();
+  EXPECT_EQ(wrong, 0u) << "pixels not written exactly once a launch by the launch grid";
   return out;
 }
 
@@ -194,6 +205,62 @@ TEST(ReconDasCudaProgram, TransmitBlockedTakesEveryLastBlockSize) {
     const std::vector<std::complex<float>> gpu = run_on_host(g::make_plan(p, DasCudaKernel::TransmitBlocked), data);
     EXPECT_LE(relative_l2(gpu, cpu.data), 1e-5) << transmits << " transmits";
   }
+}
+
+// Transmit-blocked launches of whole transmit blocks each, adding to the image the launch before
+// left, compute the single launch's sums in its order: the same image bit for bit, whatever the
+// split (and the last launch may hold a part block).
+TEST(ReconDasCudaProgram, TransmitBlockedSplitOverLaunchesIsTheOneLaunchBitForBit) {
+  DasProblem p = small_problem(Model::PlaneWave);
+  p.acquisition.angles.clear();
+  for (int k = 0; k < 3 * g::kTransmitBlock + 5; ++k) p.acquisition.angles.push_back((k - 14) * 0.015);
+  const AnalyticData data = simulated(p);
+  for (const bool linear : {true, false}) {
+    p.options.interp = linear ? Interp::Linear : Interp::Nearest;
+    const g::Plan one = g::make_plan(p, DasCudaKernel::TransmitBlocked, 0, 0);
+    ASSERT_EQ(one.launches(), 1);
+    const std::vector<std::complex<float>> single = run_on_host(one, data);
+    for (const int per_launch : {8, 16, 24}) {
+      const g::Plan split = g::make_plan(p, DasCudaKernel::TransmitBlocked, 0, per_launch);
+      ASSERT_EQ(split.transmits_per_launch, per_launch);
+      ASSERT_EQ(split.launches(), (29 + per_launch - 1) / per_launch);
+      const std::vector<std::complex<float>> image = run_on_host(split, data);
+      std::size_t differing = 0;
+      for (std::size_t k = 0; k < image.size(); ++k) differing += image[k] != single[k];
+      EXPECT_EQ(differing, 0u) << per_launch << " transmits a launch, linear " << linear;
+    }
+  }
+  // As many transmits a launch as there are, or more: one launch.
+  EXPECT_EQ(g::make_plan(p, DasCudaKernel::TransmitBlocked, 0, 32).launches(), 1);
+  // Whole blocks only; the other kernels run in one launch whatever is asked.
+  for (const int bad : {-2, 1, 7, 12})
+    EXPECT_THROW((void)g::make_plan(p, DasCudaKernel::TransmitBlocked, 0, bad), Error) << bad;
+  EXPECT_EQ(g::make_plan(p, DasCudaKernel::ElementOuter, 0, 8).launches(), 1);
+  EXPECT_EQ(g::make_plan(p, DasCudaKernel::ElementOuter, 0, 8).transmits_per_launch, 0);
+}
+
+TEST(ReconDasCudaProgram, TransmitBlockedLaunchSizeFollowsTheL2Cache) {
+  constexpr std::size_t kMiB = std::size_t(1) << 20;
+  // PICMUS's size on a 50 MiB L2: 75 transmits, 260 MB; 0.6 x 50 MiB holds 9 transmits: 1 block.
+  EXPECT_EQ(g::transmit_blocked_launch_size(260'000'000, 75, 50 * kMiB), 8);
+  // On a 100 MiB cache, 18 transmits fit: 2 blocks.
+  EXPECT_EQ(g::transmit_blocked_launch_size(260'000'000, 75, 100 * kMiB), 16);
+  // Within 1.25 times the cache, or its size unknown: one launch.
+  EXPECT_EQ(g::transmit_blocked_launch_size(62 * kMiB, 16, 50 * kMiB), 0);
+  EXPECT_EQ(g::transmit_blocked_launch_size(260'000'000, 75, 0), 0);
+  // At least one block, even when one transmit alone outgrows the cache.
+  EXPECT_EQ(g::transmit_blocked_launch_size(1000 * kMiB, 10, 50 * kMiB), 8);
+  // Never more than the transmits there are.
+  EXPECT_EQ(g::transmit_blocked_launch_size(1000 * kMiB, 8, 50 * kMiB), 0);
+  // make_plan takes it for the transmit-blocked kernel when asked (-1) and the cache is known.
+  DasProblem p = small_problem(Model::PlaneWave);
+  p.acquisition.angles.assign(20, 0.0);
+  const g::Plan whole = g::make_plan(p, DasCudaKernel::TransmitBlocked);
+  const std::size_t per_transmit = whole.interleaved_bytes() / 20;
+  const g::Plan split = g::make_plan(p, DasCudaKernel::TransmitBlocked, per_transmit * 14);  // 0.6 x: 8 transmits
+  EXPECT_EQ(whole.launches(), 1);
+  EXPECT_EQ(split.transmits_per_launch, 8);
+  EXPECT_EQ(split.launches(), 3);
 }
 
 TEST(ReconDasCudaProgram, PlanPicksTheKernelAndRefusesWhatALaunchCannotDo) {

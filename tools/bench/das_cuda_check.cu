@@ -13,7 +13,11 @@
 // Without a usable device it says why and exits 0; with one, any error fails the kernel it hit.
 // Prints "RESULT das_<case>_<kernel>[_<label>]_points_per_s=..." lines for the table.
 //   das_cuda_check [--reps N] [--cpu-threads N] [--cases A,B] [--kernels K,L] [--label NAME]
-//                  [--max-rel-l2 X]
+//                  [--max-rel-l2 X] [--transmits-per-launch N,M]
+// --transmits-per-launch: the transmit-blocked kernel is checked and timed once for each (-1:
+// chosen from the device's L2, the default; 0: one launch; else a multiple of 8), its RESULT
+// names tagged _tpl<N> (_tplauto for -1) unless the list is the default; each run also prints
+// "RESULT das_<case>_transmit-blocked[_tpl<N>]_transmits_per_launch=" with the size it took.
 // --cases and --kernels keep only those named (default: all); --label tags the RESULT names, for
 // a build of the same check with other compiler flags (gpu-check's fused multiply-add build,
 // which gets --max-rel-l2 1e-3: fused multiply-adds move a sample position by a rounding step,
@@ -126,6 +130,7 @@ int main(int argc, char** argv) {
   int reps = 10, cpu_threads = 0;
   double max_rel_l2 = 1e-5;
   std::string cases, kernels, label;
+  std::vector<int> launch_sizes = {-1};
   for (int k = 1; k < argc; k += 2) {
     if (k + 1 >= argc) {
       std::fprintf(stderr, "das_cuda_check: %s needs a value\n", argv[k]);
@@ -137,9 +142,23 @@ int main(int argc, char** argv) {
     else if (!std::strcmp(argv[k], "--kernels")) kernels = argv[k + 1];
     else if (!std::strcmp(argv[k], "--label")) label = std::string("_") + argv[k + 1];
     else if (!std::strcmp(argv[k], "--max-rel-l2")) max_rel_l2 = std::atof(argv[k + 1]);
-    else {
+    else if (!std::strcmp(argv[k], "--transmits-per-launch")) {
+      launch_sizes.clear();
+      for (const char* at = argv[k + 1]; *at;) {
+        char* end = nullptr;
+        const long n = std::strtol(at, &end, 10);
+        if (end == at || (*end != ',' && *end != '\0') || n < -1 || n > 100000 || (n > 0 && n % 8 != 0)) {
+          std::fprintf(stderr, "das_cuda_check: --transmits-per-launch takes -1, 0 or multiples of 8, "
+                               "comma-separated\n");
+          return 2;
+        }
+        launch_sizes.push_back(int(n));
+        at = *end ? end + 1 : end;
+      }
+      if (launch_sizes.empty()) launch_sizes = {-1};
+    } else {
       std::fprintf(stderr, "usage: das_cuda_check [--reps N] [--cpu-threads N] [--cases A,B] "
-                           "[--kernels K,L] [--label NAME] [--max-rel-l2 X]\n");
+                           "[--kernels K,L] [--label NAME] [--max-rel-l2 X] [--transmits-per-launch N,M]\n");
       return 2;
     }
   }
@@ -186,42 +205,50 @@ int main(int argc, char** argv) {
       }
     }
     for (const DasCudaKernel kernel : kKernels) {
-      if (c.model != Model::PlaneWave && kernel != DasCudaKernel::PixelPerThread) continue;  // plane waves only
-      if (!selected(kernels, to_string(kernel))) continue;
-      const std::string name = std::string("das_") + c.name + "_" + to_string(kernel) + label;
-      ++selected_runs;
-      try {
-        DasCudaBeamformer gpu(p, kernel);
-        std::vector<std::complex<float>> out(p.grid.pixels());
-        gpu.beamform(data, out.data());  // warm-up, and the image to check
-        if (cpu.empty()) cpu = DasCpuBeamformer(p, cpu_threads).beamform(data).data;
-        const double err = relative_l2(out, cpu);
-        std::printf("RESULT %s_rel_l2_vs_cpu=%.3g\n", name.c_str(), err);
-        if (!(err <= max_rel_l2)) {
-          std::printf("%s: disagrees with the CPU (relative L2 %.3g > %.3g): not timed\n", name.c_str(), err,
-                      max_rel_l2);
+      const std::vector<int> sizes = kernel == DasCudaKernel::TransmitBlocked ? launch_sizes : std::vector<int>{-1};
+      for (const int launch_size : sizes) {
+        if (c.model != Model::PlaneWave && kernel != DasCudaKernel::PixelPerThread) continue;  // plane waves only
+        if (!selected(kernels, to_string(kernel))) continue;
+        const bool tagged = kernel == DasCudaKernel::TransmitBlocked && launch_sizes != std::vector<int>{-1};
+        const std::string split =
+            tagged ? "_tpl" + (launch_size < 0 ? std::string("auto") : std::to_string(launch_size)) : std::string();
+        const std::string name = std::string("das_") + c.name + "_" + to_string(kernel) + split + label;
+        ++selected_runs;
+        try {
+          DasCudaBeamformer gpu(p, kernel, launch_size);
+          if (kernel == DasCudaKernel::TransmitBlocked)
+            std::printf("RESULT %s_transmits_per_launch=%d\n", name.c_str(), gpu.transmits_per_launch());
+          std::vector<std::complex<float>> out(p.grid.pixels());
+          gpu.beamform(data, out.data());  // warm-up, and the image to check
+          if (cpu.empty()) cpu = DasCpuBeamformer(p, cpu_threads).beamform(data).data;
+          const double err = relative_l2(out, cpu);
+          std::printf("RESULT %s_rel_l2_vs_cpu=%.3g\n", name.c_str(), err);
+          if (!(err <= max_rel_l2)) {
+            std::printf("%s: disagrees with the CPU (relative L2 %.3g > %.3g): not timed\n", name.c_str(), err,
+                        max_rel_l2);
+            ++failures;
+            continue;
+          }
+          std::vector<double> seconds;
+          for (int r = 0; r < reps; ++r) {
+            gpu.beamform(data, out.data());
+            seconds.push_back(gpu.last_kernel_seconds());
+          }
+          std::sort(seconds.begin(), seconds.end());
+          const double median = seconds[seconds.size() / 2];
+          std::printf("%s on %s: median kernel %.3f ms over %d runs (min %.3f), %.3g points/s\n", name.c_str(),
+                      gpu.device().c_str(), median * 1e3, reps, seconds.front() * 1e3, p.points() / median);
+          std::printf("RESULT %s_points_per_s=%.6g\n", name.c_str(), p.points() / median);
+        } catch (const std::exception& e) {
+          // With a device there, any error (out of memory too) fails this kernel; the others still
+          // run, unless the error sticks to the context (a fault in a kernel), which ends the check.
+          std::printf("%s: FAILED: %s\n", name.c_str(), e.what());
           ++failures;
-          continue;
-        }
-        std::vector<double> seconds;
-        for (int r = 0; r < reps; ++r) {
-          gpu.beamform(data, out.data());
-          seconds.push_back(gpu.last_kernel_seconds());
-        }
-        std::sort(seconds.begin(), seconds.end());
-        const double median = seconds[seconds.size() / 2];
-        std::printf("%s on %s: median kernel %.3f ms over %d runs (min %.3f), %.3g points/s\n", name.c_str(),
-                    gpu.device().c_str(), median * 1e3, reps, seconds.front() * 1e3, p.points() / median);
-        std::printf("RESULT %s_points_per_s=%.6g\n", name.c_str(), p.points() / median);
-      } catch (const std::exception& e) {
-        // With a device there, any error (out of memory too) fails this kernel; the others still
-        // run, unless the error sticks to the context (a fault in a kernel), which ends the check.
-        std::printf("%s: FAILED: %s\n", name.c_str(), e.what());
-        ++failures;
-        cudaGetLastError();  // clears an error that does not stick (out of memory) for later checks
-        if (cudaDeviceSynchronize() != cudaSuccess) {
-          std::printf("das_cuda_check: the CUDA context is unusable after that error; stopping\n");
-          return 1;
+          cudaGetLastError();  // clears an error that does not stick (out of memory) for later checks
+          if (cudaDeviceSynchronize() != cudaSuccess) {
+            std::printf("das_cuda_check: the CUDA context is unusable after that error; stopping\n");
+            return 1;
+          }
         }
       }
     }

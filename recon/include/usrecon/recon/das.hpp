@@ -145,7 +145,9 @@ class DasCpuBeamformer {
 /// 8 transmits. Auto, for plane waves: TransmitBlocked while the (I, Q) data fit in 1.25 times the
 /// device's L2 cache, ElementOuter past that (gpu::plane_wave_kernel: on an H200, 1.39 times
 /// faster with the 7 transmits of RFdata1, 0.76 times with PICMUS's 75); PixelPerThread for
-/// synthetic aperture, diverging and focused waves.
+/// synthetic aperture, diverging and focused waves. TransmitBlocked on data past 1.25 times the
+/// L2 runs in launches of whole transmit blocks whose data fit in the cache
+/// (gpu::transmit_blocked_launch_size), the same image bit for bit.
 enum class DasCudaKernel { Auto, PixelPerThread, ElementOuter, TransmitBlocked };
 std::string to_string(DasCudaKernel kernel);  // "auto", "pixel-per-thread", "element-outer", "transmit-blocked"
 DasCudaKernel parse_das_cuda_kernel(std::string_view name);  // those names, else throws Error
@@ -155,7 +157,10 @@ DasCudaKernel parse_das_cuda_kernel(std::string_view name);  // those names, els
 /// checking the problem (an invalid one is an Error, device or not).
 class DasCudaBeamformer {
  public:
-  explicit DasCudaBeamformer(const DasProblem& problem, DasCudaKernel kernel = DasCudaKernel::Auto);
+  /// transmits_per_launch (the transmit-blocked kernel only): -1 = chosen from the device's L2
+  /// cache (gpu::transmit_blocked_launch_size), 0 = all in one launch, else a multiple of 8.
+  explicit DasCudaBeamformer(const DasProblem& problem, DasCudaKernel kernel = DasCudaKernel::Auto,
+                             int transmits_per_launch = -1);
   ~DasCudaBeamformer();
   DasCudaBeamformer(DasCudaBeamformer&&) noexcept;
   DasCudaBeamformer& operator=(DasCudaBeamformer&&) noexcept;
@@ -169,6 +174,8 @@ class DasCudaBeamformer {
   std::string device() const;
   /// The kernel in use (never Auto).
   DasCudaKernel kernel() const;
+  /// Transmits per launch of the transmit-blocked kernel (0: one launch; other kernels: 0).
+  int transmits_per_launch() const;
   /// The job it was built for.
   const DasProblem& problem() const;
 

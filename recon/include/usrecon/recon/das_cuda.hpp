@@ -20,6 +20,7 @@
 //   out[ix * nz + iz] = (I, Q) of pixel (ix, iz), lateral-major like every image of the project.
 #pragma once
 
+#include <algorithm>
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
@@ -78,6 +79,16 @@ struct Plan {
   std::size_t data_floats = 0;       ///< floats of I (and of Q): stride * elements * transmits
   /// Bytes of (I, Q) interleaved, 2 floats a sample: what the plane-wave kernels read.
   std::size_t interleaved_bytes() const { return 2 * sizeof(float) * data_floats; }
+  /// Transmit-blocked only: transmits a launch takes, a multiple of kTransmitBlock; 0 = all in
+  /// one launch. With several, launch k beamforms transmits [k n, (k + 1) n) and adds them to
+  /// what the launches before it left in the image (transmit_blocked_launch_size).
+  int transmits_per_launch = 0;
+  /// The pixel kernel's launches: several only for a transmit-blocked plan split by transmits.
+  int launches() const {
+    return kernel == DasCudaKernel::TransmitBlocked && transmits_per_launch > 0
+               ? (params.transmits + transmits_per_launch - 1) / transmits_per_launch
+               : 1;
+  }
   unsigned grid_x = 0, grid_y = 0;   ///< pixel kernels' grid: depth blocks x columns
   unsigned interleave_blocks = 0;    ///< interleave kernel's grid (element-outer, transmit-blocked)
   /// Whether the kernel reads I and Q interleaved (made on the device by the interleave kernel).
@@ -98,11 +109,34 @@ inline DasCudaKernel plane_wave_kernel(std::size_t data_bytes, std::size_t l2_by
                                                                 : DasCudaKernel::ElementOuter;
 }
 
+/// Transmits a launch of the transmit-blocked kernel takes (Plan::transmits_per_launch): 0 (one
+/// launch) while all the (I, Q) data fit where plane_wave_kernel takes that kernel (1.25 times
+/// the L2 cache, or the L2's size is unknown, l2_bytes = 0); past that, the most whole blocks of
+/// kTransmitBlock transmits whose data fill at most 0.6 times the L2, and at least one block.
+/// Why: one launch over all the transmits lets its resident blocks work on transmits far apart,
+/// so that their working set outgrows the cache (0.76 times element-outer's points/s at PICMUS's
+/// 260 MB on an H200), while launches of a few transmits each read data that stay in it (8
+/// transmits of PICMUS's geometry, 28 MB: 1.19 times element-outer). The split's cost: each
+/// launch after the first reads and writes the image once more (11 MB at PICMUS's 801 x 1701
+/// pixels) and ends with a partly filled wave. Not yet timed on a GPU (tools/gpu-check.sh times
+/// it beside the single launch).
+inline int transmit_blocked_launch_size(std::size_t data_bytes, int transmits, std::size_t l2_bytes) {
+  if (l2_bytes == 0 || transmits <= 0 || data_bytes <= l2_bytes + l2_bytes / 4) return 0;
+  const std::size_t per_transmit = data_bytes / std::size_t(transmits);
+  const std::size_t fit = per_transmit == 0 ? std::size_t(transmits) : (l2_bytes * 3 / 5) / per_transmit;
+  const int blocks = std::max<int>(1, int(std::min<std::size_t>(fit, std::size_t(transmits)) / kTransmitBlock));
+  const int size = blocks * kTransmitBlock;
+  return size >= transmits ? 0 : size;
+}
+
 /// The plan of a problem for a kernel (Auto: plane_wave_kernel for plane waves, given the device's
-/// L2 size in bytes, 0 if unknown; else pixel-per-thread). Throws usrecon::Error for an invalid
-/// problem, the element-outer or transmit-blocked kernel on another model, or a grid of more
-/// columns than one launch can have.
-inline Plan make_plan(const DasProblem& problem, DasCudaKernel kernel, std::size_t l2_bytes = 0) {
+/// L2 size in bytes, 0 if unknown; else pixel-per-thread). transmits_per_launch, for the
+/// transmit-blocked kernel: -1 = transmit_blocked_launch_size for l2_bytes, else 0 (one launch) or
+/// a multiple of kTransmitBlock. Throws usrecon::Error for an invalid problem, the element-outer
+/// or transmit-blocked kernel on another model, a grid of more columns than one launch can have,
+/// or a launch size that is not whole transmit blocks.
+inline Plan make_plan(const DasProblem& problem, DasCudaKernel kernel, std::size_t l2_bytes = 0,
+                      int transmits_per_launch = -1) {
   problem.validate();
   const Acquisition& acq = problem.acquisition;
   const bool plane_wave = acq.model == Model::PlaneWave;
@@ -149,6 +183,13 @@ inline Plan make_plan(const DasProblem& problem, DasCudaKernel kernel, std::size
     throw Error("CUDA DAS: " + std::to_string(plan.data_floats) +
                 " channel-data values per I/Q array (transmits x elements x padded samples) are more than "
                 "the kernels' 32-bit sample index reaches (2^31 - 1); beamform fewer transmits at a time");
+  if (transmits_per_launch < -1 || (transmits_per_launch > 0 && transmits_per_launch % kTransmitBlock != 0))
+    throw Error("CUDA DAS: transmits a launch must be whole blocks of " + std::to_string(kTransmitBlock) +
+                " (or 0, all of them), not " + std::to_string(transmits_per_launch));
+  if (plan.kernel == DasCudaKernel::TransmitBlocked)
+    plan.transmits_per_launch = transmits_per_launch >= 0
+                                    ? (transmits_per_launch >= p.transmits ? 0 : transmits_per_launch)
+                                    : transmit_blocked_launch_size(plan.interleaved_bytes(), p.transmits, l2_bytes);
   plan.grid_x = static_cast<unsigned>((p.nz + kBlockDepths - 1) / kBlockDepths);
   plan.grid_y = static_cast<unsigned>(p.nx);
   plan.interleave_blocks = static_cast<unsigned>((plan.data_floats + kInterleaveThreads - 1) / kInterleaveThreads);
@@ -284,23 +325,24 @@ USRECON_HD inline void transmit_block(const Params& p, const Pair* iq, const flo
   }
 }
 
-/// The transmit-blocked program (plane waves): transmits in blocks of kTransmitBlock, each block's
-/// sample positions of the transmit path kept in registers, and the receive distance and
-/// apodization computed once per element and block (transmit_block); the last block holds the
-/// transmits left over. Reads iq as pixel_element_outer does.
+/// The transmit-blocked program (plane waves): transmits [first, end) in blocks of
+/// kTransmitBlock, each block's sample positions of the transmit path kept in registers, and the
+/// receive distance and apodization computed once per element and block (transmit_block); the
+/// last block holds the transmits left over. Adds into acc_i, acc_q (what the launches before
+/// left: Plan::transmits_per_launch; zero for the first), so that a plan split at multiples of
+/// kTransmitBlock computes the one launch's sums in its order, bit for bit. Reads iq as
+/// pixel_element_outer does.
 template <bool kLinear, class Pair>
 USRECON_HD inline void pixel_transmit_blocked(const Params& p, const Pair* iq, const float* cos_a, const float* sin_a,
-                                              const float* x_reference, const float* ex, float x, float z,
-                                              float& out_i, float& out_q) {
+                                              const float* x_reference, const float* ex, float x, float z, int first,
+                                              int end, float& acc_i, float& acc_q) {
   static_assert(kTransmitBlock == 8, "the switch below names every size of the last block");
-  float acc_i = 0.f, acc_q = 0.f;
-  int first = 0;
-  for (; p.transmits - first >= kTransmitBlock; first += kTransmitBlock)
+  for (; end - first >= kTransmitBlock; first += kTransmitBlock)
     transmit_block<kTransmitBlock, kLinear>(p, iq, cos_a, sin_a, x_reference, ex, x, z, first, acc_i, acc_q);
   const auto tail = [&]<int kCount>() {
     transmit_block<kCount, kLinear>(p, iq, cos_a, sin_a, x_reference, ex, x, z, first, acc_i, acc_q);
   };
-  switch (p.transmits - first) {
+  switch (end - first) {
     case 1: tail.template operator()<1>(); break;
     case 2: tail.template operator()<2>(); break;
     case 3: tail.template operator()<3>(); break;
@@ -310,8 +352,6 @@ USRECON_HD inline void pixel_transmit_blocked(const Params& p, const Pair* iq, c
     case 7: tail.template operator()<7>(); break;
     default: break;  // 0: the blocks were full
   }
-  out_i = acc_i;
-  out_q = acc_q;
 }
 
 }  // namespace usrecon::recon::das::gpu
