@@ -17,16 +17,40 @@ namespace {
 
 namespace k = usrecon::kernels;
 
-template <int kPixels, int kLanes, class Real, class Sample, class Acc>
+template <int kPixels, int kLanes, int kSplits, class Real, class Sample, class Acc>
 __global__ void __launch_bounds__(gpu::kBlockDepths* gpu::kBlockColumns)
-    seed_kernel(gpu::Args<Real, Sample> a, int groups, int lane_columns, int ni, int nj, double* out) {
-  int ir, c;  // ir < ni_pad: the table is padded
-  if (!gpu::thread_position<kLanes>(blockIdx.x, blockIdx.y, threadIdx.x, threadIdx.y, groups,
-                                    lane_columns, ir, c))
-    return;
+    seed_kernel(gpu::Args<Real, Sample> a, int groups, int lane_columns, int q_split, int ni, int nj,
+                double* out) {
+  int ir = 0, c = 0, split = 0;  // ir < ni_pad: the table is padded
+  const bool active = gpu::thread_position<kLanes, kSplits>(blockIdx.x, blockIdx.y, threadIdx.x, threadIdx.y,
+                                                            groups, lane_columns, ir, c, &split);
+  if constexpr (kSplits == 1) {
+    if (!active) return;
+  }
   const int jj = gpu::first_lateral<kPixels>(c, groups);
   Acc acc[kPixels];
-  gpu::thread_pixels<kPixels, Real, true>(a, ir, jj, acc);
+  if (active) {
+    int q_begin, q_end;
+    gpu::split_range<kPixels>(split, kSplits, a.channels, q_split, q_begin, q_end);
+    gpu::thread_pixels<kPixels, Real, true>(a, ir, jj, acc, q_begin, q_end);
+  }
+  if constexpr (kSplits > 1) {
+    // The slot's other splits hand their sums to split 0 ([slot][m][lane]: conflict-free). Every
+    // thread reaches the barrier, the inactive ones of a last part-filled block too.
+    __shared__ Acc partial[gpu::kBlockColumns / kSplits][kSplits - 1][kPixels][gpu::kBlockDepths];
+    const int slot = threadIdx.y / kSplits;
+    if (active && split > 0) {
+#pragma unroll
+      for (int m = 0; m < kPixels; ++m) partial[slot][split - 1][m][threadIdx.x] = acc[m];
+    }
+    __syncthreads();
+    if (!active || split > 0) return;
+#pragma unroll
+    for (int k = 0; k < kSplits - 1; ++k) {
+#pragma unroll
+      for (int m = 0; m < kPixels; ++m) acc[m] += partial[slot][k][m][threadIdx.x];
+    }
+  }
   if (ir >= ni) return;
 #pragma unroll
   for (int m = 0; m < kPixels; ++m) {
@@ -51,8 +75,11 @@ constexpr int kWindowThreads = 256;
 template <class Real, class Sample, class Acc>
 auto kernel_for(const gpu::Plan& plan) {
   return gpu::with_pixels(plan.pixels, [&](auto pixels) {
-    return gpu::with_lanes(plan.lateral_lanes, [](auto lanes) {
-      return &seed_kernel<decltype(pixels)::value, decltype(lanes)::value, Real, Sample, Acc>;
+    return gpu::with_lanes(plan.lateral_lanes, [&](auto lanes) {
+      return gpu::with_splits(plan.pair_splits, [](auto splits) {
+        return &seed_kernel<decltype(pixels)::value, decltype(lanes)::value, decltype(splits)::value, Real,
+                            Sample, Acc>;
+      });
     });
   });
 }
@@ -60,6 +87,7 @@ auto kernel_for(const gpu::Plan& plan) {
 template <class Real, class Sample, class Acc>
 std::string kernel_name(const gpu::Plan& plan) {
   return "seed_kernel<" + std::to_string(plan.pixels) + ", " + std::to_string(plan.lateral_lanes) + ", " +
+         std::to_string(plan.pair_splits) + ", " +
          (sizeof(Real) == 8 ? "double" : "float") + ", " +
          (sizeof(Sample) == 2 ? "int16" : "int32") + ", " + (sizeof(Acc) == 8 ? "int64" : "int32") +
          ">";
@@ -70,7 +98,7 @@ void launch(const gpu::Plan& plan, const gpu::Args<Real, Sample>& args, double* 
             cudaStream_t stream) {
   kernel_for<Real, Sample, Acc>(plan)<<<dim3(plan.grid_x, plan.grid_y),
                                         dim3(gpu::kBlockDepths, gpu::kBlockColumns), 0, stream>>>(
-      args, plan.groups, plan.lane_columns, plan.w.ni, plan.w.nj, out);
+      args, plan.groups, plan.lane_columns, plan.q_split, plan.w.ni, plan.w.nj, out);
   const std::string name = kernel_name<Real, Sample, Acc>(plan);
   USRECON_CUDA_CHECK_LAUNCH(name.c_str());
 }
@@ -155,13 +183,13 @@ struct SeedCudaBeamformer::Impl {
 
 SeedCudaBeamformer::SeedCudaBeamformer(const Problem& problem, const Window& window,
                                        Precision precision, int streams, int pixels_per_thread,
-                                       int lateral_lanes)
+                                       int lateral_lanes, int pair_splits)
     : impl_(std::make_unique<Impl>()) {
   // The arguments first, as DasCudaBeamformer does: a wrong problem, split or stream count is an
   // Error with or without a device, never CudaUnavailable (whose callers fall back to the CPU).
   if (streams < 1 || streams > 16) throw Error("seed CUDA backend: streams must be in [1, 16]");
   Impl& c = *impl_;
-  c.plan = gpu::make_plan(problem, window, pixels_per_thread, lateral_lanes);
+  c.plan = gpu::make_plan(problem, window, pixels_per_thread, lateral_lanes, pair_splits);
   require_cuda("--backend cuda (the seed model's CUDA backend)");
   c.precision = precision;
   int device = 0;

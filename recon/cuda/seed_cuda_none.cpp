@@ -17,10 +17,11 @@ namespace {
 }  // namespace
 
 SeedCudaBeamformer::SeedCudaBeamformer(const Problem& problem, const Window& window, Precision,
-                                       int streams, int pixels_per_thread, int lateral_lanes) {
+                                       int streams, int pixels_per_thread, int lateral_lanes,
+                                       int pair_splits) {
   // Wrong arguments are an Error here too, as in the CUDA build (seed_cuda.cu).
   if (streams < 1 || streams > 16) throw Error("seed CUDA backend: streams must be in [1, 16]");
-  (void)gpu::make_plan(problem, window, pixels_per_thread, lateral_lanes);
+  (void)gpu::make_plan(problem, window, pixels_per_thread, lateral_lanes, pair_splits);
   unavailable();
 }
 SeedCudaBeamformer::~SeedCudaBeamformer() = default;

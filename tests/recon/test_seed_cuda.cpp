@@ -54,6 +54,9 @@ TEST(ReconSeedCuda, WrongArgumentsAreErrorsNotAMissingDevice) {
   const std::string lanes = kind([&] { seed::SeedCudaBeamformer(p, seed::full_window(p), seed::Precision::Double, 1, 8, 3); });
   EXPECT_EQ(lanes.rfind("Error: ", 0), 0u) << lanes;
   EXPECT_NE(lanes.find("lateral lanes"), std::string::npos) << lanes;
+  const std::string splits = kind([&] { seed::SeedCudaBeamformer(p, seed::full_window(p), seed::Precision::Double, 1, 8, 1, 3); });
+  EXPECT_EQ(splits.rfind("Error: ", 0), 0u) << splits;
+  EXPECT_NE(splits.find("pair splits"), std::string::npos) << splits;
   const std::string streams = kind([&] { seed::SeedCudaBeamformer(p, seed::full_window(p), seed::Precision::Double, 0); });
   EXPECT_EQ(streams.rfind("Error: ", 0), 0u) << streams;
   EXPECT_NE(streams.find("streams"), std::string::npos) << streams;
@@ -83,17 +86,19 @@ TEST(ReconSeedCuda, BitExactWithTheCpuOnRandomDataAndOddSizes) {
       for (const seed::Precision precision : {seed::Precision::Double, seed::Precision::Single}) {
         for (const int per_thread : seed::gpu::kPixelChoices) {
           for (const int lanes : seed::gpu::kLateralLaneChoices) {
-            seed::SeedCudaBeamformer beamformer(c.p, c.w, precision, 1, per_thread, lanes);
-            std::fill(gpu_image.begin(), gpu_image.end(), -1.0);  // every pixel must be written
-            beamformer.beamform(rf, gpu_image);
-            const seed::ImageDiff vs_cpu = seed::compare_images(gpu_image, cpu);
-            EXPECT_EQ(vs_cpu.differing, 0u) << seed::to_string(precision) << " " << c.p.nz << "x"
-                                            << c.p.nx << " amplitude " << amplitude
-                                            << " pixels per thread " << per_thread << " lateral lanes " << lanes;
-            // ... and with its own program run on the CPU (the same split).
-            seed::gpu::beamform_gpu_model(rf, c.p, c.w, precision, model, 0, true, per_thread, lanes);
-            EXPECT_EQ(seed::compare_images(gpu_image, model).differing, 0u)
-                << "pixels per thread " << per_thread << " lateral lanes " << lanes;
+            for (const int splits : seed::gpu::kPairSplitChoices) {
+              seed::SeedCudaBeamformer beamformer(c.p, c.w, precision, 1, per_thread, lanes, splits);
+              std::fill(gpu_image.begin(), gpu_image.end(), -1.0);  // every pixel must be written
+              beamformer.beamform(rf, gpu_image);
+              const seed::ImageDiff vs_cpu = seed::compare_images(gpu_image, cpu);
+              EXPECT_EQ(vs_cpu.differing, 0u) << seed::to_string(precision) << " " << c.p.nz << "x" << c.p.nx
+                                              << " amplitude " << amplitude << " pixels per thread " << per_thread
+                                              << " lateral lanes " << lanes << " pair splits " << splits;
+              // ... and with its own program run on the CPU (the same split).
+              seed::gpu::beamform_gpu_model(rf, c.p, c.w, precision, model, 0, true, per_thread, lanes, splits);
+              EXPECT_EQ(seed::compare_images(gpu_image, model).differing, 0u)
+                  << "pixels per thread " << per_thread << " lateral lanes " << lanes << " pair splits " << splits;
+            }
           }
         }
       }

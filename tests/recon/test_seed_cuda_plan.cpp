@@ -71,6 +71,8 @@ TEST(ReconSeedGpuPlan, CoversTheWindowAndEveryReachableOrder) {
     EXPECT_THROW(gpu::make_plan({10, 10, 4, 50}, {0, 10, 0, 10}, pixels), usrecon::Error) << pixels;
   for (const int lanes : {0, 3, 4, 6, 32})
     EXPECT_THROW(gpu::make_plan({10, 10, 4, 50}, {0, 10, 0, 10}, 8, lanes), usrecon::Error) << lanes;
+  for (const int splits : {0, 3, 4})
+    EXPECT_THROW(gpu::make_plan({10, 10, 4, 50}, {0, 10, 0, 10}, 8, 1, splits), usrecon::Error) << splits;
   // The program's 32-bit indices: (channels + 7) windows of 2^21 samples each at 8 pixels a
   // thread; 1016 channels make 1023 * 2^21 < 2^31 windows, 1017 make 2^31, one too many.
   EXPECT_NO_THROW(gpu::make_plan({10, 10, 1016, 1 << 21}, {0, 10, 0, 10}, 8));
@@ -83,55 +85,84 @@ TEST(ReconSeedGpuPlan, CoversTheWindowAndEveryReachableOrder) {
 }
 
 // The launch grid, walked on the host with the kernel's own thread_position: every (depth,
-// column-thread) of the padded window exactly once, for every split; and at 2 lateral lanes each
-// warp is 16 consecutive depths of two column-threads whose first laterals are neighbours,
-// alternating lane by lane (the layout's reason to exist).
+// column-thread) of the padded window once for each pair split, for every split of the work; at
+// 2 lateral lanes each warp is 16 consecutive depths of two column-threads whose first laterals
+// are neighbours, alternating lane by lane (the layout's reason to exist); and the pair splits'
+// q ranges cover [1 - P, channels) once, in about equal shares of the pairs.
 TEST(ReconSeedGpuPlan, LaunchGridRunsEveryThreadOnce) {
   for (const Case& c : odd_cases()) {
     for (const int pixels : gpu::kPixelChoices) {
       for (const int lanes : gpu::kLateralLaneChoices) {
-        const gpu::Plan plan = gpu::make_plan(c.problem, c.window, pixels, lanes);
-        EXPECT_EQ(plan.lateral_lanes, lanes);
-        std::vector<int> runs(std::size_t(plan.ni_pad) * plan.columns, 0);
-        std::size_t idle = 0;
-        for (int by = 0; by < plan.grid_y; ++by)
-          for (int ty = 0; ty < gpu::kBlockColumns; ++ty)
-            for (int bx = 0; bx < plan.grid_x; ++bx) {
-              int warp_ir[gpu::kBlockDepths], warp_jj[gpu::kBlockDepths];
-              bool active = false;
-              for (int tx = 0; tx < gpu::kBlockDepths; ++tx) {
-                int ir = -1, col = -1;
-                const bool runs_here = gpu::with_lanes(lanes, [&](auto l) {
-                  return gpu::thread_position<decltype(l)::value>(bx, by, tx, ty, plan.groups, plan.lane_columns,
-                                                                   ir, col);
-                });
-                if (tx > 0) {
-                  ASSERT_EQ(runs_here, active) << "a warp runs whole or not at all";
+        for (const int splits : gpu::kPairSplitChoices) {
+          const gpu::Plan plan = gpu::make_plan(c.problem, c.window, pixels, lanes, splits);
+          EXPECT_EQ(plan.lateral_lanes, lanes);
+          EXPECT_EQ(plan.pair_splits, splits);
+          std::vector<int> runs(std::size_t(plan.ni_pad) * plan.columns * splits, 0);
+          std::size_t idle = 0;
+          for (int by = 0; by < plan.grid_y; ++by)
+            for (int ty = 0; ty < gpu::kBlockColumns; ++ty)
+              for (int bx = 0; bx < plan.grid_x; ++bx) {
+                int warp_ir[gpu::kBlockDepths], warp_jj[gpu::kBlockDepths], warp_split[gpu::kBlockDepths];
+                bool active = false;
+                for (int tx = 0; tx < gpu::kBlockDepths; ++tx) {
+                  int ir = -1, col = -1, split = -1;
+                  const bool runs_here = gpu::with_lanes(lanes, [&](auto l) {
+                    return gpu::with_splits(splits, [&](auto s) {
+                      return gpu::thread_position<decltype(l)::value, decltype(s)::value>(
+                          bx, by, tx, ty, plan.groups, plan.lane_columns, ir, col, &split);
+                    });
+                  });
+                  if (tx > 0) {
+                    ASSERT_EQ(runs_here, active) << "a warp runs whole or not at all";
+                  }
+                  active = runs_here;
+                  if (!runs_here) {
+                    ++idle;
+                    continue;
+                  }
+                  ASSERT_GE(ir, 0);
+                  ASSERT_LT(ir, plan.ni_pad);
+                  ASSERT_GE(col, 0);
+                  ASSERT_LT(col, plan.columns);
+                  ASSERT_GE(split, 0);
+                  ASSERT_LT(split, splits);
+                  ++runs[(std::size_t(col) * plan.ni_pad + ir) * splits + split];
+                  warp_ir[tx] = ir;
+                  warp_split[tx] = split;
+                  warp_jj[tx] = pixels == 4   ? gpu::first_lateral<4>(col, plan.groups)
+                                : pixels == 8 ? gpu::first_lateral<8>(col, plan.groups)
+                                              : gpu::first_lateral<16>(col, plan.groups);
                 }
-                active = runs_here;
-                if (!runs_here) {
-                  ++idle;
-                  continue;
+                if (!active) continue;
+                for (int tx = 0; tx < gpu::kBlockDepths; ++tx) {  // lane tx: depth tx / L, lateral tx % L
+                  EXPECT_EQ(warp_ir[tx], warp_ir[0] + tx / lanes) << "lanes " << lanes;
+                  EXPECT_EQ(warp_jj[tx], warp_jj[0] + tx % lanes) << "lanes " << lanes;
+                  EXPECT_EQ(warp_split[tx], warp_split[0]) << "a warp is one split";
                 }
-                ASSERT_GE(ir, 0);
-                ASSERT_LT(ir, plan.ni_pad);
-                ASSERT_GE(col, 0);
-                ASSERT_LT(col, plan.columns);
-                ++runs[std::size_t(col) * plan.ni_pad + ir];
-                warp_ir[tx] = ir;
-                warp_jj[tx] = pixels == 4   ? gpu::first_lateral<4>(col, plan.groups)
-                              : pixels == 8 ? gpu::first_lateral<8>(col, plan.groups)
-                                            : gpu::first_lateral<16>(col, plan.groups);
               }
-              if (!active) continue;
-              for (int tx = 0; tx < gpu::kBlockDepths; ++tx) {  // lane tx: depth tx / L, lateral tx % L
-                EXPECT_EQ(warp_ir[tx], warp_ir[0] + tx / lanes) << "lanes " << lanes;
-                EXPECT_EQ(warp_jj[tx], warp_jj[0] + tx % lanes) << "lanes " << lanes;
-              }
-            }
-        for (const int r : runs) ASSERT_EQ(r, 1) << "pixels " << pixels << " lanes " << lanes;
-        // Idle threads only fill the last block's warps.
-        EXPECT_LT(idle, std::size_t(gpu::kBlockColumns) * gpu::kBlockDepths * plan.grid_x);
+          for (const int r : runs)
+            ASSERT_EQ(r, 1) << "pixels " << pixels << " lanes " << lanes << " splits " << splits;
+          // Idle threads only fill the last block's warps.
+          EXPECT_LT(idle, std::size_t(gpu::kBlockColumns) * gpu::kBlockDepths * plan.grid_x);
+          // The q ranges: consecutive, covering every q, the pairs shared about equally.
+          std::int64_t pairs[2] = {0, 0};
+          int expected_begin = 1 - pixels;
+          for (int split = 0; split < splits; ++split) {
+            int begin = 0, end = 0;
+            if (pixels == 4) gpu::split_range<4>(split, splits, c.problem.channels, plan.q_split, begin, end);
+            if (pixels == 8) gpu::split_range<8>(split, splits, c.problem.channels, plan.q_split, begin, end);
+            if (pixels == 16) gpu::split_range<16>(split, splits, c.problem.channels, plan.q_split, begin, end);
+            EXPECT_EQ(begin, expected_begin);
+            EXPECT_LE(begin, end);
+            for (int q = begin; q < end; ++q) pairs[split] += c.problem.channels - q;
+            expected_begin = end;
+          }
+          EXPECT_EQ(expected_begin, c.problem.channels);
+          if (splits == 2) {  // the first split has half or more, by less than its last q's pairs
+            EXPECT_GE(pairs[0], pairs[1]);
+            EXPECT_LE(pairs[0] - pairs[1], 2 * (c.problem.channels - (plan.q_split - 1)));
+          }
+        }
       }
     }
   }
@@ -185,12 +216,16 @@ TEST(ReconSeedGpuPlan, ThreadProgramIsBitExactWithTheReference) {
       for (const seed::Precision precision : {seed::Precision::Double, seed::Precision::Single}) {
         for (const int per_thread : gpu::kPixelChoices) {
           for (const int lanes : gpu::kLateralLaneChoices) {
-            std::fill(model.begin(), model.end(), -1.0);  // every pixel must be written
-            gpu::beamform_gpu_model(rf, c.problem, c.window, precision, model, 0, true, per_thread, lanes);
-            const seed::ImageDiff d = seed::compare_images(model, reference);
-            EXPECT_EQ(d.differing, 0u) << seed::to_string(precision) << " amplitude " << amplitude
-                                       << " problem " << c.problem.nz << "x" << c.problem.nx
-                                       << " pixels per thread " << per_thread << " lateral lanes " << lanes;
+            for (const int splits : gpu::kPairSplitChoices) {
+              std::fill(model.begin(), model.end(), -1.0);  // every pixel must be written
+              gpu::beamform_gpu_model(rf, c.problem, c.window, precision, model, 0, true, per_thread, lanes,
+                                      splits);
+              const seed::ImageDiff d = seed::compare_images(model, reference);
+              EXPECT_EQ(d.differing, 0u) << seed::to_string(precision) << " amplitude " << amplitude
+                                         << " problem " << c.problem.nz << "x" << c.problem.nx
+                                         << " pixels per thread " << per_thread << " lateral lanes " << lanes
+                                         << " pair splits " << splits;
+            }
           }
         }
       }

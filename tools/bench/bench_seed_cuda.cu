@@ -75,15 +75,18 @@ bool verify_random(int& failures) {
       for (const seed::Precision precision : {seed::Precision::Double, seed::Precision::Single}) {
         for (const int per_thread : seed::gpu::kPixelChoices) {
           for (const int lanes : seed::gpu::kLateralLaneChoices) {
-            seed::SeedCudaBeamformer beamformer(c.p, c.w, precision, 1, per_thread, lanes);
-            std::fill(image.begin(), image.end(), -1.0);
-            beamformer.beamform(rf, image);
-            const seed::ImageDiff d = seed::compare_images(image, cpu);
-            const bool ok = d.differing == 0;
-            std::printf("verify %-6s %4dx%-4d ch=%-3d amplitude=%-10d %2d px/thread %d lane(s): %s (%zu pixels differ)\n",
-                        seed::to_string(precision).c_str(), c.p.nz, c.p.nx, c.p.channels, amplitude,
-                        per_thread, lanes, ok ? "bit-exact" : "MISMATCH", d.differing);
-            if (!ok) ++failures;  // both precisions are exact (the GTest suite's check)
+            for (const int splits : seed::gpu::kPairSplitChoices) {
+              seed::SeedCudaBeamformer beamformer(c.p, c.w, precision, 1, per_thread, lanes, splits);
+              std::fill(image.begin(), image.end(), -1.0);
+              beamformer.beamform(rf, image);
+              const seed::ImageDiff d = seed::compare_images(image, cpu);
+              const bool ok = d.differing == 0;
+              std::printf("verify %-6s %4dx%-4d ch=%-3d amplitude=%-10d %2d px/thread %d lane(s) %d split(s): "
+                          "%s (%zu pixels differ)\n",
+                          seed::to_string(precision).c_str(), c.p.nz, c.p.nx, c.p.channels, amplitude, per_thread,
+                          lanes, splits, ok ? "bit-exact" : "MISMATCH", d.differing);
+              if (!ok) ++failures;  // both precisions are exact (the GTest suite's check)
+            }
           }
         }
       }
@@ -191,62 +194,67 @@ int main(int argc, char** argv) {
       result(("fraction_differing_" + name).c_str(), d.fraction_differing);
       result(("relative_l2_" + name).c_str(), d.relative_l2);
 
-      // The work split: every pixels-per-thread count at each lateral-lane layout, its image
-      // first checked to be the default split's bit for bit (the split changes which thread adds
-      // what, never the sums; the default's own image was checked against the exact one above,
-      // before its timing), then timed the same way. Keys: _px<P> at 1 lateral lane (the layout
-      // of every earlier run), _px<P>_l<L> otherwise.
+      // The work split: every pixels-per-thread count at each lateral-lane layout and pair-split
+      // count, its image first checked to be the default split's bit for bit (the split changes
+      // which thread adds what, never the sums; the default's own image was checked against the
+      // exact one above, before its timing), then timed the same way. Keys: _px<P>, then _l<L>
+      // unless 1 lateral lane and _s<S> unless 1 pair split (so _px<P> alone is the layout of
+      // every earlier run).
       // The fastest is printed; the default changes only when measured. An error fails its split
       // only, unless it leaves the device unusable.
       double best_ms = 0.0;
-      int best_pixels = 0, best_lanes = 0;
-      for (const int lanes : seed::gpu::kLateralLaneChoices) {
-        for (const int per_thread : seed::gpu::kPixelChoices) {
-          const std::string key = name + "_px" + std::to_string(per_thread) +
-                                  (lanes == 1 ? std::string() : "_l" + std::to_string(lanes));
-          try {
-            seed::SeedCudaBeamformer split(p, w, precision, 1, per_thread, lanes);
-            std::fill(image.begin(), image.end(), -1.0);
-            split.beamform(rf, image);  // warm-up, and the image checked
-            const std::size_t differing = seed::compare_images(image, default_image).differing;
-            if (differing != 0) {
-              std::printf("%s, %d pixels per thread, %d lateral lane(s): MISMATCH with the default split "
-                          "(%zu pixels); not timed\n",
-                          name.c_str(), per_thread, lanes, differing);
+      int best_pixels = 0, best_lanes = 0, best_splits = 0;
+      for (const int splits : seed::gpu::kPairSplitChoices) {
+        for (const int lanes : seed::gpu::kLateralLaneChoices) {
+          for (const int per_thread : seed::gpu::kPixelChoices) {
+            const std::string key = name + "_px" + std::to_string(per_thread) +
+                                    (lanes == 1 ? std::string() : "_l" + std::to_string(lanes)) +
+                                    (splits == 1 ? std::string() : "_s" + std::to_string(splits));
+            char what[96];
+            std::snprintf(what, sizeof what, "%s, %d pixels per thread, %d lateral lane(s), %d pair split(s)",
+                          name.c_str(), per_thread, lanes, splits);
+            try {
+              seed::SeedCudaBeamformer split(p, w, precision, 1, per_thread, lanes, splits);
+              std::fill(image.begin(), image.end(), -1.0);
+              split.beamform(rf, image);  // warm-up, and the image checked
+              const std::size_t differing = seed::compare_images(image, default_image).differing;
+              if (differing != 0) {
+                std::printf("%s: MISMATCH with the default split (%zu pixels); not timed\n", what, differing);
+                ++failures;
+                continue;
+              }
+              std::vector<double> ms;
+              for (int r = 0; r < repeats; ++r) ms.push_back(split.beamform(rf, image).kernel_ms);
+              const double split_ms = median(ms);
+              std::printf("%s: kernel %.3f ms (median of %d), %d blocks = %.2f waves; %zu pixels differ from "
+                          "the exact image\n",
+                          what, split_ms, repeats, split.plan().grid_x * split.plan().grid_y, split.waves(),
+                          seed::compare_images(image, exact).differing);
+              result(("kernel_ms_" + key).c_str(), split_ms);
+              result(("kernel_waves_" + key).c_str(), split.waves());
+              if (best_pixels == 0 || split_ms < best_ms) {
+                best_ms = split_ms;
+                best_pixels = per_thread;
+                best_lanes = lanes;
+                best_splits = splits;
+              }
+            } catch (const std::exception& e) {
+              std::printf("%s: FAILED: %s\n", what, e.what());
               ++failures;
-              continue;
+              cudaGetLastError();  // clears an error that does not stick (out of memory)
+              if (cudaDeviceSynchronize() != cudaSuccess) throw;  // the context is unusable: stop
             }
-            std::vector<double> ms;
-            for (int r = 0; r < repeats; ++r) ms.push_back(split.beamform(rf, image).kernel_ms);
-            const double split_ms = median(ms);
-            std::printf("%s, %d pixels per thread, %d lateral lane(s): kernel %.3f ms (median of %d), "
-                        "%d blocks = %.2f waves; %zu pixels differ from the exact image\n",
-                        name.c_str(), per_thread, lanes, split_ms, repeats,
-                        split.plan().grid_x * split.plan().grid_y, split.waves(),
-                        seed::compare_images(image, exact).differing);
-            result(("kernel_ms_" + key).c_str(), split_ms);
-            result(("kernel_waves_" + key).c_str(), split.waves());
-            if (best_pixels == 0 || split_ms < best_ms) {
-              best_ms = split_ms;
-              best_pixels = per_thread;
-              best_lanes = lanes;
-            }
-          } catch (const std::exception& e) {
-            std::printf("%s, %d pixels per thread, %d lateral lane(s): FAILED: %s\n", name.c_str(),
-                        per_thread, lanes, e.what());
-            ++failures;
-            cudaGetLastError();  // clears an error that does not stick (out of memory)
-            if (cudaDeviceSynchronize() != cudaSuccess) throw;  // the context is unusable: stop
           }
         }
       }
       if (best_pixels != 0) {
-        std::printf("%s: fastest work split %d pixels per thread, %d lateral lane(s), %.3f ms "
-                    "(default %d, %d)\n",
-                    name.c_str(), best_pixels, best_lanes, best_ms, seed::gpu::kDefaultPixels,
-                    seed::gpu::kDefaultLateralLanes);
+        std::printf("%s: fastest work split %d pixels per thread, %d lateral lane(s), %d pair split(s), "
+                    "%.3f ms (default %d, %d, %d)\n",
+                    name.c_str(), best_pixels, best_lanes, best_splits, best_ms, seed::gpu::kDefaultPixels,
+                    seed::gpu::kDefaultLateralLanes, seed::gpu::kDefaultPairSplits);
         result(("best_pixels_" + name).c_str(), best_pixels);
         result(("best_lanes_" + name).c_str(), best_lanes);
+        result(("best_splits_" + name).c_str(), best_splits);
         result(("kernel_ms_best_split_" + name).c_str(), best_ms);
       }
     }

@@ -9,7 +9,9 @@
 // rf[r + m][order] (the (k, n) symmetry: q <= r, the diagonal once). A warp is 32 consecutive
 // depths of one lateral (or 16 depths of two neighbouring laterals: Plan::lateral_lanes), so table
 // reads and output writes are coalesced and the 32 gathers of one channel lie within ~64 (~32)
-// consecutive samples. More pixels per thread mean fewer index computations
+// consecutive samples. A column slot's pairs may be split over two warps of the block by q
+// (Plan::pair_splits), which add their sums through shared memory: more warps, the same index
+// work per pixel. More pixels per thread mean fewer index computations
 // per pixel and fewer threads (so fewer waves of blocks) but more registers; which P is fastest
 // is measured (bench_seed_cuda times every P of kPixelChoices), not assumed.
 //
@@ -101,6 +103,15 @@ constexpr int kBlockColumns = 4;  ///< warps per block
 constexpr int kLateralLaneChoices[] = {1, 2};
 /// 1: the layout measured on an H200 (2026-12-04); L = 2 is not yet timed on a GPU.
 constexpr int kDefaultLateralLanes = 1;
+/// Pair splits S (Plan::pair_splits): S warps of a block share one column slot, each taking the
+/// pairs of its own range of q (split_range, about equal work), and the block adds their sums
+/// through shared memory. At S = 1 the seed's frame is 912 blocks of 4 warps, 0.86 waves on an
+/// H200 (27 warps a multiprocessor where 40 would fit at 48 registers): S = 2 doubles the warps
+/// in flight without the registers or the index work per pixel that fewer pixels a thread cost.
+/// The sums are integers, so the image is the same; which is faster is measured, not assumed.
+constexpr int kPairSplitChoices[] = {1, 2};
+/// 1: measured on an H200 (2026-12-04); S = 2 is not yet timed on a GPU.
+constexpr int kDefaultPairSplits = 1;
 /// The seconds-to-sample factor, in the CPU backend's operation order.
 constexpr double kScale =
     Problem::kGridStepMm / Problem::kSoundSpeedMmPerUs * Problem::kSamplingMhz;
@@ -121,6 +132,18 @@ decltype(auto) with_pixels(int pixels, F&& f) {
   }
   throw Error("seed model (CUDA): " + std::to_string(pixels) +
               " pixels per thread is not one of those compiled (4, 8, 16)");
+}
+
+/// with_pixels for the pair splits of a column slot (kPairSplitChoices).
+template <class F>
+decltype(auto) with_splits(int splits, F&& f) {
+  switch (splits) {
+    case 1: return f(std::integral_constant<int, 1>{});
+    case 2: return f(std::integral_constant<int, 2>{});
+    default: break;
+  }
+  throw Error("seed model (CUDA): " + std::to_string(splits) +
+              " pair splits is not one of those compiled (1, 2)");
 }
 
 /// with_pixels for the lateral lanes of a warp (kLateralLaneChoices).
@@ -144,6 +167,8 @@ struct Plan {
   Window w;
   int pixels = kDefaultPixels;  ///< P, pixels per thread: one of kPixelChoices
   int lateral_lanes = kDefaultLateralLanes;  ///< L, column-threads a warp: kLateralLaneChoices
+  int pair_splits = kDefaultPairSplits;      ///< S, warps a column slot: kPairSplitChoices
+  int q_split = 0;  ///< S = 2: the first q of the second split (split_range); S = 1: channels
   int ni_pad = 0;   ///< depths per table row: window depth rounded up to kBlockDepths
   int groups = 0;   ///< column groups per residue: ceil(nj / (6 P))
   int columns = 0;  ///< 6 * groups column-threads
@@ -151,7 +176,7 @@ struct Plan {
   int rows = 0;     ///< table rows: every offset j - 6 q any thread reads
   int stride = 0;   ///< ints per zero-padded channel on the device (> any reachable order)
   int grid_x = 0, grid_y = 0;  ///< launch grid; blocks are kBlockDepths x kBlockColumns threads
-  int lane_columns = 0;        ///< warps' column slots: columns / L (thread_position)
+  int lane_columns = 0;        ///< column slots: columns / L, each S warps (thread_position)
   std::size_t table_size() const { return std::size_t(rows) * ni_pad; }
   /// ints of the zero-padded channels on the device (rf[k * stride + s]).
   std::size_t rf_size() const { return std::size_t(p.channels) * stride; }
@@ -165,10 +190,10 @@ namespace detail {
 inline int round_up(int x, int to) { return (x + to - 1) / to * to; }
 }  // namespace detail
 
-/// The plan for a problem and window with `pixels` per thread and `lateral_lanes` a warp (throws
-/// usrecon::Error when they are invalid).
+/// The plan for a problem and window with `pixels` per thread, `lateral_lanes` a warp and
+/// `pair_splits` warps a column slot (throws usrecon::Error when they are invalid).
 inline Plan make_plan(const Problem& problem, const Window& window, int pixels = kDefaultPixels,
-                      int lateral_lanes = kDefaultLateralLanes) {
+                      int lateral_lanes = kDefaultLateralLanes, int pair_splits = kDefaultPairSplits) {
   if (problem.nz <= 0 || problem.nx <= 0 || problem.channels <= 0 || problem.samples <= 0 ||
       problem.nz > 16384 || problem.nx > 16384 || problem.channels > 1024 ||
       problem.samples > (1 << 24))
@@ -178,12 +203,14 @@ inline Plan make_plan(const Problem& problem, const Window& window, int pixels =
     throw Error("seed model (CUDA): the window is empty or outside the grid");
   with_pixels(pixels, [](auto) {});  // throws unless compiled for
   with_lanes(lateral_lanes, [](auto) {});
+  with_splits(pair_splits, [](auto) {});
   constexpr int kStep = Problem::kElementStep;
   Plan plan;
   plan.p = problem;
   plan.w = window;
   plan.pixels = pixels;
   plan.lateral_lanes = lateral_lanes;
+  plan.pair_splits = pair_splits;
   plan.ni_pad = detail::round_up(window.ni, kBlockDepths);
   plan.groups = (window.nj + kStep * pixels - 1) / (kStep * pixels);
   plan.columns = kStep * plan.groups;
@@ -200,7 +227,18 @@ inline Plan make_plan(const Problem& problem, const Window& window, int pixels =
   // residues, and ni_pad is a multiple of 32.
   plan.lane_columns = plan.columns / lateral_lanes;
   plan.grid_x = plan.ni_pad / (kBlockDepths / lateral_lanes);
-  plan.grid_y = (plan.lane_columns + kBlockColumns - 1) / kBlockColumns;
+  const int slots_per_block = kBlockColumns / pair_splits;
+  plan.grid_y = (plan.lane_columns + slots_per_block - 1) / slots_per_block;
+  // The pairs (q, r >= q), q in [1 - P, channels): q takes channels - q of them. The second split
+  // starts at the first q by which the first has at least half.
+  plan.q_split = problem.channels;
+  if (pair_splits == 2) {
+    std::int64_t total = 0, before = 0;
+    for (int q = 1 - pixels; q < problem.channels; ++q) total += problem.channels - q;
+    int q = 1 - pixels;
+    while (q < problem.channels && 2 * before < total) before += problem.channels - q++;
+    plan.q_split = q;
+  }
   // The per-thread program indexes the table and the windows with 32-bit ints.
   if (plan.table_size() > std::size_t(INT32_MAX) || plan.window_count() > std::size_t(INT32_MAX))
     throw Error("seed model (CUDA): the distance table or the channels' windows are more than 2^31 - 1, "
@@ -214,16 +252,27 @@ inline Plan make_plan(const Problem& problem, const Window& window, int pixels =
 /// l < L, of group s % groups: first laterals jj + l, neighbours (first_lateral); lane tx takes
 /// l = tx % L and depth bx * 32 / L + tx / L. At L = 1 this is c = s, the warp 32 depths of it.
 /// The kernel finds its pixels here; the CPU tests walk the launch grid with it.
-template <int kLanes>
+/// With kSplits pair splits a block holds kBlockColumns / kSplits slots: warp ty takes slot
+/// by * kBlockColumns / kSplits + ty / kSplits and split ty % kSplits (the q range of split_range).
+template <int kLanes, int kSplits = 1>
 USRECON_HD inline bool thread_position(int bx, int by, int tx, int ty, int groups, int lane_columns,
-                                       int& ir, int& c) {
+                                       int& ir, int& c, int* split = nullptr) {
   static_assert(kBlockDepths % kLanes == 0 && Problem::kElementStep % kLanes == 0);
-  const int slot = by * kBlockColumns + ty;
+  static_assert(kBlockColumns % kSplits == 0);
+  const int slot = by * (kBlockColumns / kSplits) + ty / kSplits;
+  if (split) *split = ty % kSplits;
   if (slot >= lane_columns) return false;
   ir = bx * (kBlockDepths / kLanes) + tx / kLanes;
   const int residue = kLanes * (slot / groups) + tx % kLanes;
   c = residue * groups + slot % groups;
   return true;
+}
+
+/// The q range [begin, end) of pair split `split` of `splits` (Plan::q_split divides them).
+template <int kPixels>
+USRECON_HD inline void split_range(int split, int splits, int channels, int q_split, int& begin, int& end) {
+  begin = split == 0 ? 1 - kPixels : q_split;
+  end = split == splits - 1 ? channels : q_split;
 }
 
 /// Host copies of the tables the device holds: scaled[row * ni_pad + ir] = distance(i0 + ir,
@@ -396,8 +445,10 @@ USRECON_HD inline int first_lateral(int c, int groups) {
 /// channels: nearly all) run without per-pixel checks; and the diagonal r = q (each channel once,
 /// the windows' zeros standing for channels that do not exist) is taken apart instead of tested
 /// in every pair. The sums are the same integers.
+/// The pairs with q in [q_begin, q_end) only (split_range); all of them by default.
 template <int kPixels, class Real, bool kGuard, class Sample, class Acc>
-USRECON_HD inline void thread_pixels(const Args<Real, Sample>& a, int ir, int jj, Acc (&acc)[kPixels]) {
+USRECON_HD inline void thread_pixels(const Args<Real, Sample>& a, int ir, int jj, Acc (&acc)[kPixels],
+                                     int q_begin = 1 - kPixels, int q_end = INT32_MAX) {
   for (int m = 0; m < kPixels; ++m) acc[m] = 0;
   constexpr int kStep = Problem::kElementStep;
   const int i = a.i0 + ir;
@@ -416,7 +467,8 @@ USRECON_HD inline void thread_pixels(const Args<Real, Sample>& a, int ir, int jj
   const auto window = [&](int first, int order) {
     return a.windows + std::ptrdiff_t(first + order) * kPixels;
   };
-  for (int q = 1 - kPixels; q < a.channels; ++q) {
+  const int q_stop = q_end < a.channels ? q_end : a.channels;
+  for (int q = q_begin; q < q_stop; ++q) {
     const Real eq = load(a.table + (row0 - q * row_step));
     const int first_q = (q + kPixels - 1) * a.stride;
     {  // r = q: pixel m adds channel q + m once
@@ -460,49 +512,61 @@ USRECON_HD inline void thread_pixels(const Args<Real, Sample>& a, int ir, int jj
 }
 
 /// Runs the kernel's per-thread program for every thread of the launch grid on the CPU (threads =
-/// 0: all cores), each finding its pixels with thread_position as the kernel does, and writes the
-/// image out[jj * ni + ir] exactly as the GPU would. `windows` is make_windows' output.
+/// 0: all cores), each finding its pixels and its pairs' q range with thread_position and
+/// split_range as the kernel does, adds the pair splits' sums as the kernel's blocks do, and
+/// writes the image out[jj * ni + ir] exactly as the GPU would. `windows` is make_windows' output.
 template <class Real, bool kGuard = true, class Sample>
 void run_plan_on_cpu(const Plan& plan, std::span<const Real> table, std::span<const Sample> windows,
                      bool int32_sums, std::span<double> out, int threads = 0) {
   if (windows.size() != plan.windows_size() || table.size() != plan.table_size())
     throw Error("seed model (CUDA): run_plan_on_cpu: wrong table or windows size");
+  if (out.size() != std::size_t(plan.w.ni) * plan.w.nj)
+    throw Error("seed model (CUDA): run_plan_on_cpu: wrong output size");
   const Args<Real, Sample> a{table.data(), windows.data(), plan.ni_pad, plan.dj_min, plan.stride,
                              plan.p.channels, plan.w.i0, plan.w.j0};
+  // Each pixel's sum over its column slot's splits (a pixel belongs to one slot, so to one block
+  // row: the block rows below never share one).
+  std::vector<long long> sums(out.size(), 0);
   with_pixels(plan.pixels, [&](auto pixels) {
     constexpr int kPixels = decltype(pixels)::value;
-    // Thread (ir, c) of the launch: its pixels, into the image.
-    const auto run_thread = [&](int ir, int c) {
+    // Thread (ir, c) of split `split`: its pairs' sums, added to its pixels'.
+    const auto run_thread = [&](int ir, int c, int split) {
       const int jj = first_lateral<kPixels>(c, plan.groups);
+      int q_begin, q_end;
+      split_range<kPixels>(split, plan.pair_splits, plan.p.channels, plan.q_split, q_begin, q_end);
       long long acc64[kPixels];
       if (int32_sums) {
         int acc32[kPixels];
-        thread_pixels<kPixels, Real, kGuard>(a, ir, jj, acc32);
+        thread_pixels<kPixels, Real, kGuard>(a, ir, jj, acc32, q_begin, q_end);
         for (int m = 0; m < kPixels; ++m) acc64[m] = acc32[m];
       } else {
-        thread_pixels<kPixels, Real, kGuard>(a, ir, jj, acc64);
+        thread_pixels<kPixels, Real, kGuard>(a, ir, jj, acc64, q_begin, q_end);
       }
       for (int m = 0; m < kPixels; ++m) {
         const int col = jj + Problem::kElementStep * m;
-        if (col < plan.w.nj) out[std::size_t(col) * plan.w.ni + ir] = double(acc64[m]);
+        if (col < plan.w.nj) sums[std::size_t(col) * plan.w.ni + ir] += acc64[m];
       }
     };
     with_lanes(plan.lateral_lanes, [&](auto lanes) {
-      constexpr int kLanes = decltype(lanes)::value;
-      kernels::parallel_for(std::size_t(plan.grid_y), 1, threads, [&](std::size_t b, std::size_t e) {
-        for (int by = int(b); by < int(e); ++by)
-          for (int ty = 0; ty < kBlockColumns; ++ty)
-            for (int bx = 0; bx < plan.grid_x; ++bx)
-              for (int tx = 0; tx < kBlockDepths; ++tx) {
-                int ir, c;
-                // Past the last column slot, or a padding depth (computed there, never written).
-                if (thread_position<kLanes>(bx, by, tx, ty, plan.groups, plan.lane_columns, ir, c) &&
-                    ir < plan.w.ni)
-                  run_thread(ir, c);
-              }
+      with_splits(plan.pair_splits, [&](auto splits) {
+        constexpr int kLanes = decltype(lanes)::value, kSplits = decltype(splits)::value;
+        kernels::parallel_for(std::size_t(plan.grid_y), 1, threads, [&](std::size_t b, std::size_t e) {
+          for (int by = int(b); by < int(e); ++by)
+            for (int ty = 0; ty < kBlockColumns; ++ty)
+              for (int bx = 0; bx < plan.grid_x; ++bx)
+                for (int tx = 0; tx < kBlockDepths; ++tx) {
+                  int ir, c, split;
+                  // Past the last column slot, or a padding depth (computed there, never written).
+                  if (thread_position<kLanes, kSplits>(bx, by, tx, ty, plan.groups, plan.lane_columns, ir, c,
+                                                       &split) &&
+                      ir < plan.w.ni)
+                    run_thread(ir, c, split);
+                }
+        });
       });
     });
   });
+  for (std::size_t k = 0; k < out.size(); ++k) out[k] = double(sums[k]);
 }
 
 /// The GPU's result for `precision`, computed on the CPU through the same plan, tables and thread
@@ -511,8 +575,9 @@ void run_plan_on_cpu(const Plan& plan, std::span<const Real> table, std::span<co
 inline void beamform_gpu_model(std::span<const std::int32_t> rf, const Problem& problem,
                                const Window& window, Precision precision, std::span<double> out,
                                int threads = 0, bool guard = true, int pixels = kDefaultPixels,
-                               int lateral_lanes = kDefaultLateralLanes) {
-  const Plan plan = make_plan(problem, window, pixels, lateral_lanes);
+                               int lateral_lanes = kDefaultLateralLanes,
+                               int pair_splits = kDefaultPairSplits) {
+  const Plan plan = make_plan(problem, window, pixels, lateral_lanes, pair_splits);
   if (out.size() != std::size_t(window.ni) * window.nj)
     throw Error("seed model (CUDA): output has the wrong size");
   // The sample storage and sums the GPU would take for this frame.
@@ -577,12 +642,14 @@ struct GpuTiming {
 /// any other CUDA failure.
 class SeedCudaBeamformer {
  public:
-  /// `pixels_per_thread` (one of gpu::kPixelChoices) and `lateral_lanes` (gpu::kLateralLaneChoices)
-  /// are the kernel's work split: the image is the same for every choice, only the speed differs.
+  /// `pixels_per_thread` (one of gpu::kPixelChoices), `lateral_lanes` (gpu::kLateralLaneChoices)
+  /// and `pair_splits` (gpu::kPairSplitChoices) are the kernel's work split: the image is the
+  /// same for every choice, only the speed differs.
   SeedCudaBeamformer(const Problem& problem, const Window& window,
                      Precision precision = Precision::Double, int streams = 2,
                      int pixels_per_thread = gpu::kDefaultPixels,
-                     int lateral_lanes = gpu::kDefaultLateralLanes);
+                     int lateral_lanes = gpu::kDefaultLateralLanes,
+                     int pair_splits = gpu::kDefaultPairSplits);
   ~SeedCudaBeamformer();
   SeedCudaBeamformer(SeedCudaBeamformer&&) noexcept;
   SeedCudaBeamformer& operator=(SeedCudaBeamformer&&) noexcept;
