@@ -54,6 +54,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <initializer_list>
 #include <iterator>
 #include <memory>
 #include <span>
@@ -119,43 +120,39 @@ constexpr double kMagic = 6755399441055744.0;  ///< 1.5 * 2^52: x + kMagic round
 constexpr float kMagicF = 12582912.0f;         ///< 1.5 * 2^23, the same for float (|x| < 2^22)
 constexpr double kMargin = 1e-7;               ///< see the CPU backend: error < 4e-12
 
+namespace detail {
+inline int round_up(int x, int to) { return (x + to - 1) / to * to; }
+
+[[noreturn]] inline void not_compiled(int value, const char* what, std::initializer_list<int> compiled) {
+  std::string list;
+  for (const int c : compiled) list += (list.empty() ? "" : ", ") + std::to_string(c);
+  throw Error("seed model (CUDA): " + std::to_string(value) + " " + what +
+              " is not one of those compiled (" + list + ")");
+}
+/// f(std::integral_constant<int, value>{}) for the first of kFirst, kRest... equal to value.
+template <int kFirst, int... kRest, class F>
+decltype(auto) dispatch(int value, const char* what, std::initializer_list<int> compiled, F&& f) {
+  if (value == kFirst) return f(std::integral_constant<int, kFirst>{});
+  if constexpr (sizeof...(kRest) > 0) return dispatch<kRest...>(value, what, compiled, std::forward<F>(f));
+  else not_compiled(value, what, compiled);
+}
+}  // namespace detail
+
 /// Calls f(std::integral_constant<int, P>{}) with P = pixels, which must be one of
 /// kPixelChoices: the one place a run-time pixel count becomes the compile-time one the
-/// per-thread program's registers need.
+/// per-thread program's registers need. with_lanes and with_splits do the same for the lateral
+/// lanes and the pair splits. Anything else throws usrecon::Error.
 template <class F>
 decltype(auto) with_pixels(int pixels, F&& f) {
-  switch (pixels) {
-    case 4: return f(std::integral_constant<int, 4>{});
-    case 8: return f(std::integral_constant<int, 8>{});
-    case 16: return f(std::integral_constant<int, 16>{});
-    default: break;
-  }
-  throw Error("seed model (CUDA): " + std::to_string(pixels) +
-              " pixels per thread is not one of those compiled (4, 8, 16)");
+  return detail::dispatch<4, 8, 16>(pixels, "pixels per thread", {4, 8, 16}, std::forward<F>(f));
 }
-
-/// with_pixels for the pair splits of a column slot (kPairSplitChoices).
-template <class F>
-decltype(auto) with_splits(int splits, F&& f) {
-  switch (splits) {
-    case 1: return f(std::integral_constant<int, 1>{});
-    case 2: return f(std::integral_constant<int, 2>{});
-    default: break;
-  }
-  throw Error("seed model (CUDA): " + std::to_string(splits) +
-              " pair splits is not one of those compiled (1, 2)");
-}
-
-/// with_pixels for the lateral lanes of a warp (kLateralLaneChoices).
 template <class F>
 decltype(auto) with_lanes(int lanes, F&& f) {
-  switch (lanes) {
-    case 1: return f(std::integral_constant<int, 1>{});
-    case 2: return f(std::integral_constant<int, 2>{});
-    default: break;
-  }
-  throw Error("seed model (CUDA): " + std::to_string(lanes) +
-              " lateral lanes a warp is not one of those compiled (1, 2)");
+  return detail::dispatch<1, 2>(lanes, "lateral lanes a warp", {1, 2}, std::forward<F>(f));
+}
+template <class F>
+decltype(auto) with_splits(int splits, F&& f) {
+  return detail::dispatch<1, 2>(splits, "pair splits", {1, 2}, std::forward<F>(f));
 }
 
 /// Sizes and layouts of one problem on the device, computed on the host. Column-threads:
@@ -185,10 +182,6 @@ struct Plan {
   /// Samples of the windowed layout: window_count() * P.
   std::size_t windows_size() const { return window_count() * std::size_t(pixels); }
 };
-
-namespace detail {
-inline int round_up(int x, int to) { return (x + to - 1) / to * to; }
-}  // namespace detail
 
 /// The plan for a problem and window with `pixels` per thread, `lateral_lanes` a warp and
 /// `pair_splits` warps a column slot (throws usrecon::Error when they are invalid).
