@@ -430,7 +430,7 @@ fi
 # memcheck (out-of-bounds and misaligned accesses) and racecheck (shared-memory hazards: a missing
 # __syncthreads in the tiled GEMM or the sum's tree) on `kernels_cuda_check --small`, then memcheck
 # on the DAS and seed GPU tests (small problems: every DAS kernel, model and option, the seed
-# kernels on odd grid sizes). Skipped when the budget is spent or the tool is missing; neither, nor
+# kernels on odd grid sizes) and racecheck on the seed's (its pair splits' shared memory). Skipped when the budget is spent or the tool is missing; neither, nor
 # a time-out, makes the check fail (the status says so).
 SANITIZER=""
 for candidate in "$(command -v compute-sanitizer 2>/dev/null || true)" /usr/local/cuda/bin/compute-sanitizer \
@@ -469,6 +469,9 @@ else
   if [[ -n $RECON_TESTS && -x $RECON_TESTS ]]; then
     sanitizer_step memcheck-recon 120 "$SANITIZER" --tool memcheck --error-exitcode 3 "$RECON_TESTS" \
       --gtest_filter='ReconDasCuda.*:ReconSeedCuda.BitExact*:ReconSeedCuda.Overlapped*'
+    # The seed kernel's pair splits hand their sums over in shared memory behind a barrier.
+    sanitizer_step racecheck-recon 90 "$SANITIZER" --tool racecheck --error-exitcode 3 "$RECON_TESTS" \
+      --gtest_filter='ReconSeedCuda.BitExact*'
   fi
 fi
 
