@@ -99,7 +99,9 @@ DasCudaBeamformer::DasCudaBeamformer(const DasProblem& problem, DasCudaKernel ke
     USRECON_CUDA_CHECK(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, device));
     const std::size_t l2_bytes = std::size_t(std::max(l2, 0));
     if (kernel == DasCudaKernel::Auto) plan.kernel = g::plane_wave_kernel(plan.interleaved_bytes(), l2_bytes);
-    if (plan.kernel == DasCudaKernel::TransmitBlocked && transmits_per_launch < 0)
+    if (plan.kernel != DasCudaKernel::TransmitBlocked)
+      plan.transmits_per_launch = 0;  // auto took element-outer: one launch
+    else if (transmits_per_launch < 0)
       plan.transmits_per_launch =
           g::transmit_blocked_launch_size(plan.interleaved_bytes(), plan.params.transmits, l2_bytes);
   }

@@ -3,6 +3,7 @@
 // launch, the device buffers and the streams.
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -70,8 +71,8 @@ __global__ void make_windows(const std::int32_t* padded, int channels, int strid
 }
 constexpr int kWindowThreads = 256;
 
-/// The kernel for the plan's pixels per thread and lateral lanes (a function pointer: launches
-/// and the occupancy calculator take the same one).
+/// The kernel for the plan's pixels per thread, lateral lanes and pair splits (a function pointer:
+/// launches and the occupancy calculator take the same one).
 template <class Real, class Sample, class Acc>
 auto kernel_for(const gpu::Plan& plan) {
   return gpu::with_pixels(plan.pixels, [&](auto pixels) {
@@ -105,10 +106,25 @@ void launch(const gpu::Plan& plan, const gpu::Args<Real, Sample>& args, double* 
 
 template <class Real>
 void prefer_l1(const gpu::Plan& plan) {
-  // No shared memory is used: give the whole unified cache to L1, where the gathers hit.
-  const auto carveout = [](auto kernel) {
-    USRECON_CUDA_CHECK(
-        cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout, 0));
+  // The kernels gather from L1: give it all the unified cache that their shared memory leaves.
+  // At one pair split they use none (carveout 0). With pair splits each block holds its splits'
+  // sums in shared memory, and a carveout below what the resident blocks need would cap them:
+  // ask for what the most blocks a multiprocessor can hold (2048 / 128 threads) need, the
+  // driver's reserved shared memory a block included.
+  int device = 0, per_sm = 0, reserved = 0;
+  USRECON_CUDA_CHECK(cudaGetDevice(&device));
+  USRECON_CUDA_CHECK(cudaDeviceGetAttribute(&per_sm, cudaDevAttrMaxSharedMemoryPerMultiprocessor, device));
+  USRECON_CUDA_CHECK(cudaDeviceGetAttribute(&reserved, cudaDevAttrReservedSharedMemoryPerBlock, device));
+  const auto carveout = [&](auto kernel) {
+    cudaFuncAttributes attributes{};
+    USRECON_CUDA_CHECK(cudaFuncGetAttributes(&attributes, kernel));
+    int percent = 0;
+    if (attributes.sharedSizeBytes > 0 && per_sm > 0) {
+      constexpr int kMostBlocks = 2048 / (gpu::kBlockDepths * gpu::kBlockColumns);
+      const long long needed = kMostBlocks * (static_cast<long long>(attributes.sharedSizeBytes) + reserved);
+      percent = static_cast<int>(std::min<long long>(100, (100 * needed + per_sm - 1) / per_sm));
+    }
+    USRECON_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout, percent));
   };
   carveout(kernel_for<Real, std::int16_t, int>(plan));
   carveout(kernel_for<Real, std::int32_t, int>(plan));

@@ -17,7 +17,8 @@
 // --transmits-per-launch: the transmit-blocked kernel is checked and timed once for each (-1:
 // chosen from the device's L2, the default; 0: one launch; else a multiple of 8), its RESULT
 // names tagged _tpl<N> (_tplauto for -1) unless the list is the default; each run also prints
-// "RESULT das_<case>_transmit-blocked[_tpl<N>]_transmits_per_launch=" with the size it took.
+// "RESULT das_<case>_transmit-blocked[_tpl<N>]_transmits_per_launch=" with the size it took, and
+// each size after the first must give the first's image bit for bit (else it is not timed).
 // --cases and --kernels keep only those named (default: all); --label tags the RESULT names, for
 // a build of the same check with other compiler flags (gpu-check's fused multiply-add build,
 // which gets --max-rel-l2 1e-3: fused multiply-adds move a sample position by a rounding step,
@@ -194,6 +195,9 @@ int main(int argc, char** argv) {
     const DasProblem p = make_problem(c.angles, c.max_deg, c.samples, c.model);
     const AnalyticData data = random_analytic_data(p);
     std::vector<std::complex<float>> cpu;
+    // The transmit-blocked image of the first launch size: every other size must give it bit for
+    // bit (launches of whole transmit blocks add in the one launch's order).
+    std::vector<std::complex<float>> first_blocked;
     if (c.model == Model::PlaneWave && selected(kernels, "transmit-blocked")) {
       // Which kernel --cuda-kernel auto takes here (it compares the data with this device's L2).
       try {
@@ -223,6 +227,21 @@ int main(int argc, char** argv) {
           if (cpu.empty()) cpu = DasCpuBeamformer(p, cpu_threads).beamform(data).data;
           const double err = relative_l2(out, cpu);
           std::printf("RESULT %s_rel_l2_vs_cpu=%.3g\n", name.c_str(), err);
+          if (kernel == DasCudaKernel::TransmitBlocked) {
+            if (first_blocked.empty()) {
+              first_blocked = out;
+            } else {
+              std::size_t differing = 0;
+              for (std::size_t k = 0; k < out.size(); ++k) differing += out[k] != first_blocked[k];
+              std::printf("RESULT %s_pixels_differing_from_first_split=%zu\n", name.c_str(), differing);
+              if (differing != 0) {
+                std::printf("%s: %zu pixels differ from the first launch size's image: not timed\n", name.c_str(),
+                            differing);
+                ++failures;
+                continue;
+              }
+            }
+          }
           if (!(err <= max_rel_l2)) {
             std::printf("%s: disagrees with the CPU (relative L2 %.3g > %.3g): not timed\n", name.c_str(), err,
                         max_rel_l2);

@@ -100,7 +100,7 @@ struct Plan {
 /// in 1.25 times the device's L2 cache (or when its size is not known, l2_bytes = 0), else
 /// element-outer. Measured on an H200 (50 MiB of L2; tools/gpu-check.sh, 2026-12-04, PICMUS's
 /// grid and geometry, points/s of transmit-blocked over element-outer): 1.39 at 20 MB of padded
-/// (I, Q) data (7 transmits), 1.18 at 28 MB (8), 1.05 at 56 MB (16), 0.86 at 111 MB (32), 0.76 at 260 MB
+/// (I, Q) data (7 transmits), 1.18-1.19 at 28 MB (8), 1.05 at 56 MB (16), 0.86 at 111 MB (32), 0.76 at 260 MB
 /// (75). Transmit-blocked reads 8 transmits of every element before moving on, element-outer
 /// every transmit of one element; past the cache, the first's working set misses and the second's
 /// does not, which outweighs its recomputed transmit delays.
@@ -116,7 +116,7 @@ inline DasCudaKernel plane_wave_kernel(std::size_t data_bytes, std::size_t l2_by
 /// Why: one launch over all the transmits lets its resident blocks work on transmits far apart,
 /// so that their working set outgrows the cache (0.76 times element-outer's points/s at PICMUS's
 /// 260 MB on an H200), while launches of a few transmits each read data that stay in it (8
-/// transmits of PICMUS's geometry, 28 MB: 1.19 times element-outer). The split's cost: each
+/// transmits of PICMUS's geometry, 28 MB: 1.18-1.19 times element-outer). The split's cost: each
 /// launch after the first reads and writes the image once more (11 MB at PICMUS's 801 x 1701
 /// pixels) and ends with a partly filled wave. Not yet timed on a GPU (tools/gpu-check.sh times
 /// it beside the single launch).
@@ -185,7 +185,7 @@ inline Plan make_plan(const DasProblem& problem, DasCudaKernel kernel, std::size
                 "the kernels' 32-bit sample index reaches (2^31 - 1); beamform fewer transmits at a time");
   if (transmits_per_launch < -1 || (transmits_per_launch > 0 && transmits_per_launch % kTransmitBlock != 0))
     throw Error("CUDA DAS: transmits a launch must be whole blocks of " + std::to_string(kTransmitBlock) +
-                " (or 0, all of them), not " + std::to_string(transmits_per_launch));
+                " (or 0, all of them; -1, chosen from the L2 cache), not " + std::to_string(transmits_per_launch));
   if (plan.kernel == DasCudaKernel::TransmitBlocked)
     plan.transmits_per_launch = transmits_per_launch >= 0
                                     ? (transmits_per_launch >= p.transmits ? 0 : transmits_per_launch)

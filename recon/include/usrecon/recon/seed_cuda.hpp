@@ -241,7 +241,7 @@ inline Plan make_plan(const Problem& problem, const Window& window, int pixels =
 
 /// The depth ir (< ni_pad) and column-thread c (< columns) of thread (tx, ty) of block (bx, by),
 /// at kLanes lateral lanes a warp; false for the threads past the last column slot. Slot
-/// s = by * kBlockColumns + ty (a warp) holds the column-threads of residues L (s / groups) + l,
+/// s (kSplits warps; s = by * kBlockColumns + ty at one split) holds the column-threads of residues L (s / groups) + l,
 /// l < L, of group s % groups: first laterals jj + l, neighbours (first_lateral); lane tx takes
 /// l = tx % L and depth bx * 32 / L + tx / L. At L = 1 this is c = s, the warp 32 depths of it.
 /// The kernel finds its pixels here; the CPU tests walk the launch grid with it.
@@ -520,6 +520,7 @@ void run_plan_on_cpu(const Plan& plan, std::span<const Real> table, std::span<co
   // Each pixel's sum over its column slot's splits (a pixel belongs to one slot, so to one block
   // row: the block rows below never share one).
   std::vector<long long> sums(out.size(), 0);
+  std::vector<unsigned char> written(out.size(), 0);  // pixels no thread writes keep out's values
   with_pixels(plan.pixels, [&](auto pixels) {
     constexpr int kPixels = decltype(pixels)::value;
     // Thread (ir, c) of split `split`: its pairs' sums, added to its pixels'.
@@ -537,7 +538,10 @@ void run_plan_on_cpu(const Plan& plan, std::span<const Real> table, std::span<co
       }
       for (int m = 0; m < kPixels; ++m) {
         const int col = jj + Problem::kElementStep * m;
-        if (col < plan.w.nj) sums[std::size_t(col) * plan.w.ni + ir] += acc64[m];
+        if (col < plan.w.nj) {
+          sums[std::size_t(col) * plan.w.ni + ir] += acc64[m];
+          written[std::size_t(col) * plan.w.ni + ir] = 1;
+        }
       }
     };
     with_lanes(plan.lateral_lanes, [&](auto lanes) {
@@ -559,7 +563,8 @@ void run_plan_on_cpu(const Plan& plan, std::span<const Real> table, std::span<co
       });
     });
   });
-  for (std::size_t k = 0; k < out.size(); ++k) out[k] = double(sums[k]);
+  for (std::size_t k = 0; k < out.size(); ++k)
+    if (written[k]) out[k] = double(sums[k]);
 }
 
 /// The GPU's result for `precision`, computed on the CPU through the same plan, tables and thread
