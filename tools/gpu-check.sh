@@ -536,20 +536,22 @@ RATIO_D=$(ratio "$NUMBA_MS" "$KD")
   printf '| %-44s | %12s | %10s | %4s |\n' "kernel ms/frame, double (exact)" "$(fmt "$KD")" "" ""
   printf '| %-44s | %12s | %10s | %4s |\n' "kernel ms/frame, single" "$(fmt "$KS")" "<= 5" "$(meets "$KS" '<=' 5)"
   printf '| %-44s | %12s | %10s | %4s |\n' "seed kernel waves (blocks/resident), single" "$(fmt "$(get kernel_waves_single)")" "" ""
-  for prec in single double; do  # the work split: pixels a thread x lateral lanes x pair splits, checked then timed
-    # Keys kernel_ms_<prec>_px<P>[_l<L>][_s<S>] (_l and _s left out when 1).
-    splits=$(sed -n "s/^RESULT kernel_ms_${prec}_px\\([0-9]*\\(_l[0-9]*\\)\\{0,1\\}\\(_s[0-9]*\\)\\{0,1\\}\\)=.*/\\1/p" \
-      "$BENCH_OUT" | tr '\n' ' ')
+  for prec in single double; do  # every work split (gpu::work_splits), checked then timed
+    # Keys kernel_ms_<prec>_px<P>[_l<L>][_s<S>][_p<step>] (each left out at its default: L1 S1 step 2).
+    splits=$(sed -n "s/^RESULT kernel_ms_${prec}_px\\([0-9]*\\(_[lsp][0-9]*\\)*\\)=.*/\\1/p" "$BENCH_OUT" | tr '\n' ' ')
     for px in ${splits:-4 8 16}; do
-      lanes=1 pair_splits=1
+      lanes=1 pair_splits=1 step=2
       [[ $px =~ _l([0-9]+) ]] && lanes=${BASH_REMATCH[1]}
       [[ $px =~ _s([0-9]+) ]] && pair_splits=${BASH_REMATCH[1]}
-      printf '| %-44s | %12s | %10s | %4s |\n' "  $prec P${px%%_*} L$lanes S$pair_splits ($(fmt "$(get kernel_waves_${prec}_px$px)") waves) ms" \
+      [[ $px =~ _p([0-9]+) ]] && step=${BASH_REMATCH[1]}
+      printf '| %-44s | %12s | %10s | %4s |\n' \
+        "  $prec P${px%%_*} L$lanes S$pair_splits x$step ($(fmt "$(get kernel_waves_${prec}_px$px)") waves) ms" \
         "$(fmt "$(get kernel_ms_${prec}_px$px)")" "" ""
     done
     v=n/a
-    [[ -n $(get best_pixels_$prec) ]] && v="P$(get best_pixels_$prec) L$(get best_lanes_$prec) S$(get best_splits_$prec)"
-    printf '| %-44s | %12s | %10s | %4s |\n' "  fastest split, $prec" "$v" "" ""
+    [[ -n $(get best_pixels_$prec) ]] &&
+      v="P$(get best_pixels_$prec) L$(get best_lanes_$prec) S$(get best_splits_$prec) x$(get best_step_$prec)"
+    printf '| %-44s | %12s | %10s | %4s |\n' "  fastest split (P L S xpairs), $prec" "$v" "" ""
   done
   printf '| %-44s | %12s | %10s | %4s |\n' "batch frames/s, double ($FRAMES frames, pinned)" "$(fmt "$FD")" ">= 150" "$(meets "$FD" '>=' 150)"
   printf '| %-44s | %12s | %10s | %4s |\n' "batch frames/s, single ($FRAMES frames, pinned)" "$(fmt "$FS")" ">= 150" "$(meets "$FS" '>=' 150)"

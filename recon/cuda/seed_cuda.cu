@@ -18,7 +18,7 @@ namespace {
 
 namespace k = usrecon::kernels;
 
-template <int kPixels, int kLanes, int kSplits, class Real, class Sample, class Acc>
+template <int kPixels, int kLanes, int kSplits, int kPairStep, class Real, class Sample, class Acc>
 __global__ void __launch_bounds__(gpu::kBlockDepths* gpu::kBlockColumns)
     seed_kernel(gpu::Args<Real, Sample> a, int groups, int lane_columns, int q_split, int ni, int nj,
                 double* out) {
@@ -33,7 +33,7 @@ __global__ void __launch_bounds__(gpu::kBlockDepths* gpu::kBlockColumns)
   if (active) {
     int q_begin, q_end;
     gpu::split_range<kPixels>(split, kSplits, a.channels, q_split, q_begin, q_end);
-    gpu::thread_pixels<kPixels, Real, true>(a, ir, jj, acc, q_begin, q_end);
+    gpu::thread_pixels<kPixels, Real, true, kPairStep>(a, ir, jj, acc, q_begin, q_end);
   }
   if constexpr (kSplits > 1) {
     // The slot's other splits hand their sums to split 0 ([slot][m][lane]: conflict-free). Every
@@ -71,15 +71,17 @@ __global__ void make_windows(const std::int32_t* padded, int channels, int strid
 }
 constexpr int kWindowThreads = 256;
 
-/// The kernel for the plan's pixels per thread, lateral lanes and pair splits (a function pointer:
-/// launches and the occupancy calculator take the same one).
+/// The kernel for the plan's pixels per thread, lateral lanes, pair splits and pairs a step (a
+/// function pointer: launches and the occupancy calculator take the same one).
 template <class Real, class Sample, class Acc>
 auto kernel_for(const gpu::Plan& plan) {
   return gpu::with_pixels(plan.pixels, [&](auto pixels) {
     return gpu::with_lanes(plan.lateral_lanes, [&](auto lanes) {
-      return gpu::with_splits(plan.pair_splits, [](auto splits) {
-        return &seed_kernel<decltype(pixels)::value, decltype(lanes)::value, decltype(splits)::value, Real,
-                            Sample, Acc>;
+      return gpu::with_splits(plan.pair_splits, [&](auto splits) {
+        return gpu::with_pair_step(plan.pair_step, [](auto step) {
+          return &seed_kernel<decltype(pixels)::value, decltype(lanes)::value, decltype(splits)::value,
+                              decltype(step)::value, Real, Sample, Acc>;
+        });
       });
     });
   });
@@ -88,7 +90,7 @@ auto kernel_for(const gpu::Plan& plan) {
 template <class Real, class Sample, class Acc>
 std::string kernel_name(const gpu::Plan& plan) {
   return "seed_kernel<" + std::to_string(plan.pixels) + ", " + std::to_string(plan.lateral_lanes) + ", " +
-         std::to_string(plan.pair_splits) + ", " +
+         std::to_string(plan.pair_splits) + ", " + std::to_string(plan.pair_step) + ", " +
          (sizeof(Real) == 8 ? "double" : "float") + ", " +
          (sizeof(Sample) == 2 ? "int16" : "int32") + ", " + (sizeof(Acc) == 8 ? "int64" : "int32") +
          ">";
@@ -199,13 +201,13 @@ struct SeedCudaBeamformer::Impl {
 
 SeedCudaBeamformer::SeedCudaBeamformer(const Problem& problem, const Window& window,
                                        Precision precision, int streams, int pixels_per_thread,
-                                       int lateral_lanes, int pair_splits)
+                                       int lateral_lanes, int pair_splits, int pair_step)
     : impl_(std::make_unique<Impl>()) {
   // The arguments first, as DasCudaBeamformer does: a wrong problem, split or stream count is an
   // Error with or without a device, never CudaUnavailable (whose callers fall back to the CPU).
   if (streams < 1 || streams > 16) throw Error("seed CUDA backend: streams must be in [1, 16]");
   Impl& c = *impl_;
-  c.plan = gpu::make_plan(problem, window, pixels_per_thread, lateral_lanes, pair_splits);
+  c.plan = gpu::make_plan(problem, window, pixels_per_thread, lateral_lanes, pair_splits, pair_step);
   require_cuda("--backend cuda (the seed model's CUDA backend)");
   c.precision = precision;
   int device = 0;

@@ -58,6 +58,9 @@ TEST(ReconSeedCuda, WrongArgumentsAreErrorsNotAMissingDevice) {
   const std::string splits = kind([&] { seed::SeedCudaBeamformer(p, seed::full_window(p), seed::Precision::Double, 1, 8, 1, 3); });
   EXPECT_EQ(splits.rfind("Error: ", 0), 0u) << splits;
   EXPECT_NE(splits.find("pair splits"), std::string::npos) << splits;
+  const std::string step = kind([&] { seed::SeedCudaBeamformer(p, seed::full_window(p), seed::Precision::Double, 1, 8, 1, 1, 3); });
+  EXPECT_EQ(step.rfind("Error: ", 0), 0u) << step;
+  EXPECT_NE(step.find("pairs a step"), std::string::npos) << step;
   const std::string streams = kind([&] { seed::SeedCudaBeamformer(p, seed::full_window(p), seed::Precision::Double, 0); });
   EXPECT_EQ(streams.rfind("Error: ", 0), 0u) << streams;
   EXPECT_NE(streams.find("streams"), std::string::npos) << streams;
@@ -85,18 +88,14 @@ TEST(ReconSeedCuda, BitExactWithTheCpuOnRandomDataAndOddSizes) {
       std::vector<double> cpu(pixels), gpu_image(pixels, -1.0);
       seed::beamform_cpu(rf, c.p, c.w, cpu);
       for (const seed::Precision precision : {seed::Precision::Double, seed::Precision::Single}) {
-        for (const int per_thread : seed::gpu::kPixelChoices) {
-          for (const int lanes : seed::gpu::kLateralLaneChoices) {
-            for (const int splits : seed::gpu::kPairSplitChoices) {
-              seed::SeedCudaBeamformer beamformer(c.p, c.w, precision, 1, per_thread, lanes, splits);
-              std::fill(gpu_image.begin(), gpu_image.end(), -1.0);  // every pixel must be written
-              beamformer.beamform(rf, gpu_image);
-              const seed::ImageDiff vs_cpu = seed::compare_images(gpu_image, cpu);
-              EXPECT_EQ(vs_cpu.differing, 0u) << seed::to_string(precision) << " " << c.p.nz << "x" << c.p.nx
-                                              << " amplitude " << amplitude << " pixels per thread " << per_thread
-                                              << " lateral lanes " << lanes << " pair splits " << splits;
-            }
-          }
+        for (const seed::gpu::WorkSplit& split : seed::gpu::work_splits()) {
+          seed::SeedCudaBeamformer beamformer(c.p, c.w, precision, 1, split.pixels, split.lateral_lanes,
+                                              split.pair_splits, split.pair_step);
+          std::fill(gpu_image.begin(), gpu_image.end(), -1.0);  // every pixel must be written
+          beamformer.beamform(rf, gpu_image);
+          const seed::ImageDiff vs_cpu = seed::compare_images(gpu_image, cpu);
+          EXPECT_EQ(vs_cpu.differing, 0u) << seed::to_string(precision) << " " << c.p.nz << "x" << c.p.nx
+                                          << " amplitude " << amplitude << " split " << split.name();
         }
       }
     }

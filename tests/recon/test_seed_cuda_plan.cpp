@@ -73,6 +73,22 @@ TEST(ReconSeedGpuPlan, CoversTheWindowAndEveryReachableOrder) {
     EXPECT_THROW(gpu::make_plan({10, 10, 4, 50}, {0, 10, 0, 10}, 8, lanes), usrecon::Error) << lanes;
   for (const int splits : {0, 3, 4})
     EXPECT_THROW(gpu::make_plan({10, 10, 4, 50}, {0, 10, 0, 10}, 8, 1, splits), usrecon::Error) << splits;
+  for (const int step : {0, 1, 3, 8})
+    EXPECT_THROW(gpu::make_plan({10, 10, 4, 50}, {0, 10, 0, 10}, 8, 1, 1, step), usrecon::Error) << step;
+  // work_splits: every compiled combination once, the default among them.
+  const std::vector<gpu::WorkSplit> all = gpu::work_splits();
+  EXPECT_EQ(all.size(), std::size(gpu::kPixelChoices) * std::size(gpu::kLateralLaneChoices) *
+                            std::size(gpu::kPairSplitChoices) * std::size(gpu::kPairStepChoices));
+  std::size_t defaults = 0;
+  for (const gpu::WorkSplit& split : all) {
+    defaults += split.is_default();
+    EXPECT_NO_THROW((void)gpu::make_plan({10, 10, 4, 50}, {0, 10, 0, 10}, split.pixels, split.lateral_lanes,
+                                         split.pair_splits, split.pair_step))
+        << split.name();
+  }
+  EXPECT_EQ(defaults, 1u);
+  EXPECT_EQ(gpu::WorkSplit{}.key(), "px8");
+  EXPECT_EQ((gpu::WorkSplit{16, 2, 2, 4}.key()), "px16_l2_s2_p4");
   // The program's 32-bit indices: (channels + 7) windows of 2^21 samples each at 8 pixels a
   // thread; 1016 channels make 1023 * 2^21 < 2^31 windows, 1017 make 2^31, one too many.
   EXPECT_NO_THROW(gpu::make_plan({10, 10, 1016, 1 << 21}, {0, 10, 0, 10}, 8));
@@ -214,19 +230,13 @@ TEST(ReconSeedGpuPlan, ThreadProgramIsBitExactWithTheReference) {
       std::vector<double> reference(pixels), model(pixels, -1.0);
       seed::beamform_reference(rf, c.problem, c.window, reference);
       for (const seed::Precision precision : {seed::Precision::Double, seed::Precision::Single}) {
-        for (const int per_thread : gpu::kPixelChoices) {
-          for (const int lanes : gpu::kLateralLaneChoices) {
-            for (const int splits : gpu::kPairSplitChoices) {
-              std::fill(model.begin(), model.end(), -1.0);  // every pixel must be written
-              gpu::beamform_gpu_model(rf, c.problem, c.window, precision, model, 0, true, per_thread, lanes,
-                                      splits);
-              const seed::ImageDiff d = seed::compare_images(model, reference);
-              EXPECT_EQ(d.differing, 0u) << seed::to_string(precision) << " amplitude " << amplitude
-                                         << " problem " << c.problem.nz << "x" << c.problem.nx
-                                         << " pixels per thread " << per_thread << " lateral lanes " << lanes
-                                         << " pair splits " << splits;
-            }
-          }
+        for (const gpu::WorkSplit& split : gpu::work_splits()) {
+          std::fill(model.begin(), model.end(), -1.0);  // every pixel must be written
+          gpu::beamform_gpu_model(rf, c.problem, c.window, precision, model, 0, true, split.pixels,
+                                  split.lateral_lanes, split.pair_splits, split.pair_step);
+          const seed::ImageDiff d = seed::compare_images(model, reference);
+          EXPECT_EQ(d.differing, 0u) << seed::to_string(precision) << " amplitude " << amplitude << " problem "
+                                     << c.problem.nz << "x" << c.problem.nx << " split " << split.name();
         }
       }
     }

@@ -73,21 +73,17 @@ bool verify_random(int& failures) {
       std::vector<double> cpu(pixels), image(pixels);
       seed::beamform_cpu(rf, c.p, c.w, cpu);
       for (const seed::Precision precision : {seed::Precision::Double, seed::Precision::Single}) {
-        for (const int per_thread : seed::gpu::kPixelChoices) {
-          for (const int lanes : seed::gpu::kLateralLaneChoices) {
-            for (const int splits : seed::gpu::kPairSplitChoices) {
-              seed::SeedCudaBeamformer beamformer(c.p, c.w, precision, 1, per_thread, lanes, splits);
-              std::fill(image.begin(), image.end(), -1.0);
-              beamformer.beamform(rf, image);
-              const seed::ImageDiff d = seed::compare_images(image, cpu);
-              const bool ok = d.differing == 0;
-              std::printf("verify %-6s %4dx%-4d ch=%-3d amplitude=%-10d %2d px/thread %d lane(s) %d split(s): "
-                          "%s (%zu pixels differ)\n",
-                          seed::to_string(precision).c_str(), c.p.nz, c.p.nx, c.p.channels, amplitude, per_thread,
-                          lanes, splits, ok ? "bit-exact" : "MISMATCH", d.differing);
-              if (!ok) ++failures;  // both precisions are exact (the GTest suite's check)
-            }
-          }
+        for (const seed::gpu::WorkSplit& split : seed::gpu::work_splits()) {
+          seed::SeedCudaBeamformer beamformer(c.p, c.w, precision, 1, split.pixels, split.lateral_lanes,
+                                              split.pair_splits, split.pair_step);
+          std::fill(image.begin(), image.end(), -1.0);
+          beamformer.beamform(rf, image);
+          const seed::ImageDiff d = seed::compare_images(image, cpu);
+          const bool ok = d.differing == 0;
+          std::printf("verify %-6s %4dx%-4d ch=%-3d amplitude=%-10d %s: %s (%zu pixels differ)\n",
+                      seed::to_string(precision).c_str(), c.p.nz, c.p.nx, c.p.channels, amplitude,
+                      split.name().c_str(), ok ? "bit-exact" : "MISMATCH", d.differing);
+          if (!ok) ++failures;  // both precisions are exact (the GTest suite's check)
         }
       }
     }
@@ -194,67 +190,59 @@ int main(int argc, char** argv) {
       result(("fraction_differing_" + name).c_str(), d.fraction_differing);
       result(("relative_l2_" + name).c_str(), d.relative_l2);
 
-      // The work split: every pixels-per-thread count at each lateral-lane layout and pair-split
-      // count, its image first checked to be the default split's bit for bit (the split changes
-      // which thread adds what, never the sums; the default's own image was checked against the
-      // exact one above, before its timing), then timed the same way. Keys: _px<P>, then _l<L>
-      // unless 1 lateral lane and _s<S> unless 1 pair split (so _px<P> alone is the layout of
-      // every earlier run).
+      // The work split: every one the kernel is compiled for (gpu::work_splits: pixels a thread,
+      // lateral lanes, pair splits, pairs a step), its image first checked to be the default
+      // split's bit for bit (the split changes which thread adds what, never the sums; the
+      // default's own image was checked against the exact one above, before its timing), then
+      // timed the same way. Keys: kernel_ms_<precision>_<WorkSplit::key()>, _px<P> alone for the
+      // layout of every earlier run.
       // The fastest is printed; the default changes only when measured. An error fails its split
       // only, unless it leaves the device unusable.
       double best_ms = 0.0;
-      int best_pixels = 0, best_lanes = 0, best_splits = 0;
-      for (const int splits : seed::gpu::kPairSplitChoices) {
-        for (const int lanes : seed::gpu::kLateralLaneChoices) {
-          for (const int per_thread : seed::gpu::kPixelChoices) {
-            const std::string key = name + "_px" + std::to_string(per_thread) +
-                                    (lanes == 1 ? std::string() : "_l" + std::to_string(lanes)) +
-                                    (splits == 1 ? std::string() : "_s" + std::to_string(splits));
-            char what[96];
-            std::snprintf(what, sizeof what, "%s, %d pixels per thread, %d lateral lane(s), %d pair split(s)",
-                          name.c_str(), per_thread, lanes, splits);
-            try {
-              seed::SeedCudaBeamformer split(p, w, precision, 1, per_thread, lanes, splits);
-              std::fill(image.begin(), image.end(), -1.0);
-              split.beamform(rf, image);  // warm-up, and the image checked
-              const std::size_t differing = seed::compare_images(image, default_image).differing;
-              if (differing != 0) {
-                std::printf("%s: MISMATCH with the default split (%zu pixels); not timed\n", what, differing);
-                ++failures;
-                continue;
-              }
-              std::vector<double> ms;
-              for (int r = 0; r < repeats; ++r) ms.push_back(split.beamform(rf, image).kernel_ms);
-              const double split_ms = median(ms);
-              std::printf("%s: kernel %.3f ms (median of %d), %d blocks = %.2f waves; %zu pixels differ from "
-                          "the exact image\n",
-                          what, split_ms, repeats, split.plan().grid_x * split.plan().grid_y, split.waves(),
-                          seed::compare_images(image, exact).differing);
-              result(("kernel_ms_" + key).c_str(), split_ms);
-              result(("kernel_waves_" + key).c_str(), split.waves());
-              if (best_pixels == 0 || split_ms < best_ms) {
-                best_ms = split_ms;
-                best_pixels = per_thread;
-                best_lanes = lanes;
-                best_splits = splits;
-              }
-            } catch (const std::exception& e) {
-              std::printf("%s: FAILED: %s\n", what, e.what());
-              ++failures;
-              cudaGetLastError();  // clears an error that does not stick (out of memory)
-              if (cudaDeviceSynchronize() != cudaSuccess) throw;  // the context is unusable: stop
-            }
+      seed::gpu::WorkSplit best{};
+      bool timed_any = false;
+      for (const seed::gpu::WorkSplit& ws : seed::gpu::work_splits()) {
+        const std::string key = name + "_" + ws.key();
+        const std::string what = name + ", " + ws.name();
+        try {
+          seed::SeedCudaBeamformer split(p, w, precision, 1, ws.pixels, ws.lateral_lanes, ws.pair_splits,
+                                         ws.pair_step);
+          std::fill(image.begin(), image.end(), -1.0);
+          split.beamform(rf, image);  // warm-up, and the image checked
+          const std::size_t differing = seed::compare_images(image, default_image).differing;
+          if (differing != 0) {
+            std::printf("%s: MISMATCH with the default split (%zu pixels); not timed\n", what.c_str(), differing);
+            ++failures;
+            continue;
           }
+          std::vector<double> ms;
+          for (int r = 0; r < repeats; ++r) ms.push_back(split.beamform(rf, image).kernel_ms);
+          const double split_ms = median(ms);
+          std::printf("%s: kernel %.3f ms (median of %d), %d blocks = %.2f waves; %zu pixels differ from "
+                      "the exact image\n",
+                      what.c_str(), split_ms, repeats, split.plan().grid_x * split.plan().grid_y, split.waves(),
+                      seed::compare_images(image, exact).differing);
+          result(("kernel_ms_" + key).c_str(), split_ms);
+          result(("kernel_waves_" + key).c_str(), split.waves());
+          if (!timed_any || split_ms < best_ms) {
+            best_ms = split_ms;
+            best = ws;
+            timed_any = true;
+          }
+        } catch (const std::exception& e) {
+          std::printf("%s: FAILED: %s\n", what.c_str(), e.what());
+          ++failures;
+          cudaGetLastError();  // clears an error that does not stick (out of memory)
+          if (cudaDeviceSynchronize() != cudaSuccess) throw;  // the context is unusable: stop
         }
       }
-      if (best_pixels != 0) {
-        std::printf("%s: fastest work split %d pixels per thread, %d lateral lane(s), %d pair split(s), "
-                    "%.3f ms (default %d, %d, %d)\n",
-                    name.c_str(), best_pixels, best_lanes, best_splits, best_ms, seed::gpu::kDefaultPixels,
-                    seed::gpu::kDefaultLateralLanes, seed::gpu::kDefaultPairSplits);
-        result(("best_pixels_" + name).c_str(), best_pixels);
-        result(("best_lanes_" + name).c_str(), best_lanes);
-        result(("best_splits_" + name).c_str(), best_splits);
+      if (timed_any) {
+        std::printf("%s: fastest work split %s, %.3f ms (default %s)\n", name.c_str(), best.name().c_str(),
+                    best_ms, seed::gpu::WorkSplit{}.name().c_str());
+        result(("best_pixels_" + name).c_str(), best.pixels);
+        result(("best_lanes_" + name).c_str(), best.lateral_lanes);
+        result(("best_splits_" + name).c_str(), best.pair_splits);
+        result(("best_step_" + name).c_str(), best.pair_step);
         result(("kernel_ms_best_split_" + name).c_str(), best_ms);
       }
     }

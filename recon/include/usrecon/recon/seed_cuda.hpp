@@ -113,6 +113,14 @@ constexpr int kDefaultLateralLanes = 1;
 constexpr int kPairSplitChoices[] = {1, 2};
 /// 1: measured on an H200 (2026-12-04); S = 2 is not yet timed on a GPU.
 constexpr int kDefaultPairSplits = 1;
+/// Pairs a step of the per-thread program's bulk loop (Plan::pair_step): all the step's table
+/// loads, then its indices, then its window loads, so that the pairs' latencies overlap. Two
+/// measured 9-17% faster than one on an H200 (2026-12-04). Four take more registers (64 for the
+/// seed's frame at P = 8 single, 48 at two); at one pair split the seed's 912 blocks need only 7
+/// a multiprocessor, which up to 72 registers allow, so the ILP would come at no occupancy there.
+constexpr int kPairStepChoices[] = {2, 4};
+/// 2: measured; 4 is not yet timed on a GPU.
+constexpr int kDefaultPairStep = 2;
 /// The seconds-to-sample factor, in the CPU backend's operation order.
 constexpr double kScale =
     Problem::kGridStepMm / Problem::kSoundSpeedMmPerUs * Problem::kSamplingMhz;
@@ -154,6 +162,47 @@ template <class F>
 decltype(auto) with_splits(int splits, F&& f) {
   return detail::dispatch<1, 2>(splits, "pair splits", {1, 2}, std::forward<F>(f));
 }
+template <class F>
+decltype(auto) with_pair_step(int pairs, F&& f) {
+  return detail::dispatch<2, 4>(pairs, "pairs a step", {2, 4}, std::forward<F>(f));
+}
+
+/// One way of splitting the work among threads (make_plan's and SeedCudaBeamformer's last four
+/// arguments): the image is the same for each, only the speed differs.
+struct WorkSplit {
+  int pixels = kDefaultPixels;
+  int lateral_lanes = kDefaultLateralLanes;
+  int pair_splits = kDefaultPairSplits;
+  int pair_step = kDefaultPairStep;
+  bool is_default() const {
+    return pixels == kDefaultPixels && lateral_lanes == kDefaultLateralLanes &&
+           pair_splits == kDefaultPairSplits && pair_step == kDefaultPairStep;
+  }
+  /// "P8 L1 S1 step 2", for messages.
+  std::string name() const {
+    return "P" + std::to_string(pixels) + " L" + std::to_string(lateral_lanes) + " S" +
+           std::to_string(pair_splits) + " step " + std::to_string(pair_step);
+  }
+  /// "px8", then "_l<L>", "_s<S>" and "_p<step>" where they are not the defaults: a benchmark
+  /// key (so "px<P>" alone is the layout every earlier GPU run timed).
+  std::string key() const {
+    return "px" + std::to_string(pixels) +
+           (lateral_lanes == kDefaultLateralLanes ? "" : "_l" + std::to_string(lateral_lanes)) +
+           (pair_splits == kDefaultPairSplits ? "" : "_s" + std::to_string(pair_splits)) +
+           (pair_step == kDefaultPairStep ? "" : "_p" + std::to_string(pair_step));
+  }
+};
+
+/// Every work split the kernel is compiled for (kPixelChoices x kLateralLaneChoices x
+/// kPairSplitChoices x kPairStepChoices).
+inline std::vector<WorkSplit> work_splits() {
+  std::vector<WorkSplit> all;
+  for (const int step : kPairStepChoices)
+    for (const int splits : kPairSplitChoices)
+      for (const int lanes : kLateralLaneChoices)
+        for (const int pixels : kPixelChoices) all.push_back({pixels, lanes, splits, step});
+  return all;
+}
 
 /// Sizes and layouts of one problem on the device, computed on the host. Column-threads:
 /// c in [0, columns) has residue r = c / groups and group g = c % groups (neighbouring warps of a
@@ -166,6 +215,7 @@ struct Plan {
   int lateral_lanes = kDefaultLateralLanes;  ///< L, column-threads a warp: kLateralLaneChoices
   int pair_splits = kDefaultPairSplits;      ///< S, warps a column slot: kPairSplitChoices
   int q_split = 0;  ///< S = 2: the first q of the second split (split_range); S = 1: channels
+  int pair_step = kDefaultPairStep;  ///< pairs a step of the bulk loop: kPairStepChoices
   int ni_pad = 0;   ///< depths per table row: window depth rounded up to kBlockDepths
   int groups = 0;   ///< column groups per residue: ceil(nj / (6 P))
   int columns = 0;  ///< 6 * groups column-threads
@@ -183,10 +233,12 @@ struct Plan {
   std::size_t windows_size() const { return window_count() * std::size_t(pixels); }
 };
 
-/// The plan for a problem and window with `pixels` per thread, `lateral_lanes` a warp and
-/// `pair_splits` warps a column slot (throws usrecon::Error when they are invalid).
+/// The plan for a problem and window with `pixels` per thread, `lateral_lanes` a warp,
+/// `pair_splits` warps a column slot and `pair_step` pairs a step (throws usrecon::Error when
+/// they are invalid).
 inline Plan make_plan(const Problem& problem, const Window& window, int pixels = kDefaultPixels,
-                      int lateral_lanes = kDefaultLateralLanes, int pair_splits = kDefaultPairSplits) {
+                      int lateral_lanes = kDefaultLateralLanes, int pair_splits = kDefaultPairSplits,
+                      int pair_step = kDefaultPairStep) {
   if (problem.nz <= 0 || problem.nx <= 0 || problem.channels <= 0 || problem.samples <= 0 ||
       problem.nz > 16384 || problem.nx > 16384 || problem.channels > 1024 ||
       problem.samples > (1 << 24))
@@ -197,6 +249,7 @@ inline Plan make_plan(const Problem& problem, const Window& window, int pixels =
   with_pixels(pixels, [](auto) {});  // throws unless compiled for
   with_lanes(lateral_lanes, [](auto) {});
   with_splits(pair_splits, [](auto) {});
+  with_pair_step(pair_step, [](auto) {});
   constexpr int kStep = Problem::kElementStep;
   Plan plan;
   plan.p = problem;
@@ -204,6 +257,7 @@ inline Plan make_plan(const Problem& problem, const Window& window, int pixels =
   plan.pixels = pixels;
   plan.lateral_lanes = lateral_lanes;
   plan.pair_splits = pair_splits;
+  plan.pair_step = pair_step;
   plan.ni_pad = detail::round_up(window.ni, kBlockDepths);
   plan.groups = (window.nj + kStep * pixels - 1) / (kStep * pixels);
   plan.columns = kStep * plan.groups;
@@ -438,8 +492,9 @@ USRECON_HD inline int first_lateral(int c, int groups) {
 /// channels: nearly all) run without per-pixel checks; and the diagonal r = q (each channel once,
 /// the windows' zeros standing for channels that do not exist) is taken apart instead of tested
 /// in every pair. The sums are the same integers.
-/// The pairs with q in [q_begin, q_end) only (split_range); all of them by default.
-template <int kPixels, class Real, bool kGuard, class Sample, class Acc>
+/// The pairs with q in [q_begin, q_end) only (split_range); all of them by default. kPairStep
+/// pairs a step of the bulk loop (Plan::pair_step).
+template <int kPixels, class Real, bool kGuard, int kPairStep = kDefaultPairStep, class Sample, class Acc>
 USRECON_HD inline void thread_pixels(const Args<Real, Sample>& a, int ir, int jj, Acc (&acc)[kPixels],
                                      int q_begin = 1 - kPixels, int q_end = INT32_MAX) {
   for (int m = 0; m < kPixels; ++m) acc[m] = 0;
@@ -472,23 +527,32 @@ USRECON_HD inline void thread_pixels(const Args<Real, Sample>& a, int ir, int jj
     }
     int r = q + 1, first_r = first_q + a.stride;
     if (q >= 0) {
-      // Channels q + m and r + m exist for every m. Two pairs a step: both table loads first, then
-      // both indices, then all four window loads, so that one pair's latencies (table, then
-      // windows) overlap the other's instead of following them.
-      for (; r + 1 <= last_full; r += 2, first_r += 2 * a.stride) {
-        const Real er0 = load(a.table + (row0 - r * row_step));
-        const Real er1 = load(a.table + (row0 - (r + 1) * row_step));
-        const int order0 = order_of(eq, er0, q, r), order1 = order_of(eq, er1, q, r + 1);
-        Sample vq0[kPixels], vr0[kPixels], vq1[kPixels], vr1[kPixels];
-        load_window(window(first_q, order0), vq0);
-        load_window(window(first_r, order0), vr0);
-        load_window(window(first_q, order1), vq1);
-        load_window(window(first_r + a.stride, order1), vr1);
+      // Channels q + m and r + m exist for every m. kPairStep pairs a step: all their table loads
+      // first, then their indices, then all their window loads, so that one pair's latencies
+      // (table, then windows) overlap the others' instead of following them.
+      for (; r + kPairStep - 1 <= last_full; r += kPairStep, first_r += kPairStep * a.stride) {
+        Real er[kPairStep];
         USRECON_UNROLL
-        for (int m = 0; m < kPixels; ++m)
-          acc[m] += (Acc(vq0[m]) + Acc(vr0[m])) + (Acc(vq1[m]) + Acc(vr1[m]));
+        for (int k = 0; k < kPairStep; ++k) er[k] = load(a.table + (row0 - (r + k) * row_step));
+        int order[kPairStep];
+        USRECON_UNROLL
+        for (int k = 0; k < kPairStep; ++k) order[k] = order_of(eq, er[k], q, r + k);
+        Sample vq[kPairStep][kPixels], vr[kPairStep][kPixels];
+        USRECON_UNROLL
+        for (int k = 0; k < kPairStep; ++k) {
+          load_window(window(first_q, order[k]), vq[k]);
+          load_window(window(first_r + k * a.stride, order[k]), vr[k]);
+        }
+        USRECON_UNROLL
+        for (int m = 0; m < kPixels; ++m) {
+          Acc step = Acc(vq[0][m]) + Acc(vr[0][m]);
+          USRECON_UNROLL
+          for (int k = 1; k < kPairStep; ++k) step += Acc(vq[k][m]) + Acc(vr[k][m]);
+          acc[m] += step;
+        }
       }
-      // An odd pair left (r == last_full) goes to the loop below, whose checks it passes.
+      // The pairs left (fewer than kPairStep, up to r == last_full) go to the loop below, whose
+      // checks they pass.
     }
     // Some pixel lacks channel q + m (q < 0) or r + m (the last r): a pair adds for pixel m only
     // when both channels exist (a zero in one window must not let the other's sample in).
@@ -529,13 +593,16 @@ void run_plan_on_cpu(const Plan& plan, std::span<const Real> table, std::span<co
       int q_begin, q_end;
       split_range<kPixels>(split, plan.pair_splits, plan.p.channels, plan.q_split, q_begin, q_end);
       long long acc64[kPixels];
-      if (int32_sums) {
-        int acc32[kPixels];
-        thread_pixels<kPixels, Real, kGuard>(a, ir, jj, acc32, q_begin, q_end);
-        for (int m = 0; m < kPixels; ++m) acc64[m] = acc32[m];
-      } else {
-        thread_pixels<kPixels, Real, kGuard>(a, ir, jj, acc64, q_begin, q_end);
-      }
+      with_pair_step(plan.pair_step, [&](auto step) {
+        constexpr int kPairStep = decltype(step)::value;
+        if (int32_sums) {
+          int acc32[kPixels];
+          thread_pixels<kPixels, Real, kGuard, kPairStep>(a, ir, jj, acc32, q_begin, q_end);
+          for (int m = 0; m < kPixels; ++m) acc64[m] = acc32[m];
+        } else {
+          thread_pixels<kPixels, Real, kGuard, kPairStep>(a, ir, jj, acc64, q_begin, q_end);
+        }
+      });
       for (int m = 0; m < kPixels; ++m) {
         const int col = jj + Problem::kElementStep * m;
         if (col < plan.w.nj) {
@@ -574,8 +641,8 @@ inline void beamform_gpu_model(std::span<const std::int32_t> rf, const Problem& 
                                const Window& window, Precision precision, std::span<double> out,
                                int threads = 0, bool guard = true, int pixels = kDefaultPixels,
                                int lateral_lanes = kDefaultLateralLanes,
-                               int pair_splits = kDefaultPairSplits) {
-  const Plan plan = make_plan(problem, window, pixels, lateral_lanes, pair_splits);
+                               int pair_splits = kDefaultPairSplits, int pair_step = kDefaultPairStep) {
+  const Plan plan = make_plan(problem, window, pixels, lateral_lanes, pair_splits, pair_step);
   if (out.size() != std::size_t(window.ni) * window.nj)
     throw Error("seed model (CUDA): output has the wrong size");
   // The sample storage and sums the GPU would take for this frame.
@@ -640,14 +707,15 @@ struct GpuTiming {
 /// any other CUDA failure.
 class SeedCudaBeamformer {
  public:
-  /// `pixels_per_thread` (one of gpu::kPixelChoices), `lateral_lanes` (gpu::kLateralLaneChoices)
-  /// and `pair_splits` (gpu::kPairSplitChoices) are the kernel's work split: the image is the
-  /// same for every choice, only the speed differs.
+  /// `pixels_per_thread` (one of gpu::kPixelChoices), `lateral_lanes` (gpu::kLateralLaneChoices),
+  /// `pair_splits` (gpu::kPairSplitChoices) and `pair_step` (gpu::kPairStepChoices) are the
+  /// kernel's work split: the image is the same for every choice, only the speed differs.
   SeedCudaBeamformer(const Problem& problem, const Window& window,
                      Precision precision = Precision::Double, int streams = 2,
                      int pixels_per_thread = gpu::kDefaultPixels,
                      int lateral_lanes = gpu::kDefaultLateralLanes,
-                     int pair_splits = gpu::kDefaultPairSplits);
+                     int pair_splits = gpu::kDefaultPairSplits,
+                     int pair_step = gpu::kDefaultPairStep);
   ~SeedCudaBeamformer();
   SeedCudaBeamformer(SeedCudaBeamformer&&) noexcept;
   SeedCudaBeamformer& operator=(SeedCudaBeamformer&&) noexcept;
