@@ -157,7 +157,7 @@ void DasCudaBeamformer::beamform(const AnalyticData& data, std::complex<float>* 
                                 : (p.linear ? das_planewave_kernel<true, false> : das_planewave_kernel<false, false>);
     // Transmit-blocked plans may split the transmits over launches (Plan::transmits_per_launch),
     // each adding its share to the image; in order, on one stream.
-    const int per_launch = plan.launches() > 1 ? plan.transmits_per_launch : p.transmits;
+    const int per_launch = plan.transmits_a_launch();
     for (int first = 0; first < p.transmits; first += per_launch) {
       kernel<<<grid, g::kBlockDepths>>>(p, c.iq.data(), c.cos_a.data(), c.sin_a.data(), c.x_reference.data(),
                                         c.ex.data(), first, std::min(first + per_launch, p.transmits), c.out.data());

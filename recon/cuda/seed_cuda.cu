@@ -75,10 +75,10 @@ constexpr int kWindowThreads = 256;
 /// function pointer: launches and the occupancy calculator take the same one).
 template <class Real, class Sample, class Acc>
 auto kernel_for(const gpu::Plan& plan) {
-  return gpu::with_pixels(plan.pixels, [&](auto pixels) {
-    return gpu::with_lanes(plan.lateral_lanes, [&](auto lanes) {
-      return gpu::with_splits(plan.pair_splits, [&](auto splits) {
-        return gpu::with_pair_step(plan.pair_step, [](auto step) {
+  return gpu::with_pixels(plan.split.pixels, [&](auto pixels) {
+    return gpu::with_lanes(plan.split.lateral_lanes, [&](auto lanes) {
+      return gpu::with_splits(plan.split.pair_splits, [&](auto splits) {
+        return gpu::with_pair_step(plan.split.pair_step, [](auto step) {
           return &seed_kernel<decltype(pixels)::value, decltype(lanes)::value, decltype(splits)::value,
                               decltype(step)::value, Real, Sample, Acc>;
         });
@@ -89,8 +89,8 @@ auto kernel_for(const gpu::Plan& plan) {
 
 template <class Real, class Sample, class Acc>
 std::string kernel_name(const gpu::Plan& plan) {
-  return "seed_kernel<" + std::to_string(plan.pixels) + ", " + std::to_string(plan.lateral_lanes) + ", " +
-         std::to_string(plan.pair_splits) + ", " + std::to_string(plan.pair_step) + ", " +
+  return "seed_kernel<" + std::to_string(plan.split.pixels) + ", " + std::to_string(plan.split.lateral_lanes) + ", " +
+         std::to_string(plan.split.pair_splits) + ", " + std::to_string(plan.split.pair_step) + ", " +
          (sizeof(Real) == 8 ? "double" : "float") + ", " +
          (sizeof(Sample) == 2 ? "int16" : "int32") + ", " + (sizeof(Acc) == 8 ? "int64" : "int32") +
          ">";
@@ -146,14 +146,14 @@ void launch_for(const gpu::Plan& plan, const Real* table, const std::int32_t* pa
   const unsigned blocks = k::cuda::grid_1d(n, kWindowThreads);
   if (types.int16_samples) {
     make_windows<<<blocks, kWindowThreads, 0, stream>>>(padded, p.channels, plan.stride,
-                                                        plan.pixels, windows16, n);
+                                                        plan.split.pixels, windows16, n);
     USRECON_CUDA_CHECK_LAUNCH("make_windows<int16>");
     const gpu::Args<Real, std::int16_t> args{table,        windows16,   plan.ni_pad, plan.dj_min,
                                              plan.stride,  p.channels,  plan.w.i0,   plan.w.j0};
     launch<Real, std::int16_t, int>(plan, args, out, stream);
     return;
   }
-  make_windows<<<blocks, kWindowThreads, 0, stream>>>(padded, p.channels, plan.stride, plan.pixels,
+  make_windows<<<blocks, kWindowThreads, 0, stream>>>(padded, p.channels, plan.stride, plan.split.pixels,
                                                       windows32, n);
   USRECON_CUDA_CHECK_LAUNCH("make_windows<int32>");
   const gpu::Args<Real, std::int32_t> args{table,       windows32,  plan.ni_pad, plan.dj_min,
@@ -200,14 +200,13 @@ struct SeedCudaBeamformer::Impl {
 };
 
 SeedCudaBeamformer::SeedCudaBeamformer(const Problem& problem, const Window& window,
-                                       Precision precision, int streams, int pixels_per_thread,
-                                       int lateral_lanes, int pair_splits, int pair_step)
+                                       Precision precision, int streams, const gpu::WorkSplit& split)
     : impl_(std::make_unique<Impl>()) {
   // The arguments first, as DasCudaBeamformer does: a wrong problem, split or stream count is an
   // Error with or without a device, never CudaUnavailable (whose callers fall back to the CPU).
   if (streams < 1 || streams > 16) throw Error("seed CUDA backend: streams must be in [1, 16]");
   Impl& c = *impl_;
-  c.plan = gpu::make_plan(problem, window, pixels_per_thread, lateral_lanes, pair_splits, pair_step);
+  c.plan = gpu::make_plan(problem, window, split);
   require_cuda("--backend cuda (the seed model's CUDA backend)");
   c.precision = precision;
   int device = 0;

@@ -17,11 +17,10 @@ namespace {
 }  // namespace
 
 SeedCudaBeamformer::SeedCudaBeamformer(const Problem& problem, const Window& window, Precision,
-                                       int streams, int pixels_per_thread, int lateral_lanes,
-                                       int pair_splits, int pair_step) {
+                                       int streams, const gpu::WorkSplit& split) {
   // Wrong arguments are an Error here too, as in the CUDA build (seed_cuda.cu).
   if (streams < 1 || streams > 16) throw Error("seed CUDA backend: streams must be in [1, 16]");
-  (void)gpu::make_plan(problem, window, pixels_per_thread, lateral_lanes, pair_splits, pair_step);
+  (void)gpu::make_plan(problem, window, split);
   unavailable();
 }
 SeedCudaBeamformer::~SeedCudaBeamformer() = default;

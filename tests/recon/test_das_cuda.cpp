@@ -61,7 +61,7 @@ std::vector<std::complex<float>> run_on_host(const g::Plan& plan, const Analytic
   tr.src_r0 = device_pointer(plan.tables.src_r0);
   tr.src_waist = device_pointer(plan.tables.src_waist);
   tr.column_transmit = device_pointer(plan.tables.column_transmit);
-  const int per_launch = plan.launches() > 1 ? plan.transmits_per_launch : p.transmits;
+  const int per_launch = plan.transmits_a_launch();
   for (int first = 0; first < p.transmits; first += per_launch) {
     for (unsigned by = 0; by < plan.grid_y; ++by)
       for (unsigned bx = 0; bx < plan.grid_x; ++bx)

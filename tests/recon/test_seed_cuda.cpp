@@ -49,16 +49,16 @@ TEST(ReconSeedCuda, WrongArgumentsAreErrorsNotAMissingDevice) {
     }
     return "nothing thrown";
   };
-  const std::string split = kind([&] { seed::SeedCudaBeamformer(p, seed::full_window(p), seed::Precision::Double, 1, 5); });
+  const std::string split = kind([&] { seed::SeedCudaBeamformer(p, seed::full_window(p), seed::Precision::Double, 1, {5}); });
   EXPECT_EQ(split.rfind("Error: ", 0), 0u) << split;
   EXPECT_NE(split.find("pixels per thread"), std::string::npos) << split;
-  const std::string lanes = kind([&] { seed::SeedCudaBeamformer(p, seed::full_window(p), seed::Precision::Double, 1, 8, 3); });
+  const std::string lanes = kind([&] { seed::SeedCudaBeamformer(p, seed::full_window(p), seed::Precision::Double, 1, {8, 3}); });
   EXPECT_EQ(lanes.rfind("Error: ", 0), 0u) << lanes;
   EXPECT_NE(lanes.find("lateral lanes"), std::string::npos) << lanes;
-  const std::string splits = kind([&] { seed::SeedCudaBeamformer(p, seed::full_window(p), seed::Precision::Double, 1, 8, 1, 3); });
+  const std::string splits = kind([&] { seed::SeedCudaBeamformer(p, seed::full_window(p), seed::Precision::Double, 1, {8, 1, 3}); });
   EXPECT_EQ(splits.rfind("Error: ", 0), 0u) << splits;
   EXPECT_NE(splits.find("pair splits"), std::string::npos) << splits;
-  const std::string step = kind([&] { seed::SeedCudaBeamformer(p, seed::full_window(p), seed::Precision::Double, 1, 8, 1, 1, 3); });
+  const std::string step = kind([&] { seed::SeedCudaBeamformer(p, seed::full_window(p), seed::Precision::Double, 1, {8, 1, 1, 3}); });
   EXPECT_EQ(step.rfind("Error: ", 0), 0u) << step;
   EXPECT_NE(step.find("pairs a step"), std::string::npos) << step;
   const std::string streams = kind([&] { seed::SeedCudaBeamformer(p, seed::full_window(p), seed::Precision::Double, 0); });
@@ -89,8 +89,7 @@ TEST(ReconSeedCuda, BitExactWithTheCpuOnRandomDataAndOddSizes) {
       seed::beamform_cpu(rf, c.p, c.w, cpu);
       for (const seed::Precision precision : {seed::Precision::Double, seed::Precision::Single}) {
         for (const seed::gpu::WorkSplit& split : seed::gpu::work_splits()) {
-          seed::SeedCudaBeamformer beamformer(c.p, c.w, precision, 1, split.pixels, split.lateral_lanes,
-                                              split.pair_splits, split.pair_step);
+          seed::SeedCudaBeamformer beamformer(c.p, c.w, precision, 1, split);
           std::fill(gpu_image.begin(), gpu_image.end(), -1.0);  // every pixel must be written
           beamformer.beamform(rf, gpu_image);
           const seed::ImageDiff vs_cpu = seed::compare_images(gpu_image, cpu);

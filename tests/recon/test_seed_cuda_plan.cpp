@@ -49,12 +49,12 @@ std::vector<Case> odd_cases() {
 TEST(ReconSeedGpuPlan, CoversTheWindowAndEveryReachableOrder) {
   for (const Case& c : odd_cases()) {
     for (const int pixels : gpu::kPixelChoices) {
-      const gpu::Plan plan = gpu::make_plan(c.problem, c.window, pixels);
-      EXPECT_EQ(plan.pixels, pixels);
-      EXPECT_EQ(plan.lateral_lanes, gpu::kDefaultLateralLanes);
-      EXPECT_GE(plan.grid_x * gpu::kBlockDepths / plan.lateral_lanes, c.window.ni);
+      const gpu::Plan plan = gpu::make_plan(c.problem, c.window, {pixels});
+      EXPECT_EQ(plan.split.pixels, pixels);
+      EXPECT_EQ(plan.split.lateral_lanes, gpu::kDefaultLateralLanes);
+      EXPECT_GE(plan.grid_x * gpu::kBlockDepths / plan.split.lateral_lanes, c.window.ni);
       EXPECT_EQ(plan.ni_pad % gpu::kBlockDepths, 0);
-      EXPECT_GE(plan.grid_y * gpu::kBlockColumns * plan.lateral_lanes, plan.columns);
+      EXPECT_GE(plan.grid_y * gpu::kBlockColumns * plan.split.lateral_lanes, plan.columns);
       EXPECT_GE(plan.groups * 6 * pixels, c.window.nj);
       EXPECT_LT((plan.groups - 1) * 6 * pixels, c.window.nj);  // no group wholly outside
       EXPECT_EQ(plan.stride % 32, 0);
@@ -68,13 +68,13 @@ TEST(ReconSeedGpuPlan, CoversTheWindowAndEveryReachableOrder) {
   }
   EXPECT_THROW(gpu::make_plan({10, 10, 4, 50}, {5, 10, 0, 10}), usrecon::Error);
   for (const int pixels : {0, 1, 5, 6, 7, 12, 32})  // only the compiled counts
-    EXPECT_THROW(gpu::make_plan({10, 10, 4, 50}, {0, 10, 0, 10}, pixels), usrecon::Error) << pixels;
+    EXPECT_THROW(gpu::make_plan({10, 10, 4, 50}, {0, 10, 0, 10}, {pixels}), usrecon::Error) << pixels;
   for (const int lanes : {0, 3, 4, 6, 32})
-    EXPECT_THROW(gpu::make_plan({10, 10, 4, 50}, {0, 10, 0, 10}, 8, lanes), usrecon::Error) << lanes;
+    EXPECT_THROW(gpu::make_plan({10, 10, 4, 50}, {0, 10, 0, 10}, {8, lanes}), usrecon::Error) << lanes;
   for (const int splits : {0, 3, 4})
-    EXPECT_THROW(gpu::make_plan({10, 10, 4, 50}, {0, 10, 0, 10}, 8, 1, splits), usrecon::Error) << splits;
+    EXPECT_THROW(gpu::make_plan({10, 10, 4, 50}, {0, 10, 0, 10}, {8, 1, splits}), usrecon::Error) << splits;
   for (const int step : {0, 1, 3, 8})
-    EXPECT_THROW(gpu::make_plan({10, 10, 4, 50}, {0, 10, 0, 10}, 8, 1, 1, step), usrecon::Error) << step;
+    EXPECT_THROW(gpu::make_plan({10, 10, 4, 50}, {0, 10, 0, 10}, {8, 1, 1, step}), usrecon::Error) << step;
   // work_splits: every compiled combination once, the default among them.
   const std::vector<gpu::WorkSplit> all = gpu::work_splits();
   EXPECT_EQ(all.size(), std::size(gpu::kPixelChoices) * std::size(gpu::kLateralLaneChoices) *
@@ -82,8 +82,7 @@ TEST(ReconSeedGpuPlan, CoversTheWindowAndEveryReachableOrder) {
   std::size_t defaults = 0;
   for (const gpu::WorkSplit& split : all) {
     defaults += split.is_default();
-    EXPECT_NO_THROW((void)gpu::make_plan({10, 10, 4, 50}, {0, 10, 0, 10}, split.pixels, split.lateral_lanes,
-                                         split.pair_splits, split.pair_step))
+    EXPECT_NO_THROW((void)gpu::make_plan({10, 10, 4, 50}, {0, 10, 0, 10}, split))
         << split.name();
   }
   EXPECT_EQ(defaults, 1u);
@@ -91,9 +90,9 @@ TEST(ReconSeedGpuPlan, CoversTheWindowAndEveryReachableOrder) {
   EXPECT_EQ((gpu::WorkSplit{16, 2, 2, 4}.key()), "px16_l2_s2_p4");
   // The program's 32-bit indices: (channels + 7) windows of 2^21 samples each at 8 pixels a
   // thread; 1016 channels make 1023 * 2^21 < 2^31 windows, 1017 make 2^31, one too many.
-  EXPECT_NO_THROW(gpu::make_plan({10, 10, 1016, 1 << 21}, {0, 10, 0, 10}, 8));
+  EXPECT_NO_THROW(gpu::make_plan({10, 10, 1016, 1 << 21}, {0, 10, 0, 10}, {8}));
   try {
-    (void)gpu::make_plan({10, 10, 1017, 1 << 21}, {0, 10, 0, 10}, 8);
+    (void)gpu::make_plan({10, 10, 1017, 1 << 21}, {0, 10, 0, 10}, {8});
     ADD_FAILURE() << "a plan past the 32-bit index";
   } catch (const usrecon::Error& e) {
     EXPECT_NE(std::string(e.what()).find("32-bit index"), std::string::npos) << e.what();
@@ -110,9 +109,9 @@ TEST(ReconSeedGpuPlan, LaunchGridRunsEveryThreadOnce) {
     for (const int pixels : gpu::kPixelChoices) {
       for (const int lanes : gpu::kLateralLaneChoices) {
         for (const int splits : gpu::kPairSplitChoices) {
-          const gpu::Plan plan = gpu::make_plan(c.problem, c.window, pixels, lanes, splits);
-          EXPECT_EQ(plan.lateral_lanes, lanes);
-          EXPECT_EQ(plan.pair_splits, splits);
+          const gpu::Plan plan = gpu::make_plan(c.problem, c.window, {pixels, lanes, splits});
+          EXPECT_EQ(plan.split.lateral_lanes, lanes);
+          EXPECT_EQ(plan.split.pair_splits, splits);
           std::vector<int> runs(std::size_t(plan.ni_pad) * plan.columns * splits, 0);
           std::size_t idle = 0;
           for (int by = 0; by < plan.grid_y; ++by)
@@ -232,8 +231,7 @@ TEST(ReconSeedGpuPlan, ThreadProgramIsBitExactWithTheReference) {
       for (const seed::Precision precision : {seed::Precision::Double, seed::Precision::Single}) {
         for (const gpu::WorkSplit& split : gpu::work_splits()) {
           std::fill(model.begin(), model.end(), -1.0);  // every pixel must be written
-          gpu::beamform_gpu_model(rf, c.problem, c.window, precision, model, 0, true, split.pixels,
-                                  split.lateral_lanes, split.pair_splits, split.pair_step);
+          gpu::beamform_gpu_model(rf, c.problem, c.window, precision, model, 0, true, split);
           const seed::ImageDiff d = seed::compare_images(model, reference);
           EXPECT_EQ(d.differing, 0u) << seed::to_string(precision) << " amplitude " << amplitude << " problem "
                                      << c.problem.nz << "x" << c.problem.nx << " split " << split.name();
@@ -265,7 +263,7 @@ TEST(ReconSeedGpuPlan, FrameTypesNarrowOnlyWhatFits) {
   for (const auto& [pixels, channels] : {std::pair(4, 3), std::pair(8, 3), std::pair(16, 3), std::pair(4, 21),
                                          std::pair(8, 21), std::pair(16, 21)}) {
     const int samples = 40;
-    const gpu::Plan plan = gpu::make_plan({20, 30, channels, samples}, {0, 20, 0, 30}, pixels);
+    const gpu::Plan plan = gpu::make_plan({20, 30, channels, samples}, {0, 20, 0, 30}, {pixels});
     std::vector<std::int32_t> rf(std::size_t(channels) * samples);
     for (std::size_t s = 0; s < rf.size(); ++s) {
       const int v = int(s) * 271 % 32768;
@@ -294,7 +292,7 @@ TEST(ReconSeedGpuPlan, FrameTypesNarrowOnlyWhatFits) {
 }
 
 TEST(ReconSeedGpuPlan, ProgramOnTheCpuRefusesTablesAndWindowsOfTheWrongSize) {
-  const gpu::Plan plan = gpu::make_plan({20, 30, 5, 40}, {0, 20, 0, 30}, 4);
+  const gpu::Plan plan = gpu::make_plan({20, 30, 5, 40}, {0, 20, 0, 30}, {4});
   const std::vector<float> table = gpu::make_table<float>(plan);
   const std::vector<std::int32_t> windows(plan.windows_size());
   std::vector<double> out(std::size_t(20) * 30);
@@ -306,6 +304,10 @@ TEST(ReconSeedGpuPlan, ProgramOnTheCpuRefusesTablesAndWindowsOfTheWrongSize) {
   EXPECT_THROW((gpu::run_plan_on_cpu<float>(plan, std::span<const float>(table),
                                             std::span<const std::int32_t>(windows).first(windows.size() - 1),
                                             true, out)),
+               usrecon::Error);
+  std::vector<double> short_out(out.size() - 1);
+  EXPECT_THROW((gpu::run_plan_on_cpu<float>(plan, std::span<const float>(table),
+                                            std::span<const std::int32_t>(windows), true, short_out)),
                usrecon::Error);
 }
 

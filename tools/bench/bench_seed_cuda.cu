@@ -74,8 +74,7 @@ bool verify_random(int& failures) {
       seed::beamform_cpu(rf, c.p, c.w, cpu);
       for (const seed::Precision precision : {seed::Precision::Double, seed::Precision::Single}) {
         for (const seed::gpu::WorkSplit& split : seed::gpu::work_splits()) {
-          seed::SeedCudaBeamformer beamformer(c.p, c.w, precision, 1, split.pixels, split.lateral_lanes,
-                                              split.pair_splits, split.pair_step);
+          seed::SeedCudaBeamformer beamformer(c.p, c.w, precision, 1, split);
           std::fill(image.begin(), image.end(), -1.0);
           beamformer.beamform(rf, image);
           const seed::ImageDiff d = seed::compare_images(image, cpu);
@@ -205,8 +204,7 @@ int main(int argc, char** argv) {
         const std::string key = name + "_" + ws.key();
         const std::string what = name + ", " + ws.name();
         try {
-          seed::SeedCudaBeamformer split(p, w, precision, 1, ws.pixels, ws.lateral_lanes, ws.pair_splits,
-                                         ws.pair_step);
+          seed::SeedCudaBeamformer split(p, w, precision, 1, ws);
           std::fill(image.begin(), image.end(), -1.0);
           split.beamform(rf, image);  // warm-up, and the image checked
           const std::size_t differing = seed::compare_images(image, default_image).differing;

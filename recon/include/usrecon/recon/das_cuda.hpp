@@ -84,10 +84,11 @@ struct Plan {
   /// what the launches before it left in the image (transmit_blocked_launch_size).
   int transmits_per_launch = 0;
   /// The pixel kernel's launches: several only for a transmit-blocked plan split by transmits.
-  int launches() const {
-    return kernel == DasCudaKernel::TransmitBlocked && transmits_per_launch > 0
-               ? (params.transmits + transmits_per_launch - 1) / transmits_per_launch
-               : 1;
+  int launches() const { return (params.transmits + transmits_a_launch() - 1) / transmits_a_launch(); }
+  /// Transmits each launch takes (the last: what is left): all of them unless split.
+  int transmits_a_launch() const {
+    return kernel == DasCudaKernel::TransmitBlocked && transmits_per_launch > 0 ? transmits_per_launch
+                                                                                  : params.transmits;
   }
   unsigned grid_x = 0, grid_y = 0;   ///< pixel kernels' grid: depth blocks x columns
   unsigned interleave_blocks = 0;    ///< interleave kernel's grid (element-outer, transmit-blocked)

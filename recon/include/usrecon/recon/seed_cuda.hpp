@@ -1,16 +1,16 @@
 // The seed model on a CUDA GPU: the plan and per-thread program the kernel runs (host-device, so
 // CPU tests run them too), and the beamformer that owns device tables, streams and buffers.
 //
-// Work split. One thread computes P pixels of one depth i (P = Plan::pixels, kDefaultPixels
+// Work split. One thread computes P pixels of one depth i (P = WorkSplit::pixels, kDefaultPixels
 // unless asked otherwise): laterals j, j + 6, ..., j + 6 (P - 1). For pixel m, channel k and element n the distances are those of the
 // offsets j - 6 (k - m) and j - 6 (n - m); with q = k - m and r = n - m every pixel of the thread
 // reads the same table rows E(q) = dist(i, j - 6 q), so one index computation
 // order(q, r) = round(E(q) + E(r)) serves all P pixels, each adding rf[q + m][order] +
 // rf[r + m][order] (the (k, n) symmetry: q <= r, the diagonal once). A warp is 32 consecutive
-// depths of one lateral (or 16 depths of two neighbouring laterals: Plan::lateral_lanes), so table
+// depths of one lateral (or 16 depths of two neighbouring laterals: WorkSplit::lateral_lanes), so table
 // reads and output writes are coalesced and the 32 gathers of one channel lie within ~64 (~32)
 // consecutive samples. A column slot's pairs may be split over two warps of the block by q
-// (Plan::pair_splits), which add their sums through shared memory: more warps, the same index
+// (WorkSplit::pair_splits), which add their sums through shared memory: more warps, the same index
 // work per pixel. More pixels per thread mean fewer index computations
 // per pixel and fewer threads (so fewer waves of blocks) but more registers; which P is fastest
 // is measured (bench_seed_cuda times every P of kPixelChoices), not assumed.
@@ -92,7 +92,7 @@ constexpr int kDefaultPixels = 8;
 constexpr int kPixelChoices[] = {4, 8, 16};
 constexpr int kBlockDepths = 32;  ///< lanes of a warp (32 depths of one column-thread at 1 lateral lane)
 constexpr int kBlockColumns = 4;  ///< warps per block
-/// Lateral lanes L of a warp (Plan::lateral_lanes): a warp is 32 / L consecutive depths of L
+/// Lateral lanes L of a warp (WorkSplit::lateral_lanes): a warp is 32 / L consecutive depths of L
 /// column-threads whose first laterals are neighbours (jj, jj + 1), the lateral fastest across
 /// lanes. At L = 1 a warp's 32 depths read windows about 2 samples apart (two-way path: ~1.95
 /// samples a grid step), so every other window of the lines they touch goes unused; at L = 2 the
@@ -104,7 +104,7 @@ constexpr int kBlockColumns = 4;  ///< warps per block
 constexpr int kLateralLaneChoices[] = {1, 2};
 /// 1: the layout measured on an H200 (2026-12-04); L = 2 is not yet timed on a GPU.
 constexpr int kDefaultLateralLanes = 1;
-/// Pair splits S (Plan::pair_splits): S warps of a block share one column slot, each taking the
+/// Pair splits S (WorkSplit::pair_splits): S warps of a block share one column slot, each taking the
 /// pairs of its own range of q (split_range, about equal work), and the block adds their sums
 /// through shared memory. At S = 1 the seed's frame is 912 blocks of 4 warps, 0.86 waves on an
 /// H200 (27 warps a multiprocessor where 40 would fit at 48 registers): S = 2 doubles the warps
@@ -113,7 +113,7 @@ constexpr int kDefaultLateralLanes = 1;
 constexpr int kPairSplitChoices[] = {1, 2};
 /// 1: measured on an H200 (2026-12-04); S = 2 is not yet timed on a GPU.
 constexpr int kDefaultPairSplits = 1;
-/// Pairs a step of the per-thread program's bulk loop (Plan::pair_step): all the step's table
+/// Pairs a step of the per-thread program's bulk loop (WorkSplit::pair_step): all the step's table
 /// loads, then its indices, then its window loads, so that the pairs' latencies overlap. Two
 /// measured 9-17% faster than one on an H200 (2026-12-04). Four take more registers (64 for the
 /// seed's frame at P = 8 single, 48 at two); at one pair split the seed's 912 blocks need only 7
@@ -167,8 +167,8 @@ decltype(auto) with_pair_step(int pairs, F&& f) {
   return detail::dispatch<2, 4>(pairs, "pairs a step", {2, 4}, std::forward<F>(f));
 }
 
-/// One way of splitting the work among threads (make_plan's and SeedCudaBeamformer's last four
-/// arguments): the image is the same for each, only the speed differs.
+/// One way of splitting the work among threads (make_plan's and SeedCudaBeamformer's): the image
+/// is the same for each, only the speed differs.
 struct WorkSplit {
   int pixels = kDefaultPixels;
   int lateral_lanes = kDefaultLateralLanes;
@@ -211,11 +211,8 @@ inline std::vector<WorkSplit> work_splits() {
 struct Plan {
   Problem p;
   Window w;
-  int pixels = kDefaultPixels;  ///< P, pixels per thread: one of kPixelChoices
-  int lateral_lanes = kDefaultLateralLanes;  ///< L, column-threads a warp: kLateralLaneChoices
-  int pair_splits = kDefaultPairSplits;      ///< S, warps a column slot: kPairSplitChoices
+  WorkSplit split;  ///< pixels per thread P, lateral lanes L, pair splits S, pairs a step
   int q_split = 0;  ///< S = 2: the first q of the second split (split_range); S = 1: channels
-  int pair_step = kDefaultPairStep;  ///< pairs a step of the bulk loop: kPairStepChoices
   int ni_pad = 0;   ///< depths per table row: window depth rounded up to kBlockDepths
   int groups = 0;   ///< column groups per residue: ceil(nj / (6 P))
   int columns = 0;  ///< 6 * groups column-threads
@@ -228,17 +225,14 @@ struct Plan {
   /// ints of the zero-padded channels on the device (rf[k * stride + s]).
   std::size_t rf_size() const { return std::size_t(p.channels) * stride; }
   /// Windows of P samples: (channels + P - 1) * stride (see the header's comment).
-  std::size_t window_count() const { return std::size_t(p.channels + pixels - 1) * stride; }
+  std::size_t window_count() const { return std::size_t(p.channels + split.pixels - 1) * stride; }
   /// Samples of the windowed layout: window_count() * P.
-  std::size_t windows_size() const { return window_count() * std::size_t(pixels); }
+  std::size_t windows_size() const { return window_count() * std::size_t(split.pixels); }
 };
 
-/// The plan for a problem and window with `pixels` per thread, `lateral_lanes` a warp,
-/// `pair_splits` warps a column slot and `pair_step` pairs a step (throws usrecon::Error when
-/// they are invalid).
-inline Plan make_plan(const Problem& problem, const Window& window, int pixels = kDefaultPixels,
-                      int lateral_lanes = kDefaultLateralLanes, int pair_splits = kDefaultPairSplits,
-                      int pair_step = kDefaultPairStep) {
+/// The plan for a problem and window with a work split (throws usrecon::Error when they are
+/// invalid, or the split is not one the kernel is compiled for).
+inline Plan make_plan(const Problem& problem, const Window& window, const WorkSplit& split = {}) {
   if (problem.nz <= 0 || problem.nx <= 0 || problem.channels <= 0 || problem.samples <= 0 ||
       problem.nz > 16384 || problem.nx > 16384 || problem.channels > 1024 ||
       problem.samples > (1 << 24))
@@ -246,18 +240,16 @@ inline Plan make_plan(const Problem& problem, const Window& window, int pixels =
   if (window.ni <= 0 || window.nj <= 0 || window.i0 < 0 || window.j0 < 0 ||
       window.i0 + window.ni > problem.nz || window.j0 + window.nj > problem.nx)
     throw Error("seed model (CUDA): the window is empty or outside the grid");
+  const int pixels = split.pixels, lateral_lanes = split.lateral_lanes, pair_splits = split.pair_splits;
   with_pixels(pixels, [](auto) {});  // throws unless compiled for
   with_lanes(lateral_lanes, [](auto) {});
   with_splits(pair_splits, [](auto) {});
-  with_pair_step(pair_step, [](auto) {});
+  with_pair_step(split.pair_step, [](auto) {});
   constexpr int kStep = Problem::kElementStep;
   Plan plan;
   plan.p = problem;
   plan.w = window;
-  plan.pixels = pixels;
-  plan.lateral_lanes = lateral_lanes;
-  plan.pair_splits = pair_splits;
-  plan.pair_step = pair_step;
+  plan.split = split;
   plan.ni_pad = detail::round_up(window.ni, kBlockDepths);
   plan.groups = (window.nj + kStep * pixels - 1) / (kStep * pixels);
   plan.columns = kStep * plan.groups;
@@ -384,7 +376,7 @@ std::vector<Sample> make_windows(const Plan& plan, std::span<const std::int32_t>
   std::vector<Sample> windows(plan.windows_size());
   for (std::size_t e = 0; e < windows.size(); ++e)
     windows[e] = static_cast<Sample>(
-        window_element(padded.data(), plan.p.channels, plan.stride, plan.pixels, std::int64_t(e)));
+        window_element(padded.data(), plan.p.channels, plan.stride, plan.split.pixels, std::int64_t(e)));
   return windows;
 }
 
@@ -493,7 +485,7 @@ USRECON_HD inline int first_lateral(int c, int groups) {
 /// the windows' zeros standing for channels that do not exist) is taken apart instead of tested
 /// in every pair. The sums are the same integers.
 /// The pairs with q in [q_begin, q_end) only (split_range); all of them by default. kPairStep
-/// pairs a step of the bulk loop (Plan::pair_step).
+/// pairs a step of the bulk loop (WorkSplit::pair_step).
 template <int kPixels, class Real, bool kGuard, int kPairStep = kDefaultPairStep, class Sample, class Acc>
 USRECON_HD inline void thread_pixels(const Args<Real, Sample>& a, int ir, int jj, Acc (&acc)[kPixels],
                                      int q_begin = 1 - kPixels, int q_end = INT32_MAX) {
@@ -585,15 +577,15 @@ void run_plan_on_cpu(const Plan& plan, std::span<const Real> table, std::span<co
   // row: the block rows below never share one).
   std::vector<long long> sums(out.size(), 0);
   std::vector<unsigned char> written(out.size(), 0);  // pixels no thread writes keep out's values
-  with_pixels(plan.pixels, [&](auto pixels) {
+  with_pixels(plan.split.pixels, [&](auto pixels) {
     constexpr int kPixels = decltype(pixels)::value;
     // Thread (ir, c) of split `split`: its pairs' sums, added to its pixels'.
     const auto run_thread = [&](int ir, int c, int split) {
       const int jj = first_lateral<kPixels>(c, plan.groups);
       int q_begin, q_end;
-      split_range<kPixels>(split, plan.pair_splits, plan.p.channels, plan.q_split, q_begin, q_end);
+      split_range<kPixels>(split, plan.split.pair_splits, plan.p.channels, plan.q_split, q_begin, q_end);
       long long acc64[kPixels];
-      with_pair_step(plan.pair_step, [&](auto step) {
+      with_pair_step(plan.split.pair_step, [&](auto step) {
         constexpr int kPairStep = decltype(step)::value;
         if (int32_sums) {
           int acc32[kPixels];
@@ -611,8 +603,8 @@ void run_plan_on_cpu(const Plan& plan, std::span<const Real> table, std::span<co
         }
       }
     };
-    with_lanes(plan.lateral_lanes, [&](auto lanes) {
-      with_splits(plan.pair_splits, [&](auto splits) {
+    with_lanes(plan.split.lateral_lanes, [&](auto lanes) {
+      with_splits(plan.split.pair_splits, [&](auto splits) {
         constexpr int kLanes = decltype(lanes)::value, kSplits = decltype(splits)::value;
         kernels::parallel_for(std::size_t(plan.grid_y), 1, threads, [&](std::size_t b, std::size_t e) {
           for (int by = int(b); by < int(e); ++by)
@@ -639,10 +631,8 @@ void run_plan_on_cpu(const Plan& plan, std::span<const Real> table, std::span<co
 /// error).
 inline void beamform_gpu_model(std::span<const std::int32_t> rf, const Problem& problem,
                                const Window& window, Precision precision, std::span<double> out,
-                               int threads = 0, bool guard = true, int pixels = kDefaultPixels,
-                               int lateral_lanes = kDefaultLateralLanes,
-                               int pair_splits = kDefaultPairSplits, int pair_step = kDefaultPairStep) {
-  const Plan plan = make_plan(problem, window, pixels, lateral_lanes, pair_splits, pair_step);
+                               int threads = 0, bool guard = true, const WorkSplit& split = {}) {
+  const Plan plan = make_plan(problem, window, split);
   if (out.size() != std::size_t(window.ni) * window.nj)
     throw Error("seed model (CUDA): output has the wrong size");
   // The sample storage and sums the GPU would take for this frame.
@@ -707,15 +697,11 @@ struct GpuTiming {
 /// any other CUDA failure.
 class SeedCudaBeamformer {
  public:
-  /// `pixels_per_thread` (one of gpu::kPixelChoices), `lateral_lanes` (gpu::kLateralLaneChoices),
-  /// `pair_splits` (gpu::kPairSplitChoices) and `pair_step` (gpu::kPairStepChoices) are the
-  /// kernel's work split: the image is the same for every choice, only the speed differs.
+  /// `split`: the kernel's work split (one of gpu::work_splits(); the image is the same for
+  /// every one, only the speed differs).
   SeedCudaBeamformer(const Problem& problem, const Window& window,
                      Precision precision = Precision::Double, int streams = 2,
-                     int pixels_per_thread = gpu::kDefaultPixels,
-                     int lateral_lanes = gpu::kDefaultLateralLanes,
-                     int pair_splits = gpu::kDefaultPairSplits,
-                     int pair_step = gpu::kDefaultPairStep);
+                     const gpu::WorkSplit& split = {});
   ~SeedCudaBeamformer();
   SeedCudaBeamformer(SeedCudaBeamformer&&) noexcept;
   SeedCudaBeamformer& operator=(SeedCudaBeamformer&&) noexcept;
