@@ -2,7 +2,8 @@
 # The one script to run on a lent GPU (an H200), from the repository root:
 #   tools/gpu-check.sh
 # Builds for sm_90, runs the GPU tests, the GPU benchmarks (bench_seed_cuda; das_cuda_check: the
-# CUDA DAS kernels checked against the CPU, then timed, and again as the plane-wave data outgrow
+# CUDA DAS kernels checked against the CPU, then timed, again at every lateral-lane count
+# (das-check-lanes: warps of fewer depths and more image columns), as the plane-wave data outgrow
 # the L2 cache (das-check-l2, with the kernel --cuda-kernel auto takes) and with the transmit-blocked
 # kernel split over launches (das-check-split); kernels_cuda_check: the kernel library's
 # copy/map/sum bandwidth and tiled SGEMM vs cuBLAS, each validated, then timed) and the seed's Numba
@@ -360,6 +361,17 @@ DAS_OUT=$WORK/das-check.log
 if [[ -n $DAS_CHECK ]]; then
   run_step das-check 120 "$DAS_CHECK" --reps 10 || true
 fi
+# Warps of 32 / L depths x L image columns (DasCudaTuning::lateral_lanes) against the measured 32
+# depths of one column, every kernel: a depth step moves a sample position ~1.3 samples, a lateral
+# step ~0.1, so wider warps touch fewer cache lines (counted, not timed: 3.4 -> 1.3 lines a warp's
+# load at L = 8; a block's sectors from L2 0.33 -> 0.05 a point). Each L must give the L = 1 image
+# bit for bit. The rows say which L the defaults should take. An experiment: its failure does not
+# fail the check.
+DAS_LANES_OUT=$WORK/das-check-lanes.log
+: >"$DAS_LANES_OUT"
+if [[ -n $DAS_CHECK ]]; then
+  run_step das-check-lanes 100 "$DAS_CHECK" --reps 5 --cases rfdata1,picmus,dw7 --lateral-lanes 1,2,4,8,16,32 || true
+fi
 # The plane-wave kernels as the channel data outgrow the L2 cache (50 MiB on an H200): 8, 16 and
 # 32 plane waves of PICMUS's size, 28, 56 and 111 MB of (I, Q) pairs (padded channels). On the first GPU run
 # transmit-blocked was the fastest with 7 transmits (20 MB) and 0.76 times as fast as
@@ -601,6 +613,21 @@ RATIO_D=$(ratio "$NUMBA_MS" "$KD")
   done
   v=$(sed -n "s/^RESULT das_picmus_transmit-blocked_transmits_per_launch=//p" "$DAS_OUT" 2>/dev/null | tail -n 1)
   printf '| %-44s | %12s | %10s | %4s |\n' "DAS picmus TB transmits/launch (its default)" "${v:-n/a}" "" ""
+  for das_case in rfdata1 picmus dw7; do  # lateral lanes (das-check-lanes): points/s and x L1
+    for das_kernel in pixel-per-thread element-outer transmit-blocked; do
+      [[ $das_case == dw7 && $das_kernel != pixel-per-thread ]] && continue
+      lanes_get() { sed -n "s/^RESULT das_${das_case}_${das_kernel}_l$1_points_per_s=//p" "$DAS_LANES_OUT" 2>/dev/null | tail -n 1; }
+      one=$(lanes_get 1)
+      row=""
+      for lanes in 1 2 4 8 16 32; do
+        v=$(lanes_get $lanes)
+        r="n/a"
+        [[ -n $one && -n $v ]] && r=$(quotient "$v" "$one")
+        row+="L$lanes $(fmt "$v") ($r); "
+      done
+      printf '| %-44s | %s\n' "  $das_case $das_kernel by lateral lanes (x L1)" "${row%; }"
+    done
+  done
   for das_case in picmus pw32; do  # transmit-blocked split over launches (das-check-split)
     eo=$(sed -n "s/^RESULT das_${das_case}_element-outer_points_per_s=//p" "$DAS_OUT" "$DAS_L2_OUT" 2>/dev/null | tail -n 1)
     for tpl in 0 8 16 24; do
@@ -647,7 +674,8 @@ failed=0
 for name in "${ORDER[@]}"; do
   # Without the C++ packages the CMake attempt fails by design: the nvcc-only build replaces it.
   [[ $MODE == minimal && ($name == configure || $name == build) ]] && continue
-  [[ $name == das-check-l2 || $name == das-check-split || $name == kernels-check-gemm1 ]] && continue  # experiments: their rows say what they found
+  [[ $name == das-check-l2 || $name == das-check-split || $name == das-check-lanes || $name == kernels-check-gemm1 ]] &&
+    continue  # experiments: their rows say what they found
   # The sanitizer steps run in whatever time is left: skipping them is not a failure.
   [[ $name == memcheck* || $name == racecheck* ]] && [[ ${STATUS[$name]} == skipped* || ${STATUS[$name]} == timed* ]] &&
     continue

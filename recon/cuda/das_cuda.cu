@@ -24,7 +24,39 @@ namespace {
 namespace k = usrecon::kernels;
 namespace g = das::gpu;
 
-__global__ void __launch_bounds__(g::kBlockDepths)
+// The special registers read anew (volatile: not reused from the kernel's start), for
+// output_index.
+__device__ __forceinline__ unsigned read_ctaid_x() {
+  unsigned v;
+  asm volatile("mov.u32 %0, %%ctaid.x;" : "=r"(v));
+  return v;
+}
+__device__ __forceinline__ unsigned read_ctaid_y() {
+  unsigned v;
+  asm volatile("mov.u32 %0, %%ctaid.y;" : "=r"(v));
+  return v;
+}
+__device__ __forceinline__ unsigned read_tid_x() {
+  unsigned v;
+  asm volatile("mov.u32 %0, %%tid.x;" : "=r"(v));
+  return v;
+}
+
+/// out's index of this thread's pixel (out[ix * nz + iz]), found again with thread_pixel after
+/// the pixel's program instead of kept from the kernel's start. Why (ptxas, sm_90, CUDA 13.0):
+/// kept, ix and iz held registers through the programs' loops: das_kernel took 37 registers
+/// instead of 32 once the lateral lanes' shift was a runtime value, and the linear
+/// transmit-blocked kernel 48 with 8 bytes of spills instead of 40 once it read the image the
+/// launches before it left (4f318bb, never run on a GPU). Found again, every kernel has the
+/// registers it had when the H200 measured it, with no spills.
+__device__ __forceinline__ std::size_t output_index(const g::Params& p) {
+  int ix, iz;
+  float x, z;
+  (void)g::thread_pixel(p, read_ctaid_x(), read_ctaid_y(), read_tid_x(), ix, iz, x, z);
+  return std::size_t(ix) * p.nz + iz;
+}
+
+__global__ void __launch_bounds__(g::kBlockThreads)
     das_kernel(g::Params p, const float* __restrict__ I, const float* __restrict__ Q, g::TransmitArrays tr,
                const float* __restrict__ ex, float2* __restrict__ out) {
   int ix, iz;
@@ -32,7 +64,7 @@ __global__ void __launch_bounds__(g::kBlockDepths)
   if (!g::thread_pixel(p, blockIdx.x, blockIdx.y, threadIdx.x, ix, iz, x, z)) return;
   float2 v;
   g::pixel_every_transmit(p, I, Q, tr, ex, ix, x, z, v.x, v.y);
-  out[std::size_t(ix) * p.nz + iz] = v;
+  out[output_index(p)] = v;
 }
 
 /// iq[k] = (I[k], Q[k]) over the padded [t][e][stride] storage.
@@ -45,22 +77,21 @@ __global__ void interleave_kernel(const float* __restrict__ I, const float* __re
 /// The plane-wave kernels: pixel_element_outer, or pixel_transmit_blocked when kBlocked over
 /// transmits [first, end), added to the image the launches before left when first > 0.
 template <bool kLinear, bool kBlocked>
-__global__ void __launch_bounds__(g::kBlockDepths)
+__global__ void __launch_bounds__(g::kBlockThreads)
     das_planewave_kernel(g::Params p, const float2* __restrict__ iq, const float* __restrict__ cos_a,
                          const float* __restrict__ sin_a, const float* __restrict__ x_reference,
                          const float* __restrict__ ex, int first, int end, float2* __restrict__ out) {
   int ix, iz;
   float x, z;
   if (!g::thread_pixel(p, blockIdx.x, blockIdx.y, threadIdx.x, ix, iz, x, z)) return;
-  const std::size_t at = std::size_t(ix) * p.nz + iz;
   float2 v = make_float2(0.f, 0.f);
   if constexpr (kBlocked) {
-    if (first > 0) v = out[at];
+    if (first > 0) v = out[std::size_t(ix) * p.nz + iz];  // what the launches before left
     g::pixel_transmit_blocked<kLinear>(p, iq, cos_a, sin_a, x_reference, ex, x, z, first, end, v.x, v.y);
   } else {
     g::pixel_element_outer<kLinear>(p, iq, cos_a, sin_a, x_reference, ex, x, z, v.x, v.y);
   }
-  out[at] = v;
+  out[output_index(p)] = v;
 }
 
 template <class T>
@@ -85,11 +116,10 @@ struct DasCudaBeamformer::Impl {
   std::string device;
 };
 
-DasCudaBeamformer::DasCudaBeamformer(const DasProblem& problem, DasCudaKernel kernel,
-                                     int transmits_per_launch) {
-  // The plan first: an invalid problem or launch size is an Error with or without a device. Then
-  // the device check, before Impl's events and buffers (which would need one) are made.
-  g::Plan plan = g::make_plan(problem, kernel, 0, transmits_per_launch);
+DasCudaBeamformer::DasCudaBeamformer(const DasProblem& problem, DasCudaKernel kernel, DasCudaTuning tuning) {
+  // The plan first: an invalid problem or tuning is an Error with or without a device. Then the
+  // device check, before Impl's events and buffers (which would need one) are made.
+  g::Plan plan = g::make_plan(problem, kernel, 0, tuning);
   require_cuda("the CUDA DAS beamformer");
   if (problem.acquisition.model == Model::PlaneWave) {
     // Auto's plane-wave kernel, and how many launches the transmit-blocked one takes, depend on
@@ -101,7 +131,7 @@ DasCudaBeamformer::DasCudaBeamformer(const DasProblem& problem, DasCudaKernel ke
     if (kernel == DasCudaKernel::Auto) plan.kernel = g::plane_wave_kernel(plan.interleaved_bytes(), l2_bytes);
     if (plan.kernel != DasCudaKernel::TransmitBlocked)
       plan.transmits_per_launch = 0;  // auto took element-outer: one launch
-    else if (transmits_per_launch < 0)
+    else if (tuning.transmits_per_launch < 0)
       plan.transmits_per_launch =
           g::transmit_blocked_launch_size(plan.interleaved_bytes(), plan.params.transmits, l2_bytes);
   }
@@ -159,7 +189,7 @@ void DasCudaBeamformer::beamform(const AnalyticData& data, std::complex<float>* 
     // each adding its share to the image; in order, on one stream.
     const int per_launch = plan.transmits_a_launch();
     for (int first = 0; first < p.transmits; first += per_launch) {
-      kernel<<<grid, g::kBlockDepths>>>(p, c.iq.data(), c.cos_a.data(), c.sin_a.data(), c.x_reference.data(),
+      kernel<<<grid, g::kBlockThreads>>>(p, c.iq.data(), c.cos_a.data(), c.sin_a.data(), c.x_reference.data(),
                                         c.ex.data(), first, std::min(first + per_launch, p.transmits), c.out.data());
       USRECON_CUDA_CHECK_LAUNCH(blocked ? "das_planewave_kernel (transmit-blocked)"
                                         : "das_planewave_kernel (element-outer)");
@@ -175,7 +205,7 @@ void DasCudaBeamformer::beamform(const AnalyticData& data, std::complex<float>* 
     tr.src_r0 = c.src_r0.data();
     tr.src_waist = c.src_waist.data();
     tr.column_transmit = c.column_transmit.data();  // null without a scanline apodization: every transmit
-    das_kernel<<<grid, g::kBlockDepths>>>(p, c.i.data(), c.q.data(), tr, c.ex.data(), c.out.data());
+    das_kernel<<<grid, g::kBlockThreads>>>(p, c.i.data(), c.q.data(), tr, c.ex.data(), c.out.data());
     USRECON_CUDA_CHECK_LAUNCH("das_kernel");
   }
   c.stop.record();
@@ -188,6 +218,7 @@ double DasCudaBeamformer::last_kernel_seconds() const { return impl_->kernel_s; 
 std::string DasCudaBeamformer::device() const { return impl_->device; }
 DasCudaKernel DasCudaBeamformer::kernel() const { return impl_->plan.kernel; }
 int DasCudaBeamformer::transmits_per_launch() const { return impl_->plan.transmits_per_launch; }
+int DasCudaBeamformer::lateral_lanes() const { return impl_->plan.lateral_lanes; }
 const DasProblem& DasCudaBeamformer::problem() const { return impl_->problem; }
 
 }  // namespace usrecon::recon

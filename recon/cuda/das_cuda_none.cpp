@@ -7,8 +7,8 @@ namespace usrecon::recon {
 
 struct DasCudaBeamformer::Impl {};
 
-DasCudaBeamformer::DasCudaBeamformer(const DasProblem& problem, DasCudaKernel kernel, int transmits_per_launch) {
-  (void)das::gpu::make_plan(problem, kernel, 0, transmits_per_launch);
+DasCudaBeamformer::DasCudaBeamformer(const DasProblem& problem, DasCudaKernel kernel, DasCudaTuning tuning) {
+  (void)das::gpu::make_plan(problem, kernel, 0, tuning);
   throw CudaUnavailable("the CUDA DAS beamformer is not available: usrecon was built without CUDA");
 }
 DasCudaBeamformer::~DasCudaBeamformer() = default;
@@ -21,6 +21,7 @@ double DasCudaBeamformer::last_kernel_seconds() const { return 0.0; }
 std::string DasCudaBeamformer::device() const { return ""; }
 DasCudaKernel DasCudaBeamformer::kernel() const { return DasCudaKernel::Auto; }
 int DasCudaBeamformer::transmits_per_launch() const { return 0; }
+int DasCudaBeamformer::lateral_lanes() const { return 1; }
 const DasProblem& DasCudaBeamformer::problem() const {  // unreachable: no object is ever made
   throw CudaUnavailable("usrecon was built without CUDA");
 }

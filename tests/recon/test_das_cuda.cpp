@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "das_test_problems.hpp"
@@ -65,7 +66,7 @@ std::vector<std::complex<float>> run_on_host(const g::Plan& plan, const Analytic
   for (int first = 0; first < p.transmits; first += per_launch) {
     for (unsigned by = 0; by < plan.grid_y; ++by)
       for (unsigned bx = 0; bx < plan.grid_x; ++bx)
-        for (unsigned t = 0; t < unsigned(g::kBlockDepths); ++t) {
+        for (unsigned t = 0; t < unsigned(g::kBlockThreads); ++t) {
           int ix, iz;
           float x, z, vi = 0.f, vq = 0.f;
           if (!g::thread_pixel(p, bx, by, t, ix, iz, x, z)) continue;
@@ -157,7 +158,7 @@ TEST(ReconDasCudaProgram, KernelProgramsOnTheHostAgreeWithTheCpuAndTheReference)
     const DasProblem p = problem_of(k);
     const g::Plan plan = g::make_plan(p, k.kernel);
     ASSERT_EQ(plan.kernel, k.kernel);
-    ASSERT_NE(plan.params.nz % g::kBlockDepths, 0) << "the grid should leave the last depth block part-filled";
+    ASSERT_NE(plan.params.nz % plan.block_depths(), 0) << "the grid should leave the last depth block part-filled";
     const AnalyticData data = simulated(p);
     ASSERT_EQ(data.stride, plan.params.stride);
     ASSERT_EQ(data.i.size(), plan.data_floats);
@@ -217,11 +218,11 @@ TEST(ReconDasCudaProgram, TransmitBlockedSplitOverLaunchesIsTheOneLaunchBitForBi
   const AnalyticData data = simulated(p);
   for (const bool linear : {true, false}) {
     p.options.interp = linear ? Interp::Linear : Interp::Nearest;
-    const g::Plan one = g::make_plan(p, DasCudaKernel::TransmitBlocked, 0, 0);
+    const g::Plan one = g::make_plan(p, DasCudaKernel::TransmitBlocked, 0, {.transmits_per_launch = 0});
     ASSERT_EQ(one.launches(), 1);
     const std::vector<std::complex<float>> single = run_on_host(one, data);
     for (const int per_launch : {8, 16, 24}) {
-      const g::Plan split = g::make_plan(p, DasCudaKernel::TransmitBlocked, 0, per_launch);
+      const g::Plan split = g::make_plan(p, DasCudaKernel::TransmitBlocked, 0, {.transmits_per_launch = per_launch});
       ASSERT_EQ(split.transmits_per_launch, per_launch);
       ASSERT_EQ(split.launches(), (29 + per_launch - 1) / per_launch);
       const std::vector<std::complex<float>> image = run_on_host(split, data);
@@ -231,12 +232,75 @@ TEST(ReconDasCudaProgram, TransmitBlockedSplitOverLaunchesIsTheOneLaunchBitForBi
     }
   }
   // As many transmits a launch as there are, or more: one launch.
-  EXPECT_EQ(g::make_plan(p, DasCudaKernel::TransmitBlocked, 0, 32).launches(), 1);
+  EXPECT_EQ(g::make_plan(p, DasCudaKernel::TransmitBlocked, 0, {.transmits_per_launch = 32}).launches(), 1);
   // Whole blocks only; the other kernels run in one launch whatever is asked.
   for (const int bad : {-2, 1, 7, 12})
-    EXPECT_THROW((void)g::make_plan(p, DasCudaKernel::TransmitBlocked, 0, bad), Error) << bad;
-  EXPECT_EQ(g::make_plan(p, DasCudaKernel::ElementOuter, 0, 8).launches(), 1);
-  EXPECT_EQ(g::make_plan(p, DasCudaKernel::ElementOuter, 0, 8).transmits_per_launch, 0);
+    EXPECT_THROW((void)g::make_plan(p, DasCudaKernel::TransmitBlocked, 0, {.transmits_per_launch = bad}), Error) << bad;
+  EXPECT_EQ(g::make_plan(p, DasCudaKernel::ElementOuter, 0, {.transmits_per_launch = 8}).launches(), 1);
+  EXPECT_EQ(g::make_plan(p, DasCudaKernel::ElementOuter, 0, {.transmits_per_launch = 8}).transmits_per_launch, 0);
+}
+
+// Every lateral-lane choice: each warp is 32 / L consecutive depths of L neighbouring columns,
+// lateral fastest, each block four such warps stacked in depth; the grid writes every pixel once
+// (run_on_host) on a grid whose edges leave blocks part-filled in both directions; and as each
+// pixel's program is unchanged, the image is the one-lane image bit for bit, for every kernel.
+TEST(ReconDasCudaProgram, LateralLanesPlaceEveryPixelOnceAndKeepTheImageBitForBit) {
+  struct Setup {
+    Model model;
+    DasCudaKernel kernel;
+  };
+  for (const Setup& setup : {Setup{Model::PlaneWave, DasCudaKernel::TransmitBlocked},
+                             Setup{Model::PlaneWave, DasCudaKernel::ElementOuter},
+                             Setup{Model::PlaneWave, DasCudaKernel::PixelPerThread},
+                             Setup{Model::DivergingWave, DasCudaKernel::PixelPerThread}}) {
+    DasProblem p = small_problem(setup.model);
+    p.grid.nx = 77;  // odd: the last block row is part-filled at every L > 1
+    ASSERT_EQ(p.grid.nz % 2, 1);
+    const AnalyticData data = simulated(p);
+    const std::vector<std::complex<float>> one_lane = run_on_host(g::make_plan(p, setup.kernel), data);
+    for (const int lanes : g::kLateralLaneChoices) {
+      const std::string what = to_string(setup.model) + " " + to_string(setup.kernel) + " L " + std::to_string(lanes);
+      const g::Plan plan = g::make_plan(p, setup.kernel, 0, {.lateral_lanes = lanes});
+      ASSERT_EQ(plan.lateral_lanes, lanes) << what;
+      ASSERT_EQ(plan.block_depths() * lanes, g::kBlockThreads) << what;
+      EXPECT_EQ(plan.grid_x, unsigned((p.grid.nz + plan.block_depths() - 1) / plan.block_depths())) << what;
+      EXPECT_EQ(plan.grid_y, unsigned((p.grid.nx + lanes - 1) / lanes)) << what;
+      for (const unsigned bx : {0u, plan.grid_x - 1})
+        for (const unsigned by : {0u, plan.grid_y / 2, plan.grid_y - 1})
+          for (int warp = 0; warp < g::kBlockThreads / 32; ++warp) {
+            int min_ix = INT32_MAX, max_ix = INT32_MIN, min_iz = INT32_MAX, max_iz = INT32_MIN;
+            for (int lane = 0; lane < 32; ++lane) {
+              int ix, iz;
+              float x, z;
+              (void)g::thread_pixel(plan.params, bx, by, unsigned(warp * 32 + lane), ix, iz, x, z);
+              min_ix = std::min(min_ix, ix), max_ix = std::max(max_ix, ix);
+              min_iz = std::min(min_iz, iz), max_iz = std::max(max_iz, iz);
+              EXPECT_EQ(ix - min_ix, lane % lanes) << what << ": lateral fastest";
+              EXPECT_EQ(iz - min_iz, lane / lanes) << what;
+            }
+            EXPECT_EQ(max_ix - min_ix + 1, lanes) << what;
+            EXPECT_EQ(max_iz - min_iz + 1, 32 / lanes) << what;
+            EXPECT_EQ(min_ix, int(by) * lanes) << what;
+            EXPECT_EQ(min_iz, int(bx) * plan.block_depths() + warp * (32 / lanes)) << what << ": warps stacked in depth";
+          }
+      const std::vector<std::complex<float>> image = run_on_host(plan, data);
+      std::size_t differing = 0;
+      for (std::size_t k = 0; k < image.size(); ++k) differing += image[k] != one_lane[k];
+      EXPECT_EQ(differing, 0u) << what;
+    }
+  }
+  // Anything else is refused, device or not; a scanline plan keeps one lane (each column takes
+  // its own transmit: a warp over several columns would run theirs one after another).
+  for (const int bad : {-1, 0, 3, 6, 64})
+    EXPECT_THROW((void)g::make_plan(small_problem(Model::PlaneWave), DasCudaKernel::Auto, 0, {.lateral_lanes = bad}),
+                 Error)
+        << bad;
+  DasProblem scanline = small_problem(Model::FocusedWave);
+  scanline.options.tx_apodization = TxApodization::Scanline;
+  EXPECT_EQ(g::make_plan(scanline, DasCudaKernel::Auto, 0, {.lateral_lanes = 8}).lateral_lanes, 1);
+  EXPECT_EQ(g::make_plan(scanline, DasCudaKernel::Auto, 0, {.lateral_lanes = 8}).params.lateral_shift, 0);
+  EXPECT_EQ(g::make_plan(small_problem(Model::FocusedWave), DasCudaKernel::Auto, 0, {.lateral_lanes = 8}).lateral_lanes,
+            8);
 }
 
 TEST(ReconDasCudaProgram, TransmitBlockedLaunchSizeFollowsTheL2Cache) {
@@ -287,11 +351,13 @@ TEST(ReconDasCudaProgram, PlanPicksTheKernelAndRefusesWhatALaunchCannotDo) {
     EXPECT_THROW(g::make_plan(small_problem(m), DasCudaKernel::ElementOuter), Error) << to_string(m);
     EXPECT_THROW(g::make_plan(small_problem(m), DasCudaKernel::TransmitBlocked), Error) << to_string(m);
   }
+  // One block row a column at one lateral lane (gridDim.y <= 65535); L columns a row at L lanes.
   DasProblem wide = small_problem(Model::PlaneWave);
-  wide.grid.nx = g::kMaxColumns;
-  EXPECT_EQ(g::make_plan(wide, DasCudaKernel::Auto).grid_y, unsigned(g::kMaxColumns));
-  wide.grid.nx = g::kMaxColumns + 1;
+  wide.grid.nx = g::kMaxBlockRows;
+  EXPECT_EQ(g::make_plan(wide, DasCudaKernel::Auto).grid_y, unsigned(g::kMaxBlockRows));
+  wide.grid.nx = g::kMaxBlockRows + 1;
   EXPECT_THROW(g::make_plan(wide, DasCudaKernel::Auto), Error);
+  EXPECT_EQ(g::make_plan(wide, DasCudaKernel::Auto, 0, {.lateral_lanes = 2}).grid_y, unsigned(g::kMaxBlockRows / 2 + 1));
   DasProblem invalid = small_problem(Model::PlaneWave);
   invalid.options.fnumber = -1;
   EXPECT_THROW(g::make_plan(invalid, DasCudaKernel::Auto), Error);
@@ -406,6 +472,36 @@ TEST(ReconDasCuda, AgreesWithTheCpuWhenADeviceIsThere) {
     }
   } catch (const CudaUnavailable& e) {
     GTEST_SKIP() << e.what();
+  }
+}
+
+// On the device too, each lateral-lane choice computes every pixel's program unchanged: the
+// one-lane image bit for bit, for each plane-wave kernel (and pixel-per-thread on diverging waves).
+TEST(ReconDasCuda, LateralLanesGiveTheOneLaneImageBitForBit) {
+  const std::pair<Model, DasCudaKernel> setups[] = {{Model::PlaneWave, DasCudaKernel::TransmitBlocked},
+                                                    {Model::PlaneWave, DasCudaKernel::ElementOuter},
+                                                    {Model::DivergingWave, DasCudaKernel::PixelPerThread}};
+  for (const auto& [model, kernel] : setups) {
+    DasProblem p = small_problem(model);
+    p.grid.nx = 77;  // part-filled block rows at every L > 1
+    const AnalyticData data = simulated(p);
+    std::vector<std::complex<float>> one_lane(p.grid.pixels()), image(p.grid.pixels());
+    try {
+      DasCudaBeamformer gpu(p, kernel);
+      ASSERT_EQ(gpu.lateral_lanes(), 1);
+      gpu.beamform(data, one_lane.data());
+    } catch (const CudaUnavailable& e) {
+      GTEST_SKIP() << e.what();
+    }
+    for (const int lanes : g::kLateralLaneChoices) {
+      DasCudaBeamformer gpu(p, kernel, {.lateral_lanes = lanes});
+      EXPECT_EQ(gpu.lateral_lanes(), lanes);
+      std::fill(image.begin(), image.end(), std::complex<float>(NAN, NAN));
+      gpu.beamform(data, image.data());
+      std::size_t differing = 0;
+      for (std::size_t k = 0; k < image.size(); ++k) differing += image[k] != one_lane[k];
+      EXPECT_EQ(differing, 0u) << to_string(model) << " " << to_string(kernel) << " L " << lanes;
+    }
   }
 }
 

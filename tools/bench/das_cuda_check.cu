@@ -13,12 +13,15 @@
 // Without a usable device it says why and exits 0; with one, any error fails the kernel it hit.
 // Prints "RESULT das_<case>_<kernel>[_<label>]_points_per_s=..." lines for the table.
 //   das_cuda_check [--reps N] [--cpu-threads N] [--cases A,B] [--kernels K,L] [--label NAME]
-//                  [--max-rel-l2 X] [--transmits-per-launch N,M]
+//                  [--max-rel-l2 X] [--transmits-per-launch N,M] [--lateral-lanes L,M]
 // --transmits-per-launch: the transmit-blocked kernel is checked and timed once for each (-1:
 // chosen from the device's L2, the default; 0: one launch; else a multiple of 8), its RESULT
 // names tagged _tpl<N> (_tplauto for -1) unless the list is the default; each run also prints
-// "RESULT das_<case>_transmit-blocked[_tpl<N>]_transmits_per_launch=" with the size it took, and
-// each size after the first must give the first's image bit for bit (else it is not timed).
+// "RESULT das_<case>_transmit-blocked[_tpl<N>]_transmits_per_launch=" with the size it took.
+// --lateral-lanes: every kernel is checked and timed once for each (DasCudaTuning::lateral_lanes:
+// 1, 2, 4, 8, 16 or 32; default 1), RESULT names tagged _l<L> unless the list is the default.
+// Within a case and kernel, each launch size and lane count after the first must give the first's
+// image bit for bit (each pixel's program is the same), else it is not timed.
 // --cases and --kernels keep only those named (default: all); --label tags the RESULT names, for
 // a build of the same check with other compiler flags (gpu-check's fused multiply-add build,
 // which gets --max-rel-l2 1e-3: fused multiply-adds move a sample position by a rounding step,
@@ -131,7 +134,7 @@ int main(int argc, char** argv) {
   int reps = 10, cpu_threads = 0;
   double max_rel_l2 = 1e-5;
   std::string cases, kernels, label;
-  std::vector<int> launch_sizes = {-1};
+  std::vector<int> launch_sizes = {-1}, lane_counts = {1};
   for (int k = 1; k < argc; k += 2) {
     if (k + 1 >= argc) {
       std::fprintf(stderr, "das_cuda_check: %s needs a value\n", argv[k]);
@@ -157,9 +160,23 @@ int main(int argc, char** argv) {
         at = *end ? end + 1 : end;
       }
       if (launch_sizes.empty()) launch_sizes = {-1};
+    } else if (!std::strcmp(argv[k], "--lateral-lanes")) {
+      lane_counts.clear();
+      for (const char* at = argv[k + 1]; *at;) {
+        char* end = nullptr;
+        const long n = std::strtol(at, &end, 10);
+        if (end == at || (*end != ',' && *end != '\0') || n < 1 || n > 32 || (n & (n - 1)) != 0) {
+          std::fprintf(stderr, "das_cuda_check: --lateral-lanes takes 1, 2, 4, 8, 16 or 32, comma-separated\n");
+          return 2;
+        }
+        lane_counts.push_back(int(n));
+        at = *end ? end + 1 : end;
+      }
+      if (lane_counts.empty()) lane_counts = {1};
     } else {
       std::fprintf(stderr, "usage: das_cuda_check [--reps N] [--cpu-threads N] [--cases A,B] "
-                           "[--kernels K,L] [--label NAME] [--max-rel-l2 X] [--transmits-per-launch N,M]\n");
+                           "[--kernels K,L] [--label NAME] [--max-rel-l2 X] [--transmits-per-launch N,M] "
+                           "[--lateral-lanes L,M]\n");
       return 2;
     }
   }
@@ -195,9 +212,6 @@ int main(int argc, char** argv) {
     const DasProblem p = make_problem(c.angles, c.max_deg, c.samples, c.model);
     const AnalyticData data = random_analytic_data(p);
     std::vector<std::complex<float>> cpu;
-    // The transmit-blocked image of the first launch size: every other size must give it bit for
-    // bit (launches of whole transmit blocks add in the one launch's order).
-    std::vector<std::complex<float>> first_blocked;
     if (c.model == Model::PlaneWave && selected(kernels, "transmit-blocked")) {
       // Which kernel --cuda-kernel auto takes here (it compares the data with this device's L2).
       try {
@@ -209,17 +223,23 @@ int main(int argc, char** argv) {
       }
     }
     for (const DasCudaKernel kernel : kKernels) {
+      if (c.model != Model::PlaneWave && kernel != DasCudaKernel::PixelPerThread) continue;  // plane waves only
+      if (!selected(kernels, to_string(kernel))) continue;
+      // This kernel's image at the first launch size and lane count: every other must give it bit
+      // for bit (launches of whole transmit blocks add in the one launch's order; lanes only move
+      // pixels between threads).
+      std::vector<std::complex<float>> first_image;
       const std::vector<int> sizes = kernel == DasCudaKernel::TransmitBlocked ? launch_sizes : std::vector<int>{-1};
-      for (const int launch_size : sizes) {
-        if (c.model != Model::PlaneWave && kernel != DasCudaKernel::PixelPerThread) continue;  // plane waves only
-        if (!selected(kernels, to_string(kernel))) continue;
+      for (const int launch_size : sizes)
+      for (const int lanes : lane_counts) {
         const bool tagged = kernel == DasCudaKernel::TransmitBlocked && launch_sizes != std::vector<int>{-1};
         const std::string split =
             tagged ? "_tpl" + (launch_size < 0 ? std::string("auto") : std::to_string(launch_size)) : std::string();
-        const std::string name = std::string("das_") + c.name + "_" + to_string(kernel) + split + label;
+        const std::string lane_tag = lane_counts != std::vector<int>{1} ? "_l" + std::to_string(lanes) : std::string();
+        const std::string name = std::string("das_") + c.name + "_" + to_string(kernel) + split + lane_tag + label;
         ++selected_runs;
         try {
-          DasCudaBeamformer gpu(p, kernel, launch_size);
+          DasCudaBeamformer gpu(p, kernel, {.transmits_per_launch = launch_size, .lateral_lanes = lanes});
           if (kernel == DasCudaKernel::TransmitBlocked)
             std::printf("RESULT %s_transmits_per_launch=%d\n", name.c_str(), gpu.transmits_per_launch());
           std::vector<std::complex<float>> out(p.grid.pixels());
@@ -227,19 +247,17 @@ int main(int argc, char** argv) {
           if (cpu.empty()) cpu = DasCpuBeamformer(p, cpu_threads).beamform(data).data;
           const double err = relative_l2(out, cpu);
           std::printf("RESULT %s_rel_l2_vs_cpu=%.3g\n", name.c_str(), err);
-          if (kernel == DasCudaKernel::TransmitBlocked) {
-            if (first_blocked.empty()) {
-              first_blocked = out;
-            } else {
-              std::size_t differing = 0;
-              for (std::size_t k = 0; k < out.size(); ++k) differing += out[k] != first_blocked[k];
-              std::printf("RESULT %s_pixels_differing_from_first_split=%zu\n", name.c_str(), differing);
-              if (differing != 0) {
-                std::printf("%s: %zu pixels differ from the first launch size's image: not timed\n", name.c_str(),
-                            differing);
-                ++failures;
-                continue;
-              }
+          if (first_image.empty()) {
+            first_image = out;
+          } else {
+            std::size_t differing = 0;
+            for (std::size_t k = 0; k < out.size(); ++k) differing += out[k] != first_image[k];
+            std::printf("RESULT %s_pixels_differing_from_first_split=%zu\n", name.c_str(), differing);
+            if (differing != 0) {
+              std::printf("%s: %zu pixels differ from the first launch size's and lane count's image: not timed\n",
+                          name.c_str(), differing);
+              ++failures;
+              continue;
             }
           }
           if (!(err <= max_rel_l2)) {

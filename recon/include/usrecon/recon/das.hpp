@@ -152,15 +152,26 @@ enum class DasCudaKernel { Auto, PixelPerThread, ElementOuter, TransmitBlocked }
 std::string to_string(DasCudaKernel kernel);  // "auto", "pixel-per-thread", "element-outer", "transmit-blocked"
 DasCudaKernel parse_das_cuda_kernel(std::string_view name);  // those names, else throws Error
 
+/// How the CUDA DAS kernels divide their work, beyond the kernel itself. The defaults are the
+/// layout measured on an H200; the image is the same bit for bit for every choice.
+struct DasCudaTuning {
+  /// The transmit-blocked kernel only: -1 = chosen from the device's L2 cache
+  /// (gpu::transmit_blocked_launch_size), 0 = all in one launch, else a multiple of 8.
+  int transmits_per_launch = -1;
+  /// Image columns a warp spans (gpu::kLateralLaneChoices: 1, 2, 4, 8, 16 or 32): a warp is
+  /// 32 / lateral_lanes consecutive depths of that many neighbouring columns, a block four such
+  /// warps stacked in depth. 1 (32 depths of one column) is the measured layout. Plans with a
+  /// scanline transmit apodization keep 1: each column takes its own transmit.
+  int lateral_lanes = 1;
+};
+
 /// The CUDA beamformer: the same delay functions in a kernel, one thread per pixel. Construction
 /// throws CudaUnavailable when no device can be used (always, in a build without CUDA), after
-/// checking the problem (an invalid one is an Error, device or not).
+/// checking the problem and the tuning (an invalid one is an Error, device or not).
 class DasCudaBeamformer {
  public:
-  /// transmits_per_launch (the transmit-blocked kernel only): -1 = chosen from the device's L2
-  /// cache (gpu::transmit_blocked_launch_size), 0 = all in one launch, else a multiple of 8.
   explicit DasCudaBeamformer(const DasProblem& problem, DasCudaKernel kernel = DasCudaKernel::Auto,
-                             int transmits_per_launch = -1);
+                             DasCudaTuning tuning = {});
   ~DasCudaBeamformer();
   DasCudaBeamformer(DasCudaBeamformer&&) noexcept;
   DasCudaBeamformer& operator=(DasCudaBeamformer&&) noexcept;
@@ -176,6 +187,8 @@ class DasCudaBeamformer {
   DasCudaKernel kernel() const;
   /// Transmits per launch of the transmit-blocked kernel (0: one launch; other kernels: 0).
   int transmits_per_launch() const;
+  /// Image columns a warp spans (DasCudaTuning::lateral_lanes, as the plan took it).
+  int lateral_lanes() const;
   /// The job it was built for.
   const DasProblem& problem() const;
 

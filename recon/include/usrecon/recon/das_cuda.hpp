@@ -4,8 +4,12 @@
 // (ReconDasCudaProgram in tests/recon/test_das_cuda.cpp walks the launch grid on the host).
 // recon/cuda/das_cuda.cu adds the device buffers and the launches.
 //
-// Work split: one thread per pixel, depth fastest across a block (kBlockDepths consecutive depths
-// of one image column), one block row per column: neighbouring threads read neighbouring samples.
+// Work split: one thread per pixel. A warp is 32 / L consecutive depths of L neighbouring image
+// columns (L = Plan::lateral_lanes, lateral fastest), a block of kBlockThreads four such warps
+// stacked in depth: 128 / L depths x L columns. Neighbouring threads read neighbouring samples:
+// one depth step moves a channel's sample position by about 2 dz fs / c (1.3 samples at 0.05 mm,
+// 20 MHz), one lateral step by (sin(angle) + sin(receive angle)) dx fs / c (0.1 on average), so
+// a warp of fewer depths and more columns spans fewer samples (thread_pixel).
 // The programs use the same USRECON_HD delay, apodization and interpolation functions as the CPU
 // kernels, in the same operation order per sample position (receive and transmit paths scaled to
 // samples separately, then added), so the backends agree to float rounding. What differs: the
@@ -21,6 +25,8 @@
 #pragma once
 
 #include <algorithm>
+#include <bit>
+#include <iterator>
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
@@ -35,9 +41,11 @@
 
 namespace usrecon::recon::das::gpu {
 
-constexpr int kBlockDepths = 128;        ///< threads per block of the pixel kernels, along depth
+constexpr int kBlockThreads = 128;       ///< threads per block of the pixel kernels
 constexpr int kInterleaveThreads = 256;  ///< threads per block of the I/Q interleave
-constexpr int kMaxColumns = 65535;       ///< one block row per image column: gridDim.y <= 65535
+constexpr int kMaxBlockRows = 65535;     ///< gridDim.y's limit: block rows of lateral_lanes columns
+/// Plan::lateral_lanes a plan may take (DasCudaTuning::lateral_lanes): powers of two up to a warp.
+constexpr int kLateralLaneChoices[] = {1, 2, 4, 8, 16, 32};
 constexpr int kTransmitBlock = 8;        ///< transmits per block of the transmit-blocked kernel
 // The programs interpolate without bounds checks (interp_*_padded), which AnalyticData's padding
 // allows: the same layout on the device.
@@ -50,6 +58,7 @@ struct Params {
   int nx = 0, nz = 0, elements = 0, transmits = 0, samples = 0;
   int stride = 0;  ///< floats between channels (AnalyticData::stride_for(samples))
   int model = kPlaneWave, window = 0, linear = 1;
+  int lateral_shift = 0;  ///< log2 of Plan::lateral_lanes: how thread_pixel places a block's threads
   double x0 = 0, dx = 0, z0 = 0, dz = 0;  ///< grid (m), in double as on the CPU
   float inv_c_fs = 0, t0_fs = 0;         ///< fs / c (samples per metre), t0 * fs (samples)
   float fnumber = 0, alpha = 0;          ///< receive F-number (0: full aperture), Tukey alpha
@@ -90,7 +99,11 @@ struct Plan {
     return kernel == DasCudaKernel::TransmitBlocked && transmits_per_launch > 0 ? transmits_per_launch
                                                                                   : params.transmits;
   }
-  unsigned grid_x = 0, grid_y = 0;   ///< pixel kernels' grid: depth blocks x columns
+  /// Image columns a warp spans (a power of two, 1 to 32): a block is kBlockThreads / lateral_lanes
+  /// depths x lateral_lanes columns (thread_pixel).
+  int lateral_lanes = 1;
+  int block_depths() const { return kBlockThreads / lateral_lanes; }
+  unsigned grid_x = 0, grid_y = 0;   ///< pixel kernels' grid: depth blocks x column blocks
   unsigned interleave_blocks = 0;    ///< interleave kernel's grid (element-outer, transmit-blocked)
   /// Whether the kernel reads I and Q interleaved (made on the device by the interleave kernel).
   bool interleaved() const { return kernel == DasCudaKernel::ElementOuter || kernel == DasCudaKernel::TransmitBlocked; }
@@ -131,21 +144,24 @@ inline int transmit_blocked_launch_size(std::size_t data_bytes, int transmits, s
 }
 
 /// The plan of a problem for a kernel (Auto: plane_wave_kernel for plane waves, given the device's
-/// L2 size in bytes, 0 if unknown; else pixel-per-thread). transmits_per_launch, for the
+/// L2 size in bytes, 0 if unknown; else pixel-per-thread). tuning.transmits_per_launch, for the
 /// transmit-blocked kernel: -1 = transmit_blocked_launch_size for l2_bytes, else 0 (one launch) or
-/// a multiple of kTransmitBlock. Throws usrecon::Error for an invalid problem, the element-outer
-/// or transmit-blocked kernel on another model, a grid of more columns than one launch can have,
-/// or a launch size that is not whole transmit blocks.
+/// a multiple of kTransmitBlock; tuning.lateral_lanes: one of kLateralLaneChoices (a plan with a
+/// scanline transmit apodization takes 1: each column takes its own transmit, and a warp over
+/// several columns would run their transmits one after another). Throws usrecon::Error for an
+/// invalid problem, the element-outer or transmit-blocked kernel on another model, a grid of more
+/// block rows than one launch can have, a launch size that is not whole transmit blocks, or
+/// lateral lanes that are not a choice.
 inline Plan make_plan(const DasProblem& problem, DasCudaKernel kernel, std::size_t l2_bytes = 0,
-                      int transmits_per_launch = -1) {
+                      const DasCudaTuning& tuning = {}) {
   problem.validate();
   const Acquisition& acq = problem.acquisition;
   const bool plane_wave = acq.model == Model::PlaneWave;
   if ((kernel == DasCudaKernel::ElementOuter || kernel == DasCudaKernel::TransmitBlocked) && !plane_wave)
     throw Error("CUDA DAS: the " + to_string(kernel) + " kernel is for plane waves only");
-  if (problem.grid.nx > kMaxColumns)
-    throw Error("CUDA DAS: at most " + std::to_string(kMaxColumns) + " image columns (nx = " +
-                std::to_string(problem.grid.nx) + ")");
+  if (std::find(std::begin(kLateralLaneChoices), std::end(kLateralLaneChoices), tuning.lateral_lanes) ==
+      std::end(kLateralLaneChoices))
+    throw Error("CUDA DAS: lateral lanes must be 1, 2, 4, 8, 16 or 32, not " + std::to_string(tuning.lateral_lanes));
   // Before any size arithmetic (AnalyticData::stride_for): the kernels clamp positions to the
   // channel's length in float, exact up to 2^24 samples.
   if (problem.samples > (1 << 24))
@@ -172,6 +188,12 @@ inline Plan make_plan(const DasProblem& problem, DasCudaKernel kernel, std::size
   p.tx_fnumber = static_cast<float>(problem.options.tx_fnumber);
 
   plan.tables = make_das_tables(problem);
+  plan.lateral_lanes = plan.tables.column_transmit.empty() ? tuning.lateral_lanes : 1;
+  if ((problem.grid.nx + plan.lateral_lanes - 1) / plan.lateral_lanes > kMaxBlockRows)
+    throw Error("CUDA DAS: at most " + std::to_string(std::size_t(kMaxBlockRows) * plan.lateral_lanes) +
+                " image columns at " + std::to_string(plan.lateral_lanes) + " lateral lanes (nx = " +
+                std::to_string(problem.grid.nx) + ")");
+  p.lateral_shift = std::countr_zero(unsigned(plan.lateral_lanes));
 
   plan.data_floats = std::size_t(p.stride) * p.elements * p.transmits;
   plan.kernel = kernel != DasCudaKernel::Auto ? kernel
@@ -184,25 +206,29 @@ inline Plan make_plan(const DasProblem& problem, DasCudaKernel kernel, std::size
     throw Error("CUDA DAS: " + std::to_string(plan.data_floats) +
                 " channel-data values per I/Q array (transmits x elements x padded samples) are more than "
                 "the kernels' 32-bit sample index reaches (2^31 - 1); beamform fewer transmits at a time");
-  if (transmits_per_launch < -1 || (transmits_per_launch > 0 && transmits_per_launch % kTransmitBlock != 0))
+  const int per_launch = tuning.transmits_per_launch;
+  if (per_launch < -1 || (per_launch > 0 && per_launch % kTransmitBlock != 0))
     throw Error("CUDA DAS: transmits a launch must be whole blocks of " + std::to_string(kTransmitBlock) +
-                " (or 0, all of them; -1, chosen from the L2 cache), not " + std::to_string(transmits_per_launch));
+                " (or 0, all of them; -1, chosen from the L2 cache), not " + std::to_string(per_launch));
   if (plan.kernel == DasCudaKernel::TransmitBlocked)
-    plan.transmits_per_launch = transmits_per_launch >= 0
-                                    ? (transmits_per_launch >= p.transmits ? 0 : transmits_per_launch)
-                                    : transmit_blocked_launch_size(plan.interleaved_bytes(), p.transmits, l2_bytes);
-  plan.grid_x = static_cast<unsigned>((p.nz + kBlockDepths - 1) / kBlockDepths);
-  plan.grid_y = static_cast<unsigned>(p.nx);
+    plan.transmits_per_launch = per_launch >= 0 ? (per_launch >= p.transmits ? 0 : per_launch)
+                                                : transmit_blocked_launch_size(plan.interleaved_bytes(), p.transmits, l2_bytes);
+  plan.grid_x = static_cast<unsigned>((p.nz + plan.block_depths() - 1) / plan.block_depths());
+  plan.grid_y = static_cast<unsigned>((p.nx + plan.lateral_lanes - 1) / plan.lateral_lanes);
   plan.interleave_blocks = static_cast<unsigned>((plan.data_floats + kInterleaveThreads - 1) / kInterleaveThreads);
   return plan;
 }
 
 /// The pixel of thread (block_x, block_y, thread_x) of a pixel kernel, its x and z (m) computed in
 /// double from the grid and then rounded, as on the CPU. False for a thread past the grid's edge.
+/// With L = 2^p.lateral_shift lateral lanes, thread t of a block takes depth t / L and column
+/// t % L of the block's (kBlockThreads / L) x L tile: a warp (32 consecutive t) is 32 / L depths
+/// of L neighbouring columns, lateral fastest.
 USRECON_HD inline bool thread_pixel(const Params& p, unsigned block_x, unsigned block_y, unsigned thread_x, int& ix,
                                     int& iz, float& x, float& z) {
-  iz = static_cast<int>(block_x * kBlockDepths + thread_x);
-  ix = static_cast<int>(block_y);
+  const unsigned shift = static_cast<unsigned>(p.lateral_shift);
+  iz = static_cast<int>(block_x * (unsigned(kBlockThreads) >> shift) + (thread_x >> shift));
+  ix = static_cast<int>((block_y << shift) | (thread_x & ((1u << shift) - 1u)));
   if (iz >= p.nz || ix >= p.nx) return false;
   x = static_cast<float>(p.x0 + ix * p.dx);
   z = static_cast<float>(p.z0 + iz * p.dz);
