@@ -254,7 +254,7 @@ DasFrame DasBeamformers::beamform(PreparedDas&& prepared, nlohmann::json* timing
       }
       cuda_->beamform(prepared.analytic, frame.image.data.data());
       frame.backend = {{"name", "cuda"}, {"device", cuda_->device()}, {"kernel", to_string(cuda_->kernel())},
-                       {"kernel_s", cuda_->last_kernel_seconds()}};
+                       {"kernel_s", cuda_->last_kernel_seconds()}, {"lateral_lanes", cuda_->lateral_lanes()}};
       // 0: one launch; past the L2 the transmit-blocked kernel takes the transmits in launches.
       if (cuda_->kernel() == DasCudaKernel::TransmitBlocked)
         frame.backend["transmits_per_launch"] = cuda_->transmits_per_launch();
