@@ -37,6 +37,7 @@
 #include <random>
 #include <string>
 #include <tuple>
+#include <utility>
 #include <vector>
 
 #include "usrecon/recon/compare.hpp"
@@ -230,8 +231,10 @@ int main(int argc, char** argv) {
       // pixels between threads).
       std::vector<std::complex<float>> first_image;
       const std::vector<int> sizes = kernel == DasCudaKernel::TransmitBlocked ? launch_sizes : std::vector<int>{-1};
-      for (const int launch_size : sizes)
-      for (const int lanes : lane_counts) {
+      std::vector<std::pair<int, int>> runs;  // (transmits a launch, lateral lanes)
+      for (const int size : sizes)
+        for (const int lanes : lane_counts) runs.emplace_back(size, lanes);
+      for (const auto& [launch_size, lanes] : runs) {
         const bool tagged = kernel == DasCudaKernel::TransmitBlocked && launch_sizes != std::vector<int>{-1};
         const std::string split =
             tagged ? "_tpl" + (launch_size < 0 ? std::string("auto") : std::to_string(launch_size)) : std::string();

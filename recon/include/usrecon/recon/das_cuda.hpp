@@ -26,10 +26,10 @@
 
 #include <algorithm>
 #include <bit>
-#include <iterator>
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <iterator>
 #include <string>
 #include <vector>
 
@@ -189,7 +189,7 @@ inline Plan make_plan(const DasProblem& problem, DasCudaKernel kernel, std::size
 
   plan.tables = make_das_tables(problem);
   plan.lateral_lanes = plan.tables.column_transmit.empty() ? tuning.lateral_lanes : 1;
-  if ((problem.grid.nx + plan.lateral_lanes - 1) / plan.lateral_lanes > kMaxBlockRows)
+  if ((std::int64_t(problem.grid.nx) + plan.lateral_lanes - 1) / plan.lateral_lanes > kMaxBlockRows)
     throw Error("CUDA DAS: at most " + std::to_string(std::size_t(kMaxBlockRows) * plan.lateral_lanes) +
                 " image columns at " + std::to_string(plan.lateral_lanes) + " lateral lanes (nx = " +
                 std::to_string(problem.grid.nx) + ")");
