@@ -24,23 +24,6 @@ namespace {
 namespace k = usrecon::kernels;
 namespace g = das::gpu;
 
-// The special registers read anew (volatile: not reused from the kernel's start), for
-// output_index.
-__device__ __forceinline__ unsigned read_ctaid_x() {
-  unsigned v;
-  asm volatile("mov.u32 %0, %%ctaid.x;" : "=r"(v));
-  return v;
-}
-__device__ __forceinline__ unsigned read_ctaid_y() {
-  unsigned v;
-  asm volatile("mov.u32 %0, %%ctaid.y;" : "=r"(v));
-  return v;
-}
-__device__ __forceinline__ unsigned read_tid_x() {
-  unsigned v;
-  asm volatile("mov.u32 %0, %%tid.x;" : "=r"(v));
-  return v;
-}
 
 /// out's index of this thread's pixel (out[ix * nz + iz]), found again with thread_pixel after
 /// the pixel's program instead of kept from the kernel's start. Why (ptxas, sm_90, CUDA 13.0):
@@ -50,9 +33,12 @@ __device__ __forceinline__ unsigned read_tid_x() {
 /// launches before it left (4f318bb, never run on a GPU). Found again, every kernel has the
 /// registers it had when the H200 measured it, with no spills.
 __device__ __forceinline__ std::size_t output_index(const g::Params& p) {
+  unsigned block_x, block_y, thread_x;  // read anew (volatile: not reused from the kernel's start)
+  asm volatile("mov.u32 %0, %%ctaid.x; mov.u32 %1, %%ctaid.y; mov.u32 %2, %%tid.x;"
+               : "=r"(block_x), "=r"(block_y), "=r"(thread_x));
   int ix, iz;
   float x, z;
-  (void)g::thread_pixel(p, read_ctaid_x(), read_ctaid_y(), read_tid_x(), ix, iz, x, z);
+  (void)g::thread_pixel(p, block_x, block_y, thread_x, ix, iz, x, z);
   return std::size_t(ix) * p.nz + iz;
 }
 
@@ -218,7 +204,7 @@ double DasCudaBeamformer::last_kernel_seconds() const { return impl_->kernel_s; 
 std::string DasCudaBeamformer::device() const { return impl_->device; }
 DasCudaKernel DasCudaBeamformer::kernel() const { return impl_->plan.kernel; }
 int DasCudaBeamformer::transmits_per_launch() const { return impl_->plan.transmits_per_launch; }
-int DasCudaBeamformer::lateral_lanes() const { return impl_->plan.lateral_lanes; }
+int DasCudaBeamformer::lateral_lanes() const { return impl_->plan.lateral_lanes(); }
 const DasProblem& DasCudaBeamformer::problem() const { return impl_->problem; }
 
 }  // namespace usrecon::recon

@@ -75,15 +75,9 @@ constexpr int kWindowThreads = 256;
 /// function pointer: launches and the occupancy calculator take the same one).
 template <class Real, class Sample, class Acc>
 auto kernel_for(const gpu::Plan& plan) {
-  return gpu::with_pixels(plan.split.pixels, [&](auto pixels) {
-    return gpu::with_lanes(plan.split.lateral_lanes, [&](auto lanes) {
-      return gpu::with_splits(plan.split.pair_splits, [&](auto splits) {
-        return gpu::with_pair_step(plan.split.pair_step, [](auto step) {
-          return &seed_kernel<decltype(pixels)::value, decltype(lanes)::value, decltype(splits)::value,
-                              decltype(step)::value, Real, Sample, Acc>;
-        });
-      });
-    });
+  return gpu::with_split(plan.split, [](auto pixels, auto lanes, auto splits, auto step) {
+    return &seed_kernel<decltype(pixels)::value, decltype(lanes)::value, decltype(splits)::value,
+                        decltype(step)::value, Real, Sample, Acc>;
   });
 }
 

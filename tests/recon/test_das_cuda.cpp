@@ -261,7 +261,7 @@ TEST(ReconDasCudaProgram, LateralLanesPlaceEveryPixelOnceAndKeepTheImageBitForBi
     for (const int lanes : g::kLateralLaneChoices) {
       const std::string what = to_string(setup.model) + " " + to_string(setup.kernel) + " L " + std::to_string(lanes);
       const g::Plan plan = g::make_plan(p, setup.kernel, 0, {.lateral_lanes = lanes});
-      ASSERT_EQ(plan.lateral_lanes, lanes) << what;
+      ASSERT_EQ(plan.lateral_lanes(), lanes) << what;
       ASSERT_EQ(plan.block_depths() * lanes, g::kBlockThreads) << what;
       EXPECT_EQ(plan.grid_x, unsigned((p.grid.nz + plan.block_depths() - 1) / plan.block_depths())) << what;
       EXPECT_EQ(plan.grid_y, unsigned((p.grid.nx + lanes - 1) / lanes)) << what;
@@ -297,9 +297,9 @@ TEST(ReconDasCudaProgram, LateralLanesPlaceEveryPixelOnceAndKeepTheImageBitForBi
         << bad;
   DasProblem scanline = small_problem(Model::FocusedWave);
   scanline.options.tx_apodization = TxApodization::Scanline;
-  EXPECT_EQ(g::make_plan(scanline, DasCudaKernel::Auto, 0, {.lateral_lanes = 8}).lateral_lanes, 1);
+  EXPECT_EQ(g::make_plan(scanline, DasCudaKernel::Auto, 0, {.lateral_lanes = 8}).lateral_lanes(), 1);
   EXPECT_EQ(g::make_plan(scanline, DasCudaKernel::Auto, 0, {.lateral_lanes = 8}).params.lateral_shift, 0);
-  EXPECT_EQ(g::make_plan(small_problem(Model::FocusedWave), DasCudaKernel::Auto, 0, {.lateral_lanes = 8}).lateral_lanes,
+  EXPECT_EQ(g::make_plan(small_problem(Model::FocusedWave), DasCudaKernel::Auto, 0, {.lateral_lanes = 8}).lateral_lanes(),
             8);
 }
 

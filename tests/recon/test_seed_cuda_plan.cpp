@@ -112,71 +112,68 @@ TEST(ReconSeedGpuPlan, LaunchGridRunsEveryThreadOnce) {
           const gpu::Plan plan = gpu::make_plan(c.problem, c.window, {pixels, lanes, splits});
           EXPECT_EQ(plan.split.lateral_lanes, lanes);
           EXPECT_EQ(plan.split.pair_splits, splits);
-          std::vector<int> runs(std::size_t(plan.ni_pad) * plan.columns * splits, 0);
-          std::size_t idle = 0;
-          for (int by = 0; by < plan.grid_y; ++by)
-            for (int ty = 0; ty < gpu::kBlockColumns; ++ty)
-              for (int bx = 0; bx < plan.grid_x; ++bx) {
-                int warp_ir[gpu::kBlockDepths], warp_jj[gpu::kBlockDepths], warp_split[gpu::kBlockDepths];
-                bool active = false;
-                for (int tx = 0; tx < gpu::kBlockDepths; ++tx) {
-                  int ir = -1, col = -1, split = -1;
-                  const bool runs_here = gpu::with_lanes(lanes, [&](auto l) {
-                    return gpu::with_splits(splits, [&](auto s) {
-                      return gpu::thread_position<decltype(l)::value, decltype(s)::value>(
-                          bx, by, tx, ty, plan.groups, plan.lane_columns, ir, col, &split);
-                    });
-                  });
-                  if (tx > 0) {
-                    ASSERT_EQ(runs_here, active) << "a warp runs whole or not at all";
+          gpu::with_split(plan.split, [&](auto pixels_c, auto lanes_c, auto splits_c, auto) {
+            constexpr int kPixels = decltype(pixels_c)::value, kLanes = decltype(lanes_c)::value,
+                          kSplits = decltype(splits_c)::value;
+            std::vector<int> runs(std::size_t(plan.ni_pad) * plan.columns * kSplits, 0);
+            std::size_t idle = 0;
+            for (int by = 0; by < plan.grid_y; ++by)
+              for (int ty = 0; ty < gpu::kBlockColumns; ++ty)
+                for (int bx = 0; bx < plan.grid_x; ++bx) {
+                  int warp_ir[gpu::kBlockDepths], warp_jj[gpu::kBlockDepths], warp_split[gpu::kBlockDepths];
+                  bool active = false;
+                  for (int tx = 0; tx < gpu::kBlockDepths; ++tx) {
+                    int ir = -1, col = -1, split = -1;
+                    const bool runs_here = gpu::thread_position<kLanes, kSplits>(bx, by, tx, ty, plan.groups,
+                                                                                 plan.lane_columns, ir, col, &split);
+                    if (tx > 0) {
+                      ASSERT_EQ(runs_here, active) << "a warp runs whole or not at all";
+                    }
+                    active = runs_here;
+                    if (!runs_here) {
+                      ++idle;
+                      continue;
+                    }
+                    ASSERT_GE(ir, 0);
+                    ASSERT_LT(ir, plan.ni_pad);
+                    ASSERT_GE(col, 0);
+                    ASSERT_LT(col, plan.columns);
+                    ASSERT_GE(split, 0);
+                    ASSERT_LT(split, kSplits);
+                    ++runs[(std::size_t(col) * plan.ni_pad + ir) * kSplits + split];
+                    warp_ir[tx] = ir;
+                    warp_split[tx] = split;
+                    warp_jj[tx] = gpu::first_lateral<kPixels>(col, plan.groups);
                   }
-                  active = runs_here;
-                  if (!runs_here) {
-                    ++idle;
-                    continue;
+                  if (!active) continue;
+                  for (int tx = 0; tx < gpu::kBlockDepths; ++tx) {  // lane tx: depth tx / L, lateral tx % L
+                    EXPECT_EQ(warp_ir[tx], warp_ir[0] + tx / kLanes) << "lanes " << kLanes;
+                    EXPECT_EQ(warp_jj[tx], warp_jj[0] + tx % kLanes) << "lanes " << kLanes;
+                    EXPECT_EQ(warp_split[tx], warp_split[0]) << "a warp is one split";
                   }
-                  ASSERT_GE(ir, 0);
-                  ASSERT_LT(ir, plan.ni_pad);
-                  ASSERT_GE(col, 0);
-                  ASSERT_LT(col, plan.columns);
-                  ASSERT_GE(split, 0);
-                  ASSERT_LT(split, splits);
-                  ++runs[(std::size_t(col) * plan.ni_pad + ir) * splits + split];
-                  warp_ir[tx] = ir;
-                  warp_split[tx] = split;
-                  warp_jj[tx] = pixels == 4   ? gpu::first_lateral<4>(col, plan.groups)
-                                : pixels == 8 ? gpu::first_lateral<8>(col, plan.groups)
-                                              : gpu::first_lateral<16>(col, plan.groups);
                 }
-                if (!active) continue;
-                for (int tx = 0; tx < gpu::kBlockDepths; ++tx) {  // lane tx: depth tx / L, lateral tx % L
-                  EXPECT_EQ(warp_ir[tx], warp_ir[0] + tx / lanes) << "lanes " << lanes;
-                  EXPECT_EQ(warp_jj[tx], warp_jj[0] + tx % lanes) << "lanes " << lanes;
-                  EXPECT_EQ(warp_split[tx], warp_split[0]) << "a warp is one split";
-                }
-              }
-          for (const int r : runs)
-            ASSERT_EQ(r, 1) << "pixels " << pixels << " lanes " << lanes << " splits " << splits;
-          // Idle threads only fill the last block's warps.
-          EXPECT_LT(idle, std::size_t(gpu::kBlockColumns) * gpu::kBlockDepths * plan.grid_x);
-          // The q ranges: consecutive, covering every q, the pairs shared about equally.
-          std::int64_t pairs[2] = {0, 0};
-          int expected_begin = 1 - pixels;
-          for (int split = 0; split < splits; ++split) {
-            int begin = 0, end = 0;
-            if (pixels == 4) gpu::split_range<4>(split, splits, c.problem.channels, plan.q_split, begin, end);
-            if (pixels == 8) gpu::split_range<8>(split, splits, c.problem.channels, plan.q_split, begin, end);
-            if (pixels == 16) gpu::split_range<16>(split, splits, c.problem.channels, plan.q_split, begin, end);
-            EXPECT_EQ(begin, expected_begin);
-            EXPECT_LE(begin, end);
-            for (int q = begin; q < end; ++q) pairs[split] += c.problem.channels - q;
-            expected_begin = end;
-          }
-          EXPECT_EQ(expected_begin, c.problem.channels);
-          if (splits == 2) {  // the first split has half or more, by less than its last q's pairs
-            EXPECT_GE(pairs[0], pairs[1]);
-            EXPECT_LE(pairs[0] - pairs[1], 2 * (c.problem.channels - (plan.q_split - 1)));
-          }
+            for (const int r : runs)
+              ASSERT_EQ(r, 1) << "pixels " << kPixels << " lanes " << kLanes << " splits " << kSplits;
+            // Idle threads only fill the last block's warps.
+            EXPECT_LT(idle, std::size_t(gpu::kBlockColumns) * gpu::kBlockDepths * plan.grid_x);
+            // The q ranges: consecutive, covering every q, the pairs shared about equally.
+            std::int64_t pairs[2] = {0, 0};
+            int expected_begin = 1 - kPixels;
+            for (int split = 0; split < kSplits; ++split) {
+              int begin = 0, end = 0;
+              gpu::split_range<kPixels>(split, kSplits, c.problem.channels, plan.q_split, begin, end);
+              EXPECT_EQ(begin, expected_begin);
+              EXPECT_LE(begin, end);
+              for (int q = begin; q < end; ++q) pairs[split] += c.problem.channels - q;
+              expected_begin = end;
+            }
+            EXPECT_EQ(expected_begin, c.problem.channels);
+            if (kSplits == 2) {  // the first split has half or more, by less than its last q's pairs
+              EXPECT_GE(pairs[0], pairs[1]);
+              EXPECT_LE(pairs[0] - pairs[1], 2 * (c.problem.channels - (plan.q_split - 1)));
+            }
+          });
+          ASSERT_FALSE(HasFatalFailure()) << "pixels " << pixels << " lanes " << lanes << " splits " << splits;
         }
       }
     }

@@ -33,6 +33,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <iterator>
 #include <numbers>
 #include <random>
 #include <string>
@@ -42,6 +43,7 @@
 
 #include "usrecon/recon/compare.hpp"
 #include "usrecon/recon/das.hpp"
+#include "usrecon/recon/das_cuda.hpp"
 
 namespace {
 
@@ -166,7 +168,10 @@ int main(int argc, char** argv) {
       for (const char* at = argv[k + 1]; *at;) {
         char* end = nullptr;
         const long n = std::strtol(at, &end, 10);
-        if (end == at || (*end != ',' && *end != '\0') || n < 1 || n > 32 || (n & (n - 1)) != 0) {
+        namespace g = usrecon::recon::das::gpu;
+        if (end == at || (*end != ',' && *end != '\0') ||
+            std::find(std::begin(g::kLateralLaneChoices), std::end(g::kLateralLaneChoices), n) ==
+                std::end(g::kLateralLaneChoices)) {
           std::fprintf(stderr, "das_cuda_check: --lateral-lanes takes 1, 2, 4, 8, 16 or 32, comma-separated\n");
           return 2;
         }

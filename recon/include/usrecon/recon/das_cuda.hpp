@@ -58,7 +58,7 @@ struct Params {
   int nx = 0, nz = 0, elements = 0, transmits = 0, samples = 0;
   int stride = 0;  ///< floats between channels (AnalyticData::stride_for(samples))
   int model = kPlaneWave, window = 0, linear = 1;
-  int lateral_shift = 0;  ///< log2 of Plan::lateral_lanes: how thread_pixel places a block's threads
+  int lateral_shift = 0;  ///< log2 of Plan::lateral_lanes(): how thread_pixel places a block's threads
   double x0 = 0, dx = 0, z0 = 0, dz = 0;  ///< grid (m), in double as on the CPU
   float inv_c_fs = 0, t0_fs = 0;         ///< fs / c (samples per metre), t0 * fs (samples)
   float fnumber = 0, alpha = 0;          ///< receive F-number (0: full aperture), Tukey alpha
@@ -99,10 +99,10 @@ struct Plan {
     return kernel == DasCudaKernel::TransmitBlocked && transmits_per_launch > 0 ? transmits_per_launch
                                                                                   : params.transmits;
   }
-  /// Image columns a warp spans (a power of two, 1 to 32): a block is kBlockThreads / lateral_lanes
-  /// depths x lateral_lanes columns (thread_pixel).
-  int lateral_lanes = 1;
-  int block_depths() const { return kBlockThreads / lateral_lanes; }
+  /// Image columns a warp spans (a power of two, 1 to 32): a block is kBlockThreads / lateral_lanes()
+  /// depths x lateral_lanes() columns (thread_pixel).
+  int lateral_lanes() const { return 1 << params.lateral_shift; }
+  int block_depths() const { return kBlockThreads / lateral_lanes(); }
   unsigned grid_x = 0, grid_y = 0;   ///< pixel kernels' grid: depth blocks x column blocks
   unsigned interleave_blocks = 0;    ///< interleave kernel's grid (element-outer, transmit-blocked)
   /// Whether the kernel reads I and Q interleaved (made on the device by the interleave kernel).
@@ -160,8 +160,11 @@ inline Plan make_plan(const DasProblem& problem, DasCudaKernel kernel, std::size
   if ((kernel == DasCudaKernel::ElementOuter || kernel == DasCudaKernel::TransmitBlocked) && !plane_wave)
     throw Error("CUDA DAS: the " + to_string(kernel) + " kernel is for plane waves only");
   if (std::find(std::begin(kLateralLaneChoices), std::end(kLateralLaneChoices), tuning.lateral_lanes) ==
-      std::end(kLateralLaneChoices))
-    throw Error("CUDA DAS: lateral lanes must be 1, 2, 4, 8, 16 or 32, not " + std::to_string(tuning.lateral_lanes));
+      std::end(kLateralLaneChoices)) {
+    std::string choices;
+    for (const int l : kLateralLaneChoices) choices += (choices.empty() ? "" : ", ") + std::to_string(l);
+    throw Error("CUDA DAS: lateral lanes must be one of " + choices + ", not " + std::to_string(tuning.lateral_lanes));
+  }
   // Before any size arithmetic (AnalyticData::stride_for): the kernels clamp positions to the
   // channel's length in float, exact up to 2^24 samples.
   if (problem.samples > (1 << 24))
@@ -188,12 +191,11 @@ inline Plan make_plan(const DasProblem& problem, DasCudaKernel kernel, std::size
   p.tx_fnumber = static_cast<float>(problem.options.tx_fnumber);
 
   plan.tables = make_das_tables(problem);
-  plan.lateral_lanes = plan.tables.column_transmit.empty() ? tuning.lateral_lanes : 1;
-  if ((std::int64_t(problem.grid.nx) + plan.lateral_lanes - 1) / plan.lateral_lanes > kMaxBlockRows)
-    throw Error("CUDA DAS: at most " + std::to_string(std::size_t(kMaxBlockRows) * plan.lateral_lanes) +
-                " image columns at " + std::to_string(plan.lateral_lanes) + " lateral lanes (nx = " +
-                std::to_string(problem.grid.nx) + ")");
-  p.lateral_shift = std::countr_zero(unsigned(plan.lateral_lanes));
+  const int lanes = plan.tables.column_transmit.empty() ? tuning.lateral_lanes : 1;
+  if ((std::int64_t(problem.grid.nx) + lanes - 1) / lanes > kMaxBlockRows)
+    throw Error("CUDA DAS: at most " + std::to_string(std::size_t(kMaxBlockRows) * lanes) + " image columns at " +
+                std::to_string(lanes) + " lateral lanes (nx = " + std::to_string(problem.grid.nx) + ")");
+  p.lateral_shift = std::countr_zero(unsigned(lanes));
 
   plan.data_floats = std::size_t(p.stride) * p.elements * p.transmits;
   plan.kernel = kernel != DasCudaKernel::Auto ? kernel
@@ -214,7 +216,7 @@ inline Plan make_plan(const DasProblem& problem, DasCudaKernel kernel, std::size
     plan.transmits_per_launch = per_launch >= 0 ? (per_launch >= p.transmits ? 0 : per_launch)
                                                 : transmit_blocked_launch_size(plan.interleaved_bytes(), p.transmits, l2_bytes);
   plan.grid_x = static_cast<unsigned>((p.nz + plan.block_depths() - 1) / plan.block_depths());
-  plan.grid_y = static_cast<unsigned>((p.nx + plan.lateral_lanes - 1) / plan.lateral_lanes);
+  plan.grid_y = static_cast<unsigned>((p.nx + lanes - 1) / lanes);
   plan.interleave_blocks = static_cast<unsigned>((plan.data_floats + kInterleaveThreads - 1) / kInterleaveThreads);
   return plan;
 }

@@ -54,7 +54,6 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
-#include <initializer_list>
 #include <iterator>
 #include <memory>
 #include <span>
@@ -89,7 +88,7 @@ namespace gpu {
 constexpr int kDefaultPixels = 8;
 /// The pixels-per-thread counts the kernel is compiled for: powers of two, so that a window is
 /// 8 to 64 bytes, whole 8- or 16-byte vector loads.
-constexpr int kPixelChoices[] = {4, 8, 16};
+inline constexpr int kPixelChoices[] = {4, 8, 16};
 constexpr int kBlockDepths = 32;  ///< lanes of a warp (32 depths of one column-thread at 1 lateral lane)
 constexpr int kBlockColumns = 4;  ///< warps per block
 /// Lateral lanes L of a warp (WorkSplit::lateral_lanes): a warp is 32 / L consecutive depths of L
@@ -101,7 +100,7 @@ constexpr int kBlockColumns = 4;  ///< warps per block
 /// 7.1 and 4.0 distinct 128-byte lines at L = 1 and 2 (25.4 and 13.1 sectors; a pure-Python count
 /// of the addresses, not a GPU measurement). The image is the same at every L; which is faster
 /// is measured (bench_seed_cuda times both), not assumed.
-constexpr int kLateralLaneChoices[] = {1, 2};
+inline constexpr int kLateralLaneChoices[] = {1, 2};
 /// 1: the layout measured on an H200 (2026-12-04); L = 2 is not yet timed on a GPU.
 constexpr int kDefaultLateralLanes = 1;
 /// Pair splits S (WorkSplit::pair_splits): S warps of a block share one column slot, each taking the
@@ -110,15 +109,16 @@ constexpr int kDefaultLateralLanes = 1;
 /// H200 (27 warps a multiprocessor where 40 would fit at 48 registers): S = 2 doubles the warps
 /// in flight without the registers or the index work per pixel that fewer pixels a thread cost.
 /// The sums are integers, so the image is the same; which is faster is measured, not assumed.
-constexpr int kPairSplitChoices[] = {1, 2};
+inline constexpr int kPairSplitChoices[] = {1, 2};
 /// 1: measured on an H200 (2026-12-04); S = 2 is not yet timed on a GPU.
 constexpr int kDefaultPairSplits = 1;
 /// Pairs a step of the per-thread program's bulk loop (WorkSplit::pair_step): all the step's table
 /// loads, then its indices, then its window loads, so that the pairs' latencies overlap. Two
-/// measured 9-17% faster than one on an H200 (2026-12-04). Four take more registers (64 for the
-/// seed's frame at P = 8 single, 48 at two); at one pair split the seed's 912 blocks need only 7
-/// a multiprocessor, which up to 72 registers allow, so the ILP would come at no occupancy there.
-constexpr int kPairStepChoices[] = {2, 4};
+/// measured 9-17% faster than one on an H200 (2026-12-04). Four take more registers (ptxas, 16-bit
+/// samples, P = 8: 56 single, with 12 bytes spilled, and 62 double, against 48 and 52 at two); at
+/// one pair split the seed's 912 blocks need only 7 a multiprocessor, which up to 72 registers
+/// allow, so the ILP would come at no occupancy there.
+inline constexpr int kPairStepChoices[] = {2, 4};
 /// 2: measured; 4 is not yet timed on a GPU.
 constexpr int kDefaultPairStep = 2;
 /// The seconds-to-sample factor, in the CPU backend's operation order.
@@ -131,40 +131,43 @@ constexpr double kMargin = 1e-7;               ///< see the CPU backend: error <
 namespace detail {
 inline int round_up(int x, int to) { return (x + to - 1) / to * to; }
 
-[[noreturn]] inline void not_compiled(int value, const char* what, std::initializer_list<int> compiled) {
+[[noreturn]] inline void not_compiled(int value, const char* what, std::span<const int> compiled) {
   std::string list;
   for (const int c : compiled) list += (list.empty() ? "" : ", ") + std::to_string(c);
   throw Error("seed model (CUDA): " + std::to_string(value) + " " + what +
               " is not one of those compiled (" + list + ")");
 }
-/// f(std::integral_constant<int, value>{}) for the first of kFirst, kRest... equal to value.
-template <int kFirst, int... kRest, class F>
-decltype(auto) dispatch(int value, const char* what, std::initializer_list<int> compiled, F&& f) {
-  if (value == kFirst) return f(std::integral_constant<int, kFirst>{});
-  if constexpr (sizeof...(kRest) > 0) return dispatch<kRest...>(value, what, compiled, std::forward<F>(f));
-  else not_compiled(value, what, compiled);
+/// f(std::integral_constant<int, kChoices[k]>{}) for the first k with kChoices[k] == value, else
+/// not_compiled: the choices array is the one list of what is compiled.
+template <const auto& kChoices, std::size_t kIndex = 0, class F>
+decltype(auto) dispatch(int value, const char* what, F&& f) {
+  constexpr int kValue = kChoices[kIndex];
+  if (value == kValue) return f(std::integral_constant<int, kValue>{});
+  if constexpr (kIndex + 1 < std::size(kChoices)) return dispatch<kChoices, kIndex + 1>(value, what, std::forward<F>(f));
+  else not_compiled(value, what, kChoices);
 }
 }  // namespace detail
 
 /// Calls f(std::integral_constant<int, P>{}) with P = pixels, which must be one of
 /// kPixelChoices: the one place a run-time pixel count becomes the compile-time one the
-/// per-thread program's registers need. with_lanes and with_splits do the same for the lateral
-/// lanes and the pair splits. Anything else throws usrecon::Error.
+/// per-thread program's registers need. with_lanes, with_splits and with_pair_step do the same
+/// for the lateral lanes, the pair splits and the pairs a step, and with_split for all four.
+/// Anything not compiled throws usrecon::Error.
 template <class F>
 decltype(auto) with_pixels(int pixels, F&& f) {
-  return detail::dispatch<4, 8, 16>(pixels, "pixels per thread", {4, 8, 16}, std::forward<F>(f));
+  return detail::dispatch<kPixelChoices>(pixels, "pixels per thread", std::forward<F>(f));
 }
 template <class F>
 decltype(auto) with_lanes(int lanes, F&& f) {
-  return detail::dispatch<1, 2>(lanes, "lateral lanes a warp", {1, 2}, std::forward<F>(f));
+  return detail::dispatch<kLateralLaneChoices>(lanes, "lateral lanes a warp", std::forward<F>(f));
 }
 template <class F>
 decltype(auto) with_splits(int splits, F&& f) {
-  return detail::dispatch<1, 2>(splits, "pair splits", {1, 2}, std::forward<F>(f));
+  return detail::dispatch<kPairSplitChoices>(splits, "pair splits", std::forward<F>(f));
 }
 template <class F>
 decltype(auto) with_pair_step(int pairs, F&& f) {
-  return detail::dispatch<2, 4>(pairs, "pairs a step", {2, 4}, std::forward<F>(f));
+  return detail::dispatch<kPairStepChoices>(pairs, "pairs a step", std::forward<F>(f));
 }
 
 /// One way of splitting the work among threads (make_plan's and SeedCudaBeamformer's): the image
@@ -192,6 +195,19 @@ struct WorkSplit {
            (pair_step == kDefaultPairStep ? "" : "_p" + std::to_string(pair_step));
   }
 };
+
+/// f(P, L, S, step), each a std::integral_constant, for a work split (with_pixels, with_lanes,
+/// with_splits, with_pair_step in that order: the first not compiled throws).
+template <class F>
+decltype(auto) with_split(const WorkSplit& split, F&& f) {
+  return with_pixels(split.pixels, [&](auto pixels) {
+    return with_lanes(split.lateral_lanes, [&](auto lanes) {
+      return with_splits(split.pair_splits, [&](auto splits) {
+        return with_pair_step(split.pair_step, [&](auto step) { return f(pixels, lanes, splits, step); });
+      });
+    });
+  });
+}
 
 /// Every work split the kernel is compiled for (kPixelChoices x kLateralLaneChoices x
 /// kPairSplitChoices x kPairStepChoices).
@@ -241,10 +257,7 @@ inline Plan make_plan(const Problem& problem, const Window& window, const WorkSp
       window.i0 + window.ni > problem.nz || window.j0 + window.nj > problem.nx)
     throw Error("seed model (CUDA): the window is empty or outside the grid");
   const int pixels = split.pixels, lateral_lanes = split.lateral_lanes, pair_splits = split.pair_splits;
-  with_pixels(pixels, [](auto) {});  // throws unless compiled for
-  with_lanes(lateral_lanes, [](auto) {});
-  with_splits(pair_splits, [](auto) {});
-  with_pair_step(split.pair_step, [](auto) {});
+  with_split(split, [](auto...) {});  // throws unless compiled for
   constexpr int kStep = Problem::kElementStep;
   Plan plan;
   plan.p = problem;
