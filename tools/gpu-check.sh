@@ -7,7 +7,9 @@
 # the L2 cache (das-check-l2, with the kernel --cuda-kernel auto takes) and with the transmit-blocked
 # kernel split over launches (das-check-split); kernels_cuda_check: the kernel library's
 # copy/map/sum bandwidth and tiled SGEMM vs cuBLAS, each validated, then timed) and the seed's Numba
-# CUDA kernel on the same GPU, then, in the time left, compute-sanitizer's memcheck and racecheck
+# CUDA kernel on the same GPU, then Nsight Compute's counters for the seed and plane-wave DAS
+# kernels (profile: bench_seed_cuda and das_cuda_check --profile under ncu; an experiment), then,
+# in the time left, compute-sanitizer's memcheck and racecheck
 # on kernels_cuda_check --small, memcheck on the DAS and seed GPU tests and racecheck on the seed's,
 # and prints a table of what was measured. Finishes in under 8 minutes: every step runs under `timeout` with what is
 # left of the budget, and a failed step is reported while the rest still runs, so the table always
@@ -354,6 +356,7 @@ if [[ -n $BENCH ]]; then
     "${verify[@]}" || true
   cp "$WORK/bench.log" "$BENCH_OUT" 2>/dev/null || true
 fi
+get() { sed -n "s/^RESULT $1=//p" "$BENCH_OUT" | tail -n 1; }  # a bench figure (the table, the profile step)
 
 # ---- 3b. General DAS: both CUDA kernels against the CPU, then timed --------------------------------
 DAS_OUT=$WORK/das-check.log
@@ -438,6 +441,84 @@ else
     "$ROOT/data/example.txt" || true
 fi
 
+# ---- 4c. Nsight Compute: what bounds the kernels that miss their targets ---------------------------
+# The seed kernel (75x Numba where the issue asks 100x) and the plane-wave DAS kernels (1.0e12
+# points/s on PICMUS's size where it asks 1.2e12) are timed above; the counters say why they take
+# that long: occupancy, issue-slot use, L1/L2/DRAM throughput and hit rates, and what the warps
+# wait on. Seed: the default split in both precisions, the fastest split of each precision from the
+# bench step, and the single-precision splits built to attack latency and L1 lines (two lateral
+# lanes, two pair splits, four pairs a step, P = 16 at two pair splits); one launch each
+# (bench_seed_cuda --profile, each image checked bit for bit). DAS: element-outer and
+# transmit-blocked on RFdata1's and PICMUS's sizes at one and eight lateral lanes
+# (das_cuda_check --profile; transmit-blocked on PICMUS runs in launches of 8 transmits). Then the
+# seed's default single-precision kernel once more with sampled stalls per SASS instruction (the
+# source page). Reports, their raw pages (CSV) and details go to the logs; ncu_summary.py prints a
+# line a launch. Clocks left alone (--clock-control none: the device's README). An experiment: its
+# failure does not fail the check; under gVisor ncu reads no counters (KINDS.md).
+NCU=""
+for candidate in "$(command -v ncu 2>/dev/null || true)" /usr/local/cuda/bin/ncu /opt/nvidia/nsight-compute/*/ncu; do
+  if [[ -n $candidate && -x $candidate ]]; then NCU=$candidate; break; fi
+done
+PROFILE_SUMMARY=$WORK/profile-summary.txt
+: >"$PROFILE_SUMMARY"
+split_key() {  # split_key P L S STEP: WorkSplit::key() (each part left out at its default)
+  local key="px$1"
+  [[ $2 == 1 ]] || key+="_l$2"
+  [[ $3 == 1 ]] || key+="_s$3"
+  [[ $4 == 2 ]] || key+="_p$4"
+  echo "$key"
+}
+if [[ -z $NCU ]]; then
+  ORDER+=(profile)
+  STATUS[profile]="skipped (no ncu found)"
+  say "profile: ${STATUS[profile]}"
+elif [[ -z $BENCH || -z $DAS_CHECK ]]; then
+  ORDER+=(profile)
+  STATUS[profile]="skipped (nothing built to profile)"
+  say "profile: ${STATUS[profile]}"
+else
+  SEED_PROFILE="single:px8,double:px8,single:px8_l2,single:px8_s2,single:px8_p4,single:px16_s2"
+  for prec in single double; do
+    [[ -n $(get best_pixels_$prec) ]] || continue
+    key="$prec:$(split_key "$(get best_pixels_$prec)" "$(get best_lanes_$prec)" "$(get best_splits_$prec)" \
+      "$(get best_step_$prec)")"
+    [[ ,$SEED_PROFILE, == *,$key,* ]] || SEED_PROFILE+=",$key"
+  done
+  profile_all() {
+    local listed sections=() section rc=0
+    listed=$("$NCU" --list-sections 2>&1) || { echo "$listed"; return 1; }
+    for section in SpeedOfLight Occupancy LaunchStats WarpStateStats SchedulerStats MemoryWorkloadAnalysis \
+      ComputeWorkloadAnalysis; do
+      if grep -qw "$section" <<<"$listed"; then sections+=(--section "$section"); else echo "profile: ncu has no section $section"; fi
+    done
+    local common=(--target-processes all --clock-control none --force-overwrite)
+    echo "profile: seed kernel launches: $SEED_PROFILE"
+    "$NCU" "${common[@]}" "${sections[@]}" --kernel-name regex:seed_kernel --export "$WORK/profile-seed" \
+      "$BENCH" --data "$ROOT/data/example.txt" --profile "$SEED_PROFILE" || rc=1
+    "$NCU" "${common[@]}" "${sections[@]}" --kernel-name 'regex:das_(planewave_)?kernel' --export "$WORK/profile-das" \
+      "$DAS_CHECK" --profile --cases rfdata1,picmus --kernels element-outer,transmit-blocked --lateral-lanes 1,8 || rc=1
+    : >"$LOGS/profile-details.txt"
+    local report
+    for report in seed das; do
+      [[ -f $WORK/profile-$report.ncu-rep ]] || { echo "profile: no $report report"; rc=1; continue; }
+      "$NCU" --import "$WORK/profile-$report.ncu-rep" --page raw --csv >"$LOGS/profile-$report-raw.csv" || rc=1
+      "$NCU" --import "$WORK/profile-$report.ncu-rep" >>"$LOGS/profile-details.txt" || rc=1
+    done
+    "$PYTHON_FOR_SUMMARY" "$ROOT/tools/bench/ncu_summary.py" "$LOGS"/profile-*-raw.csv | tee "$PROFILE_SUMMARY" || rc=1
+    # Where the default seed kernel's warps wait, instruction by instruction (sampled).
+    "$NCU" "${common[@]}" --section SourceCounters --section WarpStateStats --kernel-name regex:seed_kernel \
+      --launch-count 1 --export "$WORK/profile-seed-source" "$BENCH" --data "$ROOT/data/example.txt" \
+      --profile single:px8 >/dev/null || rc=1
+    "$NCU" --import "$WORK/profile-seed-source.ncu-rep" --page source --csv --print-source sass \
+      >"$LOGS/profile-seed-sass.csv" || rc=1
+    return $rc
+  }
+  PYTHON_FOR_SUMMARY=$(command -v python3 || echo /usr/bin/python3)
+  export -f profile_all
+  export NCU BENCH DAS_CHECK ROOT WORK LOGS SEED_PROFILE PROFILE_SUMMARY PYTHON_FOR_SUMMARY
+  run_step profile 150 bash -c profile_all || true
+fi
+
 # ---- 4b. compute-sanitizer, at small sizes, in the time left -------------------------------------
 # memcheck (out-of-bounds and misaligned accesses) and racecheck (shared-memory hazards: a missing
 # __syncthreads in the tiled GEMM or the sum's tree) on `kernels_cuda_check --small`, then memcheck
@@ -488,7 +569,6 @@ else
 fi
 
 # ---- 5. The table ---------------------------------------------------------------------------------
-get() { sed -n "s/^RESULT $1=//p" "$BENCH_OUT" | tail -n 1; }
 NUMBA_S=$(sed -n 's/^kernel seconds median \([0-9.eE+-]*\).*/\1/p' "$NUMBA_OUT" 2>/dev/null | tail -n 1)
 KD=$(get kernel_ms_double)
 KS=$(get kernel_ms_single)
@@ -667,6 +747,11 @@ RATIO_D=$(ratio "$NUMBA_MS" "$KD")
   printf '| %-44s | %12s | %10s | %4s |\n' "kernels tiled SGEMM vs fused dot, mismatches" "$(fmt "$r")" "0" "$(meets "$r" '<=' 0)"
   r=$(kget monte_carlo_gpu_minus_cpu)
   printf '| %-44s | %12s | %10s | %4s |\n' "kernels Monte-Carlo count, GPU - CPU" "$(fmt "$r")" "0" "$( [[ -n $r ]] && awk -v v="$r" 'BEGIN { printf (v == 0) ? "yes" : "NO" }' || printf '?')"
+  if [[ -s $PROFILE_SUMMARY ]]; then
+    echo
+    echo "Nsight Compute, a line a launch (profile step; raw pages and details in the logs):"
+    cat "$PROFILE_SUMMARY"
+  fi
 } | tee -a "$LOG" | tee "$LOGS/gpu-check-table.txt"
 
 failed=0
@@ -674,7 +759,8 @@ failed=0
 for name in "${ORDER[@]}"; do
   # Without the C++ packages the CMake attempt fails by design: the nvcc-only build replaces it.
   [[ $MODE == minimal && ($name == configure || $name == build) ]] && continue
-  [[ $name == das-check-l2 || $name == das-check-split || $name == das-check-lanes || $name == kernels-check-gemm1 ]] &&
+  [[ $name == das-check-l2 || $name == das-check-split || $name == das-check-lanes || $name == kernels-check-gemm1 ||
+     $name == profile ]] &&
     continue  # experiments: their rows say what they found
   # The sanitizer steps run in whatever time is left: skipping them is not a failure.
   [[ $name == memcheck* || $name == racecheck* ]] && [[ ${STATUS[$name]} == skipped* || ${STATUS[$name]} == timed* ]] &&

@@ -10,10 +10,14 @@
 // where those are missing). Prints one `RESULT key=value` line per figure, for gpu-check.sh.
 //
 //   bench_seed_cuda [--data FILE] [--frames N] [--streams S] [--repeats R] [--verify]
+//                   [--profile PRECISION:KEY[,PRECISION:KEY...]]
 //
 // --verify also checks bit-exactness against the CPU on random data and odd grid sizes (what the
-// GTest suite checks; for machines without GTest). Exit status: 0 ok, 1 a check failed, 2 no
-// device or bad arguments.
+// GTest suite checks; for machines without GTest). --profile runs nothing but one frame for each
+// named precision and work split (KEY as WorkSplit::key(): single:px8, double:px8_l2_s2, ...),
+// each image checked against the exact one, one seed_kernel launch each in the order given: for
+// a profiler (gpu-check's profile step runs it under Nsight Compute). Exit status: 0 ok, 1 a
+// check failed, 2 no device or bad arguments.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -22,6 +26,7 @@
 #include <fstream>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "usrecon/kernels/common.hpp"
@@ -90,6 +95,51 @@ bool verify_random(int& failures) {
   return failures == 0;
 }
 
+/// One profiled frame: "single:px8_l2" -> (Single, that split); false when either is unknown.
+bool parse_profile_item(const std::string& item, seed::Precision& precision, seed::gpu::WorkSplit& split) {
+  const std::size_t colon = item.find(':');
+  if (colon == std::string::npos) return false;
+  try {
+    precision = seed::parse_precision(item.substr(0, colon));
+  } catch (const std::exception&) {
+    return false;
+  }
+  for (const seed::gpu::WorkSplit& ws : seed::gpu::work_splits())
+    if (ws.key() == item.substr(colon + 1)) {
+      split = ws;
+      return true;
+    }
+  return false;
+}
+
+/// --profile: one frame for each (precision, split), one seed_kernel launch each, in order, each
+/// image checked against the exact one. Nothing is timed here: the profiler times the launches.
+int run_profile(const std::vector<std::pair<seed::Precision, seed::gpu::WorkSplit>>& runs, const seed::Problem& p,
+                const seed::Window& w, const std::vector<std::int32_t>& rf, const std::vector<double>& exact) {
+  int failures = 0, launch = 0;
+  std::vector<double> image(exact.size());
+  for (const auto& [precision, split] : runs) {
+    const std::string what = seed::to_string(precision) + ", " + split.name();
+    try {
+      seed::SeedCudaBeamformer beamformer(p, w, precision, 1, split);
+      std::fill(image.begin(), image.end(), -1.0);
+      beamformer.beamform(rf, image);
+      const std::size_t differing = seed::compare_images(image, exact).differing;
+      std::printf("profile launch %d: %s (%s_%s), %d blocks = %.2f waves: %s\n", launch++, what.c_str(),
+                  seed::to_string(precision).c_str(), split.key().c_str(),
+                  beamformer.plan().grid_x * beamformer.plan().grid_y, beamformer.waves(),
+                  differing == 0 ? "bit-exact" : "MISMATCH");
+      if (differing != 0) ++failures;
+    } catch (const std::exception& e) {
+      std::printf("profile: %s: FAILED: %s\n", what.c_str(), e.what());
+      ++failures;
+      cudaGetLastError();
+      if (cudaDeviceSynchronize() != cudaSuccess) return 1;
+    }
+  }
+  return failures ? 1 : 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -97,6 +147,7 @@ int main(int argc, char** argv) {
   std::string data = USRECON_SOURCE_DIR "/data/example.txt";
   int frames = 200, streams = 3, repeats = 10;
   bool verify = false;
+  std::vector<std::pair<seed::Precision, seed::gpu::WorkSplit>> profile;
   for (int a = 1; a < argc; ++a) {
     const std::string arg = argv[a];
     auto next = [&]() -> const char* {
@@ -111,9 +162,24 @@ int main(int argc, char** argv) {
     else if (arg == "--streams") streams = std::atoi(next());
     else if (arg == "--repeats") repeats = std::max(1, std::atoi(next()));  // a median needs one
     else if (arg == "--verify") verify = true;
-    else {
+    else if (arg == "--profile") {
+      const std::string list = next();
+      for (std::size_t start = 0; start <= list.size();) {
+        const std::size_t end = std::min(list.find(',', start), list.size());
+        const std::string item = list.substr(start, end - start);
+        seed::Precision precision{};
+        seed::gpu::WorkSplit split;
+        if (!parse_profile_item(item, precision, split)) {
+          std::fprintf(stderr, "bench_seed_cuda: --profile: '%s' is not PRECISION:KEY (single or double, "
+                               "then a compiled split's key: px8, px8_l2, px16_s2_p4, ...)\n", item.c_str());
+          return 2;
+        }
+        profile.emplace_back(precision, split);
+        start = end + 1;
+      }
+    } else {
       std::fprintf(stderr, "usage: bench_seed_cuda [--data FILE] [--frames N] [--streams S] "
-                           "[--repeats R] [--verify]\n");
+                           "[--repeats R] [--verify] [--profile PRECISION:KEY[,...]]\n");
       return 2;
     }
   }
@@ -139,6 +205,7 @@ int main(int argc, char** argv) {
     std::vector<double> exact(pixels);
     const seed::SeedCpuBeamformer cpu(p, w);
     cpu.beamform(rf, exact);  // warm-up
+    if (!profile.empty()) return run_profile(profile, p, w, rf, exact);
     auto t0 = Clock::now();
     cpu.beamform(rf, exact);
     const double cpu_ms = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();

@@ -13,7 +13,7 @@
 // Without a usable device it says why and exits 0; with one, any error fails the kernel it hit.
 // Prints "RESULT das_<case>_<kernel>[_<label>]_points_per_s=..." lines for the table.
 //   das_cuda_check [--reps N] [--cpu-threads N] [--cases A,B] [--kernels K,L] [--label NAME]
-//                  [--max-rel-l2 X] [--transmits-per-launch N,M] [--lateral-lanes L,M]
+//                  [--max-rel-l2 X] [--transmits-per-launch N,M] [--lateral-lanes L,M] [--profile]
 // --transmits-per-launch: the transmit-blocked kernel is checked and timed once for each (-1:
 // chosen from the device's L2, the default; 0: one launch; else a multiple of 8), its RESULT
 // names tagged _tpl<N> (_tplauto for -1) unless the list is the default; each run also prints
@@ -22,6 +22,9 @@
 // 1, 2, 4, 8, 16 or 32; default 1), RESULT names tagged _l<L> unless the list is the default.
 // Within a case and kernel, each launch size and lane count after the first must give the first's
 // image bit for bit (each pixel's program is the same), else it is not timed.
+// --profile: one beamform for each selected run and nothing else (no CPU image, no check, no
+// timing; every run is checked by gpu-check's other steps): for a profiler (gpu-check's profile
+// step runs it under Nsight Compute). It prints the runs in their launch order.
 // --cases and --kernels keep only those named (default: all); --label tags the RESULT names, for
 // a build of the same check with other compiler flags (gpu-check's fused multiply-add build,
 // which gets --max-rel-l2 1e-3: fused multiply-adds move a sample position by a rounding step,
@@ -138,7 +141,13 @@ int main(int argc, char** argv) {
   double max_rel_l2 = 1e-5;
   std::string cases, kernels, label;
   std::vector<int> launch_sizes = {-1}, lane_counts = {1};
+  bool profile = false;
   for (int k = 1; k < argc; k += 2) {
+    if (!std::strcmp(argv[k], "--profile")) {  // the one option without a value
+      profile = true;
+      --k;
+      continue;
+    }
     if (k + 1 >= argc) {
       std::fprintf(stderr, "das_cuda_check: %s needs a value\n", argv[k]);
       return 2;
@@ -182,7 +191,7 @@ int main(int argc, char** argv) {
     } else {
       std::fprintf(stderr, "usage: das_cuda_check [--reps N] [--cpu-threads N] [--cases A,B] "
                            "[--kernels K,L] [--label NAME] [--max-rel-l2 X] [--transmits-per-launch N,M] "
-                           "[--lateral-lanes L,M]\n");
+                           "[--lateral-lanes L,M] [--profile]\n");
       return 2;
     }
   }
@@ -218,7 +227,7 @@ int main(int argc, char** argv) {
     const DasProblem p = make_problem(c.angles, c.max_deg, c.samples, c.model);
     const AnalyticData data = random_analytic_data(p);
     std::vector<std::complex<float>> cpu;
-    if (c.model == Model::PlaneWave && selected(kernels, "transmit-blocked")) {
+    if (c.model == Model::PlaneWave && selected(kernels, "transmit-blocked") && !profile) {
       // Which kernel --cuda-kernel auto takes here (it compares the data with this device's L2).
       try {
         const DasCudaBeamformer automatic(p, DasCudaKernel::Auto);
@@ -252,6 +261,11 @@ int main(int argc, char** argv) {
             std::printf("RESULT %s_transmits_per_launch=%d\n", name.c_str(), gpu.transmits_per_launch());
           std::vector<std::complex<float>> out(p.grid.pixels());
           gpu.beamform(data, out.data());  // warm-up, and the image to check
+          if (profile) {
+            std::printf("profile: %s, %s, %d transmits a launch\n", name.c_str(), gpu.device().c_str(),
+                        gpu.transmits_per_launch());
+            continue;
+          }
           if (cpu.empty()) cpu = DasCpuBeamformer(p, cpu_threads).beamform(data).data;
           const double err = relative_l2(out, cpu);
           std::printf("RESULT %s_rel_l2_vs_cpu=%.3g\n", name.c_str(), err);
