@@ -461,11 +461,12 @@ for candidate in "$(command -v ncu 2>/dev/null || true)" /usr/local/cuda/bin/ncu
 done
 PROFILE_SUMMARY=$WORK/profile-summary.txt
 : >"$PROFILE_SUMMARY"
-split_key() {  # split_key P L S STEP: WorkSplit::key() (each part left out at its default)
+split_key() {  # split_key P L S STEP AHEAD: WorkSplit::key() (each part left out at its default)
   local key="px$1"
   [[ $2 == 1 ]] || key+="_l$2"
   [[ $3 == 1 ]] || key+="_s$3"
   [[ $4 == 2 ]] || key+="_p$4"
+  [[ ${5:-0} == 0 ]] || key+="_a$5"
   echo "$key"
 }
 if [[ -z $NCU ]]; then
@@ -477,11 +478,11 @@ elif [[ -z $BENCH || -z $DAS_CHECK ]]; then
   STATUS[profile]="skipped (nothing built to profile)"
   say "profile: ${STATUS[profile]}"
 else
-  SEED_PROFILE="single:px8,double:px8,single:px8_l2,single:px8_s2,single:px8_p4,single:px16_s2"
+  SEED_PROFILE="single:px8,double:px8,single:px8_l2,single:px8_s2,single:px8_p4,single:px16_s2,single:px8_a1,single:px8_a2"
   for prec in single double; do
     [[ -n $(get best_pixels_$prec) ]] || continue
     key="$prec:$(split_key "$(get best_pixels_$prec)" "$(get best_lanes_$prec)" "$(get best_splits_$prec)" \
-      "$(get best_step_$prec)")"
+      "$(get best_step_$prec)" "$(get best_ahead_$prec)")"
     [[ ,$SEED_PROFILE, == *,$key,* ]] || SEED_PROFILE+=",$key"
   done
   profile_all() {
@@ -629,21 +630,23 @@ RATIO_D=$(ratio "$NUMBA_MS" "$KD")
   printf '| %-44s | %12s | %10s | %4s |\n' "kernel ms/frame, single" "$(fmt "$KS")" "<= 5" "$(meets "$KS" '<=' 5)"
   printf '| %-44s | %12s | %10s | %4s |\n' "seed kernel waves (blocks/resident), single" "$(fmt "$(get kernel_waves_single)")" "" ""
   for prec in single double; do  # every work split (gpu::work_splits), checked then timed
-    # Keys kernel_ms_<prec>_px<P>[_l<L>][_s<S>][_p<step>] (each left out at its default: L1 S1 step 2).
-    splits=$(sed -n "s/^RESULT kernel_ms_${prec}_px\\([0-9]*\\(_[lsp][0-9]*\\)*\\)=.*/\\1/p" "$BENCH_OUT" | tr '\n' ' ')
-    for px in ${splits:-4 8 16}; do
-      lanes=1 pair_splits=1 step=2
+    # Keys kernel_ms_<prec>_px<P>[_l<L>][_s<S>][_p<step>][_a<ahead>] (each left out at its
+    # default: L1 S1 step 2 ahead 0).
+    splits=$(sed -n "s/^RESULT kernel_ms_${prec}_px\\([0-9]*\\(_[lspa][0-9]*\\)*\\)=.*/\\1/p" "$BENCH_OUT" | tr '\n' ' ')
+    for px in ${splits:-8 16}; do
+      lanes=1 pair_splits=1 step=2 ahead=0
       [[ $px =~ _l([0-9]+) ]] && lanes=${BASH_REMATCH[1]}
       [[ $px =~ _s([0-9]+) ]] && pair_splits=${BASH_REMATCH[1]}
       [[ $px =~ _p([0-9]+) ]] && step=${BASH_REMATCH[1]}
+      [[ $px =~ _a([0-9]+) ]] && ahead=${BASH_REMATCH[1]}
       printf '| %-44s | %12s | %10s | %4s |\n' \
-        "  $prec P${px%%_*} L$lanes S$pair_splits x$step ($(fmt "$(get kernel_waves_${prec}_px$px)") waves) ms" \
+        "  $prec P${px%%_*} L$lanes S$pair_splits x$step a$ahead ($(fmt "$(get kernel_waves_${prec}_px$px)") waves) ms" \
         "$(fmt "$(get kernel_ms_${prec}_px$px)")" "" ""
     done
     v=n/a
     [[ -n $(get best_pixels_$prec) ]] &&
-      v="P$(get best_pixels_$prec) L$(get best_lanes_$prec) S$(get best_splits_$prec) x$(get best_step_$prec)"
-    printf '| %-44s | %12s | %10s | %4s |\n' "  fastest split (P L S xpairs), $prec" "$v" "" ""
+      v="P$(get best_pixels_$prec) L$(get best_lanes_$prec) S$(get best_splits_$prec) x$(get best_step_$prec) a$(get best_ahead_$prec)"
+    printf '| %-44s | %12s | %10s | %4s |\n' "  fastest split (P L S xpairs ahead), $prec" "$v" "" ""
   done
   printf '| %-44s | %12s | %10s | %4s |\n' "batch frames/s, double ($FRAMES frames, pinned)" "$(fmt "$FD")" ">= 150" "$(meets "$FD" '>=' 150)"
   printf '| %-44s | %12s | %10s | %4s |\n' "batch frames/s, single ($FRAMES frames, pinned)" "$(fmt "$FS")" ">= 150" "$(meets "$FS" '>=' 150)"

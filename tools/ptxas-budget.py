@@ -26,8 +26,8 @@ BUDGET = [
     ("recon/cuda/das_cuda.cu", r"\bdas_kernel\(", 32),
     ("recon/cuda/das_cuda.cu", r"\bdas_planewave_kernel<(true|false), false>", 32),
     ("recon/cuda/das_cuda.cu", r"\bdas_planewave_kernel<(true|false), true>", 40),
-    ("recon/cuda/seed_cuda.cu", r"\bseed_kernel<8, 1, 1, 2, float, short, int>", 48),
-    ("recon/cuda/seed_cuda.cu", r"\bseed_kernel<8, 1, 1, 2, double, short, int>", 52),
+    ("recon/cuda/seed_cuda.cu", r"\bseed_kernel<8, 1, 1, 2, 0, float, short, int>", 48),
+    ("recon/cuda/seed_cuda.cu", r"\bseed_kernel<8, 1, 1, 2, 0, double, short, int>", 52),
 ]
 
 FLAGS = ["-std=c++20", "-O3", "-DNDEBUG", "--fmad=false", "-Xcompiler=-ffp-contract=off",

@@ -18,7 +18,7 @@ namespace {
 
 namespace k = usrecon::kernels;
 
-template <int kPixels, int kLanes, int kSplits, int kPairStep, class Real, class Sample, class Acc>
+template <int kPixels, int kLanes, int kSplits, int kPairStep, int kLoadsAhead, class Real, class Sample, class Acc>
 __global__ void __launch_bounds__(gpu::kBlockDepths* gpu::kBlockColumns)
     seed_kernel(gpu::Args<Real, Sample> a, int groups, int lane_columns, int q_split, int ni, int nj,
                 double* out) {
@@ -33,7 +33,7 @@ __global__ void __launch_bounds__(gpu::kBlockDepths* gpu::kBlockColumns)
   if (active) {
     int q_begin, q_end;
     gpu::split_range<kPixels>(split, kSplits, a.channels, q_split, q_begin, q_end);
-    gpu::thread_pixels<kPixels, Real, true, kPairStep>(a, ir, jj, acc, q_begin, q_end);
+    gpu::thread_pixels<kPixels, Real, true, kPairStep, kLoadsAhead>(a, ir, jj, acc, q_begin, q_end);
   }
   if constexpr (kSplits > 1) {
     // The slot's other splits hand their sums to split 0 ([slot][m][lane]: conflict-free). Every
@@ -75,9 +75,9 @@ constexpr int kWindowThreads = 256;
 /// function pointer: launches and the occupancy calculator take the same one).
 template <class Real, class Sample, class Acc>
 auto kernel_for(const gpu::Plan& plan) {
-  return gpu::with_split(plan.split, [](auto pixels, auto lanes, auto splits, auto step) {
+  return gpu::with_split(plan.split, [](auto pixels, auto lanes, auto splits, auto step, auto ahead) {
     return &seed_kernel<decltype(pixels)::value, decltype(lanes)::value, decltype(splits)::value,
-                        decltype(step)::value, Real, Sample, Acc>;
+                        decltype(step)::value, decltype(ahead)::value, Real, Sample, Acc>;
   });
 }
 
@@ -85,6 +85,7 @@ template <class Real, class Sample, class Acc>
 std::string kernel_name(const gpu::Plan& plan) {
   return "seed_kernel<" + std::to_string(plan.split.pixels) + ", " + std::to_string(plan.split.lateral_lanes) + ", " +
          std::to_string(plan.split.pair_splits) + ", " + std::to_string(plan.split.pair_step) + ", " +
+         std::to_string(plan.split.loads_ahead) + ", " +
          (sizeof(Real) == 8 ? "double" : "float") + ", " +
          (sizeof(Sample) == 2 ? "int16" : "int32") + ", " + (sizeof(Acc) == 8 ? "int64" : "int32") +
          ">";

@@ -2,6 +2,7 @@
 // checked here on every machine, a GPU or not (test_seed_cuda.cpp compares the GPU with these).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <climits>
 #include <cmath>
 #include <cstdint>
@@ -67,7 +68,7 @@ TEST(ReconSeedGpuPlan, CoversTheWindowAndEveryReachableOrder) {
     }
   }
   EXPECT_THROW(gpu::make_plan({10, 10, 4, 50}, {5, 10, 0, 10}), usrecon::Error);
-  for (const int pixels : {0, 1, 5, 6, 7, 12, 32})  // only the compiled counts
+  for (const int pixels : {0, 1, 4, 5, 6, 7, 12, 32})  // only the compiled counts
     EXPECT_THROW(gpu::make_plan({10, 10, 4, 50}, {0, 10, 0, 10}, {pixels}), usrecon::Error) << pixels;
   for (const int lanes : {0, 3, 4, 6, 32})
     EXPECT_THROW(gpu::make_plan({10, 10, 4, 50}, {0, 10, 0, 10}, {8, lanes}), usrecon::Error) << lanes;
@@ -75,19 +76,54 @@ TEST(ReconSeedGpuPlan, CoversTheWindowAndEveryReachableOrder) {
     EXPECT_THROW(gpu::make_plan({10, 10, 4, 50}, {0, 10, 0, 10}, {8, 1, splits}), usrecon::Error) << splits;
   for (const int step : {0, 1, 3, 8})
     EXPECT_THROW(gpu::make_plan({10, 10, 4, 50}, {0, 10, 0, 10}, {8, 1, 1, step}), usrecon::Error) << step;
-  // work_splits: every compiled combination once, the default among them.
+  for (const int ahead : {-1, 3})
+    EXPECT_THROW(gpu::make_plan({10, 10, 4, 50}, {0, 10, 0, 10}, {8, 1, 1, 2, ahead}), usrecon::Error) << ahead;
+  // Values each within their choices, in a combination that is not compiled: refused by name.
+  try {
+    (void)gpu::make_plan({10, 10, 4, 50}, {0, 10, 0, 10}, {16, 2, 2, 4, 2});
+    ADD_FAILURE() << "a split that is not compiled";
+  } catch (const usrecon::Error& e) {
+    EXPECT_NE(std::string(e.what()).find("P16 L2 S2 step 4 ahead 2 is not one of those compiled"), std::string::npos)
+        << e.what();
+  }
+  // work_splits: the compiled list, each split once, the default among them, every choice of
+  // every dimension in some split (the choices name nothing that is not built), and each one
+  // plans and dispatches to its own constants.
   const std::vector<gpu::WorkSplit> all = gpu::work_splits();
-  EXPECT_EQ(all.size(), std::size(gpu::kPixelChoices) * std::size(gpu::kLateralLaneChoices) *
-                            std::size(gpu::kPairSplitChoices) * std::size(gpu::kPairStepChoices));
+  EXPECT_EQ(all.size(), std::size(gpu::kCompiledSplits));
   std::size_t defaults = 0;
-  for (const gpu::WorkSplit& split : all) {
+  for (std::size_t k = 0; k < all.size(); ++k) {
+    const gpu::WorkSplit& split = all[k];
     defaults += split.is_default();
-    EXPECT_NO_THROW((void)gpu::make_plan({10, 10, 4, 50}, {0, 10, 0, 10}, split))
-        << split.name();
+    for (std::size_t other = 0; other < k; ++other) EXPECT_NE(all[other], split) << split.name() << " twice";
+    EXPECT_NO_THROW((void)gpu::make_plan({10, 10, 4, 50}, {0, 10, 0, 10}, split)) << split.name();
+    const gpu::WorkSplit dispatched =
+        gpu::with_split(split, [](auto pixels, auto lanes, auto splits, auto step, auto ahead) {
+          return gpu::WorkSplit{decltype(pixels)::value, decltype(lanes)::value, decltype(splits)::value,
+                                decltype(step)::value, decltype(ahead)::value};
+        });
+    EXPECT_EQ(dispatched, split) << split.name();
   }
   EXPECT_EQ(defaults, 1u);
+  const auto covered = [&](const auto& choices, int gpu::WorkSplit::*field) {
+    for (const int value : choices)
+      EXPECT_TRUE(std::any_of(all.begin(), all.end(), [&](const gpu::WorkSplit& s) { return s.*field == value; }))
+          << "no compiled split has the choice " << value;
+  };
+  covered(gpu::kPixelChoices, &gpu::WorkSplit::pixels);
+  covered(gpu::kLateralLaneChoices, &gpu::WorkSplit::lateral_lanes);
+  covered(gpu::kPairSplitChoices, &gpu::WorkSplit::pair_splits);
+  covered(gpu::kPairStepChoices, &gpu::WorkSplit::pair_step);
+  covered(gpu::kLoadsAheadChoices, &gpu::WorkSplit::loads_ahead);
+  // Every P, L and S at the default step and loads ahead (the launch-grid test below walks them).
+  for (const int pixels : gpu::kPixelChoices)
+    for (const int lanes : gpu::kLateralLaneChoices)
+      for (const int splits : gpu::kPairSplitChoices)
+        EXPECT_NE(std::find(all.begin(), all.end(), gpu::WorkSplit{pixels, lanes, splits}), all.end());
   EXPECT_EQ(gpu::WorkSplit{}.key(), "px8");
+  EXPECT_EQ(gpu::WorkSplit{}.name(), "P8 L1 S1 step 2 ahead 0");
   EXPECT_EQ((gpu::WorkSplit{16, 2, 2, 4}.key()), "px16_l2_s2_p4");
+  EXPECT_EQ((gpu::WorkSplit{8, 1, 2, 2, 1}.key()), "px8_s2_a1");
   // The program's 32-bit indices: (channels + 7) windows of 2^21 samples each at 8 pixels a
   // thread; 1016 channels make 1023 * 2^21 < 2^31 windows, 1017 make 2^31, one too many.
   EXPECT_NO_THROW(gpu::make_plan({10, 10, 1016, 1 << 21}, {0, 10, 0, 10}, {8}));
@@ -112,7 +148,7 @@ TEST(ReconSeedGpuPlan, LaunchGridRunsEveryThreadOnce) {
           const gpu::Plan plan = gpu::make_plan(c.problem, c.window, {pixels, lanes, splits});
           EXPECT_EQ(plan.split.lateral_lanes, lanes);
           EXPECT_EQ(plan.split.pair_splits, splits);
-          gpu::with_split(plan.split, [&](auto pixels_c, auto lanes_c, auto splits_c, auto) {
+          gpu::with_split(plan.split, [&](auto pixels_c, auto lanes_c, auto splits_c, auto, auto) {
             constexpr int kPixels = decltype(pixels_c)::value, kLanes = decltype(lanes_c)::value,
                           kSplits = decltype(splits_c)::value;
             std::vector<int> runs(std::size_t(plan.ni_pad) * plan.columns * kSplits, 0);
@@ -257,8 +293,7 @@ TEST(ReconSeedGpuPlan, FrameTypesNarrowOnlyWhatFits) {
   // The windowed layout, every element: window (q, s) of pixels-per-thread P holds channels
   // q + m, m < P, at sample s, zero past the channels and the samples; int16 and int32 alike.
   // 3 channels: fewer than any P, so windows reach past both ends; 21: windows of P real channels.
-  for (const auto& [pixels, channels] : {std::pair(4, 3), std::pair(8, 3), std::pair(16, 3), std::pair(4, 21),
-                                         std::pair(8, 21), std::pair(16, 21)}) {
+  for (const auto& [pixels, channels] : {std::pair(8, 3), std::pair(16, 3), std::pair(8, 21), std::pair(16, 21)}) {
     const int samples = 40;
     const gpu::Plan plan = gpu::make_plan({20, 30, channels, samples}, {0, 20, 0, 30}, {pixels});
     std::vector<std::int32_t> rf(std::size_t(channels) * samples);
@@ -289,7 +324,7 @@ TEST(ReconSeedGpuPlan, FrameTypesNarrowOnlyWhatFits) {
 }
 
 TEST(ReconSeedGpuPlan, ProgramOnTheCpuRefusesTablesAndWindowsOfTheWrongSize) {
-  const gpu::Plan plan = gpu::make_plan({20, 30, 5, 40}, {0, 20, 0, 30}, {4});
+  const gpu::Plan plan = gpu::make_plan({20, 30, 5, 40}, {0, 20, 0, 30}, {8});
   const std::vector<float> table = gpu::make_table<float>(plan);
   const std::vector<std::int32_t> windows(plan.windows_size());
   std::vector<double> out(std::size_t(20) * 30);

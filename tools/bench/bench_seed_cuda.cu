@@ -14,7 +14,7 @@
 //
 // --verify also checks bit-exactness against the CPU on random data and odd grid sizes (what the
 // GTest suite checks; for machines without GTest). --profile runs nothing but one frame for each
-// named precision and work split (KEY as WorkSplit::key(): single:px8, double:px8_l2_s2, ...),
+// named precision and work split (KEY as WorkSplit::key(): single:px8, double:px8_l2_s2_a1, ...),
 // each image checked against the exact one, one seed_kernel launch each in the order given: for
 // a profiler (gpu-check's profile step runs it under Nsight Compute). Exit status: 0 ok, 1 a
 // check failed, 2 no device or bad arguments.
@@ -257,7 +257,7 @@ int main(int argc, char** argv) {
       result(("relative_l2_" + name).c_str(), d.relative_l2);
 
       // The work split: every one the kernel is compiled for (gpu::work_splits: pixels a thread,
-      // lateral lanes, pair splits, pairs a step), its image first checked to be the default
+      // lateral lanes, pair splits, pairs a step, steps of loads ahead), its image first checked to be the default
       // split's bit for bit (the split changes which thread adds what, never the sums; the
       // default's own image was checked against the exact one above, before its timing), then
       // timed the same way. Keys: kernel_ms_<precision>_<WorkSplit::key()>, _px<P> alone for the
@@ -308,6 +308,7 @@ int main(int argc, char** argv) {
         result(("best_lanes_" + name).c_str(), best.lateral_lanes);
         result(("best_splits_" + name).c_str(), best.pair_splits);
         result(("best_step_" + name).c_str(), best.pair_step);
+        result(("best_ahead_" + name).c_str(), best.loads_ahead);
         result(("kernel_ms_best_split_" + name).c_str(), best_ms);
       }
     }

@@ -16,8 +16,8 @@
 // is measured (bench_seed_cuda times every P of kPixelChoices), not assumed.
 //
 // Windows: the P samples a thread adds for one (q, order), rf[q + m][order] for m < P, lie side by
-// side on the device, so that one to four 8- or 16-byte vector loads fetch them (a window is
-// P * sizeof(sample) = 8 to 64 bytes):
+// side on the device, so that one to four 16-byte vector loads fetch them (a window is
+// P * sizeof(sample) = 16 to 64 bytes):
 //   windows[((q + P - 1) * stride + s) * P + m] = rf[q + m][s], zero where q + m is no channel,
 // for q in [1 - P, channels) and s < stride (make_windows; window_element is the rule, shared by
 // the host and the device). That is P copies of the channels (6.1 MB for the seed's frame in
@@ -87,8 +87,9 @@ namespace gpu {
 /// 5.89). bench_seed_cuda times every choice, in both precisions, on every run.
 constexpr int kDefaultPixels = 8;
 /// The pixels-per-thread counts the kernel is compiled for: powers of two, so that a window is
-/// 8 to 64 bytes, whole 8- or 16-byte vector loads.
-inline constexpr int kPixelChoices[] = {4, 8, 16};
+/// whole 16-byte vector loads. (4 was compiled until 2026-12-05: 1.3x slower than 8 on the H200
+/// with every layout it was timed in, it gave its compile time to the loads-ahead splits.)
+inline constexpr int kPixelChoices[] = {8, 16};
 constexpr int kBlockDepths = 32;  ///< lanes of a warp (32 depths of one column-thread at 1 lateral lane)
 constexpr int kBlockColumns = 4;  ///< warps per block
 /// Lateral lanes L of a warp (WorkSplit::lateral_lanes): a warp is 32 / L consecutive depths of L
@@ -121,6 +122,18 @@ constexpr int kDefaultPairSplits = 1;
 inline constexpr int kPairStepChoices[] = {2, 4};
 /// 2: measured; 4 is not yet timed on a GPU.
 constexpr int kDefaultPairStep = 2;
+/// Steps of loads issued ahead (WorkSplit::loads_ahead). A bulk-loop step waits for its table
+/// entries (distance table, 7-15 MB: L2), then, with the indices they give, for its window loads,
+/// and its warps have nothing else to issue meanwhile. At 1, the next step's table loads are issued
+/// before this step's indices, so only the windows' latency is waited for; at 2, the next step's
+/// windows (and the table entries of the step after) are in flight while this step adds its own,
+/// loaded a step before: the loop then waits on loads issued a whole step earlier, at the price
+/// of a step's windows more in registers. Read from the SASS (docs/performance.md), the measured
+/// default issues 52 instructions a pair, 1.5 ms of the frame's issue slots against 3.3 ms
+/// measured, which points at latency; which is faster is for a GPU to say.
+inline constexpr int kLoadsAheadChoices[] = {0, 1, 2};
+/// 0: measured; 1 and 2 are not yet timed on a GPU.
+constexpr int kDefaultLoadsAhead = 0;
 /// The seconds-to-sample factor, in the CPU backend's operation order.
 constexpr double kScale =
     Problem::kGridStepMm / Problem::kSoundSpeedMmPerUs * Problem::kSamplingMhz;
@@ -150,8 +163,9 @@ decltype(auto) dispatch(int value, const char* what, F&& f) {
 
 /// Calls f(std::integral_constant<int, P>{}) with P = pixels, which must be one of
 /// kPixelChoices: the one place a run-time pixel count becomes the compile-time one the
-/// per-thread program's registers need. with_lanes, with_splits and with_pair_step do the same
-/// for the lateral lanes, the pair splits and the pairs a step, and with_split for all four.
+/// per-thread program's registers need. with_lanes, with_splits, with_pair_step and
+/// with_loads_ahead do the same for the lateral lanes, the pair splits, the pairs a step and the
+/// steps of loads ahead, and with_split for a whole compiled split.
 /// Anything not compiled throws usrecon::Error.
 template <class F>
 decltype(auto) with_pixels(int pixels, F&& f) {
@@ -169,6 +183,10 @@ template <class F>
 decltype(auto) with_pair_step(int pairs, F&& f) {
   return detail::dispatch<kPairStepChoices>(pairs, "pairs a step", std::forward<F>(f));
 }
+template <class F>
+decltype(auto) with_loads_ahead(int steps, F&& f) {
+  return detail::dispatch<kLoadsAheadChoices>(steps, "steps of loads ahead", std::forward<F>(f));
+}
 
 /// One way of splitting the work among threads (make_plan's and SeedCudaBeamformer's): the image
 /// is the same for each, only the speed differs.
@@ -177,48 +195,70 @@ struct WorkSplit {
   int lateral_lanes = kDefaultLateralLanes;
   int pair_splits = kDefaultPairSplits;
   int pair_step = kDefaultPairStep;
-  bool is_default() const {
-    return pixels == kDefaultPixels && lateral_lanes == kDefaultLateralLanes &&
-           pair_splits == kDefaultPairSplits && pair_step == kDefaultPairStep;
-  }
-  /// "P8 L1 S1 step 2", for messages.
+  int loads_ahead = kDefaultLoadsAhead;
+  bool operator==(const WorkSplit&) const = default;
+  bool is_default() const { return *this == WorkSplit{}; }
+  /// "P8 L1 S1 step 2 ahead 0", for messages.
   std::string name() const {
     return "P" + std::to_string(pixels) + " L" + std::to_string(lateral_lanes) + " S" +
-           std::to_string(pair_splits) + " step " + std::to_string(pair_step);
+           std::to_string(pair_splits) + " step " + std::to_string(pair_step) + " ahead " +
+           std::to_string(loads_ahead);
   }
-  /// "px8", then "_l<L>", "_s<S>" and "_p<step>" where they are not the defaults: a benchmark
-  /// key (so "px<P>" alone is the layout every earlier GPU run timed).
+  /// "px8", then "_l<L>", "_s<S>", "_p<step>" and "_a<ahead>" where they are not the defaults: a
+  /// benchmark key (so "px<P>" alone is the layout every earlier GPU run timed).
   std::string key() const {
     return "px" + std::to_string(pixels) +
            (lateral_lanes == kDefaultLateralLanes ? "" : "_l" + std::to_string(lateral_lanes)) +
            (pair_splits == kDefaultPairSplits ? "" : "_s" + std::to_string(pair_splits)) +
-           (pair_step == kDefaultPairStep ? "" : "_p" + std::to_string(pair_step));
+           (pair_step == kDefaultPairStep ? "" : "_p" + std::to_string(pair_step)) +
+           (loads_ahead == kDefaultLoadsAhead ? "" : "_a" + std::to_string(loads_ahead));
   }
 };
 
-/// f(P, L, S, step), each a std::integral_constant, for a work split (with_pixels, with_lanes,
-/// with_splits, with_pair_step in that order: the first not compiled throws).
+/// The work splits the kernel is compiled for, each a kernel in every precision and sample type:
+/// a chosen list, not every combination of the choices (2 x 2 x 2 x 2 x 3 = 48 would double the
+/// build). Every P, L, S and step without loads ahead (what was built to be timed first); a step
+/// of table loads ahead at P = 8 with two pairs a step (ptxas, sm_90, 16-bit samples: 46 registers
+/// single, 52 double, at one lane and one split, against 48 and 52), and at P = 16 with two pair
+/// splits (the warps of P = 8 at half its index work); two steps ahead at P = 8, one pair split
+/// (72 with 16 bytes spilled single, 80 double: 6 blocks a multiprocessor, 1.15 waves of the
+/// seed's 912 blocks, so it trades occupancy for loads in flight; with two pair splits it took
+/// 90 and with P = 16 136, so those are not built).
+inline constexpr WorkSplit kCompiledSplits[] = {
+    {8, 1, 1, 2, 0},  {16, 1, 1, 2, 0}, {8, 2, 1, 2, 0},  {16, 2, 1, 2, 0}, {8, 1, 2, 2, 0},
+    {16, 1, 2, 2, 0}, {8, 2, 2, 2, 0},  {16, 2, 2, 2, 0}, {8, 1, 1, 4, 0},  {16, 1, 1, 4, 0},
+    {8, 2, 1, 4, 0},  {16, 2, 1, 4, 0}, {8, 1, 2, 4, 0},  {16, 1, 2, 4, 0}, {8, 2, 2, 4, 0},
+    {16, 2, 2, 4, 0}, {8, 1, 1, 2, 1},  {8, 2, 1, 2, 1},  {8, 1, 2, 2, 1},  {8, 2, 2, 2, 1},
+    {16, 1, 2, 2, 1}, {8, 1, 1, 2, 2},  {8, 2, 1, 2, 2},
+};
+
+namespace detail {
+template <std::size_t kIndex, class F>
+decltype(auto) dispatch_split(const WorkSplit& split, F&& f) {
+  constexpr WorkSplit kSplit = kCompiledSplits[kIndex];
+  if (split == kSplit)
+    return f(std::integral_constant<int, kSplit.pixels>{}, std::integral_constant<int, kSplit.lateral_lanes>{},
+             std::integral_constant<int, kSplit.pair_splits>{}, std::integral_constant<int, kSplit.pair_step>{},
+             std::integral_constant<int, kSplit.loads_ahead>{});
+  if constexpr (kIndex + 1 < std::size(kCompiledSplits)) return dispatch_split<kIndex + 1>(split, std::forward<F>(f));
+  else throw Error("seed model (CUDA): the work split " + split.name() + " is not one of those compiled (gpu::work_splits)");
+}
+}  // namespace detail
+
+/// f(P, L, S, step, ahead), each a std::integral_constant, for a work split: one of
+/// kCompiledSplits, else usrecon::Error (naming the first value outside its choices, if any).
 template <class F>
 decltype(auto) with_split(const WorkSplit& split, F&& f) {
-  return with_pixels(split.pixels, [&](auto pixels) {
-    return with_lanes(split.lateral_lanes, [&](auto lanes) {
-      return with_splits(split.pair_splits, [&](auto splits) {
-        return with_pair_step(split.pair_step, [&](auto step) { return f(pixels, lanes, splits, step); });
-      });
-    });
-  });
+  with_pixels(split.pixels, [](auto) {});
+  with_lanes(split.lateral_lanes, [](auto) {});
+  with_splits(split.pair_splits, [](auto) {});
+  with_pair_step(split.pair_step, [](auto) {});
+  with_loads_ahead(split.loads_ahead, [](auto) {});
+  return detail::dispatch_split<0>(split, std::forward<F>(f));
 }
 
-/// Every work split the kernel is compiled for (kPixelChoices x kLateralLaneChoices x
-/// kPairSplitChoices x kPairStepChoices).
-inline std::vector<WorkSplit> work_splits() {
-  std::vector<WorkSplit> all;
-  for (const int step : kPairStepChoices)
-    for (const int splits : kPairSplitChoices)
-      for (const int lanes : kLateralLaneChoices)
-        for (const int pixels : kPixelChoices) all.push_back({pixels, lanes, splits, step});
-  return all;
-}
+/// Every work split the kernel is compiled for (kCompiledSplits), in that order.
+inline std::vector<WorkSplit> work_splits() { return {std::begin(kCompiledSplits), std::end(kCompiledSplits)}; }
 
 /// Sizes and layouts of one problem on the device, computed on the host. Column-threads:
 /// c in [0, columns) has residue r = c / groups and group g = c % groups (neighbouring warps of a
@@ -439,14 +479,16 @@ USRECON_HD inline int order_f32(float eq, float er, int i, int dj_q, int dj_r) {
   return order;
 }
 
-/// The kCount samples of one window at p (kCount * sizeof(Sample) bytes: 8, or a multiple of
-/// 16, as aligned), in one or more vector loads on the GPU, then taken apart into v. The taking
-/// apart (little-endian, as both the GPU and x86-64 are) is the same code on both sides.
+/// 32-bit words of a window of kCount samples.
 template <int kCount, class Sample>
-USRECON_HD inline void load_window(const Sample* p, Sample (&v)[kCount]) {
+inline constexpr int kWindowWords = kCount * int(sizeof(Sample)) / 4;
+
+/// The kCount samples of one window at p (kCount * sizeof(Sample) bytes: 8, or a multiple of
+/// 16, as aligned) as 32-bit words, in one or more vector loads on the GPU.
+template <int kCount, class Sample>
+USRECON_HD inline void load_window_words(const Sample* p, std::uint32_t (&w)[kWindowWords<kCount, Sample>]) {
   constexpr int kBytes = kCount * int(sizeof(Sample));
   static_assert(kBytes == 8 || kBytes % 16 == 0, "windows are whole 8- or 16-byte vectors");
-  std::uint32_t w[kBytes / 4];
 #if defined(__CUDA_ARCH__)
   if constexpr (kBytes == 8) {
     const uint2 u = __ldg(reinterpret_cast<const uint2*>(p));
@@ -461,6 +503,12 @@ USRECON_HD inline void load_window(const Sample* p, Sample (&v)[kCount]) {
 #else
   std::memcpy(w, p, kBytes);
 #endif
+}
+
+/// A window's words taken apart into its samples (little-endian, as both the GPU and x86-64
+/// are): the same code on both sides.
+template <int kCount, class Sample>
+USRECON_HD inline void unpack_window(const std::uint32_t (&w)[kWindowWords<kCount, Sample>], Sample (&v)[kCount]) {
   USRECON_UNROLL
   for (int m = 0; m < kCount; ++m) {
     if constexpr (sizeof(Sample) == 2)
@@ -468,6 +516,14 @@ USRECON_HD inline void load_window(const Sample* p, Sample (&v)[kCount]) {
     else
       v[m] = static_cast<Sample>(w[m]);
   }
+}
+
+/// The kCount samples of one window at p: load_window_words, then unpack_window.
+template <int kCount, class Sample>
+USRECON_HD inline void load_window(const Sample* p, Sample (&v)[kCount]) {
+  std::uint32_t w[kWindowWords<kCount, Sample>];
+  load_window_words<kCount>(p, w);
+  unpack_window<kCount>(w, v);
 }
 
 /// Everything one thread reads. Pointers are device pointers on the GPU, host ones on the CPU.
@@ -499,7 +555,8 @@ USRECON_HD inline int first_lateral(int c, int groups) {
 /// in every pair. The sums are the same integers.
 /// The pairs with q in [q_begin, q_end) only (split_range); all of them by default. kPairStep
 /// pairs a step of the bulk loop (WorkSplit::pair_step).
-template <int kPixels, class Real, bool kGuard, int kPairStep = kDefaultPairStep, class Sample, class Acc>
+template <int kPixels, class Real, bool kGuard, int kPairStep = kDefaultPairStep, int kLoadsAhead = 0, class Sample,
+          class Acc>
 USRECON_HD inline void thread_pixels(const Args<Real, Sample>& a, int ir, int jj, Acc (&acc)[kPixels],
                                      int q_begin = 1 - kPixels, int q_end = INT32_MAX) {
   for (int m = 0; m < kPixels; ++m) acc[m] = 0;
@@ -534,20 +591,36 @@ USRECON_HD inline void thread_pixels(const Args<Real, Sample>& a, int ir, int jj
     if (q >= 0) {
       // Channels q + m and r + m exist for every m. kPairStep pairs a step: all their table loads
       // first, then their indices, then all their window loads, so that one pair's latencies
-      // (table, then windows) overlap the others' instead of following them.
-      for (; r + kPairStep - 1 <= last_full; r += kPairStep, first_r += kPairStep * a.stride) {
-        Real er[kPairStep];
+      // (table, then windows) overlap the others' instead of following them. With kLoadsAhead,
+      // the loads of the steps after this one are issued before this step waits on its own
+      // (WorkSplit::loads_ahead).
+      const int steps = r + kPairStep - 1 <= last_full ? (last_full - r + 1) / kPairStep : 0;
+      // The table entries of pairs (q, r + k), k < kPairStep. A step past the last reads those
+      // of the last channel (valid rows it never uses): the loads ahead need no test.
+      const auto table_step = [&](int first, Real (&er)[kPairStep]) {
         USRECON_UNROLL
-        for (int k = 0; k < kPairStep; ++k) er[k] = load(a.table + (row0 - (r + k) * row_step));
+        for (int k = 0; k < kPairStep; ++k)
+          er[k] = load(a.table + (row0 - (first + k < a.channels ? first + k : a.channels - 1) * row_step));
+      };
+      // The step's indices, then its windows, as words: q's and those of r + k. A step's
+      // windows stay words until they are added: held unpacked across a step, they took twice
+      // the registers and a copy. Only two steps ahead are windows loaded for a step past the
+      // last: those of the last channel (one step ahead, windows_step loads this step's).
+      const auto pair_r = [&](int rk) { return kLoadsAhead == 2 && rk >= a.channels ? a.channels - 1 : rk; };
+      constexpr int kWords = kWindowWords<kPixels, Sample>;
+      using StepWords = std::uint32_t[kPairStep][2][kWords];  // [pair][q's, r's window][word]
+      const auto windows_step = [&](int first, const Real (&er)[kPairStep], StepWords& w) {
         int order[kPairStep];
         USRECON_UNROLL
-        for (int k = 0; k < kPairStep; ++k) order[k] = order_of(eq, er[k], q, r + k);
-        Sample vq[kPairStep][kPixels], vr[kPairStep][kPixels];
+        for (int k = 0; k < kPairStep; ++k) order[k] = order_of(eq, er[k], q, pair_r(first + k));
         USRECON_UNROLL
         for (int k = 0; k < kPairStep; ++k) {
-          load_window(window(first_q, order[k]), vq[k]);
-          load_window(window(first_r + k * a.stride, order[k]), vr[k]);
+          load_window_words<kPixels>(window(first_q, order[k]), w[k][0]);
+          load_window_words<kPixels>(window((pair_r(first + k) + kPixels - 1) * a.stride, order[k]), w[k][1]);
         }
+      };
+      using StepSamples = Sample[kPairStep][kPixels];
+      const auto add_samples = [&](const StepSamples& vq, const StepSamples& vr) {
         USRECON_UNROLL
         for (int m = 0; m < kPixels; ++m) {
           Acc step = Acc(vq[0][m]) + Acc(vr[0][m]);
@@ -555,7 +628,72 @@ USRECON_HD inline void thread_pixels(const Args<Real, Sample>& a, int ir, int jj
           for (int k = 1; k < kPairStep; ++k) step += Acc(vq[k][m]) + Acc(vr[k][m]);
           acc[m] += step;
         }
+      };
+      const auto add_step = [&](const StepWords& w) {
+        StepSamples vq, vr;
+        USRECON_UNROLL
+        for (int k = 0; k < kPairStep; ++k) {
+          unpack_window<kPixels>(w[k][0], vq[k]);
+          unpack_window<kPixels>(w[k][1], vr[k]);
+        }
+        add_samples(vq, vr);
+      };
+      if constexpr (kLoadsAhead == 0) {  // the code measured on the H200 (2026-12-04), as it was
+        for (; r + kPairStep - 1 <= last_full; r += kPairStep, first_r += kPairStep * a.stride) {
+          Real er[kPairStep];
+          USRECON_UNROLL
+          for (int k = 0; k < kPairStep; ++k) er[k] = load(a.table + (row0 - (r + k) * row_step));
+          int order[kPairStep];
+          USRECON_UNROLL
+          for (int k = 0; k < kPairStep; ++k) order[k] = order_of(eq, er[k], q, r + k);
+          StepSamples vq, vr;
+          USRECON_UNROLL
+          for (int k = 0; k < kPairStep; ++k) {
+            load_window(window(first_q, order[k]), vq[k]);
+            load_window(window(first_r + k * a.stride, order[k]), vr[k]);
+          }
+          add_samples(vq, vr);
+        }
+      } else if constexpr (kLoadsAhead == 1) {
+        // The next step's table entries are in flight while this step waits on its windows.
+        Real er_next[kPairStep];
+        if (steps > 0) table_step(r, er_next);
+        for (int s = 0; s < steps; ++s, r += kPairStep) {
+          Real er[kPairStep];
+          USRECON_UNROLL
+          for (int k = 0; k < kPairStep; ++k) er[k] = er_next[k];
+          table_step(r + kPairStep, er_next);
+          StepWords w;
+          windows_step(r, er, w);
+          add_step(w);
+        }
+      } else {
+        // The next step's windows and the one after's table entries are in flight while this
+        // step adds its own, loaded a step before. Two steps an iteration, their windows in
+        // `even` and `odd` by turns, so that no step's words are copied.
+        static_assert(kLoadsAhead == 2, "loads ahead: 0, 1 or 2 steps");
+        if (steps > 0) {
+          Real er[kPairStep];
+          StepWords even, odd;
+          table_step(r, er);
+          windows_step(r, er, even);
+          table_step(r + kPairStep, er);
+          int s = 0;
+          for (; s + 1 < steps; s += 2, r += 2 * kPairStep) {
+            windows_step(r + kPairStep, er, odd);  // step s + 1
+            table_step(r + 2 * kPairStep, er);     // step s + 2
+            add_step(even);                        // step s
+            windows_step(r + 2 * kPairStep, er, even);
+            table_step(r + 3 * kPairStep, er);
+            add_step(odd);
+          }
+          if (s < steps) {  // the last step, its windows loaded
+            add_step(even);
+            r += kPairStep;
+          }
+        }
       }
+      if constexpr (kLoadsAhead != 0) first_r = (r + kPixels - 1) * a.stride;
       // The pairs left (fewer than kPairStep, up to r == last_full) go to the loop below, whose
       // checks they pass.
     }
@@ -599,14 +737,16 @@ void run_plan_on_cpu(const Plan& plan, std::span<const Real> table, std::span<co
       split_range<kPixels>(split, plan.split.pair_splits, plan.p.channels, plan.q_split, q_begin, q_end);
       long long acc64[kPixels];
       with_pair_step(plan.split.pair_step, [&](auto step) {
-        constexpr int kPairStep = decltype(step)::value;
-        if (int32_sums) {
-          int acc32[kPixels];
-          thread_pixels<kPixels, Real, kGuard, kPairStep>(a, ir, jj, acc32, q_begin, q_end);
-          for (int m = 0; m < kPixels; ++m) acc64[m] = acc32[m];
-        } else {
-          thread_pixels<kPixels, Real, kGuard, kPairStep>(a, ir, jj, acc64, q_begin, q_end);
-        }
+        with_loads_ahead(plan.split.loads_ahead, [&](auto ahead) {
+          constexpr int kPairStep = decltype(step)::value, kAhead = decltype(ahead)::value;
+          if (int32_sums) {
+            int acc32[kPixels];
+            thread_pixels<kPixels, Real, kGuard, kPairStep, kAhead>(a, ir, jj, acc32, q_begin, q_end);
+            for (int m = 0; m < kPixels; ++m) acc64[m] = acc32[m];
+          } else {
+            thread_pixels<kPixels, Real, kGuard, kPairStep, kAhead>(a, ir, jj, acc64, q_begin, q_end);
+          }
+        });
       });
       for (int m = 0; m < kPixels; ++m) {
         const int col = jj + Problem::kElementStep * m;
