@@ -493,19 +493,30 @@ else
       if grep -qw "$section" <<<"$listed"; then sections+=(--section "$section"); else echo "profile: ncu has no section $section"; fi
     done
     local common=(--target-processes all --clock-control none --force-overwrite)
-    echo "profile: seed kernel launches: $SEED_PROFILE"
-    "$NCU" "${common[@]}" "${sections[@]}" --kernel-name regex:seed_kernel --export "$WORK/profile-seed" \
-      "$BENCH" --data "$ROOT/data/example.txt" --profile "$SEED_PROFILE" || rc=1
-    "$NCU" "${common[@]}" "${sections[@]}" --kernel-name 'regex:das_(planewave_)?kernel' --export "$WORK/profile-das" \
-      "$DAS_CHECK" --profile --cases rfdata1,picmus --kernels element-outer,transmit-blocked --lateral-lanes 1,8 || rc=1
     : >"$LOGS/profile-details.txt"
-    local report
-    for report in seed das; do
-      [[ -f $WORK/profile-$report.ncu-rep ]] || { echo "profile: no $report report"; rc=1; continue; }
-      "$NCU" --import "$WORK/profile-$report.ncu-rep" --page raw --csv >"$LOGS/profile-$report-raw.csv" || rc=1
-      "$NCU" --import "$WORK/profile-$report.ncu-rep" >>"$LOGS/profile-details.txt" || rc=1
-    done
-    "$PYTHON_FOR_SUMMARY" "$ROOT/tools/bench/ncu_summary.py" "$LOGS"/profile-*-raw.csv | tee "$PROFILE_SUMMARY" || rc=1
+    # profile_report NAME NCU-ARGS... -- PROGRAM...: profiles, then writes the report's raw page
+    # and details at once and summarizes every report so far, so that a step cut short by its
+    # time limit keeps what it measured.
+    profile_report() {
+      local name=$1 args=()
+      shift
+      while [[ $1 != -- ]]; do args+=("$1"); shift; done
+      shift
+      "$NCU" "${common[@]}" "${sections[@]}" "${args[@]}" --export "$WORK/profile-$name" "$@" || rc=1
+      [[ -f $WORK/profile-$name.ncu-rep ]] || { echo "profile: no $name report"; rc=1; return; }
+      "$NCU" --import "$WORK/profile-$name.ncu-rep" --page raw --csv >"$LOGS/profile-$name-raw.csv" || rc=1
+      "$NCU" --import "$WORK/profile-$name.ncu-rep" >>"$LOGS/profile-details.txt" || rc=1
+      "$PYTHON_FOR_SUMMARY" "$ROOT/tools/bench/ncu_summary.py" "$LOGS"/profile-*-raw.csv >"$PROFILE_SUMMARY" || rc=1
+    }
+    echo "profile: seed kernel launches: $SEED_PROFILE"
+    profile_report seed --kernel-name regex:seed_kernel -- "$BENCH" --data "$ROOT/data/example.txt" \
+      --profile "$SEED_PROFILE"
+    # DAS launches in this order: RFdata1's element-outer and transmit-blocked at 1 and 8 lanes,
+    # PICMUS's element-outer at 1 and 8, then its transmit-blocked in launches of 8 transmits
+    # (10 a frame): 16 launches keep the first lane count's.
+    profile_report das --kernel-name 'regex:das_(planewave_)?kernel' --launch-count 16 -- "$DAS_CHECK" --profile \
+      --cases rfdata1,picmus --kernels element-outer,transmit-blocked --lateral-lanes 1,8
+    cat "$PROFILE_SUMMARY"
     # Where the default seed kernel's warps wait, instruction by instruction (sampled).
     "$NCU" "${common[@]}" --section SourceCounters --section WarpStateStats --kernel-name regex:seed_kernel \
       --launch-count 1 --export "$WORK/profile-seed-source" "$BENCH" --data "$ROOT/data/example.txt" \
