@@ -447,7 +447,8 @@ fi
 # that long: occupancy, issue-slot use, L1/L2/DRAM throughput and hit rates, and what the warps
 # wait on. Seed: the default split in both precisions, the fastest split of each precision from the
 # bench step, and the single-precision splits built to attack latency and L1 lines (two lateral
-# lanes, two pair splits, four pairs a step, P = 16 at two pair splits); one launch each
+# lanes, two pair splits, four pairs a step, P = 16 at two pair splits, one and two steps of
+# loads ahead); one launch each
 # (bench_seed_cuda --profile, each image checked bit for bit). DAS: element-outer and
 # transmit-blocked on RFdata1's and PICMUS's sizes at one and eight lateral lanes
 # (das_cuda_check --profile; transmit-blocked on PICMUS runs in launches of 8 transmits). Then the
@@ -456,7 +457,8 @@ fi
 # line a launch. Clocks left alone (--clock-control none: the device's README). An experiment: its
 # failure does not fail the check; under gVisor ncu reads no counters (KINDS.md).
 NCU=""
-for candidate in "$(command -v ncu 2>/dev/null || true)" /usr/local/cuda/bin/ncu /opt/nvidia/nsight-compute/*/ncu; do
+for candidate in "$(command -v ncu 2>/dev/null || true)" /usr/local/cuda/bin/ncu \
+  $(ls -d /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | sort -V -r); do  # the newest installed
   if [[ -n $candidate && -x $candidate ]]; then NCU=$candidate; break; fi
 done
 PROFILE_SUMMARY=$WORK/profile-summary.txt
@@ -493,6 +495,8 @@ else
       if grep -qw "$section" <<<"$listed"; then sections+=(--section "$section"); else echo "profile: ncu has no section $section"; fi
     done
     local common=(--target-processes all --clock-control none --force-overwrite)
+    # Nothing of an earlier run may pass for this one's (build-gpu-check/ and the logs persist).
+    rm -f "$WORK"/profile-*.ncu-rep "$LOGS"/profile-*-raw.csv "$LOGS/profile-seed-sass.csv" "$PROFILE_SUMMARY"
     : >"$LOGS/profile-details.txt"
     # profile_report NAME NCU-ARGS... -- PROGRAM...: profiles, then writes the report's raw page
     # and details at once and summarizes every report so far, so that a step cut short by its
@@ -504,7 +508,10 @@ else
       shift
       "$NCU" "${common[@]}" "${sections[@]}" "${args[@]}" --export "$WORK/profile-$name" "$@" || rc=1
       [[ -f $WORK/profile-$name.ncu-rep ]] || { echo "profile: no $name report"; rc=1; return; }
-      "$NCU" --import "$WORK/profile-$name.ncu-rep" --page raw --csv >"$LOGS/profile-$name-raw.csv" || rc=1
+      # Base units (times in nanoseconds in every row); without, if this ncu lacks the option.
+      "$NCU" --import "$WORK/profile-$name.ncu-rep" --page raw --csv --print-units base \
+        >"$LOGS/profile-$name-raw.csv" 2>/dev/null ||
+        "$NCU" --import "$WORK/profile-$name.ncu-rep" --page raw --csv >"$LOGS/profile-$name-raw.csv" || rc=1
       "$NCU" --import "$WORK/profile-$name.ncu-rep" >>"$LOGS/profile-details.txt" || rc=1
       "$PYTHON_FOR_SUMMARY" "$ROOT/tools/bench/ncu_summary.py" "$LOGS"/profile-*-raw.csv >"$PROFILE_SUMMARY" || rc=1
     }

@@ -24,7 +24,7 @@ HEADER = ["ID", "Process ID", "Process Name", "Host Name", "Kernel Name", "Conte
 UNITS = ["", "", "", "", "", "", "", "", "", "", "", "usecond", "register/thread", "%", "%", "inst", "inst", "inst",
          "inst", "inst", "inst"]
 SEED = ["0", "4242", "bench_seed_cuda", "127.0.0.1",
-        "void usrecon::recon::seed::<unnamed>::seed_kernel<8, 1, 1, 2, float, short, int>"
+        "void usrecon::recon::seed::<unnamed>::seed_kernel<8, 1, 1, 2, 0, float, short, int>"
         "(usrecon::recon::seed::gpu::Args<float, short>, int, int, int, int, int, double *)",
         "1", "7", "(32, 4, 1)", "(38, 24, 1)", "0", "9.0", "3,361.70", "48", "41.2", "97.5", "6.25", "1.00", "0.50",
         "1.75", "0.25", "0.10"]
@@ -54,7 +54,7 @@ class NcuSummaryTest(unittest.TestCase):
         self.assertEqual(len(lines), 3)  # the heading and two launches
         seed, das = lines[1], lines[2]
         # The name as the report gave it up to its parameter list: template arguments kept.
-        self.assertIn("seed_kernel<8, 1, 1, 2, float, short, int>", seed)
+        self.assertIn("seed_kernel<8, 1, 1, 2, 0, float, short, int>", seed)
         self.assertNotIn("Args<float", seed)
         self.assertIn("(38,24,1)", seed)
         # 3,361.70 microseconds -> 3.362 ms; 12,900 us -> 12.9 ms.
@@ -67,6 +67,16 @@ class NcuSummaryTest(unittest.TestCase):
         # Metrics the report lacks are n/a, an empty cell too (the DAS row's L2 hit rate).
         self.assertIn("n/a", das)
         self.assertEqual(seed.split().count("n/a") + 1, das.split().count("n/a"))
+
+    def test_sampled_stalls_when_the_report_has_no_per_issue_ratios(self):
+        header = HEADER[:11] + ["smsp__pcsamp_warps_issue_stalled_long_scoreboard",
+                                "smsp__pcsamp_warps_issue_stalled_long_scoreboard_not_issued",
+                                "smsp__pcsamp_warps_issue_stalled_selected", "smsp__pcsamp_warps_issue_stalled_wait"]
+        row = SEED[:11] + ["9,000", "8,000", "5,000", "700"]
+        counts, lines = self.summarize(csv_text([header, [""] * len(header), row]))
+        self.assertEqual(counts, [1])
+        # A reason's not-issued samples are a subset of its own: not a reason of their own.
+        self.assertTrue(lines[1].endswith("long_scoreboard 9000.00, wait 700.00"), lines[1])
 
     def test_a_file_without_the_header_counts_no_launch(self):
         counts, lines = self.summarize("==ERROR== the profiler could not read the counters\n")

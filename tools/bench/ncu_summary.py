@@ -46,6 +46,9 @@ COLUMNS = [
 STALL_PATTERNS = [re.compile(r"^smsp__average_warps_issue_stalled_([a-z0-9_]+)_per_issue_active\.ratio$"),
                   re.compile(r"^smsp__pcsamp_warps_issue_stalled_([a-z0-9_]+?)$")]
 NOT_WAITING = {"selected", "not_issued"}
+# The sampled family also counts each reason's samples of warps not issued (<reason>_not_issued),
+# a subset of the reason's own: left out, not counted twice.
+SUBSET_SUFFIX = "_not_issued"
 TIME_UNITS = {"nsecond": 1e-6, "usecond": 1e-3, "msecond": 1.0, "second": 1e3}
 
 
@@ -113,7 +116,8 @@ def stalls(record):
         for name, text in record.items():
             match = pattern.match(name)
             v = number(text)
-            if match and v is not None and match.group(1) not in NOT_WAITING:
+            if match and v is not None and match.group(1) not in NOT_WAITING and \
+                    not match.group(1).endswith(SUBSET_SUFFIX):
                 found[match.group(1)] = v
         if found:  # the first family that the report holds
             break

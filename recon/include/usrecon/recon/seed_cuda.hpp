@@ -221,9 +221,9 @@ struct WorkSplit {
 /// of table loads ahead at P = 8 with two pairs a step (ptxas, sm_90, 16-bit samples: 46 registers
 /// single, 52 double, at one lane and one split, against 48 and 52), and at P = 16 with two pair
 /// splits (the warps of P = 8 at half its index work); two steps ahead at P = 8, one pair split
-/// (72 with 16 bytes spilled single, 80 double: 6 blocks a multiprocessor, 1.15 waves of the
-/// seed's 912 blocks, so it trades occupancy for loads in flight; with two pair splits it took
-/// 90 and with P = 16 136, so those are not built).
+/// (72 registers with 16 bytes spilled single: still 7 blocks a multiprocessor, one wave of the
+/// seed's 912 blocks; 80 double and at two lanes: 6 blocks, 1.15 waves, occupancy traded for
+/// loads in flight; with two pair splits it took 90 and with P = 16 136, so those are not built).
 inline constexpr WorkSplit kCompiledSplits[] = {
     {8, 1, 1, 2, 0},  {16, 1, 1, 2, 0}, {8, 2, 1, 2, 0},  {16, 2, 1, 2, 0}, {8, 1, 2, 2, 0},
     {16, 1, 2, 2, 0}, {8, 2, 2, 2, 0},  {16, 2, 2, 2, 0}, {8, 1, 1, 4, 0},  {16, 1, 1, 4, 0},
@@ -483,22 +483,17 @@ USRECON_HD inline int order_f32(float eq, float er, int i, int dj_q, int dj_r) {
 template <int kCount, class Sample>
 inline constexpr int kWindowWords = kCount * int(sizeof(Sample)) / 4;
 
-/// The kCount samples of one window at p (kCount * sizeof(Sample) bytes: 8, or a multiple of
-/// 16, as aligned) as 32-bit words, in one or more vector loads on the GPU.
+/// The kCount samples of one window at p (kCount * sizeof(Sample) bytes, a multiple of 16, as
+/// aligned) as 32-bit words, in one or more 16-byte vector loads on the GPU.
 template <int kCount, class Sample>
 USRECON_HD inline void load_window_words(const Sample* p, std::uint32_t (&w)[kWindowWords<kCount, Sample>]) {
   constexpr int kBytes = kCount * int(sizeof(Sample));
-  static_assert(kBytes == 8 || kBytes % 16 == 0, "windows are whole 8- or 16-byte vectors");
+  static_assert(kBytes % 16 == 0, "windows are whole 16-byte vectors");
 #if defined(__CUDA_ARCH__)
-  if constexpr (kBytes == 8) {
-    const uint2 u = __ldg(reinterpret_cast<const uint2*>(p));
-    w[0] = u.x, w[1] = u.y;
-  } else {
-    USRECON_UNROLL
-    for (int c = 0; c < kBytes / 16; ++c) {
-      const uint4 u = __ldg(reinterpret_cast<const uint4*>(p) + c);
-      w[4 * c] = u.x, w[4 * c + 1] = u.y, w[4 * c + 2] = u.z, w[4 * c + 3] = u.w;
-    }
+  USRECON_UNROLL
+  for (int c = 0; c < kBytes / 16; ++c) {
+    const uint4 u = __ldg(reinterpret_cast<const uint4*>(p) + c);
+    w[4 * c] = u.x, w[4 * c + 1] = u.y, w[4 * c + 2] = u.z, w[4 * c + 3] = u.w;
   }
 #else
   std::memcpy(w, p, kBytes);
@@ -595,8 +590,9 @@ USRECON_HD inline void thread_pixels(const Args<Real, Sample>& a, int ir, int jj
       // the loads of the steps after this one are issued before this step waits on its own
       // (WorkSplit::loads_ahead).
       const int steps = r + kPairStep - 1 <= last_full ? (last_full - r + 1) / kPairStep : 0;
-      // The table entries of pairs (q, r + k), k < kPairStep. A step past the last reads those
-      // of the last channel (valid rows it never uses): the loads ahead need no test.
+      // The table entries of pairs (q, r + k), k < kPairStep. A step past the last reads rows of
+      // channels past last_full, and the last channel's for any r + k past it (valid rows it
+      // never uses): the loads ahead need no test.
       const auto table_step = [&](int first, Real (&er)[kPairStep]) {
         USRECON_UNROLL
         for (int k = 0; k < kPairStep; ++k)
