@@ -589,32 +589,6 @@ USRECON_HD inline void thread_pixels(const Args<Real, Sample>& a, int ir, int jj
       // (table, then windows) overlap the others' instead of following them. With kLoadsAhead,
       // the loads of the steps after this one are issued before this step waits on its own
       // (WorkSplit::loads_ahead).
-      const int steps = r + kPairStep - 1 <= last_full ? (last_full - r + 1) / kPairStep : 0;
-      // The table entries of pairs (q, r + k), k < kPairStep. A step past the last reads rows of
-      // channels past last_full, and the last channel's for any r + k past it (valid rows it
-      // never uses): the loads ahead need no test.
-      const auto table_step = [&](int first, Real (&er)[kPairStep]) {
-        USRECON_UNROLL
-        for (int k = 0; k < kPairStep; ++k)
-          er[k] = load(a.table + (row0 - (first + k < a.channels ? first + k : a.channels - 1) * row_step));
-      };
-      // The step's indices, then its windows, as words: q's and those of r + k. A step's
-      // windows stay words until they are added: held unpacked across a step, they took twice
-      // the registers and a copy. Only two steps ahead are windows loaded for a step past the
-      // last: those of the last channel (one step ahead, windows_step loads this step's).
-      const auto pair_r = [&](int rk) { return kLoadsAhead == 2 && rk >= a.channels ? a.channels - 1 : rk; };
-      constexpr int kWords = kWindowWords<kPixels, Sample>;
-      using StepWords = std::uint32_t[kPairStep][2][kWords];  // [pair][q's, r's window][word]
-      const auto windows_step = [&](int first, const Real (&er)[kPairStep], StepWords& w) {
-        int order[kPairStep];
-        USRECON_UNROLL
-        for (int k = 0; k < kPairStep; ++k) order[k] = order_of(eq, er[k], q, pair_r(first + k));
-        USRECON_UNROLL
-        for (int k = 0; k < kPairStep; ++k) {
-          load_window_words<kPixels>(window(first_q, order[k]), w[k][0]);
-          load_window_words<kPixels>(window((pair_r(first + k) + kPixels - 1) * a.stride, order[k]), w[k][1]);
-        }
-      };
       using StepSamples = Sample[kPairStep][kPixels];
       const auto add_samples = [&](const StepSamples& vq, const StepSamples& vr) {
         USRECON_UNROLL
@@ -624,15 +598,6 @@ USRECON_HD inline void thread_pixels(const Args<Real, Sample>& a, int ir, int jj
           for (int k = 1; k < kPairStep; ++k) step += Acc(vq[k][m]) + Acc(vr[k][m]);
           acc[m] += step;
         }
-      };
-      const auto add_step = [&](const StepWords& w) {
-        StepSamples vq, vr;
-        USRECON_UNROLL
-        for (int k = 0; k < kPairStep; ++k) {
-          unpack_window<kPixels>(w[k][0], vq[k]);
-          unpack_window<kPixels>(w[k][1], vr[k]);
-        }
-        add_samples(vq, vr);
       };
       if constexpr (kLoadsAhead == 0) {  // the code measured on the H200 (2026-12-04), as it was
         for (; r + kPairStep - 1 <= last_full; r += kPairStep, first_r += kPairStep * a.stride) {
@@ -650,46 +615,83 @@ USRECON_HD inline void thread_pixels(const Args<Real, Sample>& a, int ir, int jj
           }
           add_samples(vq, vr);
         }
-      } else if constexpr (kLoadsAhead == 1) {
-        // The next step's table entries are in flight while this step waits on its windows.
-        Real er_next[kPairStep];
-        if (steps > 0) table_step(r, er_next);
-        for (int s = 0; s < steps; ++s, r += kPairStep) {
-          Real er[kPairStep];
+      } else {  // loads ahead: the steps' table entries and windows, as words
+        const int steps = r + kPairStep - 1 <= last_full ? (last_full - r + 1) / kPairStep : 0;
+        // The table entries of pairs (q, r + k), k < kPairStep. A step past the last reads rows of
+        // channels past last_full, and the last channel's for any r + k past it (valid rows it
+        // never uses): the loads ahead need no test.
+        const auto table_step = [&](int first, Real (&er)[kPairStep]) {
           USRECON_UNROLL
-          for (int k = 0; k < kPairStep; ++k) er[k] = er_next[k];
-          table_step(r + kPairStep, er_next);
-          StepWords w;
-          windows_step(r, er, w);
-          add_step(w);
-        }
-      } else {
-        // The next step's windows and the one after's table entries are in flight while this
-        // step adds its own, loaded a step before. Two steps an iteration, their windows in
-        // `even` and `odd` by turns, so that no step's words are copied.
-        static_assert(kLoadsAhead == 2, "loads ahead: 0, 1 or 2 steps");
-        if (steps > 0) {
-          Real er[kPairStep];
-          StepWords even, odd;
-          table_step(r, er);
-          windows_step(r, er, even);
-          table_step(r + kPairStep, er);
-          int s = 0;
-          for (; s + 1 < steps; s += 2, r += 2 * kPairStep) {
-            windows_step(r + kPairStep, er, odd);  // step s + 1
-            table_step(r + 2 * kPairStep, er);     // step s + 2
-            add_step(even);                        // step s
-            windows_step(r + 2 * kPairStep, er, even);
-            table_step(r + 3 * kPairStep, er);
-            add_step(odd);
+          for (int k = 0; k < kPairStep; ++k)
+            er[k] = load(a.table + (row0 - (first + k < a.channels ? first + k : a.channels - 1) * row_step));
+        };
+        // The step's indices, then its windows, as words: q's and those of r + k. A step's
+        // windows stay words until they are added: held unpacked across a step, they took twice
+        // the registers and a copy. Only two steps ahead are windows loaded for a step past the
+        // last: those of the last channel (one step ahead, windows_step loads this step's).
+        const auto pair_r = [&](int rk) { return kLoadsAhead == 2 && rk >= a.channels ? a.channels - 1 : rk; };
+        constexpr int kWords = kWindowWords<kPixels, Sample>;
+        using StepWords = std::uint32_t[kPairStep][2][kWords];  // [pair][q's, r's window][word]
+        const auto windows_step = [&](int first, const Real (&er)[kPairStep], StepWords& w) {
+          int order[kPairStep];
+          USRECON_UNROLL
+          for (int k = 0; k < kPairStep; ++k) order[k] = order_of(eq, er[k], q, pair_r(first + k));
+          USRECON_UNROLL
+          for (int k = 0; k < kPairStep; ++k) {
+            load_window_words<kPixels>(window(first_q, order[k]), w[k][0]);
+            load_window_words<kPixels>(window((pair_r(first + k) + kPixels - 1) * a.stride, order[k]), w[k][1]);
           }
-          if (s < steps) {  // the last step, its windows loaded
-            add_step(even);
-            r += kPairStep;
+        };
+        const auto add_step = [&](const StepWords& w) {
+          StepSamples vq, vr;
+          USRECON_UNROLL
+          for (int k = 0; k < kPairStep; ++k) {
+            unpack_window<kPixels>(w[k][0], vq[k]);
+            unpack_window<kPixels>(w[k][1], vr[k]);
+          }
+          add_samples(vq, vr);
+        };
+        if constexpr (kLoadsAhead == 1) {
+          // The next step's table entries are in flight while this step waits on its windows.
+          Real er_next[kPairStep];
+          if (steps > 0) table_step(r, er_next);
+          for (int s = 0; s < steps; ++s, r += kPairStep) {
+            Real er[kPairStep];
+            USRECON_UNROLL
+            for (int k = 0; k < kPairStep; ++k) er[k] = er_next[k];
+            table_step(r + kPairStep, er_next);
+            StepWords w;
+            windows_step(r, er, w);
+            add_step(w);
+          }
+        } else {
+          // The next step's windows and the one after's table entries are in flight while this
+          // step adds its own, loaded a step before. Two steps an iteration, their windows in
+          // `even` and `odd` by turns, so that no step's words are copied.
+          static_assert(kLoadsAhead == 2, "loads ahead: 0, 1 or 2 steps");
+          if (steps > 0) {
+            Real er[kPairStep];
+            StepWords even, odd;
+            table_step(r, er);
+            windows_step(r, er, even);
+            table_step(r + kPairStep, er);
+            int s = 0;
+            for (; s + 1 < steps; s += 2, r += 2 * kPairStep) {
+              windows_step(r + kPairStep, er, odd);  // step s + 1
+              table_step(r + 2 * kPairStep, er);     // step s + 2
+              add_step(even);                        // step s
+              windows_step(r + 2 * kPairStep, er, even);
+              table_step(r + 3 * kPairStep, er);
+              add_step(odd);
+            }
+            if (s < steps) {  // the last step, its windows loaded
+              add_step(even);
+              r += kPairStep;
+            }
           }
         }
+        first_r = (r + kPixels - 1) * a.stride;
       }
-      if constexpr (kLoadsAhead != 0) first_r = (r + kPixels - 1) * a.stride;
       // The pairs left (fewer than kPairStep, up to r == last_full) go to the loop below, whose
       // checks they pass.
     }
