@@ -226,7 +226,7 @@ if [[ -z $MODE ]]; then
     local kernels=(kernels/cpu/reduce.cpp kernels/cpu/matmul.cpp kernels/cpu/gemm_generic.cpp
                    kernels/cpu/gemm_avx2.cpp kernels/cpu/gemm_avx512.cpp kernels/cpu/random.cpp
                    kernels/cuda/ufuncs.cu kernels/cuda/reduce.cu kernels/cuda/matmul.cu
-                   kernels/cuda/random.cu)
+                   kernels/cuda/cublas.cu kernels/cuda/random.cu)
     # The GoogleTest GPU tests, when GoogleTest's sources are at hand: carried in .gpu-check/ by
     # `tools/gpu-check.sh --pack`, or Debian's /usr/src/googletest. test_seed_cuda.cpp also needs
     # nlohmann/json.hpp (carried in .gpu-check/include/ by --pack) and the seed backends' factory.

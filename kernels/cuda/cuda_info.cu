@@ -1,6 +1,4 @@
 // Device discovery and the error helpers behind USRECON_CUDA_CHECK.
-#include <cublas_v2.h>
-
 #include <string>
 
 #include "usrecon/kernels/cuda_check.hpp"
@@ -55,12 +53,6 @@ void throw_cuda_error(cudaError_t status, const char* statement, const char* fil
     default:
       throw Error(message);
   }
-}
-
-void throw_cublas_error(int status, const char* statement, const char* file, int line) {
-  throw Error(std::string("cuBLAS error in ") + statement + " at " + file + ":" +
-              std::to_string(line) + ": " +
-              cublasGetStatusString(static_cast<cublasStatus_t>(status)));
 }
 
 }  // namespace cuda_detail

@@ -1,5 +1,5 @@
 // CUDA implementations behind the RAII types of usrecon/kernels/cuda_memory.hpp.
-#include <cublas_v2.h>
+#include <cuda_runtime.h>
 
 #include <string>
 
@@ -69,15 +69,6 @@ float event_elapsed_ms(CUevent_st* start, CUevent_st* stop) {
 }
 void stream_wait_event(CUstream_st* s, CUevent_st* e) {
   USRECON_CUDA_CHECK(cudaStreamWaitEvent(s, e, 0));
-}
-cublasContext* cublas_create() {
-  require_cuda("cuBLAS handle");
-  cublasHandle_t h = nullptr;
-  USRECON_CUBLAS_CHECK(cublasCreate(&h));
-  return h;
-}
-void cublas_destroy(cublasContext* h) noexcept {
-  if (h) cublasDestroy(h);
 }
 
 }  // namespace usrecon::kernels::detail
