@@ -441,7 +441,7 @@ else
     "$ROOT/data/example.txt" || true
 fi
 
-# ---- 4c. Nsight Compute: what bounds the kernels that miss their targets ---------------------------
+# ---- 4b. Nsight Compute: what bounds the kernels that miss their targets ---------------------------
 # The seed kernel (75x Numba where the issue asks 100x) and the plane-wave DAS kernels (1.0e12
 # points/s on PICMUS's size where it asks 1.2e12) are timed above; the counters say why they take
 # that long: occupancy, issue-slot use, L1/L2/DRAM throughput and hit rates, and what the warps
@@ -463,14 +463,6 @@ for candidate in "$(command -v ncu 2>/dev/null || true)" /usr/local/cuda/bin/ncu
 done
 PROFILE_SUMMARY=$WORK/profile-summary.txt
 : >"$PROFILE_SUMMARY"
-split_key() {  # split_key P L S STEP AHEAD: WorkSplit::key() (each part left out at its default)
-  local key="px$1"
-  [[ $2 == 1 ]] || key+="_l$2"
-  [[ $3 == 1 ]] || key+="_s$3"
-  [[ $4 == 2 ]] || key+="_p$4"
-  [[ ${5:-0} == 0 ]] || key+="_a$5"
-  echo "$key"
-}
 if [[ -z $NCU ]]; then
   ORDER+=(profile)
   STATUS[profile]="skipped (no ncu found)"
@@ -481,10 +473,9 @@ elif [[ -z $BENCH || -z $DAS_CHECK ]]; then
   say "profile: ${STATUS[profile]}"
 else
   SEED_PROFILE="single:px8,double:px8,single:px8_l2,single:px8_s2,single:px8_p4,single:px16_s2,single:px8_a1,single:px8_a2"
-  for prec in single double; do
-    [[ -n $(get best_pixels_$prec) ]] || continue
-    key="$prec:$(split_key "$(get best_pixels_$prec)" "$(get best_lanes_$prec)" "$(get best_splits_$prec)" \
-      "$(get best_step_$prec)" "$(get best_ahead_$prec)")"
+  for prec in single double; do  # the bench step's fastest split (its WorkSplit::key())
+    [[ -n $(get best_key_$prec) ]] || continue
+    key="$prec:$(get best_key_$prec)"
     [[ ,$SEED_PROFILE, == *,$key,* ]] || SEED_PROFILE+=",$key"
   done
   profile_all() {
@@ -538,7 +529,7 @@ else
   run_step profile 150 bash -c profile_all || true
 fi
 
-# ---- 4b. compute-sanitizer, at small sizes, in the time left -------------------------------------
+# ---- 4c. compute-sanitizer, at small sizes, in the time left -------------------------------------
 # memcheck (out-of-bounds and misaligned accesses) and racecheck (shared-memory hazards: a missing
 # __syncthreads in the tiled GEMM or the sum's tree) on `kernels_cuda_check --small`, then memcheck
 # on the DAS and seed GPU tests (small problems: every DAS kernel, model and option, the seed

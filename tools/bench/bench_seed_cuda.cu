@@ -309,6 +309,7 @@ int main(int argc, char** argv) {
         result(("best_splits_" + name).c_str(), best.pair_splits);
         result(("best_step_" + name).c_str(), best.pair_step);
         result(("best_ahead_" + name).c_str(), best.loads_ahead);
+        std::printf("RESULT best_key_%s=%s\n", name.c_str(), best.key().c_str());  // for --profile
         result(("kernel_ms_best_split_" + name).c_str(), best_ms);
       }
     }

@@ -150,43 +150,12 @@ inline int round_up(int x, int to) { return (x + to - 1) / to * to; }
   throw Error("seed model (CUDA): " + std::to_string(value) + " " + what +
               " is not one of those compiled (" + list + ")");
 }
-/// f(std::integral_constant<int, kChoices[k]>{}) for the first k with kChoices[k] == value, else
-/// not_compiled: the choices array is the one list of what is compiled.
-template <const auto& kChoices, std::size_t kIndex = 0, class F>
-decltype(auto) dispatch(int value, const char* what, F&& f) {
-  constexpr int kValue = kChoices[kIndex];
-  if (value == kValue) return f(std::integral_constant<int, kValue>{});
-  if constexpr (kIndex + 1 < std::size(kChoices)) return dispatch<kChoices, kIndex + 1>(value, what, std::forward<F>(f));
-  else not_compiled(value, what, kChoices);
+/// Throws (not_compiled) unless value is one of `choices`, a dimension's choices array: the one
+/// list of what is compiled in that dimension.
+inline void require_choice(int value, std::span<const int> choices, const char* what) {
+  if (std::find(choices.begin(), choices.end(), value) == choices.end()) not_compiled(value, what, choices);
 }
 }  // namespace detail
-
-/// Calls f(std::integral_constant<int, P>{}) with P = pixels, which must be one of
-/// kPixelChoices: the one place a run-time pixel count becomes the compile-time one the
-/// per-thread program's registers need. with_lanes, with_splits, with_pair_step and
-/// with_loads_ahead do the same for the lateral lanes, the pair splits, the pairs a step and the
-/// steps of loads ahead, and with_split for a whole compiled split.
-/// Anything not compiled throws usrecon::Error.
-template <class F>
-decltype(auto) with_pixels(int pixels, F&& f) {
-  return detail::dispatch<kPixelChoices>(pixels, "pixels per thread", std::forward<F>(f));
-}
-template <class F>
-decltype(auto) with_lanes(int lanes, F&& f) {
-  return detail::dispatch<kLateralLaneChoices>(lanes, "lateral lanes a warp", std::forward<F>(f));
-}
-template <class F>
-decltype(auto) with_splits(int splits, F&& f) {
-  return detail::dispatch<kPairSplitChoices>(splits, "pair splits", std::forward<F>(f));
-}
-template <class F>
-decltype(auto) with_pair_step(int pairs, F&& f) {
-  return detail::dispatch<kPairStepChoices>(pairs, "pairs a step", std::forward<F>(f));
-}
-template <class F>
-decltype(auto) with_loads_ahead(int steps, F&& f) {
-  return detail::dispatch<kLoadsAheadChoices>(steps, "steps of loads ahead", std::forward<F>(f));
-}
 
 /// One way of splitting the work among threads (make_plan's and SeedCudaBeamformer's): the image
 /// is the same for each, only the speed differs.
@@ -245,15 +214,17 @@ decltype(auto) dispatch_split(const WorkSplit& split, F&& f) {
 }
 }  // namespace detail
 
-/// f(P, L, S, step, ahead), each a std::integral_constant, for a work split: one of
-/// kCompiledSplits, else usrecon::Error (naming the first value outside its choices, if any).
+/// f(P, L, S, step, ahead), each a std::integral_constant, for a work split: the one place a
+/// run-time split becomes the compile-time constants the per-thread program's registers need.
+/// The split must be one of kCompiledSplits, else usrecon::Error, naming the first value outside
+/// its dimension's choices if there is one, else the whole split.
 template <class F>
 decltype(auto) with_split(const WorkSplit& split, F&& f) {
-  with_pixels(split.pixels, [](auto) {});
-  with_lanes(split.lateral_lanes, [](auto) {});
-  with_splits(split.pair_splits, [](auto) {});
-  with_pair_step(split.pair_step, [](auto) {});
-  with_loads_ahead(split.loads_ahead, [](auto) {});
+  detail::require_choice(split.pixels, kPixelChoices, "pixels per thread");
+  detail::require_choice(split.lateral_lanes, kLateralLaneChoices, "lateral lanes a warp");
+  detail::require_choice(split.pair_splits, kPairSplitChoices, "pair splits");
+  detail::require_choice(split.pair_step, kPairStepChoices, "pairs a step");
+  detail::require_choice(split.loads_ahead, kLoadsAheadChoices, "steps of loads ahead");
   return detail::dispatch_split<0>(split, std::forward<F>(f));
 }
 
@@ -726,26 +697,24 @@ void run_plan_on_cpu(const Plan& plan, std::span<const Real> table, std::span<co
   // row: the block rows below never share one).
   std::vector<long long> sums(out.size(), 0);
   std::vector<unsigned char> written(out.size(), 0);  // pixels no thread writes keep out's values
-  with_pixels(plan.split.pixels, [&](auto pixels) {
-    constexpr int kPixels = decltype(pixels)::value;
+  // The split's constants, as the kernel takes them (with_split: only the compiled splits).
+  with_split(plan.split, [&](auto pixels, auto lanes, auto splits, auto step, auto ahead) {
+    constexpr int kPixels = decltype(pixels)::value, kLanes = decltype(lanes)::value;
+    constexpr int kSplits = decltype(splits)::value, kPairStep = decltype(step)::value;
+    constexpr int kAhead = decltype(ahead)::value;
     // Thread (ir, c) of split `split`: its pairs' sums, added to its pixels'.
     const auto run_thread = [&](int ir, int c, int split) {
       const int jj = first_lateral<kPixels>(c, plan.groups);
       int q_begin, q_end;
-      split_range<kPixels>(split, plan.split.pair_splits, plan.p.channels, plan.q_split, q_begin, q_end);
+      split_range<kPixels>(split, kSplits, plan.p.channels, plan.q_split, q_begin, q_end);
       long long acc64[kPixels];
-      with_pair_step(plan.split.pair_step, [&](auto step) {
-        with_loads_ahead(plan.split.loads_ahead, [&](auto ahead) {
-          constexpr int kPairStep = decltype(step)::value, kAhead = decltype(ahead)::value;
-          if (int32_sums) {
-            int acc32[kPixels];
-            thread_pixels<kPixels, Real, kGuard, kPairStep, kAhead>(a, ir, jj, acc32, q_begin, q_end);
-            for (int m = 0; m < kPixels; ++m) acc64[m] = acc32[m];
-          } else {
-            thread_pixels<kPixels, Real, kGuard, kPairStep, kAhead>(a, ir, jj, acc64, q_begin, q_end);
-          }
-        });
-      });
+      if (int32_sums) {
+        int acc32[kPixels];
+        thread_pixels<kPixels, Real, kGuard, kPairStep, kAhead>(a, ir, jj, acc32, q_begin, q_end);
+        for (int m = 0; m < kPixels; ++m) acc64[m] = acc32[m];
+      } else {
+        thread_pixels<kPixels, Real, kGuard, kPairStep, kAhead>(a, ir, jj, acc64, q_begin, q_end);
+      }
       for (int m = 0; m < kPixels; ++m) {
         const int col = jj + Problem::kElementStep * m;
         if (col < plan.w.nj) {
@@ -754,23 +723,17 @@ void run_plan_on_cpu(const Plan& plan, std::span<const Real> table, std::span<co
         }
       }
     };
-    with_lanes(plan.split.lateral_lanes, [&](auto lanes) {
-      with_splits(plan.split.pair_splits, [&](auto splits) {
-        constexpr int kLanes = decltype(lanes)::value, kSplits = decltype(splits)::value;
-        kernels::parallel_for(std::size_t(plan.grid_y), 1, threads, [&](std::size_t b, std::size_t e) {
-          for (int by = int(b); by < int(e); ++by)
-            for (int ty = 0; ty < kBlockColumns; ++ty)
-              for (int bx = 0; bx < plan.grid_x; ++bx)
-                for (int tx = 0; tx < kBlockDepths; ++tx) {
-                  int ir, c, split;
-                  // Past the last column slot, or a padding depth (computed there, never written).
-                  if (thread_position<kLanes, kSplits>(bx, by, tx, ty, plan.groups, plan.lane_columns, ir, c,
-                                                       &split) &&
-                      ir < plan.w.ni)
-                    run_thread(ir, c, split);
-                }
-        });
-      });
+    kernels::parallel_for(std::size_t(plan.grid_y), 1, threads, [&](std::size_t b, std::size_t e) {
+      for (int by = int(b); by < int(e); ++by)
+        for (int ty = 0; ty < kBlockColumns; ++ty)
+          for (int bx = 0; bx < plan.grid_x; ++bx)
+            for (int tx = 0; tx < kBlockDepths; ++tx) {
+              int ir, c, split;
+              // Past the last column slot, or a padding depth (computed there, never written).
+              if (thread_position<kLanes, kSplits>(bx, by, tx, ty, plan.groups, plan.lane_columns, ir, c, &split) &&
+                  ir < plan.w.ni)
+                run_thread(ir, c, split);
+            }
     });
   });
   for (std::size_t k = 0; k < out.size(); ++k)
