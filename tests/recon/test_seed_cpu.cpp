@@ -2,6 +2,7 @@
 // subgrids, on every kernel this CPU can run, and on the full 1200 x 762 grid.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstring>
 #include <random>
 #include <vector>
@@ -77,8 +78,8 @@ TEST(ReconSeedModel, SampleIndexMatchesTheSeedFormula) {
 }
 
 TEST(ReconSeedCpu, MatchesReferenceOnSmallProblemsEveryKernel) {
-  // Window depths around the blocks (4 for AVX2, 16 for AVX-512): 1, odd, block +- 1, several
-  // blocks; columns past a task's 32.
+  // Window depths around the blocks (4 for AVX2, 16 a task): 1, odd, block +- 1, several blocks;
+  // columns past a task's 32 (AVX2) and every lateral residue (AVX-512).
   const seed::Problem p{60, 70, 12, 60};
   const std::vector<seed::Window> windows = {
       {0, 1, 0, 1},    {3, 7, 5, 9},    {8, 9, 0, 33},   {31, 9, 40, 30}, {0, 40, 0, 70},
@@ -116,6 +117,55 @@ TEST(ReconSeedCpu, WideValuesUseInt64Accumulation) {
     std::vector<double> actual(expected.size());
     seed::beamform_cpu(rf, p, w, actual, 2, kernel);
     expect_bit_exact(expected, actual, w);
+  }
+}
+
+TEST(ReconSeedCpu, EverySampleWidthAndItsBoundsMatchReference) {
+  // The AVX-512 kernel adds in the samples' width while that cannot overflow: 16-bit lanes up to
+  // |rf| = 16383 (a pair's sum fits int16) when channels^2 * |rf| fits int32, 32-bit lanes up to
+  // 2^30 - 1, int64 terms past that. Each bound and its neighbour, as the frame's extreme value,
+  // and a frame of zeros; 400 channels put 16383 on the 32-bit side of the int32 total.
+  struct Case { seed::Problem p; std::int32_t max_abs; };
+  const std::vector<Case> cases = {
+      {{30, 40, 12, 60}, 0},          {{30, 40, 12, 60}, 3},          {{30, 40, 12, 60}, 2047},
+      {{30, 40, 12, 60}, 16383},      {{30, 40, 12, 60}, 16384},      {{30, 40, 12, 60}, (1 << 30) - 1},
+      {{30, 40, 12, 60}, 1 << 30},    {{30, 40, 12, 60}, INT32_MAX},  {{4, 40, 400, 50}, 16383}};
+  unsigned seed_value = 40;
+  for (const auto& [p, max_abs] : cases) {
+    const seed::Window w = seed::full_window(p);
+    auto rf = random_rf(p, -max_abs, max_abs, seed_value++);
+    rf[3] = max_abs;  // the bound itself decides the width
+    rf[rf.size() / 2] = -max_abs;
+    std::vector<double> expected(std::size_t(w.ni) * w.nj);
+    seed::beamform_reference(rf, p, w, expected);
+    for (auto kernel : runnable_kernels()) {
+      SCOPED_TRACE(seed::to_string(kernel) + " channels=" + std::to_string(p.channels) +
+                   " max|rf|=" + std::to_string(max_abs));
+      std::vector<double> actual(expected.size(), -1.0);
+      seed::beamform_cpu(rf, p, w, actual, 2, kernel);
+      expect_bit_exact(expected, actual, w);
+    }
+  }
+}
+
+TEST(ReconSeedCpu, WideGridsSpanSeveralTilesOfLaterals) {
+  // The AVX-512 kernel takes the laterals of one residue (j mod 6) 128 at a time: grids wider
+  // than 6 * 128 = 768 laterals need several tiles, and windows may start and end mid-tile and at
+  // any residue. 4000 samples keep orders in range across the whole width.
+  const seed::Problem p{6, 1700, 8, 4000};
+  const auto rf = random_rf(p, -2048, 2047, 77);
+  for (const seed::Window w : {seed::full_window(p), seed::Window{1, 4, 5, 1690},
+                               seed::Window{2, 3, 767, 775}, seed::Window{0, 2, 1531, 169}}) {
+    std::vector<double> expected(std::size_t(w.ni) * w.nj);
+    seed::beamform_reference(rf, p, w, expected);
+    // Every pixel has pairs in range: no tile can pass by leaving zeros.
+    EXPECT_EQ(std::count(expected.begin(), expected.end(), 0.0), 0);
+    for (auto kernel : runnable_kernels()) {
+      SCOPED_TRACE(seed::to_string(kernel) + " j0=" + std::to_string(w.j0) + " nj=" + std::to_string(w.nj));
+      std::vector<double> actual(expected.size(), -1.0);
+      seed::beamform_cpu(rf, p, w, actual, 3, kernel);
+      expect_bit_exact(expected, actual, w);
+    }
   }
 }
 

@@ -6,10 +6,7 @@
 //   bench_seed_cpu [--input FILE] [--numba SCRIPT] [--no-numba] [--runs N] [google-benchmark flags]
 #include <benchmark/benchmark.h>
 
-#include <immintrin.h>
-
 #include <algorithm>
-#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -44,54 +41,7 @@ void BM_SeedFrame(benchmark::State& state, seed::CpuKernel kernel) {
     beamformer.beamform(g_rf, out, threads);
     benchmark::DoNotOptimize(out.data());
   }
-  // Pair evaluations: every (pixel, k, n) of the seed's loop, 1.17e10 per frame.
-  const double pairs = double(p.nx) * p.nz * p.channels * p.channels;
-  state.counters["pairs_per_s_per_core"] =
-      benchmark::Counter(pairs / threads, benchmark::Counter::kIsIterationInvariantRate);
-  state.counters["threads"] = threads;
-}
-
-// The floor this kernel is compared with: the same loop nest (8-depth blocks x columns x
-// unordered channel pairs) doing only the unavoidable data movement of the AVX-512 kernel — two
-// window loads, their sum, one permute and one accumulate per pair — with the index math replaced
-// by a fixed pattern. The real kernel cannot beat it; the gap is the cost of computing indices.
-__attribute__((target("avx512f,avx512dq,avx512vl,avx512bw"))) std::int64_t floor_block(
-    const std::int32_t* rfp, int stride, int channels, int columns) {
-  const __m512i rel = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 0, 0, 0, 0, 0, 0, 0, 0);
-  __m256i acc = _mm256_setzero_si256();
-  for (int jj = 0; jj < columns; ++jj) {
-    for (int k = 0; k < channels; ++k) {
-      const std::int32_t* rk = rfp + std::size_t(k) * stride;
-      for (int n = k; n < channels; ++n) {
-        const int base = (jj + 7 * n + 3 * k) & 1023;
-        const __m512i w = _mm512_add_epi32(_mm512_loadu_si512(rk + base),
-                                           _mm512_loadu_si512(rfp + std::size_t(n) * stride + base));
-        acc = _mm256_add_epi32(acc, _mm512_castsi512_si256(_mm512_permutexvar_epi32(rel, w)));
-      }
-    }
-  }
-  alignas(32) std::int32_t lanes[8];
-  _mm256_store_si256(reinterpret_cast<__m256i*>(lanes), acc);
-  return lanes[0] + lanes[7];
-}
-
-void BM_SeedFloor(benchmark::State& state) {
-  if (!seed::cpu_supports(seed::CpuKernel::Avx512)) {
-    state.SkipWithError("needs AVX-512");
-    return;
-  }
-  const int threads = state.range(0) == 0 ? usrecon::kernels::hardware_threads() : int(state.range(0));
-  const seed::Problem p;
-  const int stride = 2048;
-  std::vector<std::int32_t> rfp(std::size_t(p.channels) * stride, 1);
-  const int blocks = (p.nz + 7) / 8;
-  for (auto _ : state) {
-    std::atomic<std::int64_t> sink{0};
-    usrecon::kernels::parallel_for(std::size_t(blocks), 1, threads, [&](std::size_t b, std::size_t e) {
-      for (std::size_t block = b; block < e; ++block) sink += floor_block(rfp.data(), stride, p.channels, p.nx);
-    });
-    benchmark::DoNotOptimize(sink.load());
-  }
+  // Pair evaluations: every (pixel, k, n) of the seed's loop, 1.49e10 per frame.
   const double pairs = double(p.nx) * p.nz * p.channels * p.channels;
   state.counters["pairs_per_s_per_core"] =
       benchmark::Counter(pairs / threads, benchmark::Counter::kIsIterationInvariantRate);
@@ -151,9 +101,6 @@ int main(int argc, char** argv) {
         ->ReportAggregatesOnly(true);
     if (kernel == seed::CpuKernel::Scalar) b->Repetitions(1);  // ~15 s a frame: once is enough
   }
-  benchmark::RegisterBenchmark("seed_floor/avx512_data_movement_only", BM_SeedFloor)
-      ->Arg(1)->Arg(0)->Unit(benchmark::kSecond)->UseRealTime()->Iterations(1)->Repetitions(runs)
-      ->ReportAggregatesOnly(true);
   int bench_argc = int(rest.size());
   benchmark::Initialize(&bench_argc, rest.data());
   benchmark::RunSpecifiedBenchmarks();

@@ -34,9 +34,10 @@ std::string to_string(CpuKernel kernel);
 /// True when this CPU can run `kernel` (Auto and Scalar always can).
 bool cpu_supports(CpuKernel kernel);
 
-/// The optimised seed beamformer. Construction precomputes what depends only on the geometry
-/// (every distance sqrt(i^2 + dj^2) once, instead of 2 * 128 per pixel), so one instance serves
-/// a whole batch of frames. Bit-exact with beamform_reference for every input.
+/// The optimised seed beamformer. Construction picks the kernel and precomputes what depends only
+/// on the geometry (the AVX2 and scalar kernels' table of every distance sqrt(i^2 + dj^2); the
+/// AVX-512 kernel computes a task's few hundred itself), so one instance serves a whole batch of
+/// frames. Bit-exact with beamform_reference for every input.
 class SeedCpuBeamformer {
  public:
   SeedCpuBeamformer(const Problem& problem, const Window& window, CpuKernel kernel = CpuKernel::Auto);
