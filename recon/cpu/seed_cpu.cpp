@@ -313,10 +313,11 @@ void beamform_lateral_runs(const Impl& c, std::span<const std::int32_t> rf, std:
 // The sample width a frame takes: 16-bit lanes while a pair's sum fits int16 and a pixel's total
 // int32; 32-bit lanes while a pair's sum fits int32; past that (|rf| >= 2^30) every term widened.
 template <class L16, class L32, class LWide>
-void beamform_lateral_runs_of_width(const Impl& c, std::span<const std::int32_t> rf,
-                                    std::int64_t max_abs, double* out, int threads, int tile_laterals,
-                                    LateralRunsTask<L16> task16, LateralRunsTask<L32> task32,
-                                    LateralRunsTask<LWide> task_wide) {
+void beamform_lateral_runs_of_width(const Impl& c, std::span<const std::int32_t> rf, double* out,
+                                    int threads, int tile_laterals, LateralRunsTask<L16> task16,
+                                    LateralRunsTask<L32> task32, LateralRunsTask<LWide> task_wide) {
+  std::int64_t max_abs = 0;
+  for (const std::int32_t value : rf) max_abs = std::max<std::int64_t>(max_abs, std::llabs(value));
   const std::int64_t terms = std::int64_t(c.p.channels) * c.p.channels;
   if (max_abs <= std::numeric_limits<std::int16_t>::max() / 2 &&
       max_abs <= std::numeric_limits<std::int32_t>::max() / terms)
@@ -390,18 +391,16 @@ void SeedCpuBeamformer::beamform(std::span<const std::int32_t> rf, std::span<dou
   const Impl& c = *impl_;
   check_arguments(c.p, c.w, rf.size(), out.size());
 
-  std::int64_t max_abs = 0;
-  for (const std::int32_t value : rf) max_abs = std::max<std::int64_t>(max_abs, std::llabs(value));
   if (c.kernel == CpuKernel::Avx512) {
     beamform_lateral_runs_of_width<avx512::Int16Lanes, avx512::Int32Lanes, avx512::Int32WideLanes>(
-        c, rf, max_abs, out.data(), threads, avx512::kTileLaterals,
+        c, rf, out.data(), threads, avx512::kTileLaterals,
         avx512::lateral_runs<avx512::Int16Lanes>, avx512::lateral_runs<avx512::Int32Lanes>,
         avx512::lateral_runs<avx512::Int32WideLanes>);
     return;
   }
   if (c.kernel == CpuKernel::Avx2) {
     beamform_lateral_runs_of_width<avx2::Int16Lanes, avx2::Int32Lanes, avx2::Int32WideLanes>(
-        c, rf, max_abs, out.data(), threads, avx2::kTileLaterals, avx2::lateral_runs<avx2::Int16Lanes>,
+        c, rf, out.data(), threads, avx2::kTileLaterals, avx2::lateral_runs<avx2::Int16Lanes>,
         avx2::lateral_runs<avx2::Int32Lanes>, avx2::lateral_runs<avx2::Int32WideLanes>);
     return;
   }
