@@ -4,6 +4,8 @@
 #include <cmath>
 #include <limits>
 
+#include "usrecon/recon/bmode.hpp"
+
 namespace usrecon::recon {
 namespace {
 
@@ -34,12 +36,7 @@ double half_width(std::span<const double> profile, int peak, int dir) {
 
 }  // namespace
 
-std::vector<double> envelope(const Image& image) {
-  std::vector<double> env(image.data.size());
-  std::transform(image.data.begin(), image.data.end(), env.begin(),
-                 [](std::complex<float> v) { return double(std::abs(v)); });
-  return env;
-}
+std::vector<double> envelope(const Image& image) { return envelope_of_iq(image.data); }
 
 double fwhm_samples(std::span<const double> profile, int peak) {
   if (peak < 0 || peak >= int(profile.size()) || !(profile[peak] > 0)) return kNaN;

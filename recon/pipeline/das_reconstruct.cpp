@@ -76,10 +76,8 @@ Reconstructor::Frame Reconstructor::finish_das(const fs::path& input, DasFrame&&
   Frame frame;
   frame.nx = g.nx;
   frame.nz = g.nz;
-  std::vector<double> env(das.image.data.size());
-  std::transform(das.image.data.begin(), das.image.data.end(), env.begin(),
-                 [](std::complex<float> v) { return double(std::abs(v)); });
-  frame.pixels = log_compress(env, g.nx, g.nz, options_.dynamic_range_db);
+  const std::vector<double> env = envelope_of_iq(das.image.data, options_.threads);
+  frame.pixels = log_compress(env, g.nx, g.nz, options_.dynamic_range_db, 0.0, options_.threads);
   report.timing_s["bmode"] = seconds_since(t);
 
   frame.meta = {

@@ -218,8 +218,8 @@ void Reconstructor::finish_seed(const fs::path& input, Frame& frame, FrameReport
   const auto t = Clock::now();
   frame.nx = p.nx;
   frame.nz = p.nz;
-  const std::vector<double> env = envelope_along_depth(frame.raw_real, p.nx, p.nz);
-  frame.pixels = log_compress(env, p.nx, p.nz, options_.dynamic_range_db);
+  const std::vector<double> env = envelope_along_depth(frame.raw_real, p.nx, p.nz, options_.threads);
+  frame.pixels = log_compress(env, p.nx, p.nz, options_.dynamic_range_db, 0.0, options_.threads);
   report.timing_s["bmode"] = seconds_since(t);
 
   const double step_m = seed::Problem::kGridStepMm * 1e-3;

@@ -4,10 +4,13 @@
 
 #include <algorithm>
 #include <cmath>
+#include <complex>
 #include <cstring>
 #include <fstream>
+#include <limits>
 #include <nlohmann/json.hpp>
 #include <numbers>
+#include <random>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -53,6 +56,116 @@ TEST(ReconBmode, EnvelopeOfOddLengthMatchesScipyDefinition) {
   EXPECT_NEAR(env[150], 2.0, 1e-3);
   EXPECT_NEAR(env[165], 2.0 * std::exp(-0.5), 2e-3);
   EXPECT_LT(env[0], 1e-3);
+}
+
+namespace {
+
+// scipy.signal.hilbert's envelope of one line by the definition: a direct O(n^2) DFT in long
+// double, h = 1 at DC (and Nyquist for even n), 2 for positive frequencies, 0 for negative ones.
+std::vector<double> reference_envelope(const double* line, int n) {
+  using Complex = std::complex<long double>;
+  std::vector<Complex> twiddle(n);  // exp(2 pi i k / n)
+  for (int k = 0; k < n; ++k) twiddle[k] = std::polar(1.0L, 2.0L * std::numbers::pi_v<long double> * k / n);
+  std::vector<Complex> spectrum(n);
+  for (int f = 0; f < n; ++f)
+    for (int t = 0; t < n; ++t) spectrum[f] += static_cast<long double>(line[t]) * std::conj(twiddle[std::size_t(f) * t % n]);
+  for (int f = 1; f < n; ++f) spectrum[f] *= (2 * f == n) ? 1.0L : (2 * f < n ? 2.0L : 0.0L);
+  std::vector<double> env(n);
+  for (int t = 0; t < n; ++t) {
+    Complex analytic = 0;
+    for (int f = 0; f < n; ++f) analytic += spectrum[f] * twiddle[std::size_t(f) * t % n];
+    env[t] = double(std::abs(analytic / static_cast<long double>(n)));
+  }
+  return env;
+}
+
+std::vector<double> random_values(std::size_t n, unsigned seed, double scale) {
+  std::mt19937 gen(seed);
+  std::normal_distribution<double> d(0.0, scale);
+  std::vector<double> v(n);
+  for (double& x : v) x = d(gen);
+  return v;
+}
+
+// log_compress by its definition, written out plainly.
+std::vector<std::uint8_t> reference_log_compress(const std::vector<double>& env, int nx, int nz, double range_db,
+                                                 double gain_db) {
+  const double peak = *std::max_element(env.begin(), env.end());
+  std::vector<std::uint8_t> pixels(env.size());
+  for (int x = 0; x < nx; ++x)
+    for (int z = 0; z < nz; ++z) {
+      const double v = env[std::size_t(x) * nz + z];
+      const double db = v > 0.0 ? 20.0 * std::log10(v / peak) + gain_db : -INFINITY;
+      pixels[std::size_t(z) * nx + x] =
+          static_cast<std::uint8_t>(std::lround(std::clamp((db + range_db) / range_db, 0.0, 1.0) * 255.0));
+    }
+  return pixels;
+}
+
+}  // namespace
+
+TEST(ReconBmode, EnvelopeMatchesTheDefinitionByDirectDft) {
+  // Line lengths 1, 2, odd and even, and line counts that end inside and past a task of lines.
+  for (const int nz : {1, 2, 3, 16, 17, 64, 301}) {
+    for (const int nx : {1, 5, 17, 33}) {
+      const std::vector<double> img = random_values(std::size_t(nx) * nz, unsigned(nx * 1000 + nz), 1e4);
+      const std::vector<double> env = recon::envelope_along_depth(img, nx, nz);
+      double worst = 0.0, largest = 0.0;
+      for (int x = 0; x < nx; ++x) {
+        const std::vector<double> ref = reference_envelope(img.data() + std::size_t(x) * nz, nz);
+        for (int z = 0; z < nz; ++z) {
+          worst = std::max(worst, std::abs(env[std::size_t(x) * nz + z] - ref[z]));
+          largest = std::max(largest, ref[z]);
+        }
+      }
+      EXPECT_LE(worst, 1e-12 * largest) << "nx " << nx << " nz " << nz;
+    }
+  }
+  EXPECT_THROW(recon::envelope_along_depth(std::vector<double>(6), 2, 4), usrecon::Error);
+}
+
+TEST(ReconBmode, SameImageWhateverTheThreadCount) {
+  // 150 lines (tasks of 16 lines and of 64 columns, the last part-filled) of 257 depths.
+  const int nx = 150, nz = 257;
+  const std::vector<double> img = random_values(std::size_t(nx) * nz, 11, 3e3);
+  const std::vector<double> one = recon::envelope_along_depth(img, nx, nz, 1);
+  for (const int threads : {2, 3, 0}) {
+    const std::vector<double> many = recon::envelope_along_depth(img, nx, nz, threads);
+    EXPECT_EQ(std::memcmp(one.data(), many.data(), one.size() * sizeof(double)), 0) << threads;
+    EXPECT_EQ(recon::log_compress(one, nx, nz, 50.0, 0.0, 1), recon::log_compress(one, nx, nz, 50.0, 0.0, threads))
+        << threads;
+  }
+}
+
+TEST(ReconBmode, LogCompressionIsItsDefinitionPixelForPixel) {
+  // Envelopes over 12 decades (so every level and both clamps occur), exact zeros, subnormals
+  // and values at the peak, with and without gain, at several ranges.
+  const int nx = 131, nz = 77;
+  std::mt19937 gen(5);
+  std::uniform_real_distribution<double> decades(-12.0, 0.0);
+  std::vector<double> env(std::size_t(nx) * nz);
+  for (double& v : env) v = 3.7e5 * std::pow(10.0, decades(gen));
+  env[0] = 3.7e5;
+  env[1] = 0.0;
+  env[2] = 4.9e-324;
+  env[3] = std::numeric_limits<double>::min();
+  env[4] = 3.7e5 * std::pow(10.0, -30.0 / 20.0);  // -30 dB: level 127.5 at a 60 dB range
+  for (const double range : {1.0, 40.0, 60.0, 97.5}) {
+    for (const double gain : {0.0, -6.0, 10.0}) {
+      EXPECT_EQ(recon::log_compress(env, nx, nz, range, gain, 2), reference_log_compress(env, nx, nz, range, gain))
+          << "range " << range << " gain " << gain;
+    }
+  }
+}
+
+TEST(ReconBmode, EnvelopeOfIqIsTheModulus) {
+  const std::vector<std::complex<float>> iq = {{3.0f, 4.0f}, {0.0f, 0.0f}, {-1.5f, 2.0f}, {0.0f, -7.0f}};
+  const std::vector<double> env = recon::envelope_of_iq(iq, 2);
+  ASSERT_EQ(env.size(), iq.size());
+  EXPECT_EQ(env[0], 5.0);
+  EXPECT_EQ(env[1], 0.0);
+  EXPECT_EQ(env[2], 2.5);
+  EXPECT_EQ(env[3], 7.0);
 }
 
 TEST(ReconBmode, LogCompressionMapsDecibelsAndTransposes) {
