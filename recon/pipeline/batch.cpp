@@ -2,10 +2,11 @@
 //
 //   reader thread:  plan outputs, read and parse input i into a free backend slot
 //   calling thread: submit slots to the backend, collect the oldest when all slots are busy
-//   writer thread:  B-mode, atomic writes and the done() report of each frame, in input order
+//   writer threads: B-mode and atomic writes of frames side by side (writer_threads()), and the
+//                   done() report of each frame, in input order
 //
 // The general models (reconstruct_batch_das): the reader also forms the analytic signal, the
-// calling thread beamforms one frame at a time on the CPU or CUDA, the writer is the same.
+// calling thread beamforms one frame at a time on the CPU or CUDA, the writers are the same.
 //
 // On CUDA the slots are page-locked buffers bound to their own streams, so while the GPU copies
 // and beamforms frame i, frame i+1 is parsed on the CPU and frame i-1 is written. On the CPU the
@@ -13,7 +14,8 @@
 // tables and slots are set up once, when the backend is built; a general model's beamformer when
 // the first frame comes, again only when the geometry changes.
 //
-// stop() is asked on the reader thread, done() is called on the writer thread. A failure of a
+// stop() is asked on the reader thread, done() is called on the writer thread whose frame is
+// next in input order, one call at a time. A failure of a
 // thread itself (not of an input) closes the channels, so that no stage waits for ever, and is
 // rethrown to the caller once all three have ended.
 #include <algorithm>
@@ -21,11 +23,15 @@
 #include <condition_variable>
 #include <deque>
 #include <exception>
+#include <filesystem>
+#include <mutex>
 #include <optional>
 #include <tuple>
 #include <thread>
+#include <vector>
 
 #include "stage_clock.hpp"
+#include "usrecon/kernels/parallel.hpp"
 #include "usrecon/recon/pipeline.hpp"
 
 namespace fs = std::filesystem;
@@ -158,9 +164,9 @@ class FirstFailure {
   std::exception_ptr error_;
 };
 
-// The writer thread's in-order reports: done(index, report) for each job. Once done() throws
+// The writers' in-order reports: done(index, report) for each job. Once done() throws
 // (its exception goes to `failure`) the batch is abandoned: the later reports are silenced, the
-// reader reads no more inputs, the beamform stage and the writer drop what is still in the
+// reader reads no more inputs, the beamform stage and the writers drop what is still in the
 // stages (nothing more is computed or written, as a sequential run would have stopped there).
 class Reports {
  public:
@@ -177,12 +183,12 @@ class Reports {
     }
   }
   bool abandoned() const { return abandoned_; }
-  std::size_t count() const { return count_; }  // after the writer has ended
+  std::size_t count() const { return count_; }  // after the writers have ended
 
  private:
   const std::function<void(std::size_t, const FrameReport&)>& done_;
   FirstFailure& failure_;
-  std::size_t count_ = 0;                // written by the writer thread only
+  std::size_t count_ = 0;                // written by the writer whose turn it is (run_writers)
   std::atomic<bool> abandoned_ = false;  // read by every stage
 };
 
@@ -198,31 +204,91 @@ void run_stage(FirstFailure& failure, Out& out, Body body) {
   out.close();
 }
 
-// The writer stage of a batch: for each beamformed job in input order, write(job) (B-mode and the
-// outputs; the job's image is freed once written, so memory stays flat over a batch; a failure
-// is recorded by fail), then its report. Once the batch is abandoned jobs are dropped and
-// release(job) frees their output names. Closing `beamformed` at the end makes a beamform stage
-// still pushing give up.
+// The writer stage of a batch, on `writers` threads (Reconstructor::writer_threads): each takes
+// the next beamformed job, writes it (write(job): B-mode and the outputs; the job's image is
+// freed once written, so memory stays flat over a batch; a failure is recorded by fail), then
+// waits for its turn and reports it: reports stay in input order whatever order the writes end
+// in. Once the batch is abandoned nothing more is written, and a job written meanwhile by another
+// writer (a sequential run would not have written it) has its outputs removed when its turn
+// comes; either way release(job) frees its output name. Closing `beamformed` at the end makes a
+// beamform stage still pushing give up.
 template <class Job, class Write, class Fail, class Release>
-void run_writer(Channel<Job>& beamformed, Reports& reports, FirstFailure& failure, Write write, Fail fail,
-                Release release) {
-  run_stage(failure, beamformed, [&] {
-    while (std::optional<Job> job = beamformed.pop()) {
-      if (reports.abandoned()) {
-        release(*job);
-        continue;
+void run_writers(int writers, Channel<Job>& beamformed, Reports& reports, FirstFailure& failure, Write write,
+                 Fail fail, Release release) {
+  std::mutex take_mutex, turn_mutex;
+  std::condition_variable turn;
+  std::size_t next_ticket = 0, next_report = 0;
+  bool broken = false;  // guarded by turn_mutex
+  auto writer = [&] {
+    for (;;) {
+      std::optional<Job> job;
+      std::size_t ticket = 0;
+      {
+        std::lock_guard lock(take_mutex);  // jobs and tickets in the same order
+        job = beamformed.pop();
+        if (!job) return;
+        ticket = next_ticket++;
       }
-      if (job->report.error.empty()) {
+      bool written = false;
+      if (!reports.abandoned() && job->report.error.empty()) {
         try {
           write(*job);
-          job->report.ok = true;
+          job->report.ok = written = true;
         } catch (const std::exception& e) {
           fail(*job, e);
         }
       }
-      reports.report(job->report, job->start);
+      std::unique_lock lock(turn_mutex);
+      turn.wait(lock, [&] { return next_report == ticket || broken; });
+      if (broken) {
+        release(*job);
+        return;
+      }
+      if (reports.abandoned()) {
+        if (written) {
+          for (const std::filesystem::path& f : job->report.outputs) {
+            std::error_code ec;
+            std::filesystem::remove(f, ec);
+          }
+        }
+        release(*job);
+      } else {
+        reports.report(job->report, job->start);
+      }
+      ++next_report;
+      lock.unlock();
+      turn.notify_all();
     }
-  });
+  };
+  // A writer ended by an exception: the others stop waiting for turns, and the beamform stage
+  // for room.
+  auto break_off = [&] {
+    {
+      std::lock_guard lock(turn_mutex);
+      broken = true;
+    }
+    turn.notify_all();
+    beamformed.close();
+  };
+  run_stage(failure, beamformed, [&] {
+    std::vector<std::jthread> others;
+    for (int w = 1; w < writers; ++w) {
+      others.emplace_back([&] {
+        try {
+          writer();
+        } catch (...) {
+          failure.record(std::current_exception());
+          break_off();
+        }
+      });
+    }
+    try {
+      writer();
+    } catch (...) {
+      break_off();
+      throw;  // to run_stage, which records it
+    }
+  });  // the other writers are joined here
 }
 
 // After the threads have ended: jobs still queued in a closed channel (the batch ended early)
@@ -233,6 +299,11 @@ void release_queued(Channel<Job>& channel, Release release) {
 }
 
 }  // namespace
+
+int Reconstructor::writer_threads() const {
+  if (options_.writers > 0) return options_.writers;
+  return std::clamp(kernels::hardware_threads() / 4, 1, 4);
+}
 
 std::size_t Reconstructor::reconstruct_batch(
     const std::vector<fs::path>& inputs,
@@ -263,7 +334,7 @@ std::size_t Reconstructor::reconstruct_batch(const std::vector<BatchInput>& inpu
 
 // The general models' batch (see the top of this file): the reader thread reads each input and
 // forms its analytic signal (prepare_das_frame), this thread beamforms (das_, which keeps its
-// beamformer from frame to frame while the problem stays the same), the writer thread does
+// beamformer from frame to frame while the problem stays the same), the writer threads do
 // B-mode, writing and done().
 std::size_t Reconstructor::reconstruct_batch_das(const std::vector<BatchInput>& inputs,
                                                  const std::function<void(std::size_t, const FrameReport&)>& done,
@@ -319,8 +390,8 @@ std::size_t Reconstructor::reconstruct_batch_das(const std::vector<BatchInput>& 
   });
 
   writer = std::jthread([&] {
-    run_writer(
-        beamformed, reports, failure,
+    run_writers(
+        writer_threads(), beamformed, reports, failure,
         [&](Job& job) {
           Frame frame = finish_das(job.report.input, std::move(job.das), job.report);
           job.report.outputs = write_frame(job.targets, frame, job.report, job.start);
@@ -425,8 +496,8 @@ std::size_t Reconstructor::reconstruct_batch_seed(
   });
 
   writer = std::jthread([&] {
-    run_writer(
-        beamformed, reports, failure,
+    run_writers(
+        writer_threads(), beamformed, reports, failure,
         [&](Job& job) {
           Frame frame = std::move(job.frame);
           finish_seed(job.report.input, frame, job.report);

@@ -1,13 +1,16 @@
-// The general models' batch: reader, beamformer and writer on three threads (reconstruct_batch_das)
-// must give exactly what reconstructing each input on its own gives, in input order, with a
-// failed input in the middle and a change of problem (which rebuilds the kept beamformer).
+// The general models' batch: reader, beamformer and writers on their own threads
+// (reconstruct_batch_das) must give exactly what reconstructing each input on its own gives, in
+// input order, with a failed input in the middle and a change of problem (which rebuilds the kept
+// beamformer). Every test runs with one writer and with three (frames written side by side).
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <chrono>
 #include <filesystem>
 #include <numbers>
 #include <stdexcept>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "../test_support.hpp"
@@ -21,7 +24,7 @@ namespace fs = std::filesystem;
 namespace usrecon::recon {
 namespace {
 
-class ReconDasBatch : public usrecon::testing::TempDir {
+class ReconDasBatch : public usrecon::testing::TempDir, public ::testing::WithParamInterface<int> {
  protected:
   // Plane waves on 16 elements, one point at (x_mm, z_mm), as an NPY [transmits][elements][samples].
   fs::path write_acquisition(const std::string& name, double x_mm, double z_mm, int samples) {
@@ -47,8 +50,9 @@ class ReconDasBatch : public usrecon::testing::TempDir {
     for (double deg : {-5.0, 0.0, 5.0}) acq.angles.push_back(deg * std::numbers::pi / 180);
     return acq;
   }
-  static ReconstructOptions options() {
+  ReconstructOptions options() const {
     ReconstructOptions o;
+    o.writers = GetParam();
     o.model = ReconModel::PlaneWave;
     o.das.acquisition = acquisition();
     o.das.input.layout = "transmits,elements,samples";
@@ -66,7 +70,7 @@ class ReconDasBatch : public usrecon::testing::TempDir {
   }
 };
 
-TEST_F(ReconDasBatch, OverlappedStagesGiveTheOneByOneOutputsInInputOrder) {
+TEST_P(ReconDasBatch, OverlappedStagesGiveTheOneByOneOutputsInInputOrder) {
   std::vector<fs::path> inputs = {write_acquisition("a.npy", 0, 5, 400), dir_ / "in" / "b.npy",
                                   write_acquisition("c.npy", 1, 8, 400), write_acquisition("d.npy", -1, 6, 400),
                                   write_acquisition("e.npy", 0.5, 7, 520)};  // e: more samples, another problem
@@ -114,7 +118,7 @@ TEST_F(ReconDasBatch, OverlappedStagesGiveTheOneByOneOutputsInInputOrder) {
   EXPECT_EQ(e.shape, a.shape);
 }
 
-TEST_F(ReconDasBatch, AnErrorFromTheReportCallbackStopsReadingAndPropagates) {
+TEST_P(ReconDasBatch, AnErrorFromTheReportCallbackStopsReadingAndPropagates) {
   const fs::path one = write_acquisition("one.npy", 0, 5, 400);
   std::vector<fs::path> inputs;
   for (int i = 0; i < 16; ++i) {
@@ -128,20 +132,23 @@ TEST_F(ReconDasBatch, AnErrorFromTheReportCallbackStopsReadingAndPropagates) {
                    inputs,
                    [&](std::size_t, const FrameReport&) {
                      ++calls;
+                     // Time for the other writers (with three) to write the next frames, which
+                     // then must be removed again.
+                     std::this_thread::sleep_for(std::chrono::milliseconds(300));
                      throw std::runtime_error("the caller gave up");
                    },
                    [] { return false; }),
                std::runtime_error);
   EXPECT_EQ(calls, 1);
-  // Nothing more is read or written: only the frame that was being reported has outputs, as in
-  // a run of one input after the other.
+  // Nothing more is read or written, or it is removed again: only the frame that was being
+  // reported has outputs, as in a run of one input after the other.
   std::vector<std::string> written;
   for (const fs::directory_entry& f : fs::directory_iterator(dir_ / "out")) written.push_back(f.path().filename());
   std::sort(written.begin(), written.end());
   EXPECT_EQ(written, (std::vector<std::string>{"copy100.json", "copy100.npy", "copy100.png"}));
 }
 
-TEST_F(ReconDasBatch, AnErrorFromTheStopCallbackReachesTheCaller) {
+TEST_P(ReconDasBatch, AnErrorFromTheStopCallbackReachesTheCaller) {
   std::vector<fs::path> inputs;
   for (int i = 0; i < 8; ++i) inputs.push_back(write_acquisition("f" + std::to_string(i) + ".npy", 0, 4 + i, 400));
   Reconstructor batch(options(), dir_ / "out");
@@ -160,7 +167,7 @@ TEST_F(ReconDasBatch, AnErrorFromTheStopCallbackReachesTheCaller) {
 // A frame whose outputs cannot all be written (its JSON's name is taken by a directory, which
 // --overwrite does not remove): the writer stage removes what it had written of that frame, reports
 // it as failed naming the file, and goes on; the frame's output name is free again afterwards.
-TEST_F(ReconDasBatch, AFrameWhoseOutputCannotBeWrittenLeavesNothingAndTheOthersAreWritten) {
+TEST_P(ReconDasBatch, AFrameWhoseOutputCannotBeWrittenLeavesNothingAndTheOthersAreWritten) {
   const std::vector<fs::path> inputs = {write_acquisition("a.npy", 0, 5, 400),
                                         write_acquisition("b.npy", 1, 6, 400),
                                         write_acquisition("c.npy", -1, 7, 400)};
@@ -195,7 +202,7 @@ TEST_F(ReconDasBatch, AFrameWhoseOutputCannotBeWrittenLeavesNothingAndTheOthersA
   EXPECT_TRUE(fs::is_regular_file(out / "b.png"));
 }
 
-TEST_F(ReconDasBatch, ACudaKernelAskedForMustFitTheJob) {
+TEST_P(ReconDasBatch, ACudaKernelAskedForMustFitTheJob) {
   ReconstructOptions o = options();
   o.backend = BackendKind::Auto;
   o.das_cuda_kernel = DasCudaKernel::TransmitBlocked;
@@ -210,6 +217,9 @@ TEST_F(ReconDasBatch, ACudaKernelAskedForMustFitTheJob) {
   o.model = ReconModel::Seed;
   EXPECT_THROW(Reconstructor(o, dir_ / "e"), Error);  // the seed model has its own CUDA kernel
 }
+
+INSTANTIATE_TEST_SUITE_P(Writers, ReconDasBatch, ::testing::Values(1, 3),
+                         [](const ::testing::TestParamInfo<int>& info) { return std::to_string(info.param); });
 
 }  // namespace
 }  // namespace usrecon::recon

@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <atomic>
+#include <chrono>
 #include <cmath>
 #include <complex>
 #include <cstring>
@@ -13,9 +15,11 @@
 #include <random>
 #include <stdexcept>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "../test_support.hpp"
+#include "usrecon/io/file.hpp"
 #include "usrecon/io/npy.hpp"
 #include "usrecon/io/png.hpp"
 #include "usrecon/io/source_txt.hpp"
@@ -405,9 +409,10 @@ TEST(ReconBackend, CudaRequestFailsClearlyAndAutoFallsBack) {
   EXPECT_THROW(recon::parse_backend("gpu"), usrecon::Error);
 }
 
-// The seed batch's three threads when the caller's callbacks fail: done() throwing stops reading
-// and writing (only the frame being reported has outputs); stop() throwing on the reader thread
-// reaches the caller. Neither may leave a stage waiting for ever.
+// The seed batch's threads when the caller's callbacks fail, with one writer and with three:
+// done() throwing stops reading and writing (only the frame being reported has outputs; what
+// other writers had written meanwhile is removed); stop() throwing on the reader thread reaches
+// the caller. Neither may leave a stage waiting for ever.
 TEST_F(ReconPipeline, SeedBatchEndsCleanlyWhenTheCallbacksThrow) {
   recon::SimulationOptions sim;
   sim.problem.channels = 8;
@@ -419,37 +424,98 @@ TEST_F(ReconPipeline, SeedBatchEndsCleanlyWhenTheCallbacksThrow) {
     inputs.push_back(dir_ / ("in" + std::to_string(10 + i) + ".txt"));
     usrecon::io::write_source_txt(inputs.back(), rf, 8, 300);
   }
+  for (const int writers : {1, 3}) {
+    SCOPED_TRACE("writers " + std::to_string(writers));
+    recon::ReconstructOptions options;
+    options.problem = sim.problem;
+    options.backend = recon::BackendKind::Cpu;
+    options.threads = 2;
+    options.writers = writers;
+    const fs::path out = dir_ / ("w" + std::to_string(writers));
+
+    recon::Reconstructor first(options, out / "done_throws");
+    int reported = 0;
+    EXPECT_THROW(first.reconstruct_batch(
+                     inputs,
+                     [&](std::size_t, const recon::FrameReport&) {
+                       ++reported;
+                       std::this_thread::sleep_for(std::chrono::milliseconds(300));  // others write
+                       throw std::runtime_error("the caller gave up");
+                     },
+                     [] { return false; }),
+                 std::runtime_error);
+    EXPECT_EQ(reported, 1);
+    std::vector<std::string> written;
+    for (const fs::directory_entry& f : fs::directory_iterator(out / "done_throws"))
+      written.push_back(f.path().filename());
+    std::sort(written.begin(), written.end());
+    EXPECT_EQ(written, (std::vector<std::string>{"in10.json", "in10.png"}));
+
+    recon::Reconstructor second(options, out / "stop_throws");
+    int asked = 0;
+    std::size_t done_calls = 0;
+    EXPECT_THROW(second.reconstruct_batch(
+                     inputs, [&](std::size_t, const recon::FrameReport&) { ++done_calls; },
+                     [&] {
+                       if (++asked == 4) throw std::logic_error("stop() failed");
+                       return false;
+                     }),
+                 std::logic_error);
+    EXPECT_EQ(done_calls, 3u);  // the three inputs read before stop() failed are finished
+  }
+}
+
+// Frames written side by side (four writers) are reported in input order, one call at a time,
+// a failed input among them, and each frame's outputs are those of reconstructing it alone.
+TEST_F(ReconPipeline, SeedBatchWithSeveralWritersReportsInInputOrderWhatEachInputGivesAlone) {
+  recon::SimulationOptions sim;
+  sim.problem.channels = 8;
+  sim.problem.samples = 300;
+  std::vector<fs::path> inputs;
+  for (int i = 0; i < 10; ++i) {
+    sim.points = {{1.0 + 0.3 * i, 4.0 + 0.5 * i, 1.0}};
+    inputs.push_back(dir_ / ("f" + std::to_string(10 + i) + ".txt"));
+    usrecon::io::write_source_txt(inputs.back(), recon::simulate_seed_channels(sim), 8, 300);
+  }
+  usrecon::io::write_file_atomic(inputs[4], "1 2 3\n");  // too few values: fails
   recon::ReconstructOptions options;
   options.problem = sim.problem;
   options.backend = recon::BackendKind::Cpu;
   options.threads = 2;
-
-  recon::Reconstructor first(options, dir_ / "done_throws");
-  int reported = 0;
-  EXPECT_THROW(first.reconstruct_batch(
-                   inputs,
-                   [&](std::size_t, const recon::FrameReport&) {
-                     ++reported;
-                     throw std::runtime_error("the caller gave up");
-                   },
-                   [] { return false; }),
-               std::runtime_error);
-  EXPECT_EQ(reported, 1);
-  std::vector<std::string> written;
-  for (const fs::directory_entry& f : fs::directory_iterator(dir_ / "done_throws"))
-    written.push_back(f.path().filename());
-  std::sort(written.begin(), written.end());
-  EXPECT_EQ(written, (std::vector<std::string>{"in10.json", "in10.png"}));
-
-  recon::Reconstructor second(options, dir_ / "stop_throws");
-  int asked = 0;
-  std::size_t done_calls = 0;
-  EXPECT_THROW(second.reconstruct_batch(
-                   inputs, [&](std::size_t, const recon::FrameReport&) { ++done_calls; },
-                   [&] {
-                     if (++asked == 4) throw std::logic_error("stop() failed");
-                     return false;
-                   }),
-               std::logic_error);
-  EXPECT_EQ(done_calls, 3u);  // the three inputs read before stop() failed are finished
+  options.save_raw = true;
+  options.writers = 4;
+  recon::Reconstructor batch(options, dir_ / "batch");
+  EXPECT_EQ(batch.writer_threads(), 4);
+  std::vector<std::size_t> indices;
+  std::vector<recon::FrameReport> reports;
+  std::atomic<int> in_done{0};
+  bool overlapped = false;
+  const std::size_t n = batch.reconstruct_batch(
+      inputs,
+      [&](std::size_t index, const recon::FrameReport& report) {
+        if (in_done.fetch_add(1) != 0) overlapped = true;
+        indices.push_back(index);
+        reports.push_back(report);
+        std::this_thread::sleep_for(std::chrono::milliseconds(5));  // a slow caller
+        in_done.fetch_sub(1);
+      },
+      [] { return false; });
+  EXPECT_FALSE(overlapped) << "done() was called by two writers at once";
+  ASSERT_EQ(n, inputs.size());
+  ASSERT_EQ(reports.size(), inputs.size());
+  for (std::size_t i = 0; i < inputs.size(); ++i) {
+    EXPECT_EQ(indices[i], i);
+    EXPECT_EQ(reports[i].input, inputs[i]) << "reports out of input order";
+    EXPECT_EQ(reports[i].ok, i != 4) << reports[i].error;
+    if (i == 4) continue;
+    recon::Reconstructor single(options, dir_ / "single");
+    ASSERT_TRUE(single.reconstruct(inputs[i]).ok);
+    for (const char* ext : {".png", ".npy"}) {
+      const std::string name = inputs[i].stem().string() + ext;
+      const std::string batch_file = usrecon::io::read_file(dir_ / "batch" / name);
+      EXPECT_FALSE(batch_file.empty()) << name;
+      EXPECT_EQ(batch_file, usrecon::io::read_file(dir_ / "single" / name)) << name;
+    }
+  }
+  EXPECT_FALSE(fs::exists(dir_ / "batch" / "f14.png"));
 }

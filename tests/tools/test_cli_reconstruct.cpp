@@ -39,20 +39,28 @@ TEST_F(CliReconstruct, BatchWithBadFilesReconstructsTheGoodOnesAndFails) {
   write_good(dir_ / "c.txt", 4.0);
   std::ofstream(dir_ / "b.txt") << "1 2 x3\n";  // a bad token
   std::ofstream(dir_ / "d.txt") << "";          // empty
-  const auto r = run_command(reconstruct(quote(dir_) + " " + quote(dir_ / "nope.txt") + " -o " +
-                                         quote(dir_ / "out")));
-  EXPECT_EQ(r.exit_code, 1) << r.output;
-  EXPECT_NE(r.output.find("b.txt"), std::string::npos) << r.output;
-  EXPECT_NE(r.output.find("line 1, column 5"), std::string::npos) << r.output;
-  EXPECT_NE(r.output.find("d.txt"), std::string::npos) << r.output;
-  EXPECT_NE(r.output.find("nope.txt"), std::string::npos) << r.output;
-  EXPECT_NE(r.output.find("2 of 5 reconstructed, 3 failed"), std::string::npos) << r.output;
-  for (const char* stem : {"a", "c"})
-    for (const char* ext : {".png", ".json"})
-      EXPECT_TRUE(fs::exists(dir_ / "out" / (std::string(stem) + ext))) << stem << ext;
-  for (const char* stem : {"b", "d", "nope"})
-    for (const char* ext : {".png", ".json", ".npy"})
-      EXPECT_FALSE(fs::exists(dir_ / "out" / (std::string(stem) + ext))) << stem << ext;
+  // One writer, and three writing frames side by side: the same outputs and messages.
+  for (const std::string writers : {"1", "3"}) {
+    SCOPED_TRACE("--writers " + writers);
+    const fs::path out = dir_ / ("out" + writers);
+    const auto r = run_command(reconstruct(quote(dir_) + " " + quote(dir_ / "nope.txt") + " -o " + quote(out) +
+                                           " --writers " + writers));
+    EXPECT_EQ(r.exit_code, 1) << r.output;
+    EXPECT_NE(r.output.find("b.txt"), std::string::npos) << r.output;
+    EXPECT_NE(r.output.find("line 1, column 5"), std::string::npos) << r.output;
+    EXPECT_NE(r.output.find("d.txt"), std::string::npos) << r.output;
+    EXPECT_NE(r.output.find("nope.txt"), std::string::npos) << r.output;
+    EXPECT_NE(r.output.find("2 of 5 reconstructed, 3 failed"), std::string::npos) << r.output;
+    for (const char* stem : {"a", "c"})
+      for (const char* ext : {".png", ".json"})
+        EXPECT_TRUE(fs::exists(out / (std::string(stem) + ext))) << stem << ext;
+    for (const char* stem : {"b", "d", "nope"})
+      for (const char* ext : {".png", ".json", ".npy"})
+        EXPECT_FALSE(fs::exists(out / (std::string(stem) + ext))) << stem << ext;
+  }
+  const auto too_many = run_command(reconstruct(quote(dir_ / "a.txt") + " -o " + quote(dir_ / "o") + " --writers 65"));
+  EXPECT_NE(too_many.exit_code, 0) << too_many.output;
+  EXPECT_NE(too_many.output.find("--writers"), std::string::npos) << too_many.output;
 }
 
 TEST_F(CliReconstruct, AllGoodExitsZeroWithSummaryAndRaw) {
@@ -125,7 +133,7 @@ TEST_F(CliReconstruct, CudaBackendRequestFailsClearlyWithoutADevice) {
 TEST_F(CliReconstruct, UsageErrorsAndHelp) {
   const auto help = run_command(exe_ + " reconstruct --help");
   EXPECT_EQ(help.exit_code, 0);
-  for (const char* option : {"--output", "--backend", "--threads", "--dynamic-range", "--save-raw",
+  for (const char* option : {"--output", "--backend", "--threads", "--writers", "--dynamic-range", "--save-raw",
                              "--overwrite", "--channels", "--samples"})
     EXPECT_NE(help.output.find(option), std::string::npos) << option;
   EXPECT_NE(run_command(exe_ + " reconstruct").exit_code, 0);

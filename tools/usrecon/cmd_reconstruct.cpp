@@ -192,6 +192,11 @@ Command add_reconstruct(CLI::App& app) {
   app.add_option("--threads", args->options.threads, "CPU threads (0 = all hardware threads)")
       ->check(CLI::Range(0, 4096))
       ->capture_default_str();
+  app.add_option("--writers", args->options.writers,
+                 "Frames of a batch given B-mode and written side by side (0 = a quarter of the hardware "
+                 "threads, 1 to 4: one writer falls behind a GPU); outputs and reports stay in input order")
+      ->check(CLI::Range(0, 64))
+      ->capture_default_str();
   app.add_option("--dynamic-range", args->options.dynamic_range_db, "B-mode dynamic range in dB")
       ->check(CLI::Range(1.0, 300.0))
       ->capture_default_str();

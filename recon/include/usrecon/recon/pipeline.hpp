@@ -77,6 +77,8 @@ struct ReconstructOptions {
   bool save_raw = false;             ///< also write <stem>.npy, the raw beamformed array (seed:
                                      ///< float64; general models: complex64 IQ), [nx][nz]
   bool overwrite = false;            ///< replace existing outputs (otherwise they are kept)
+  int writers = 0;                   ///< frames a batch B-modes and writes at once, 0 = auto
+                                     ///< (Reconstructor::writer_threads)
 };
 
 /// Throws Error when options.das_cuda_kernel (not Auto) cannot run the job: the seed model, a
@@ -142,17 +144,23 @@ class Reconstructor {
   /// Never throws for a problem with one input: it is reported in the FrameReport.
   FrameReport reconstruct(const std::filesystem::path& input, int frame = 0);
 
-  /// A whole batch, in input order, each input reported to done(index, report) as soon as its
-  /// outputs are written (done runs on one thread, in order). The stages overlap: a reader thread
-  /// reads the next inputs (for the seed model into the backend's slots; for the general models
-  /// with their analytic signal) while the backend beamforms, and a writer thread does B-mode
-  /// and writing of the previous frame. stop() is asked (on the reader thread) before each new
-  /// input is read; frames already read are finished. done() runs on the writer thread; if it
-  /// throws, nothing more is read or written and the exception reaches the caller. Returns the
-  /// number of inputs reported.
+  /// A whole batch, in input order, each input reported to done(index, report) once its outputs
+  /// are written (done is called one call at a time, in input order). The stages overlap: a
+  /// reader thread reads the next inputs (for the seed model into the backend's slots; for the
+  /// general models with their analytic signal) while the backend beamforms, and writer threads
+  /// (writer_threads()) do B-mode and writing of the frames before, side by side. stop() is
+  /// asked (on the reader thread) before each new input is read; frames already read are
+  /// finished. done() runs on the writer thread whose frame is next; if it throws, nothing more
+  /// is read or written (outputs a writer had already written for a later frame are removed)
+  /// and the exception reaches the caller. Returns the number of inputs reported.
   std::size_t reconstruct_batch(const std::vector<std::filesystem::path>& inputs,
                                 const std::function<void(std::size_t, const FrameReport&)>& done,
                                 const std::function<bool()>& stop);
+  /// The writer threads of a batch: options.writers, or when that is 0 a quarter of the hardware
+  /// threads, 1 to 4. One writer (B-mode ~15 ms and PNG, NPY, JSON with fsync ~10-30 ms a seed
+  /// frame on the 2-core machine) falls far behind a GPU that beamforms a frame in ~3 ms; on
+  /// the CPU the beamformer takes the cores, and the extra writers wait.
+  int writer_threads() const;
   /// The same over jobs that may be frames of multi-frame files (expand_frames; general models).
   std::size_t reconstruct_batch(const std::vector<BatchInput>& inputs,
                                 const std::function<void(std::size_t, const FrameReport&)>& done,
