@@ -3,19 +3,20 @@
 //
 // Work is split into tiles of one image column x and up to kChunk consecutive depths. Per tile:
 //  1. the receive path of every element, as a sample offset rx[e][z] = |(x, z) - x_e| fs / c, and
-//     its F-number apodization apod[e][z] are computed once (16 depths per AVX-512 vector) and
-//     serve every transmit; blocks of 16 depths where an element's weight is zero are flagged and
-//     skipped;
+//     its F-number apodization apod[e][z] are computed once (16 depths per AVX-512 vector, 8 per
+//     AVX2 vector) and serve every transmit; blocks of 16 depths where an element's weight is
+//     zero are flagged and skipped;
 //  2. per transmit, the transmit path tx[z] (plane wave: linear in z; synthetic aperture: the
 //     transmitting element's rx row; diverging and focused waves: the signed distance from the
 //     virtual source);
-//  3. per element, 16 depths at a time: s = tx + rx, and the analytic samples at floor(s) and
-//     floor(s) + 1. Consecutive depths are a fraction of a wavelength apart, so the 16 positions
-//     usually span fewer than 31 samples: two 16-float loads and one vpermt2ps per operand replace
-//     a gather (a gather is the fallback when they do not). Indices are clamped to [-2, samples]
-//     so that positions off either end read the zero padding of AnalyticData.
+//  3. per element, a vector of depths at a time: s = tx + rx, and the analytic samples at
+//     floor(s) and floor(s) + 1. Consecutive depths are a fraction of a wavelength apart, so a
+//     vector's W positions usually span fewer than 2 W - 1 samples: two W-float loads and a
+//     two-register permute per operand (AVX-512: one vpermt2ps; AVX2: two vpermps and a blend)
+//     replace a gather (a gather is the fallback when they do not). Indices are clamped to
+//     [-2, samples] so that positions off either end read the zero padding of AnalyticData.
 // The delay and apodization formulas are those of delay/*.hpp; the scalar kernel calls them
-// directly, the AVX-512 kernel computes the same expressions on vectors.
+// directly, the vector kernels (das_vector_kernel.inc) compute the same expressions on vectors.
 // GCC 12 reports its own AVX-512 intrinsics (_mm512_undefined) as maybe-uninitialized.
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #include <immintrin.h>
@@ -111,148 +112,129 @@ void accumulate_scalar(const Impl& c, const float* I, const float* Q, const floa
   }
 }
 
-// ---------------------------------------------------------------------------------------------
-// AVX-512 kernel.
-#define USRECON_DAS_AVX512 __attribute__((target("avx512f,avx512dq,avx512vl,avx512bw")))
-
-// hann_taper of delay/common.hpp on 16 lanes (same polynomial, same operation order).
-USRECON_DAS_AVX512 inline __m512 hann_taper_avx512(__m512 u) {
-  const __m512 one = _mm512_set1_ps(1.f);
-  u = _mm512_min_ps(_mm512_max_ps(u, _mm512_setzero_ps()), one);
-  const __mmask16 fold = _mm512_cmp_ps_mask(u, _mm512_set1_ps(0.5f), _CMP_GT_OQ);
-  const __m512 v = _mm512_mask_sub_ps(u, fold, one, u);
-  const __m512 y = _mm512_mul_ps(_mm512_set1_ps(3.14159265358979323846f), v);
-  const __m512 y2 = _mm512_mul_ps(y, y);
-  __m512 p = _mm512_set1_ps(float(1.0 / 479001600.0));
-  p = _mm512_sub_ps(_mm512_mul_ps(p, y2), _mm512_set1_ps(float(1.0 / 3628800.0)));
-  p = _mm512_add_ps(_mm512_mul_ps(p, y2), _mm512_set1_ps(float(1.0 / 40320.0)));
-  p = _mm512_sub_ps(_mm512_mul_ps(p, y2), _mm512_set1_ps(float(1.0 / 720.0)));
-  p = _mm512_add_ps(_mm512_mul_ps(p, y2), _mm512_set1_ps(float(1.0 / 24.0)));
-  p = _mm512_sub_ps(_mm512_mul_ps(p, y2), _mm512_set1_ps(0.5f));
-  p = _mm512_add_ps(_mm512_mul_ps(p, y2), one);
-  p = _mm512_mask_sub_ps(p, fold, _mm512_setzero_ps(), p);
-  return _mm512_mul_ps(_mm512_set1_ps(0.5f), _mm512_add_ps(one, p));
-}
-
-USRECON_DAS_AVX512 void receive_tables_avx512(const Impl& c, float x, int blocks, Scratch& s) {
-  const int E = c.p.acquisition.probe.elements;
-  const __m512 inv = _mm512_set1_ps(c.inv_c_fs);
-  const __m512 one = _mm512_set1_ps(1.f);
-  const bool full = !(c.fnumber > 0.f);
-  const __m512 two_f = _mm512_set1_ps(2.f * c.fnumber);
-  const __m512 alpha = _mm512_set1_ps(c.alpha);
-  const __m512 flat = _mm512_set1_ps(1.f - c.alpha);
-  for (int e = 0; e < E; ++e) {
-    float* rx = s.rx.data() + std::size_t(e) * kChunk;
-    float* ap = s.apod.data() + std::size_t(e) * kChunk;
-    const float dxs = x - c.tables.ex[e];
-    const __m512 dx = _mm512_set1_ps(dxs);
-    const __m512 dx2 = _mm512_mul_ps(dx, dx);
-    const __m512 adx = _mm512_set1_ps(std::fabs(dxs));
-    for (int b = 0; b < blocks; ++b) {
-      const int l = b * kLanes;
-      const __m512 z = _mm512_loadu_ps(s.zs.data() + l);
-      const __m512 r = _mm512_sqrt_ps(_mm512_add_ps(dx2, _mm512_mul_ps(z, z)));
-      _mm512_storeu_ps(rx + l, _mm512_mul_ps(r, inv));
-      __m512 w = one;
-      if (!full) {
-        const __m512 half = _mm512_div_ps(z, two_f);
-        const __mmask16 positive = _mm512_cmp_ps_mask(half, _mm512_setzero_ps(), _CMP_GT_OQ);
-        const __m512 ratio = _mm512_div_ps(adx, half);
-        const __mmask16 inside = positive & _mm512_cmp_ps_mask(ratio, one, _CMP_LE_OQ);
-        if (c.window == das::kHann) {
-          w = hann_taper_avx512(ratio);
-        } else if (c.window == das::kTukey) {
-          const __mmask16 taper = _mm512_cmp_ps_mask(ratio, flat, _CMP_GT_OQ);
-          const __m512 u = _mm512_div_ps(_mm512_sub_ps(ratio, flat), alpha);
-          w = _mm512_mask_blend_ps(taper, one, hann_taper_avx512(u));
-        }
-        w = _mm512_maskz_mov_ps(inside, w);
-      }
-      _mm512_storeu_ps(ap + l, w);
-      s.active[std::size_t(e) * (kChunk / kLanes) + b] =
-          _mm512_cmp_ps_mask(w, _mm512_setzero_ps(), _CMP_NEQ_UQ) != 0;
-    }
-  }
-}
-
-USRECON_DAS_AVX512 inline int lane(__m512i v, int which) {
-  alignas(64) int tmp[kLanes];
-  _mm512_store_si512(tmp, v);
-  return tmp[which];
-}
-
-template <bool kLinear, bool kMonotone>
-USRECON_DAS_AVX512 void accumulate_avx512(const Impl& c, const float* I, const float* Q,
-                                          const float* tx, const float* rx, const float* ap,
-                                          const std::uint8_t* active, int blocks, float* ai,
-                                          float* aq) {
-  const int S = c.p.samples;
-  const __m512i lo_clamp = _mm512_set1_epi32(-2);
-  const __m512i hi_clamp = _mm512_set1_epi32(S);
-  const __m512i one_i = _mm512_set1_epi32(1);
-  const __m512 half = _mm512_set1_ps(0.5f);
-  for (int b = 0; b < blocks; ++b) {
-    if (!active[b]) continue;
-    const int l = b * kLanes;
-    const __m512 pos = _mm512_add_ps(_mm512_loadu_ps(tx + l), _mm512_loadu_ps(rx + l));
-    __m512 f, w;
-    if constexpr (kLinear) {
-      f = _mm512_roundscale_ps(pos, _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC);
-      w = _mm512_sub_ps(pos, f);
-    } else {
-      f = _mm512_roundscale_ps(_mm512_add_ps(pos, half), _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC);
-    }
-    // Out-of-range floats convert to INT_MIN, which the clamp sends to the zero padding.
-    __m512i idx = _mm512_cvttps_epi32(f);
-    idx = _mm512_min_epi32(_mm512_max_epi32(idx, lo_clamp), hi_clamp);
-    int lo, hi;
-    if constexpr (kMonotone) {
-      lo = _mm_cvtsi128_si32(_mm512_castsi512_si128(idx));
-      hi = _mm_extract_epi32(_mm512_extracti32x4_epi32(idx, 3), 3);
-    } else {
-      lo = _mm512_reduce_min_epi32(idx);
-      hi = _mm512_reduce_max_epi32(idx);
-    }
-    __m512 vi, vq;
-    if (hi - lo <= 2 * kLanes - 2) {
-      const __m512i rel = _mm512_sub_epi32(idx, _mm512_set1_epi32(lo));
-      const __m512 ia = _mm512_loadu_ps(I + lo), ib = _mm512_loadu_ps(I + lo + kLanes);
-      const __m512 qa = _mm512_loadu_ps(Q + lo), qb = _mm512_loadu_ps(Q + lo + kLanes);
-      vi = _mm512_permutex2var_ps(ia, rel, ib);
-      vq = _mm512_permutex2var_ps(qa, rel, qb);
-      if constexpr (kLinear) {
-        const __m512i rel1 = _mm512_add_epi32(rel, one_i);
-        const __m512 vi1 = _mm512_permutex2var_ps(ia, rel1, ib);
-        const __m512 vq1 = _mm512_permutex2var_ps(qa, rel1, qb);
-        vi = _mm512_fmadd_ps(w, _mm512_sub_ps(vi1, vi), vi);
-        vq = _mm512_fmadd_ps(w, _mm512_sub_ps(vq1, vq), vq);
-      }
-    } else {
-      vi = _mm512_i32gather_ps(idx, I, 4);
-      vq = _mm512_i32gather_ps(idx, Q, 4);
-      if constexpr (kLinear) {
-        const __m512i idx1 = _mm512_add_epi32(idx, one_i);
-        const __m512 vi1 = _mm512_i32gather_ps(idx1, I, 4);
-        const __m512 vq1 = _mm512_i32gather_ps(idx1, Q, 4);
-        vi = _mm512_fmadd_ps(w, _mm512_sub_ps(vi1, vi), vi);
-        vq = _mm512_fmadd_ps(w, _mm512_sub_ps(vq1, vq), vq);
-      }
-    }
-    const __m512 a = _mm512_loadu_ps(ap + l);
-    _mm512_storeu_ps(ai + l, _mm512_fmadd_ps(a, vi, _mm512_loadu_ps(ai + l)));
-    _mm512_storeu_ps(aq + l, _mm512_fmadd_ps(a, vq, _mm512_loadu_ps(aq + l)));
-  }
-}
-
 using AccumulateFn = void (*)(const Impl&, const float*, const float*, const float*, const float*,
                               const float*, const std::uint8_t*, int, float*, float*);
 
+// ---------------------------------------------------------------------------------------------
+// Vector kernels: das_vector_kernel.inc, compiled once per instruction set with that set's
+// primitives under `#pragma GCC target`, so one binary runs on every x86-64 CPU (chosen at run
+// time: cpu_has_avx512, cpu_has_avx2).
+#pragma GCC push_options
+#pragma GCC target("avx512f,avx512dq,avx512vl,avx512bw")
+namespace avx512 {
+constexpr int kWidth = 16;
+using FloatVec = __m512;
+using IntVec = __m512i;
+using LaneMask = __mmask16;
+inline FloatVec set1(float x) { return _mm512_set1_ps(x); }
+inline FloatVec loadu(const float* p) { return _mm512_loadu_ps(p); }
+inline void storeu(float* p, FloatVec v) { _mm512_storeu_ps(p, v); }
+inline FloatVec add(FloatVec a, FloatVec b) { return _mm512_add_ps(a, b); }
+inline FloatVec sub(FloatVec a, FloatVec b) { return _mm512_sub_ps(a, b); }
+inline FloatVec mul(FloatVec a, FloatVec b) { return _mm512_mul_ps(a, b); }
+inline FloatVec div(FloatVec a, FloatVec b) { return _mm512_div_ps(a, b); }
+inline FloatVec fmadd(FloatVec a, FloatVec b, FloatVec c) { return _mm512_fmadd_ps(a, b, c); }
+inline FloatVec sqrt(FloatVec a) { return _mm512_sqrt_ps(a); }
+inline FloatVec min(FloatVec a, FloatVec b) { return _mm512_min_ps(a, b); }
+inline FloatVec max(FloatVec a, FloatVec b) { return _mm512_max_ps(a, b); }
+inline FloatVec floor(FloatVec a) { return _mm512_roundscale_ps(a, _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC); }
+inline LaneMask greater(FloatVec a, FloatVec b) { return _mm512_cmp_ps_mask(a, b, _CMP_GT_OQ); }
+inline LaneMask at_most(FloatVec a, FloatVec b) { return _mm512_cmp_ps_mask(a, b, _CMP_LE_OQ); }
+inline LaneMask not_zero(FloatVec a) { return _mm512_cmp_ps_mask(a, _mm512_setzero_ps(), _CMP_NEQ_UQ); }
+inline LaneMask both(LaneMask a, LaneMask b) { return LaneMask(a & b); }
+inline bool any(LaneMask m) { return m != 0; }
+inline FloatVec blend(LaneMask m, FloatVec a, FloatVec b) { return _mm512_mask_blend_ps(m, a, b); }
+inline FloatVec keep(LaneMask m, FloatVec v) { return _mm512_maskz_mov_ps(m, v); }
+inline IntVec set1i(int x) { return _mm512_set1_epi32(x); }
+inline IntVec addi(IntVec a, IntVec b) { return _mm512_add_epi32(a, b); }
+inline IntVec subi(IntVec a, IntVec b) { return _mm512_sub_epi32(a, b); }
+inline IntVec truncate(FloatVec a) { return _mm512_cvttps_epi32(a); }
+inline IntVec clamp(IntVec v, int lo, int hi) {
+  return _mm512_min_epi32(_mm512_max_epi32(v, _mm512_set1_epi32(lo)), _mm512_set1_epi32(hi));
+}
+inline int first(IntVec v) { return _mm_cvtsi128_si32(_mm512_castsi512_si128(v)); }
+inline int last(IntVec v) { return _mm_extract_epi32(_mm512_extracti32x4_epi32(v, 3), 3); }
+inline int smallest(IntVec v) { return _mm512_reduce_min_epi32(v); }
+inline int largest(IntVec v) { return _mm512_reduce_max_epi32(v); }
+// Lane j: (a, b)[rel_j], rel_j in [0, 32).
+inline FloatVec permute2(FloatVec a, IntVec rel, FloatVec b) { return _mm512_permutex2var_ps(a, rel, b); }
+inline FloatVec gather(const float* base, IntVec idx) { return _mm512_i32gather_ps(idx, base, 4); }
+#include "das_vector_kernel.inc"
+}  // namespace avx512
+#pragma GCC pop_options
+
+#pragma GCC push_options
+#pragma GCC target("avx2,fma")
+namespace avx2 {
+constexpr int kWidth = 8;
+using FloatVec = __m256;
+using IntVec = __m256i;
+using LaneMask = __m256;  // all ones or all zeros a lane
+inline FloatVec set1(float x) { return _mm256_set1_ps(x); }
+inline FloatVec loadu(const float* p) { return _mm256_loadu_ps(p); }
+inline void storeu(float* p, FloatVec v) { _mm256_storeu_ps(p, v); }
+inline FloatVec add(FloatVec a, FloatVec b) { return _mm256_add_ps(a, b); }
+inline FloatVec sub(FloatVec a, FloatVec b) { return _mm256_sub_ps(a, b); }
+inline FloatVec mul(FloatVec a, FloatVec b) { return _mm256_mul_ps(a, b); }
+inline FloatVec div(FloatVec a, FloatVec b) { return _mm256_div_ps(a, b); }
+inline FloatVec fmadd(FloatVec a, FloatVec b, FloatVec c) { return _mm256_fmadd_ps(a, b, c); }
+inline FloatVec sqrt(FloatVec a) { return _mm256_sqrt_ps(a); }
+inline FloatVec min(FloatVec a, FloatVec b) { return _mm256_min_ps(a, b); }
+inline FloatVec max(FloatVec a, FloatVec b) { return _mm256_max_ps(a, b); }
+inline FloatVec floor(FloatVec a) { return _mm256_round_ps(a, _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC); }
+inline LaneMask greater(FloatVec a, FloatVec b) { return _mm256_cmp_ps(a, b, _CMP_GT_OQ); }
+inline LaneMask at_most(FloatVec a, FloatVec b) { return _mm256_cmp_ps(a, b, _CMP_LE_OQ); }
+inline LaneMask not_zero(FloatVec a) { return _mm256_cmp_ps(a, _mm256_setzero_ps(), _CMP_NEQ_UQ); }
+inline LaneMask both(LaneMask a, LaneMask b) { return _mm256_and_ps(a, b); }
+inline bool any(LaneMask m) { return _mm256_movemask_ps(m) != 0; }
+inline FloatVec blend(LaneMask m, FloatVec a, FloatVec b) { return _mm256_blendv_ps(a, b, m); }
+inline FloatVec keep(LaneMask m, FloatVec v) { return _mm256_and_ps(m, v); }
+inline IntVec set1i(int x) { return _mm256_set1_epi32(x); }
+inline IntVec addi(IntVec a, IntVec b) { return _mm256_add_epi32(a, b); }
+inline IntVec subi(IntVec a, IntVec b) { return _mm256_sub_epi32(a, b); }
+inline IntVec truncate(FloatVec a) { return _mm256_cvttps_epi32(a); }
+inline IntVec clamp(IntVec v, int lo, int hi) {
+  return _mm256_min_epi32(_mm256_max_epi32(v, _mm256_set1_epi32(lo)), _mm256_set1_epi32(hi));
+}
+inline int first(IntVec v) { return _mm256_cvtsi256_si32(v); }
+inline int last(IntVec v) { return _mm256_extract_epi32(v, 7); }
+inline __m128i halves_min(IntVec v) {
+  const __m128i m = _mm_min_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
+  const __m128i m2 = _mm_min_epi32(m, _mm_shuffle_epi32(m, _MM_SHUFFLE(1, 0, 3, 2)));
+  return _mm_min_epi32(m2, _mm_shuffle_epi32(m2, _MM_SHUFFLE(2, 3, 0, 1)));
+}
+inline __m128i halves_max(IntVec v) {
+  const __m128i m = _mm_max_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
+  const __m128i m2 = _mm_max_epi32(m, _mm_shuffle_epi32(m, _MM_SHUFFLE(1, 0, 3, 2)));
+  return _mm_max_epi32(m2, _mm_shuffle_epi32(m2, _MM_SHUFFLE(2, 3, 0, 1)));
+}
+inline int smallest(IntVec v) { return _mm_cvtsi128_si32(halves_min(v)); }
+inline int largest(IntVec v) { return _mm_cvtsi128_si32(halves_max(v)); }
+// Lane j: (a, b)[rel_j], rel_j in [0, 16): vpermps reads the low 3 bits of each index, so each
+// register is permuted by them and the lanes with rel_j >= 8 take b's.
+inline FloatVec permute2(FloatVec a, IntVec rel, FloatVec b) {
+  const __m256 from_b = _mm256_castsi256_ps(_mm256_cmpgt_epi32(rel, _mm256_set1_epi32(7)));
+  return _mm256_blendv_ps(_mm256_permutevar8x32_ps(a, rel), _mm256_permutevar8x32_ps(b, rel), from_b);
+}
+inline FloatVec gather(const float* base, IntVec idx) { return _mm256_i32gather_ps(base, idx, 4); }
+#include "das_vector_kernel.inc"
+}  // namespace avx2
+#pragma GCC pop_options
+
 AccumulateFn pick_accumulate(const Impl& c) {
-  if (c.kernel == DasCpuKernel::Scalar) return accumulate_scalar;
-  const bool linear = c.p.options.interp == Interp::Linear;
-  if (linear) return c.monotone ? accumulate_avx512<true, true> : accumulate_avx512<true, false>;
-  return c.monotone ? accumulate_avx512<false, true> : accumulate_avx512<false, false>;
+  switch (c.kernel) {
+    case DasCpuKernel::Avx512: return avx512::pick_accumulate(c);
+    case DasCpuKernel::Avx2: return avx2::pick_accumulate(c);
+    default: return accumulate_scalar;
+  }
+}
+
+void receive_tables(const Impl& c, float x, int blocks, Scratch& s) {
+  switch (c.kernel) {
+    case DasCpuKernel::Avx512: return avx512::receive_tables(c, x, blocks, s);
+    case DasCpuKernel::Avx2: return avx2::receive_tables(c, x, blocks, s);
+    default: return receive_tables_scalar(c, x, blocks, s);
+  }
 }
 
 // One tile: column ix, depths [chunk * kChunk, ...).
@@ -267,8 +249,7 @@ void beamform_tile(const Impl& c, const AnalyticData& d, int ix, int chunk, Scra
   const int padded = blocks * kLanes;
   const float x = static_cast<float>(g.x(ix));
   for (int l = 0; l < padded; ++l) s.zs[l] = static_cast<float>(g.z(z_begin + l));
-  if (c.kernel == DasCpuKernel::Avx512) receive_tables_avx512(c, x, blocks, s);
-  else receive_tables_scalar(c, x, blocks, s);
+  receive_tables(c, x, blocks, s);
   std::fill_n(s.acc_i.begin(), padded, 0.f);
   std::fill_n(s.acc_q.begin(), padded, 0.f);
   const AccumulateFn accumulate = pick_accumulate(c);
@@ -325,12 +306,26 @@ bool cpu_has_avx512() {
          __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512bw");
 }
 
+bool cpu_has_avx2() {
+  __builtin_cpu_init();
+  return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+}
+
 }  // namespace
+
+bool das_cpu_supports(DasCpuKernel kernel) {
+  switch (kernel) {
+    case DasCpuKernel::Avx512: return cpu_has_avx512();
+    case DasCpuKernel::Avx2: return cpu_has_avx2();
+    default: return true;
+  }
+}
 
 std::string to_string(DasCpuKernel kernel) {
   switch (kernel) {
     case DasCpuKernel::Auto: return "auto";
     case DasCpuKernel::Avx512: return "avx512";
+    case DasCpuKernel::Avx2: return "avx2";
     case DasCpuKernel::Scalar: return "scalar";
   }
   return "?";
@@ -342,9 +337,10 @@ DasCpuBeamformer::DasCpuBeamformer(const DasProblem& problem, int threads, DasCp
   Impl& c = *impl_;
   c.p = problem;
   c.threads = threads > 0 ? threads : kernels::hardware_threads();
-  if (kernel == DasCpuKernel::Avx512 && !cpu_has_avx512())
-    throw Error("the AVX-512 DAS kernel was asked for but this CPU lacks AVX-512");
+  if (!das_cpu_supports(kernel))
+    throw Error("the " + to_string(kernel) + " DAS kernel was asked for but this CPU lacks its instruction set");
   c.kernel = kernel == DasCpuKernel::Auto ? (cpu_has_avx512() ? DasCpuKernel::Avx512
+                                             : cpu_has_avx2() ? DasCpuKernel::Avx2
                                                               : DasCpuKernel::Scalar)
                                           : kernel;
   const Acquisition& acq = problem.acquisition;

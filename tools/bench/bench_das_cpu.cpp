@@ -36,6 +36,10 @@ AnalyticData data_for(const DasProblem& p) {
 }
 
 void run(benchmark::State& state, const DasProblem& p, DasCpuKernel kernel) {
+  if (!das_cpu_supports(kernel)) {
+    state.SkipWithError("this CPU lacks the kernel's instruction set");
+    return;
+  }
   const AnalyticData data = data_for(p);
   const DasCpuBeamformer beamformer(p, 0, kernel);
   std::vector<std::complex<float>> out(p.grid.pixels());
@@ -61,6 +65,8 @@ void run(benchmark::State& state, const DasProblem& p, DasCpuKernel kernel) {
 void BM_PlaneWaveLinearF15(benchmark::State& state) { run(state, planewave_problem(1.5), DasCpuKernel::Auto); }
 void BM_PlaneWaveLinearFullAperture(benchmark::State& state) { run(state, planewave_problem(0.0), DasCpuKernel::Auto); }
 void BM_PlaneWaveLinearF15Scalar(benchmark::State& state) { run(state, planewave_problem(1.5), DasCpuKernel::Scalar); }
+// The kernel a CPU without AVX-512 takes (Auto takes AVX-512 where the CPU has it).
+void BM_PlaneWaveLinearF15Avx2(benchmark::State& state) { run(state, planewave_problem(1.5), DasCpuKernel::Avx2); }
 void BM_PlaneWaveHannF15(benchmark::State& state) {
   DasProblem p = planewave_problem(1.5);
   p.options.window = Window::Hann;
@@ -93,6 +99,10 @@ void BM_DivergingWaveLinearF15(benchmark::State& state) {
   run(state, virtual_source_problem(Model::DivergingWave, -10e-3), DasCpuKernel::Auto);
 }
 
+void BM_DivergingWaveLinearF15Avx2(benchmark::State& state) {
+  run(state, virtual_source_problem(Model::DivergingWave, -10e-3), DasCpuKernel::Avx2);
+}
+
 // Focused waves, their focal points 30 mm deep (the path's sign flips at that depth).
 void BM_FocusedWaveLinearF15(benchmark::State& state) {
   run(state, virtual_source_problem(Model::FocusedWave, 30.0123e-3), DasCpuKernel::Auto);
@@ -102,6 +112,8 @@ BENCHMARK(BM_PlaneWaveLinearF15)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_PlaneWaveLinearFullAperture)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_PlaneWaveHannF15)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_PlaneWaveLinearF15Scalar)->Unit(benchmark::kMillisecond)->UseRealTime()->Iterations(1);
+BENCHMARK(BM_PlaneWaveLinearF15Avx2)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_DivergingWaveLinearF15Avx2)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_DivergingWaveLinearF15)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_FocusedWaveLinearF15)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_SyntheticApertureLinear)->Unit(benchmark::kMillisecond)->UseRealTime();

@@ -104,14 +104,18 @@ AnalyticData delay_transmits(const AnalyticData& data, const std::vector<double>
 /// precision, straight from the delay functions. Slow; the fast backends are tested against it.
 Image das_reference(const AnalyticData& data, const DasProblem& problem);
 
-/// CPU kernels available; Auto picks AVX-512 when the CPU has it, else the portable scalar loop.
-enum class DasCpuKernel { Auto, Avx512, Scalar };
+/// CPU kernels: Auto picks AVX-512 when the CPU has it, else AVX2 (with FMA), else the portable
+/// scalar loop. One binary holds all three.
+enum class DasCpuKernel { Auto, Avx512, Avx2, Scalar };
 std::string to_string(DasCpuKernel kernel);
+/// Whether this CPU can run the kernel (Auto and Scalar: always).
+bool das_cpu_supports(DasCpuKernel kernel);
 
 /// The optimised CPU beamformer: threads over (column, depth chunk) tiles; per tile the receive
 /// delays and apodization of every element are computed once for all transmits, and the inner
-/// loop runs over 16 consecutive depths per AVX-512 vector, reading each channel's samples
-/// through a 32-sample window and an in-register permute instead of gathers.
+/// loop runs over consecutive depths, 16 per AVX-512 vector (8 per AVX2 vector), reading each
+/// channel's samples through a window of two vectors and an in-register permute instead of
+/// gathers.
 class DasCpuBeamformer {
  public:
   DasCpuBeamformer(const DasProblem& problem, int threads = 0,
