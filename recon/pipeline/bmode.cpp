@@ -56,12 +56,13 @@ std::vector<double> envelope_along_depth(std::span<const double> img, int nx, in
     cv::Mat hilbert;
     cv::idft(spectrum, hilbert, cv::DFT_ROWS | cv::DFT_REAL_OUTPUT | cv::DFT_SCALE);
     // The analytic signal is x + i H{x} (scipy.signal.hilbert's: negative frequencies zeroed,
-    // positive ones doubled, DC and Nyquist kept); its modulus is the envelope.
+    // positive ones doubled, DC and Nyquist kept); its modulus is the envelope (std::hypot: no
+    // overflow for images past 1e154, as a user's NPY may hold).
     for (int l = 0; l < lines; ++l) {
       const double* x = rf.ptr<double>(l);
       const double* h = hilbert.ptr<double>(l);
       double* e = env.data() + (begin + l) * nz;
-      for (int z = 0; z < nz; ++z) e[z] = std::sqrt(x[z] * x[z] + h[z] * h[z]);
+      for (int z = 0; z < nz; ++z) e[z] = std::hypot(x[z], h[z]);
     }
   });
   return env;
