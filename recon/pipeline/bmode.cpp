@@ -21,6 +21,14 @@ constexpr std::size_t kEnvelopeLines = 16;
 // 64 bytes, its reads 64 sequential streams.
 constexpr std::size_t kCompressColumns = 64;
 
+// |a + ib|: the plain square root where the squares can neither overflow nor underflow, std::hypot
+// (over twice as slow: 17.5 against 8.1 ms for the seed image's envelope on one thread) only for
+// values past 1e150 or all below 1e-150, as a user's NPY may hold.
+inline double modulus(double a, double b) {
+  const double larger = std::max(std::abs(a), std::abs(b));
+  return larger < 1e150 && larger > 1e-150 ? std::sqrt(a * a + b * b) : std::hypot(a, b);
+}
+
 void check_size(std::size_t size, int nx, int nz, const char* what) {
   if (nx <= 0 || nz <= 0 || size != std::size_t(nx) * std::size_t(nz))
     throw Error(std::string(what) + ": image size does not match " + std::to_string(nx) + " x " +
@@ -56,13 +64,12 @@ std::vector<double> envelope_along_depth(std::span<const double> img, int nx, in
     cv::Mat hilbert;
     cv::idft(spectrum, hilbert, cv::DFT_ROWS | cv::DFT_REAL_OUTPUT | cv::DFT_SCALE);
     // The analytic signal is x + i H{x} (scipy.signal.hilbert's: negative frequencies zeroed,
-    // positive ones doubled, DC and Nyquist kept); its modulus is the envelope (std::hypot: no
-    // overflow for images past 1e154, as a user's NPY may hold).
+    // positive ones doubled, DC and Nyquist kept); its modulus is the envelope.
     for (int l = 0; l < lines; ++l) {
       const double* x = rf.ptr<double>(l);
       const double* h = hilbert.ptr<double>(l);
       double* e = env.data() + (begin + l) * nz;
-      for (int z = 0; z < nz; ++z) e[z] = std::hypot(x[z], h[z]);
+      for (int z = 0; z < nz; ++z) e[z] = modulus(x[z], h[z]);
     }
   });
   return env;

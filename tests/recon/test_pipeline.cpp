@@ -48,13 +48,16 @@ TEST(ReconBmode, EnvelopeOfAModulatedToneIsItsAmplitude) {
   }
 }
 
-TEST(ReconBmode, EnvelopeOfHugeValuesDoesNotOverflow) {
-  // A tone of amplitude 1e300: squaring it would overflow double, the envelope must not.
+TEST(ReconBmode, EnvelopeOfHugeAndTinyValuesNeitherOverflowsNorUnderflows) {
+  // Tones of amplitude 1e300 and 1e-300: their squares would overflow or underflow double, the
+  // envelope must not.
   const int nz = 256;
-  std::vector<double> line(nz);
-  for (int z = 0; z < nz; ++z) line[z] = 1e300 * std::cos(2 * std::numbers::pi * 16 * z / nz);
-  const auto env = recon::envelope_along_depth(line, 1, nz);
-  for (int z = 0; z < nz; ++z) EXPECT_NEAR(env[z] / 1e300, 1.0, 1e-9) << z;
+  for (const double amplitude : {1e300, 1e-300}) {
+    std::vector<double> line(nz);
+    for (int z = 0; z < nz; ++z) line[z] = amplitude * std::cos(2 * std::numbers::pi * 16 * z / nz);
+    const auto env = recon::envelope_along_depth(line, 1, nz);
+    for (int z = 0; z < nz; ++z) EXPECT_NEAR(env[z] / amplitude, 1.0, 1e-9) << amplitude << " " << z;
+  }
 }
 
 TEST(ReconBmode, EnvelopeOfOddLengthMatchesScipyDefinition) {
