@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdint>
 
+#include "hilbert.hpp"
 #include "usrecon/kernels/common.hpp"
 #include "usrecon/kernels/parallel.hpp"
 
@@ -43,24 +44,10 @@ std::vector<double> envelope_along_depth(std::span<const double> img, int nx, in
   kernels::parallel_for(std::size_t(nx), kEnvelopeLines, threads, [&](std::size_t begin, std::size_t end) {
     const int lines = int(end - begin);
     const cv::Mat rf(lines, nz, CV_64F, const_cast<double*>(img.data()) + begin * nz);
-    // Real DFT of each line, in OpenCV's packed (CCS) layout: [X0, Re X1, Im X1, ..., Re X(h-1),
-    // Im X(h-1)] and, for even nz, X(nz/2) last, with h = (nz + 1) / 2.
+    // Each line's real DFT (packed, CCS), times the Hilbert transform's multiplier.
     cv::Mat spectrum;
     cv::dft(rf, spectrum, cv::DFT_ROWS);
-    // Hilbert transform: X(f) times -i sign(f), so DC and Nyquist go to 0 and a positive
-    // frequency's a + ib becomes b - ia; the negative frequencies follow by symmetry, so the
-    // result is the packed spectrum of a real line H{x}.
-    const int half = (nz + 1) / 2;
-    for (int l = 0; l < lines; ++l) {
-      double* s = spectrum.ptr<double>(l);
-      s[0] = 0.0;
-      for (int f = 1; f < half; ++f) {
-        const double re = s[2 * f - 1], im = s[2 * f];
-        s[2 * f - 1] = im;
-        s[2 * f] = -re;
-      }
-      if (nz % 2 == 0) s[nz - 1] = 0.0;
-    }
+    for (int l = 0; l < lines; ++l) detail::hilbert_multiplier_ccs(spectrum.ptr<double>(l), nz);
     cv::Mat hilbert;
     cv::idft(spectrum, hilbert, cv::DFT_ROWS | cv::DFT_REAL_OUTPUT | cv::DFT_SCALE);
     // The analytic signal is x + i H{x} (scipy.signal.hilbert's: negative frequencies zeroed,

@@ -1,9 +1,11 @@
 // Analytic signal of RF channel data, per channel, by FFT (scipy.signal.hilbert's definition), and
 // of baseband IQ data by FFT interpolation and remodulation.
+#include <algorithm>
 #include <cmath>
 #include <numbers>
 #include <opencv2/core.hpp>
 
+#include "hilbert.hpp"
 #include "usrecon/kernels/parallel.hpp"
 #include "usrecon/recon/das.hpp"
 
@@ -33,33 +35,21 @@ AnalyticData analytic_signal(const ChannelData& rf, int threads) {
   AnalyticData out = AnalyticData::zeros(rf.samples, rf.elements, rf.transmits);
   const int n = rf.samples;
   const int channels = rf.elements * rf.transmits;
-  const int half = n / 2;
+  // The analytic signal is x + i H{x}: I is the data itself, Q its Hilbert transform, from a real
+  // DFT and its real inverse (half the arithmetic of a complex spectrum and a complex inverse).
   for_channel_chunks(channels, threads, [&](int c0, int rows) {
-    cv::Mat lines(rows, n, CV_32F);
-    for (int r = 0; r < rows; ++r) {
-      const float* src = rf.data.data() + std::size_t(c0 + r) * n;
-      std::copy(src, src + n, lines.ptr<float>(r));
-    }
+    const cv::Mat lines(rows, n, CV_32F, const_cast<float*>(rf.data.data()) + std::size_t(c0) * n);
     cv::Mat spectrum;
-    cv::dft(lines, spectrum, cv::DFT_ROWS | cv::DFT_COMPLEX_OUTPUT);
-    for (int r = 0; r < rows; ++r) {
-      auto* row = spectrum.ptr<cv::Vec2f>(r);
-      for (int f = 1; f < n; ++f) {
-        const bool nyquist = (n % 2 == 0) && f == half;
-        row[f] *= nyquist ? 1.f : (f < (n + 1) / 2 ? 2.f : 0.f);
-      }
-    }
-    cv::Mat analytic;
-    cv::idft(spectrum, analytic, cv::DFT_ROWS | cv::DFT_COMPLEX_OUTPUT | cv::DFT_SCALE);
+    cv::dft(lines, spectrum, cv::DFT_ROWS);
+    for (int r = 0; r < rows; ++r) detail::hilbert_multiplier_ccs(spectrum.ptr<float>(r), n);
+    cv::Mat hilbert;
+    cv::idft(spectrum, hilbert, cv::DFT_ROWS | cv::DFT_REAL_OUTPUT | cv::DFT_SCALE);
     for (int r = 0; r < rows; ++r) {
       const int c = c0 + r;
-      const auto* row = analytic.ptr<cv::Vec2f>(r);
-      float* I = out.i.data() + std::size_t(c) * out.stride + AnalyticData::kFront;
-      float* Q = out.q.data() + std::size_t(c) * out.stride + AnalyticData::kFront;
-      for (int s = 0; s < n; ++s) {
-        I[s] = row[s][0];
-        Q[s] = row[s][1];
-      }
+      const float* x = lines.ptr<float>(r);
+      const float* h = hilbert.ptr<float>(r);
+      std::copy(x, x + n, out.i.data() + std::size_t(c) * out.stride + AnalyticData::kFront);
+      std::copy(h, h + n, out.q.data() + std::size_t(c) * out.stride + AnalyticData::kFront);
     }
   });
   return out;

@@ -346,6 +346,51 @@ TEST(ReconDasDelay, FusedPairInterpolationIsWithinTwoUlpsAndZeroOutOfRange) {
   EXPECT_GT(differing_y, 0) << "no position gave a different second component: its blend is not fused";
 }
 
+// scipy.signal.hilbert's analytic signal of one line by the definition: a direct O(n^2) DFT in
+// long double, h = 1 at DC (and Nyquist for even n), 2 for positive frequencies, 0 for negative.
+std::vector<std::complex<long double>> reference_analytic(const float* line, int n) {
+  using Complex = std::complex<long double>;
+  std::vector<Complex> twiddle(n);  // exp(2 pi i k / n)
+  for (int k = 0; k < n; ++k) twiddle[k] = std::polar(1.0L, 2.0L * std::numbers::pi_v<long double> * k / n);
+  std::vector<Complex> spectrum(n), analytic(n);
+  for (int f = 0; f < n; ++f)
+    for (int t = 0; t < n; ++t) spectrum[f] += static_cast<long double>(line[t]) * std::conj(twiddle[std::size_t(f) * t % n]);
+  for (int f = 1; f < n; ++f) spectrum[f] *= (2 * f == n) ? 1.0L : (2 * f < n ? 2.0L : 0.0L);
+  for (int t = 0; t < n; ++t) {
+    for (int f = 0; f < n; ++f) analytic[t] += spectrum[f] * twiddle[std::size_t(f) * t % n];
+    analytic[t] /= static_cast<long double>(n);
+  }
+  return analytic;
+}
+
+TEST(ReconDasAnalytic, IsTheDefinitionsAnalyticSignalWithTheDataAsI) {
+  // 9 elements x 2 transmits: 18 channels, past a task of 16; lengths 1, 2, odd and even.
+  for (const int n : {1, 2, 7, 64, 257}) {
+    ChannelData rf;
+    rf.samples = n;
+    rf.elements = 9;
+    rf.transmits = 2;
+    std::mt19937 gen{static_cast<unsigned>(n)};
+    std::normal_distribution<float> d(0.f, 100.f);
+    for (std::size_t k = 0; k < rf.size(); ++k) rf.data.push_back(d(gen));
+    const AnalyticData a = analytic_signal(rf, 2);
+    for (int t = 0; t < rf.transmits; ++t)
+      for (int e = 0; e < rf.elements; ++e) {
+        const float* x = rf.data.data() + (std::size_t(t) * rf.elements + e) * n;
+        const auto ref = reference_analytic(x, n);
+        double largest = 0, worst_q = 0;
+        for (int s = 0; s < n; ++s) {
+          EXPECT_EQ(a.i_channel(t, e)[s], x[s]) << "n " << n << " channel " << t << "," << e << " sample " << s;
+          largest = std::max(largest, double(std::abs(ref[s])));
+          worst_q = std::max(worst_q, std::abs(double(a.q_channel(t, e)[s]) - double(ref[s].imag())));
+        }
+        EXPECT_LE(worst_q, 1e-5 * largest) << "n " << n << " channel " << t << "," << e;
+        EXPECT_EQ(a.q_channel(t, e)[-1], 0.f);
+        EXPECT_EQ(a.q_channel(t, e)[n], 0.f);
+      }
+  }
+}
+
 TEST(ReconDasAnalytic, EnvelopeOfAToneBurstIsItsAmplitude) {
   ChannelData rf;
   rf.samples = 256;
