@@ -44,14 +44,8 @@ std::vector<double> envelope_along_depth(std::span<const double> img, int nx, in
   kernels::parallel_for(std::size_t(nx), kEnvelopeLines, threads, [&](std::size_t begin, std::size_t end) {
     const int lines = int(end - begin);
     const cv::Mat rf(lines, nz, CV_64F, const_cast<double*>(img.data()) + begin * nz);
-    // Each line's real DFT (packed, CCS), times the Hilbert transform's multiplier.
-    cv::Mat spectrum;
-    cv::dft(rf, spectrum, cv::DFT_ROWS);
-    for (int l = 0; l < lines; ++l) detail::hilbert_multiplier_ccs(spectrum.ptr<double>(l), nz);
-    cv::Mat hilbert;
-    cv::idft(spectrum, hilbert, cv::DFT_ROWS | cv::DFT_REAL_OUTPUT | cv::DFT_SCALE);
-    // The analytic signal is x + i H{x} (scipy.signal.hilbert's: negative frequencies zeroed,
-    // positive ones doubled, DC and Nyquist kept); its modulus is the envelope.
+    const cv::Mat hilbert = detail::hilbert_rows(rf);
+    // The analytic signal is x + i H{x}; its modulus is the envelope.
     for (int l = 0; l < lines; ++l) {
       const double* x = rf.ptr<double>(l);
       const double* h = hilbert.ptr<double>(l);

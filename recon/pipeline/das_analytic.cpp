@@ -35,15 +35,11 @@ AnalyticData analytic_signal(const ChannelData& rf, int threads) {
   AnalyticData out = AnalyticData::zeros(rf.samples, rf.elements, rf.transmits);
   const int n = rf.samples;
   const int channels = rf.elements * rf.transmits;
-  // The analytic signal is x + i H{x}: I is the data itself, Q its Hilbert transform, from a real
-  // DFT and its real inverse (half the arithmetic of a complex spectrum and a complex inverse).
+  // The analytic signal is x + i H{x}: I is the data itself, Q its Hilbert transform.
   for_channel_chunks(channels, threads, [&](int c0, int rows) {
+    // A header over the chunk's channels (cv::Mat wants a mutable pointer; the DFT only reads).
     const cv::Mat lines(rows, n, CV_32F, const_cast<float*>(rf.data.data()) + std::size_t(c0) * n);
-    cv::Mat spectrum;
-    cv::dft(lines, spectrum, cv::DFT_ROWS);
-    for (int r = 0; r < rows; ++r) detail::hilbert_multiplier_ccs(spectrum.ptr<float>(r), n);
-    cv::Mat hilbert;
-    cv::idft(spectrum, hilbert, cv::DFT_ROWS | cv::DFT_REAL_OUTPUT | cv::DFT_SCALE);
+    const cv::Mat hilbert = detail::hilbert_rows(lines);
     for (int r = 0; r < rows; ++r) {
       const int c = c0 + r;
       const float* x = lines.ptr<float>(r);

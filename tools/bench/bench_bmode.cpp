@@ -1,24 +1,23 @@
 // The writer stage of a batch, piece by piece: what one frame costs after it is beamformed
-// (B-mode: envelope and log compression; the PNG, NPY and JSON writes). In `usrecon reconstruct
-// DIR` one writer thread does all of it for every frame, so its sum bounds a batch's frames/s
+// (B-mode: envelope and log compression; the PNG and NPY writes). In `usrecon reconstruct DIR`
+// the writer threads (--writers) do this for every frame, so it bounds a batch's frames/s
 // whatever the beamformer's speed (on CUDA the beamformer takes ~3 ms a frame).
 //
 //   bench_bmode [--out DIR] [google-benchmark flags]
 //
 // Images: the seed's (762 x 1200 real RF: Hilbert envelope along depth) and the general models'
-// at the real data set's size (801 x 1701 complex IQ: the envelope is the modulus). Random data:
-// the cost does not depend on the values (the PNG encoder's does, a little: see the note printed).
+// at the real data set's size (801 x 1701 complex IQ: the envelope is the modulus), made of
+// seeded random values; only the PNG encoder's cost depends on the values, a little.
 #include <benchmark/benchmark.h>
 
+#include <cmath>
 #include <complex>
-#include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <random>
 #include <string>
 #include <vector>
 
-#include "usrecon/io/file.hpp"
 #include "usrecon/io/npy.hpp"
 #include "usrecon/io/png.hpp"
 #include "usrecon/kernels/parallel.hpp"
