@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cctype>
 #include <cerrno>
@@ -13,6 +14,8 @@
 #include <memory>
 #include <string>
 #include <system_error>
+#include <utility>
+#include <vector>
 
 namespace usrecon::io {
 namespace {
@@ -125,49 +128,156 @@ std::string read_file(const std::filesystem::path& path, std::uintmax_t max_byte
   return contents;
 }
 
-void write_file_atomic(const std::filesystem::path& path, std::span<const std::byte> bytes) {
+namespace {
+
+/// Creates `file` (which must not exist yet: O_EXCL never clobbers a file that happens to have the
+/// name), writes all bytes and fsyncs it. On failure the file is removed and OutputError, which
+/// names `target`, thrown. The caller renames `file` over `target` (fsync first, so that a crash
+/// can never leave `target` naming a file whose data never reached the disk).
+void write_synced_new_file(const std::filesystem::path& file, const std::filesystem::path& target,
+                           std::span<const std::byte> bytes) {
   const auto failure = [&](const std::string& what, int error_number) {
-    return OutputError("output file " + quoted(path) + " cannot be written: " + what + ": " +
+    return OutputError("output file " + quoted(target) + " cannot be written: " + what + ": " +
                        errno_text(error_number));
   };
-  if (path.filename().empty()) {
-    throw OutputError("output file " + quoted(path) + " cannot be written: it names a directory");
-  }
-  const std::filesystem::path temp_path = temp_path_for(path);
+  const int fd = ::open(file.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+  if (fd < 0) throw failure("cannot create temporary file " + quoted(file), errno);
 
-  // O_EXCL: never reuse (and so never clobber) a file that happens to have the temp name.
-  const int fd = ::open(temp_path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
-  if (fd < 0) throw failure("cannot create temporary file " + quoted(temp_path), errno);
-
-  const auto discard_temp = [&] { ::unlink(temp_path.c_str()); };
+  const auto discard = [&] { ::unlink(file.c_str()); };
   if (const int error_number = write_all(fd, bytes); error_number != 0) {
     ::close(fd);
-    discard_temp();
+    discard();
     throw failure("write failed", error_number);
   }
-  // fsync before rename so that a crash can never leave `path` naming a file whose data never
-  // reached the disk.
   if (::fsync(fd) != 0) {
     const int error_number = errno;
     ::close(fd);
-    discard_temp();
+    discard();
     throw failure("fsync failed", error_number);
   }
   if (::close(fd) != 0) {
     const int error_number = errno;
-    discard_temp();
+    discard();
     throw failure("close failed", error_number);
   }
+}
+
+std::filesystem::path directory_of(const std::filesystem::path& path) {
+  return path.parent_path().empty() ? std::filesystem::path(".") : path.parent_path();
+}
+
+}  // namespace
+
+void write_file_atomic(const std::filesystem::path& path, std::span<const std::byte> bytes) {
+  if (path.filename().empty()) {
+    throw OutputError("output file " + quoted(path) + " cannot be written: it names a directory");
+  }
+  const std::filesystem::path temp_path = temp_path_for(path);
+  write_synced_new_file(temp_path, path, bytes);
   if (::rename(temp_path.c_str(), path.c_str()) != 0) {
     const int error_number = errno;
-    discard_temp();
-    throw failure("rename of the temporary file failed", error_number);
+    ::unlink(temp_path.c_str());
+    throw OutputError("output file " + quoted(path) + " cannot be written: rename of the temporary file failed: " +
+                      errno_text(error_number));
   }
-  sync_directory(path.parent_path().empty() ? std::filesystem::path(".") : path.parent_path());
+  sync_directory(directory_of(path));
 }
 
 void write_file_atomic(const std::filesystem::path& path, std::string_view text) {
   write_file_atomic(path, std::as_bytes(std::span<const char>(text.data(), text.size())));
+}
+
+StagedFile::StagedFile(std::filesystem::path target)
+    : target_(std::move(target)), path_(temp_path_for(target_)) {
+  if (target_.filename().empty()) {
+    throw OutputError("output file " + quoted(target_) + " cannot be written: it names a directory");
+  }
+}
+
+StagedFile::StagedFile(StagedFile&& other) noexcept
+    : target_(std::move(other.target_)), path_(std::move(other.path_)), committed_(other.committed_) {
+  other.path_.clear();  // the moved-from object owns no staged file
+}
+
+StagedFile& StagedFile::operator=(StagedFile&& other) noexcept {
+  if (this != &other) {
+    discard();
+    target_ = std::move(other.target_);
+    path_ = std::move(other.path_);
+    committed_ = other.committed_;
+    other.path_.clear();
+  }
+  return *this;
+}
+
+StagedFile::~StagedFile() { discard(); }
+
+void StagedFile::write(std::span<const std::byte> bytes) {
+  if (path_.empty() || committed_)
+    throw OutputError("output file " + quoted(target_) + " cannot be written: its staged file is " +
+                      (committed_ ? "committed" : "discarded") + " already");
+  write_synced_new_file(path_, target_, bytes);
+}
+
+void StagedFile::write(std::string_view text) {
+  write(std::as_bytes(std::span<const char>(text.data(), text.size())));
+}
+
+void StagedFile::rename_into_place() {
+  if (committed_) return;
+  if (path_.empty()) throw OutputError("output file " + quoted(target_) + " has no staged file to commit");
+  if (::rename(path_.c_str(), target_.c_str()) != 0) {
+    const int error_number = errno;
+    const OutputError error("output file " + quoted(target_) + " cannot be put in place: rename of " +
+                            quoted(path_) + " failed: " + errno_text(error_number));
+    discard();
+    throw error;
+  }
+  committed_ = true;
+}
+
+void StagedFile::commit() { commit_staged(std::span<StagedFile>(this, 1)); }
+
+void StagedFile::discard() noexcept {
+  if (committed_ || path_.empty()) return;
+  ::unlink(path_.c_str());  // ENOENT when nothing was written yet: nothing to do
+  path_.clear();
+}
+
+std::vector<std::filesystem::path> commit_staged(std::span<StagedFile> files) {
+  // A file cannot be renamed over a directory: refused before anything is put in place.
+  for (const StagedFile& file : files) {
+    std::error_code ec;
+    if (!file.committed() && std::filesystem::is_directory(file.target(), ec))
+      throw OutputError("output file " + quoted(file.target()) +
+                        " cannot be written: a directory of that name is in the way");
+  }
+  std::vector<std::filesystem::path> committed;
+  try {
+    for (StagedFile& file : files) {
+      if (file.committed()) continue;
+      file.rename_into_place();
+      committed.push_back(file.target());
+    }
+  } catch (...) {
+    // A rename failed otherwise (in practice: the directory went away). All or none: what was
+    // put in place is removed again; the rest is dropped by its owner.
+    for (const std::filesystem::path& target : committed) {
+      std::error_code ec;
+      std::filesystem::remove(target, ec);
+    }
+    throw;
+  }
+  // The renames' directory entries to disk: once per directory, not once per file.
+  std::vector<std::filesystem::path> directories;
+  for (const std::filesystem::path& target : committed) {
+    const std::filesystem::path directory = directory_of(target);
+    if (std::find(directories.begin(), directories.end(), directory) == directories.end()) {
+      directories.push_back(directory);
+      sync_directory(directory);
+    }
+  }
+  return committed;
 }
 
 }  // namespace usrecon::io

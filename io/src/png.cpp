@@ -13,37 +13,43 @@
 namespace usrecon::io {
 namespace {
 
-/// Encodes an 8-bit image with `channels` interleaved channels per pixel and writes it.
-void write_png_u8(const std::filesystem::path& path, int width, int height, int channels,
-                  std::span<const std::uint8_t> pixels) {
+/// Encodes an 8-bit image with `channels` interleaved channels per pixel as PNG bytes. `what`
+/// starts every message: "PNG <path>" when writing a file, "PNG image" otherwise.
+std::vector<std::byte> encode_png_u8(const std::string& what, int width, int height, int channels,
+                                     std::span<const std::uint8_t> pixels) {
   if (width <= 0 || height <= 0) {
-    throw Error("PNG " + path.string() + ": image size " + std::to_string(width) + "x" +
-                std::to_string(height) + " is not positive");
+    throw Error(what + ": image size " + std::to_string(width) + "x" + std::to_string(height) +
+                " is not positive");
   }
   const std::size_t expected = static_cast<std::size_t>(width) * static_cast<std::size_t>(height) *
                                static_cast<std::size_t>(channels);
   if (pixels.size() != expected) {
-    throw Error("PNG " + path.string() + ": got " + std::to_string(pixels.size()) +
-                " bytes, expected " + std::to_string(expected) + " (" + std::to_string(width) +
-                "x" + std::to_string(height) + " pixels x " + std::to_string(channels) +
-                " channels)");
+    throw Error(what + ": got " + std::to_string(pixels.size()) + " bytes, expected " +
+                std::to_string(expected) + " (" + std::to_string(width) + "x" + std::to_string(height) +
+                " pixels x " + std::to_string(channels) + " channels)");
   }
   // cv::Mat wants a mutable pointer, but imencode only reads through it.
   const cv::Mat image(height, width, CV_8UC(channels), const_cast<std::uint8_t*>(pixels.data()));
   std::vector<uchar> encoded;
   try {
-    if (!cv::imencode(".png", image, encoded)) {
-      throw OutputError("output file \"" + path.string() +
-                        "\" cannot be written: PNG encoding failed");
-    }
+    if (!cv::imencode(".png", image, encoded)) throw OutputError(what + ": encoding failed");
   } catch (const cv::Exception& error) {
-    throw OutputError("output file \"" + path.string() +
-                      "\" cannot be written: PNG encoding failed: " + error.what());
+    throw OutputError(what + ": encoding failed: " + error.what());
   }
-  write_file_atomic(path, std::as_bytes(std::span<const uchar>(encoded)));
+  const auto bytes = std::as_bytes(std::span<const uchar>(encoded));
+  return {bytes.begin(), bytes.end()};
+}
+
+void write_png_u8(const std::filesystem::path& path, int width, int height, int channels,
+                  std::span<const std::uint8_t> pixels) {
+  write_file_atomic(path, encode_png_u8("PNG " + path.string(), width, height, channels, pixels));
 }
 
 }  // namespace
+
+std::vector<std::byte> encode_png_gray8(int width, int height, std::span<const std::uint8_t> pixels_row_major) {
+  return encode_png_u8("PNG image", width, height, 1, pixels_row_major);
+}
 
 void write_png_gray8(const std::filesystem::path& path, int width, int height,
                      std::span<const std::uint8_t> pixels_row_major) {

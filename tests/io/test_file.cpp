@@ -219,5 +219,130 @@ TEST_F(IoFile, ConcurrentAtomicWritesToSameFileStayWhole) {
   EXPECT_EQ(directory_listing(), std::vector<std::string>{"shared.txt"});
 }
 
+// A staged file is hidden beside its target until commit(), which replaces the target; dropped
+// uncommitted it leaves nothing, and an existing target keeps its contents.
+TEST_F(IoFile, StagedFileReplacesTheTargetOnlyWhenCommitted) {
+  const auto target = make_file("frame.png", "old contents");
+  {
+    StagedFile staged(target);
+    EXPECT_EQ(staged.target(), target);
+    EXPECT_EQ(staged.path().parent_path(), target.parent_path());
+    EXPECT_EQ(staged.path().filename().string().rfind(".frame.png.tmp-", 0), 0u) << staged.path();
+    staged.write(std::string_view("new contents"));
+    EXPECT_EQ(testing::slurp(staged.path()), "new contents");
+    EXPECT_EQ(testing::slurp(target), "old contents");
+    EXPECT_EQ(directory_listing().size(), 2u);
+  }  // dropped uncommitted
+  EXPECT_EQ(testing::slurp(target), "old contents");
+  EXPECT_EQ(directory_listing(), std::vector<std::string>{"frame.png"});
+
+  StagedFile staged(target);
+  staged.write(std::string_view("new contents"));
+  EXPECT_TRUE(contains(message_of<OutputError>([&] { staged.write(std::string_view("again")); }),
+                       "cannot create temporary file"));  // written once
+  EXPECT_EQ(testing::slurp(staged.path()), "new contents");
+  staged.commit();
+  EXPECT_TRUE(staged.committed());
+  staged.commit();  // a second commit does nothing
+  EXPECT_TRUE(contains(message_of<OutputError>([&] { staged.write(std::string_view("late")); }),
+                       "committed already"));
+  EXPECT_EQ(testing::slurp(target), "new contents");
+  EXPECT_EQ(directory_listing(), std::vector<std::string>{"frame.png"});
+
+  // path() is a plain file name: any writer built on write_file_atomic can fill it.
+  StagedFile by_path(dir_ / "by_path.txt");
+  write_file_atomic(by_path.path(), std::string_view("via write_file_atomic"));
+  by_path.commit();
+  EXPECT_EQ(testing::slurp(dir_ / "by_path.txt"), "via write_file_atomic");
+}
+
+TEST_F(IoFile, StagedFileMovesOwnershipAndDiscardsExplicitly) {
+  const auto target = dir_ / "out.npy";
+  std::vector<StagedFile> staged;
+  staged.emplace_back(target);
+  staged[0].write(std::string_view("a"));
+  for (int i = 0; i < 8; ++i) staged.emplace_back(dir_ / ("other" + std::to_string(i)));  // moves
+  StagedFile moved = std::move(staged[0]);
+  staged.clear();  // the moved-from object must not remove the file its successor owns
+  EXPECT_EQ(directory_listing().size(), 1u);
+  StagedFile assigned(dir_ / "x");
+  assigned.write(std::string_view("x"));
+  assigned = std::move(moved);  // drops x's staged file, takes out.npy's
+  EXPECT_EQ(directory_listing().size(), 1u);
+  assigned.commit();
+  EXPECT_EQ(testing::slurp(target), "a");
+
+  StagedFile dropped(dir_ / "dropped.json");
+  dropped.write(std::string_view("{}"));
+  dropped.discard();
+  EXPECT_FALSE(std::filesystem::exists(dir_ / "dropped.json"));
+  EXPECT_EQ(directory_listing(), std::vector<std::string>{"out.npy"});
+  EXPECT_TRUE(contains(message_of<OutputError>([&] { dropped.write(std::string_view("{}")); }),
+                       "discarded already"));
+}
+
+TEST_F(IoFile, StagedFileCommitWithoutContentsFailsNamingTheTarget) {
+  const auto target = make_file("kept.json", "kept");
+  StagedFile never_written(target);
+  const std::string message = message_of<OutputError>([&] { never_written.commit(); });
+  EXPECT_TRUE(contains(message, target.string()));
+  EXPECT_TRUE(contains(message, "No such file or directory"));
+  EXPECT_FALSE(never_written.committed());
+  EXPECT_EQ(testing::slurp(target), "kept");
+  EXPECT_EQ(directory_listing(), std::vector<std::string>{"kept.json"});
+
+  StagedFile discarded(target);
+  discarded.write(std::string_view("new"));
+  discarded.discard();
+  EXPECT_TRUE(contains(message_of<OutputError>([&] { discarded.commit(); }), "no staged file"));
+  EXPECT_EQ(testing::slurp(target), "kept");
+  EXPECT_THROW(StagedFile(dir_ / ""), OutputError);  // a directory is no target
+}
+
+// commit_staged puts a set in place in order, all or none: a directory squatting on any target
+// stops it before the first rename; a rename that fails after others succeeded takes those away
+// again.
+TEST_F(IoFile, CommitStagedIsAllOrNone) {
+  make_file("a.png", "old a.png");
+  make_file("a.npy", "old a.npy");
+  std::filesystem::create_directory(dir_ / "a.json");
+  std::vector<StagedFile> frame;
+  for (const char* name : {"a.png", "a.npy", "a.json"}) {
+    frame.emplace_back(dir_ / name);
+    frame.back().write("new " + std::string(name));
+  }
+  const std::string squatted = message_of<OutputError>([&] { commit_staged(frame); });
+  EXPECT_TRUE(contains(squatted, (dir_ / "a.json").string()));
+  EXPECT_TRUE(contains(squatted, "a directory of that name is in the way"));
+  EXPECT_EQ(testing::slurp(dir_ / "a.png"), "old a.png");
+  EXPECT_EQ(testing::slurp(dir_ / "a.npy"), "old a.npy");
+  frame.clear();
+  EXPECT_EQ(directory_listing(), (std::vector<std::string>{"a.json", "a.npy", "a.png"}));
+
+  // Two directories; the second vanishes (with its staged file) before the commit.
+  const auto first = dir_ / "first", second = dir_ / "second";
+  std::filesystem::create_directories(first);
+  std::filesystem::create_directories(second);
+  std::vector<StagedFile> spread;
+  spread.emplace_back(first / "b.png");
+  spread.back().write(std::string_view("b"));
+  spread.emplace_back(second / "b.json");
+  spread.back().write(std::string_view("{}"));
+  std::filesystem::remove_all(second);
+  const std::string vanished = message_of<OutputError>([&] { commit_staged(spread); });
+  EXPECT_TRUE(contains(vanished, (second / "b.json").string()));
+  EXPECT_FALSE(std::filesystem::exists(first / "b.png")) << "the first rename was not taken back";
+  EXPECT_TRUE(std::filesystem::is_empty(first));
+
+  std::vector<StagedFile> fine;
+  for (const char* name : {"c.png", "c.json"}) {
+    fine.emplace_back(first / name);
+    fine.back().write(std::string(name));
+  }
+  EXPECT_EQ(commit_staged(fine), (std::vector<std::filesystem::path>{first / "c.png", first / "c.json"}));
+  EXPECT_EQ(testing::slurp(first / "c.json"), "c.json");
+  EXPECT_TRUE(commit_staged(fine).empty());  // committed already: nothing more to do
+}
+
 }  // namespace
 }  // namespace usrecon::io

@@ -32,6 +32,20 @@ TEST_F(IoPng, GrayRoundTripIsLossless) {
   EXPECT_EQ(directory_listing(), std::vector<std::string>{"frame.png"});
 }
 
+// encode_png_gray8 gives the bytes write_png_gray8 writes (a batch stages them itself), and
+// refuses a wrong pixel count the same way.
+TEST_F(IoPng, EncodedBytesAreTheWrittenFile) {
+  constexpr int kWidth = 9, kHeight = 4;
+  std::vector<std::uint8_t> pixels(kWidth * kHeight);
+  for (std::size_t i = 0; i < pixels.size(); ++i) pixels[i] = static_cast<std::uint8_t>(255 - i * 7);
+  const auto path = dir_ / "frame.png";
+  write_png_gray8(path, kWidth, kHeight, pixels);
+  const std::vector<std::byte> encoded = encode_png_gray8(kWidth, kHeight, pixels);
+  EXPECT_EQ(std::string(reinterpret_cast<const char*>(encoded.data()), encoded.size()), testing::slurp(path));
+  const std::string refusal = message_of<Error>([&] { encode_png_gray8(kWidth, kHeight + 1, pixels); });
+  EXPECT_TRUE(contains(refusal, "got 36 bytes, expected 45"));
+}
+
 TEST_F(IoPng, BgrChannelOrderIsKept) {
   // Pixels: gray 200, pure blue, pure green, pure red (B, G, R byte order).
   const std::vector<std::uint8_t> bgr = {200, 200, 200, 255, 0, 0, 0, 255, 0, 0, 0, 255};

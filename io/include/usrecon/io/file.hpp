@@ -7,6 +7,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "usrecon/kernels/common.hpp"
 
@@ -40,5 +41,49 @@ std::string read_file(const std::filesystem::path& path,
 /// is removed on failure. Throws OutputError.
 void write_file_atomic(const std::filesystem::path& path, std::span<const std::byte> bytes);
 void write_file_atomic(const std::filesystem::path& path, std::string_view text);
+
+/// An output written now and put in place later: path() is a hidden name beside target()
+/// (".NAME.tmp-PID-N", unique within and across processes); write() fills it (created new, all
+/// bytes, fsynced), commit() or commit_staged() renames it over target(), atomically. Dropped
+/// (destroyed or discard()ed) before that, whatever was written at path() is removed and
+/// target() is left as it was. A batch writes a frame's outputs ahead of its turn and commits
+/// them only when the frame is reported, so that a frame a sequential run would not have
+/// reached never replaces an existing file. Move-only.
+class StagedFile {
+ public:
+  /// Throws OutputError when target names a directory ("dir/").
+  explicit StagedFile(std::filesystem::path target);
+  StagedFile(StagedFile&& other) noexcept;
+  StagedFile& operator=(StagedFile&& other) noexcept;
+  StagedFile(const StagedFile&) = delete;
+  StagedFile& operator=(const StagedFile&) = delete;
+  ~StagedFile();
+
+  const std::filesystem::path& path() const { return path_; }
+  const std::filesystem::path& target() const { return target_; }
+  bool committed() const { return committed_; }
+
+  /// Writes the staged file, once. Throws OutputError naming target() (nothing is left at path()
+  /// then), also when the file was written, committed or discarded already.
+  void write(std::span<const std::byte> bytes);
+  void write(std::string_view text);
+  /// commit_staged of this file alone.
+  void commit();
+  /// Removes the staged file (no error if there is none); target() is untouched.
+  void discard() noexcept;
+
+ private:
+  friend std::vector<std::filesystem::path> commit_staged(std::span<StagedFile> files);
+  void rename_into_place();  // no directory sync: commit_staged syncs once per directory
+  std::filesystem::path target_, path_;
+  bool committed_ = false;
+};
+
+/// Puts staged files in place, all or none, in order: renames each over its target, then
+/// flushes the directory entries (one fsync per directory). Refuses before any rename when a
+/// target is a directory. If a rename fails all the same, the targets already renamed are
+/// removed again (an existing file they replaced is lost then: only a directory that changes
+/// under the run gets there). Throws OutputError naming the target; returns the targets.
+std::vector<std::filesystem::path> commit_staged(std::span<StagedFile> files);
 
 }  // namespace usrecon::io

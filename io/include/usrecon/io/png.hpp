@@ -1,12 +1,18 @@
 // 8-bit PNG images: writing for reconstructed frames, reading for tests and viewers.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <filesystem>
 #include <span>
 #include <vector>
 
 namespace usrecon::io {
+
+/// A grayscale image as PNG file bytes, pixels_row_major[y * width + x]. Throws usrecon::Error for
+/// a pixel count that is not width * height (or a size that is not positive), OutputError when
+/// encoding fails.
+std::vector<std::byte> encode_png_gray8(int width, int height, std::span<const std::uint8_t> pixels_row_major);
 
 /// Writes a grayscale image atomically. pixels_row_major[y * width + x], one byte per pixel.
 /// Throws usrecon::Error when the pixel count is not width * height (or a size is not positive),
