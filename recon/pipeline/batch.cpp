@@ -2,8 +2,8 @@
 //
 //   reader thread:  plan outputs, read and parse input i into a free backend slot
 //   calling thread: submit slots to the backend, collect the oldest when all slots are busy
-//   writer threads: B-mode and atomic writes of frames side by side (writer_threads()), and the
-//                   done() report of each frame, in input order
+//   writer threads: B-mode and staged writes of frames side by side (writer_threads()); at each
+//                   frame's turn, in input order, its outputs renamed into place and done()
 //
 // The general models (reconstruct_batch_das): the reader also forms the analytic signal, the
 // calling thread beamforms one frame at a time on the CPU or CUDA, the writers are the same.
@@ -30,6 +30,7 @@
 #include <thread>
 #include <vector>
 
+#include "batch_stages.hpp"
 #include "stage_clock.hpp"
 #include "usrecon/kernels/parallel.hpp"
 #include "usrecon/recon/pipeline.hpp"
@@ -39,270 +40,27 @@ namespace fs = std::filesystem;
 namespace usrecon::recon {
 namespace {
 
+using detail::Channel;
 using detail::Clock;
+using detail::CloseOnExit;
+using detail::FirstFailure;
+using detail::Reports;
+using detail::SlotPool;
+using detail::release_queued;
+using detail::run_stage;
+using detail::run_writers;
 using detail::seconds_since;
-
-// A minimal bounded blocking queue: push waits while `capacity` items are queued, so a fast
-// stage cannot pile up frames (7 MB each) ahead of a slow one. close() ends it from either side:
-// the consumer still drains what is queued, then pop() returns nothing; a producer waiting for
-// space (or pushing later) is told false and keeps its item, so a stage that ends early never
-// leaves another waiting for ever.
-template <class T>
-class Channel {
- public:
-  explicit Channel(std::size_t capacity) : capacity_(capacity) {}
-  /// Moves `item` in, or leaves it untouched and returns false once the channel is closed.
-  bool push(T&& item) {
-    {
-      std::unique_lock lock(mutex_);
-      space_.wait(lock, [&] { return items_.size() < capacity_ || closed_; });
-      if (closed_) return false;
-      items_.push_back(std::move(item));
-    }
-    ready_.notify_one();
-    return true;
-  }
-  /// Waits until a push would not wait (a producer that holds nothing while it waits: memory
-  /// then holds at most `capacity` queued items plus the one being made). False once closed.
-  bool wait_for_space() {
-    std::unique_lock lock(mutex_);
-    space_.wait(lock, [&] { return items_.size() < capacity_ || closed_; });
-    return !closed_;
-  }
-  void close() {
-    {
-      std::lock_guard lock(mutex_);
-      closed_ = true;
-    }
-    ready_.notify_all();
-    space_.notify_all();
-  }
-  std::optional<T> pop() {
-    std::unique_lock lock(mutex_);
-    ready_.wait(lock, [&] { return !items_.empty() || closed_; });
-    if (items_.empty()) return std::nullopt;
-    T item = std::move(items_.front());
-    items_.pop_front();
-    lock.unlock();
-    space_.notify_one();
-    return item;
-  }
-
- private:
-  const std::size_t capacity_;
-  std::mutex mutex_;
-  std::condition_variable ready_, space_;
-  std::deque<T> items_;
-  bool closed_ = false;
-};
-
-// The seed backend's free slots: the reader takes one per frame, the beamform stage gives it back
-// after collecting. close() makes a waiting take() give up.
-class SlotPool {
- public:
-  explicit SlotPool(int slots) {
-    for (int s = 0; s < slots; ++s) free_.push_back(s);
-  }
-  /// Waits for a free slot; false once closed.
-  bool take(int& slot) {
-    std::unique_lock lock(mutex_);
-    freed_.wait(lock, [&] { return !free_.empty() || closed_; });
-    if (closed_) return false;
-    slot = free_.front();
-    free_.pop_front();
-    return true;
-  }
-  void give(int slot) {
-    if (slot < 0) return;
-    {
-      std::lock_guard lock(mutex_);
-      free_.push_back(slot);
-    }
-    freed_.notify_one();
-  }
-  void close() {
-    {
-      std::lock_guard lock(mutex_);
-      closed_ = true;
-    }
-    freed_.notify_all();
-  }
-
- private:
-  std::mutex mutex_;
-  std::condition_variable freed_;
-  std::deque<int> free_;
-  bool closed_ = false;
-};
-
-// Closes the channels when the scope ends, also by an exception: the stages' threads then finish
-// (jthread joins them) instead of waiting for ever on a stage that is gone.
-template <class... Channels>
-struct CloseOnExit {
-  std::tuple<Channels&...> channels;
-  ~CloseOnExit() {
-    std::apply([](auto&... c) { (c.close(), ...); }, channels);
-  }
-};
-
-// The first failure of a batch's threads (a stage that ended early, or done() throwing), kept
-// for the caller: rethrown once every stage has ended. Later failures are consequences of the
-// first (the stages shutting down) and are dropped.
-class FirstFailure {
- public:
-  void record(std::exception_ptr e) {
-    std::lock_guard lock(mutex_);
-    if (!error_) error_ = std::move(e);
-  }
-  void rethrow() {
-    std::lock_guard lock(mutex_);
-    if (error_) std::rethrow_exception(error_);
-  }
-
- private:
-  std::mutex mutex_;
-  std::exception_ptr error_;
-};
-
-// The writers' in-order reports: done(index, report) for each job. Once done() throws
-// (its exception goes to `failure`) the batch is abandoned: the later reports are silenced, the
-// reader reads no more inputs, the beamform stage and the writers drop what is still in the
-// stages (nothing more is computed or written, as a sequential run would have stopped there).
-class Reports {
- public:
-  Reports(const std::function<void(std::size_t, const FrameReport&)>& done, FirstFailure& failure)
-      : done_(done), failure_(failure) {}
-  void report(FrameReport& report, Clock::time_point start) {
-    if (!report.timing_s.contains("total")) report.timing_s["total"] = seconds_since(start);
-    if (abandoned_) return;
-    try {
-      done_(count_++, report);
-    } catch (...) {
-      failure_.record(std::current_exception());
-      abandoned_ = true;
-    }
-  }
-  bool abandoned() const { return abandoned_; }
-  std::size_t count() const { return count_; }  // after the writers have ended
-
- private:
-  const std::function<void(std::size_t, const FrameReport&)>& done_;
-  FirstFailure& failure_;
-  std::size_t count_ = 0;                // written by the writer whose turn it is (run_writers)
-  std::atomic<bool> abandoned_ = false;  // read by every stage
-};
-
-// Runs a stage on its thread: an exception that ends it goes to `failure`; `out` is closed at the
-// end either way, so that the next stage ends.
-template <class Out, class Body>
-void run_stage(FirstFailure& failure, Out& out, Body body) {
-  try {
-    body();
-  } catch (...) {
-    failure.record(std::current_exception());
-  }
-  out.close();
-}
-
-// The writer stage of a batch, on `writers` threads (Reconstructor::writer_threads): each takes
-// the next beamformed job, writes it (write(job): B-mode and the outputs; the job's image is
-// freed once written, so memory stays flat over a batch; a failure is recorded by fail), then
-// waits for its turn and reports it: reports stay in input order whatever order the writes end
-// in. Once the batch is abandoned nothing more is written, and a job written meanwhile by another
-// writer (a sequential run would not have written it) has its outputs removed when its turn
-// comes; either way release(job) frees its output name. Closing `beamformed` at the end makes a
-// beamform stage still pushing give up.
-template <class Job, class Write, class Fail, class Release>
-void run_writers(int writers, Channel<Job>& beamformed, Reports& reports, FirstFailure& failure, Write write,
-                 Fail fail, Release release) {
-  std::mutex take_mutex, turn_mutex;
-  std::condition_variable turn;
-  std::size_t next_ticket = 0, next_report = 0;
-  bool broken = false;  // guarded by turn_mutex
-  auto writer = [&] {
-    for (;;) {
-      std::optional<Job> job;
-      std::size_t ticket = 0;
-      {
-        std::lock_guard lock(take_mutex);  // jobs and tickets in the same order
-        job = beamformed.pop();
-        if (!job) return;
-        ticket = next_ticket++;
-      }
-      bool written = false;
-      if (!reports.abandoned() && job->report.error.empty()) {
-        try {
-          write(*job);
-          job->report.ok = written = true;
-        } catch (const std::exception& e) {
-          fail(*job, e);
-        }
-      }
-      std::unique_lock lock(turn_mutex);
-      turn.wait(lock, [&] { return next_report == ticket || broken; });
-      if (broken) {
-        release(*job);
-        return;
-      }
-      if (reports.abandoned()) {
-        if (written) {
-          for (const std::filesystem::path& f : job->report.outputs) {
-            std::error_code ec;
-            std::filesystem::remove(f, ec);
-          }
-        }
-        release(*job);
-      } else {
-        reports.report(job->report, job->start);
-      }
-      ++next_report;
-      lock.unlock();
-      turn.notify_all();
-    }
-  };
-  // A writer ended by an exception: the others stop waiting for turns, and the beamform stage
-  // for room.
-  auto break_off = [&] {
-    {
-      std::lock_guard lock(turn_mutex);
-      broken = true;
-    }
-    turn.notify_all();
-    beamformed.close();
-  };
-  run_stage(failure, beamformed, [&] {
-    std::vector<std::jthread> others;
-    for (int w = 1; w < writers; ++w) {
-      others.emplace_back([&] {
-        try {
-          writer();
-        } catch (...) {
-          failure.record(std::current_exception());
-          break_off();
-        }
-      });
-    }
-    try {
-      writer();
-    } catch (...) {
-      break_off();
-      throw;  // to run_stage, which records it
-    }
-  });  // the other writers are joined here
-}
-
-// After the threads have ended: jobs still queued in a closed channel (the batch ended early)
-// free their output names.
-template <class Job, class Release>
-void release_queued(Channel<Job>& channel, Release release) {
-  while (std::optional<Job> job = channel.pop()) release(*job);
-}
 
 }  // namespace
 
 int Reconstructor::writer_threads() const {
   if (options_.writers > 0) return options_.writers;
   return std::clamp(kernels::hardware_threads() / 4, 1, 4);
+}
+
+int Reconstructor::bmode_threads(int writers) const {
+  const int threads = options_.threads > 0 ? options_.threads : kernels::hardware_threads();
+  return std::max(1, threads / std::max(1, writers));
 }
 
 std::size_t Reconstructor::reconstruct_batch(
@@ -344,14 +102,17 @@ std::size_t Reconstructor::reconstruct_batch_das(const std::vector<BatchInput>& 
     Targets targets;
     PreparedDas prepared;
     DasFrame das;
+    std::vector<io::StagedFile> staged;  // outputs written, put in place at the frame's turn
     Clock::time_point start;
   };
   auto fail = [&](Job& job, const std::exception& e) {
     record_failure(job.report, e);
     if (!job.targets.stem.empty()) release_stem(job.targets.stem);
   };
-  // A job that will not be finished frees its output name (a failed one already did).
+  // A job that will not be finished drops its staged outputs and frees its output name (a
+  // failed one already did).
   auto release = [&](Job& job) {
+    job.staged.clear();
     if (job.report.error.empty() && !job.targets.stem.empty()) release_stem(job.targets.stem);
   };
   // The reader prepares a frame only when the queue has room: at most one prepared frame waits
@@ -360,6 +121,7 @@ std::size_t Reconstructor::reconstruct_batch_das(const std::vector<BatchInput>& 
   Channel<Job> prepared(1), beamformed(2);
   FirstFailure failure;
   Reports reports(done, failure);
+  const int writers = writer_threads();
   std::jthread reader, writer;
   // Declared after the threads, so destroyed before them: on any exit (an exception too) the
   // channels are closed before the threads are joined, and none of them waits for ever.
@@ -391,12 +153,12 @@ std::size_t Reconstructor::reconstruct_batch_das(const std::vector<BatchInput>& 
 
   writer = std::jthread([&] {
     run_writers(
-        writer_threads(), beamformed, reports, failure,
+        writers, beamformed, reports, failure,
         [&](Job& job) {
-          Frame frame = finish_das(job.report.input, std::move(job.das), job.report);
-          job.report.outputs = write_frame(job.targets, frame, job.report, job.start);
+          Frame frame = finish_das(job.report.input, std::move(job.das), job.report, bmode_threads(writers));
+          job.staged = stage_outputs(job.targets, frame, job.report, job.start);
         },
-        fail, release);
+        [](Job& job) { job.report.outputs = io::commit_staged(job.staged); }, fail, release);
   });
 
   // Beamform stage, on this thread.
@@ -439,6 +201,7 @@ std::size_t Reconstructor::reconstruct_batch_seed(
     FrameReport report;
     Targets targets;
     Frame frame;
+    std::vector<io::StagedFile> staged;  // outputs written, put in place at the frame's turn
     Clock::time_point start;
     double submit_s = 0.0;
   };
@@ -454,13 +217,16 @@ std::size_t Reconstructor::reconstruct_batch_seed(
     record_failure(job.report, e);
     if (!job.targets.stem.empty()) release_stem(job.targets.stem);
   };
-  // A job that will not be finished frees its output name (a failed one already did).
+  // A job that will not be finished drops its staged outputs and frees its output name (a
+  // failed one already did).
   auto release = [&](Job& job) {
+    job.staged.clear();
     if (job.report.error.empty() && !job.targets.stem.empty()) release_stem(job.targets.stem);
   };
 
   FirstFailure failure;
   Reports reports(done, failure);
+  const int writers = writer_threads();
   std::jthread reader, writer;
   // Declared after the threads, so destroyed before them: on any exit (an exception too) the
   // channels and the slot pool are closed before the threads are joined.
@@ -497,13 +263,13 @@ std::size_t Reconstructor::reconstruct_batch_seed(
 
   writer = std::jthread([&] {
     run_writers(
-        writer_threads(), beamformed, reports, failure,
+        writers, beamformed, reports, failure,
         [&](Job& job) {
           Frame frame = std::move(job.frame);
-          finish_seed(job.report.input, frame, job.report);
-          job.report.outputs = write_frame(job.targets, frame, job.report, job.start);
+          finish_seed(job.report.input, frame, job.report, bmode_threads(writers));
+          job.staged = stage_outputs(job.targets, frame, job.report, job.start);
         },
-        fail, release);
+        [](Job& job) { job.report.outputs = io::commit_staged(job.staged); }, fail, release);
   });
 
   // Beamform stage, on this thread: keep up to n_slots frames in flight, collect the oldest.

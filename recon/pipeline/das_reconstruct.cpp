@@ -66,18 +66,19 @@ PreparedDas Reconstructor::prepare_das_frame(const fs::path& input, int frame_nu
 Reconstructor::Frame Reconstructor::beamform_das(const fs::path& input, int frame_number, FrameReport& report) {
   DasFrame das = das_->beamform(prepare_das_frame(input, frame_number, report), &report.timing_s);
   last_backend_ = das.backend.value("name", "?");
-  return finish_das(input, std::move(das), report);
+  return finish_das(input, std::move(das), report, bmode_threads(1));
 }
 
-Reconstructor::Frame Reconstructor::finish_das(const fs::path& input, DasFrame&& das, FrameReport& report) const {
+Reconstructor::Frame Reconstructor::finish_das(const fs::path& input, DasFrame&& das, FrameReport& report,
+                                               int bmode_threads) const {
   const Grid& g = das.image.grid;
 
   const auto t = Clock::now();
   Frame frame;
   frame.nx = g.nx;
   frame.nz = g.nz;
-  const std::vector<double> env = envelope_of_iq(das.image.data, options_.threads);
-  frame.pixels = log_compress(env, g.nx, g.nz, options_.dynamic_range_db, 0.0, options_.threads);
+  const std::vector<double> env = envelope_of_iq(das.image.data, bmode_threads);
+  frame.pixels = log_compress(env, g.nx, g.nz, options_.dynamic_range_db, 0.0, bmode_threads);
   report.timing_s["bmode"] = seconds_since(t);
 
   frame.meta = {

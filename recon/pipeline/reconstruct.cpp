@@ -209,17 +209,18 @@ Reconstructor::Frame Reconstructor::beamform_seed(const fs::path& input, FrameRe
   // Named first: a range-for over a temporary's items() would outlive the temporary.
   const nlohmann::json device_times = backend_->last_timing_s();
   for (const auto& [stage, seconds] : device_times.items()) report.timing_s[stage] = seconds;
-  finish_seed(input, frame, report);
+  finish_seed(input, frame, report, bmode_threads(1));
   return frame;
 }
 
-void Reconstructor::finish_seed(const fs::path& input, Frame& frame, FrameReport& report) const {
+void Reconstructor::finish_seed(const fs::path& input, Frame& frame, FrameReport& report,
+                                int bmode_threads) const {
   const seed::Problem& p = options_.problem;
   const auto t = Clock::now();
   frame.nx = p.nx;
   frame.nz = p.nz;
-  const std::vector<double> env = envelope_along_depth(frame.raw_real, p.nx, p.nz, options_.threads);
-  frame.pixels = log_compress(env, p.nx, p.nz, options_.dynamic_range_db, 0.0, options_.threads);
+  const std::vector<double> env = envelope_along_depth(frame.raw_real, p.nx, p.nz, bmode_threads);
+  frame.pixels = log_compress(env, p.nx, p.nz, options_.dynamic_range_db, 0.0, bmode_threads);
   report.timing_s["bmode"] = seconds_since(t);
 
   const double step_m = seed::Problem::kGridStepMm * 1e-3;
@@ -241,8 +242,8 @@ void Reconstructor::finish_seed(const fs::path& input, Frame& frame, FrameReport
 }
 
 
-std::vector<fs::path> Reconstructor::write_frame(const Targets& targets, Frame& frame,
-                                                 FrameReport& report, Clock::time_point start) const {
+std::vector<io::StagedFile> Reconstructor::stage_outputs(const Targets& targets, Frame& frame,
+                                                         FrameReport& report, Clock::time_point start) const {
   const auto t = Clock::now();
   nlohmann::json& meta = frame.meta;
   meta["outputs"] = {{"png", targets.png.filename().string()}};
@@ -250,31 +251,23 @@ std::vector<fs::path> Reconstructor::write_frame(const Targets& targets, Frame& 
     meta["outputs"]["raw"] = targets.npy.filename().string();
     meta["outputs"]["raw_layout"] = frame.raw_layout;
   }
-  // Written in order png, npy, json; if one fails, the ones already written for this input are
-  // removed again so that a failed input leaves nothing behind.
-  std::vector<fs::path> written;
-  try {
-    io::write_png_gray8(targets.png, frame.nx, frame.nz, frame.pixels);
-    written.push_back(targets.png);
-    if (options_.save_raw) {
-      const std::size_t shape[2] = {std::size_t(frame.nx), std::size_t(frame.nz)};
-      if (frame.raw_iq.empty()) io::write_npy(targets.npy, io::DType::f64, shape, frame.raw_real.data());
-      else io::write_npy(targets.npy, io::DType::c64, shape, frame.raw_iq.data());
-      written.push_back(targets.npy);
-    }
-    report.timing_s["write"] = seconds_since(t);
-    report.timing_s["total"] = seconds_since(start);
-    meta["timing_s"] = report.timing_s;
-    io::write_file_atomic(targets.json, meta.dump(2) + "\n");
-    written.push_back(targets.json);
-  } catch (...) {
-    for (const fs::path& f : written) {
-      std::error_code ec;
-      fs::remove(f, ec);
-    }
-    throw;
+  // In the order they are committed: png, npy, json. If one fails, `staged` going out of scope
+  // removes those already written.
+  std::vector<io::StagedFile> staged;
+  staged.emplace_back(targets.png);
+  staged.back().write(io::encode_png_gray8(frame.nx, frame.nz, frame.pixels));
+  if (options_.save_raw) {
+    staged.emplace_back(targets.npy);
+    const std::size_t shape[2] = {std::size_t(frame.nx), std::size_t(frame.nz)};
+    staged.back().write(frame.raw_iq.empty() ? io::encode_npy(io::DType::f64, shape, frame.raw_real.data())
+                                             : io::encode_npy(io::DType::c64, shape, frame.raw_iq.data()));
   }
-  return written;
+  report.timing_s["write"] = seconds_since(t);
+  report.timing_s["total"] = seconds_since(start);
+  meta["timing_s"] = report.timing_s;
+  staged.emplace_back(targets.json);
+  staged.back().write(meta.dump(2) + "\n");
+  return staged;
 }
 
 FrameReport Reconstructor::reconstruct(const fs::path& input, int frame_number) {
@@ -290,7 +283,8 @@ FrameReport Reconstructor::reconstruct(const fs::path& input, int frame_number) 
     claimed = targets.stem;
     Frame frame = options_.model == ReconModel::Seed ? beamform_seed(input, report)
                                                      : beamform_das(input, frame_number, report);
-    report.outputs = write_frame(targets, frame, report, start);
+    std::vector<io::StagedFile> staged = stage_outputs(targets, frame, report, start);
+    report.outputs = io::commit_staged(staged);
     report.ok = true;
   } catch (const std::exception& e) {
     record_failure(report, e);

@@ -173,6 +173,9 @@ TEST_P(ReconDasBatch, AFrameWhoseOutputCannotBeWrittenLeavesNothingAndTheOthersA
                                         write_acquisition("c.npy", -1, 7, 400)};
   const fs::path out = dir_ / "out";
   fs::create_directories(out / "b.json");
+  // b's outputs of an earlier run: --overwrite replaces them only when b is written whole.
+  usrecon::io::write_file_atomic(out / "b.png", "earlier b.png");
+  usrecon::io::write_file_atomic(out / "b.npy", "earlier b.npy");
   ReconstructOptions o = options();
   o.overwrite = true;
   Reconstructor batch(o, out);
@@ -190,10 +193,13 @@ TEST_P(ReconDasBatch, AFrameWhoseOutputCannotBeWrittenLeavesNothingAndTheOthersA
   for (const fs::directory_entry& f : fs::recursive_directory_iterator(out))
     written.push_back(fs::relative(f.path(), out).string());
   std::sort(written.begin(), written.end());
-  // b's PNG and NPY were written before its JSON failed, and removed again; no temporary is left.
-  EXPECT_EQ(written, (std::vector<std::string>{"a.json", "a.npy", "a.png", "b.json", "c.json",
-                                               "c.npy", "c.png"}));
+  // b's new PNG and NPY were staged, then dropped when its JSON could not be put in place; the
+  // earlier ones are untouched and no staged file is left.
+  EXPECT_EQ(written, (std::vector<std::string>{"a.json", "a.npy", "a.png", "b.json", "b.npy", "b.png",
+                                               "c.json", "c.npy", "c.png"}));
   EXPECT_TRUE(fs::is_directory(out / "b.json"));
+  EXPECT_EQ(usrecon::io::read_file(out / "b.png"), "earlier b.png");
+  EXPECT_EQ(usrecon::io::read_file(out / "b.npy"), "earlier b.npy");
   // The failed frame gave its output name back: once the obstacle is gone it can be written.
   fs::remove(out / "b.json");
   const FrameReport again = batch.reconstruct(inputs[1]);

@@ -477,6 +477,60 @@ TEST_F(ReconPipeline, SeedBatchEndsCleanlyWhenTheCallbacksThrow) {
   }
 }
 
+// With --overwrite, a batch abandoned at its first report leaves the earlier outputs of every
+// later input as they were, even those another writer had already written meanwhile: outputs
+// are staged under hidden names and put in place only at their frame's report.
+TEST_F(ReconPipeline, AbandonedOverwritingBatchKeepsTheOldOutputsOfLaterInputs) {
+  recon::SimulationOptions sim;
+  sim.problem.channels = 8;
+  sim.problem.samples = 300;
+  sim.points = {{2.0, 5.0, 1.0}};
+  const auto rf = recon::simulate_seed_channels(sim);
+  const fs::path out = dir_ / "out";
+  fs::create_directories(out);
+  std::vector<fs::path> inputs;
+  std::vector<std::string> old_files;
+  for (int i = 0; i < 10; ++i) {
+    const std::string stem = "in" + std::to_string(10 + i);
+    inputs.push_back(dir_ / (stem + ".txt"));
+    usrecon::io::write_source_txt(inputs.back(), rf, 8, 300);
+    for (const char* ext : {".png", ".json", ".npy"}) {
+      usrecon::io::write_file_atomic(out / (stem + ext), "old " + stem + ext);
+      old_files.push_back(stem + ext);
+    }
+  }
+  recon::ReconstructOptions options;
+  options.problem = sim.problem;
+  options.backend = recon::BackendKind::Cpu;
+  options.threads = 2;
+  options.save_raw = true;
+  options.overwrite = true;
+  options.writers = 3;
+  recon::Reconstructor batch(options, out);
+  EXPECT_THROW(batch.reconstruct_batch(
+                   inputs,
+                   [&](std::size_t, const recon::FrameReport& report) {
+                     // The other writers write the next frames meanwhile.
+                     std::this_thread::sleep_for(std::chrono::milliseconds(300));
+                     EXPECT_TRUE(report.ok) << report.error;
+                     throw std::runtime_error("the caller gave up");
+                   },
+                   [] { return false; }),
+               std::runtime_error);
+  std::vector<std::string> listing;
+  for (const fs::directory_entry& f : fs::directory_iterator(out)) listing.push_back(f.path().filename());
+  std::sort(listing.begin(), listing.end());
+  std::sort(old_files.begin(), old_files.end());
+  EXPECT_EQ(listing, old_files) << "a staged file was left behind, or an old output removed";
+  EXPECT_NE(usrecon::io::read_file(out / "in10.png"), "old in10.png");  // the reported input
+  EXPECT_NO_THROW(usrecon::io::read_npy(out / "in10.npy"));
+  for (int i = 1; i < 10; ++i) {
+    const std::string stem = "in" + std::to_string(10 + i);
+    for (const char* ext : {".png", ".json", ".npy"})
+      EXPECT_EQ(usrecon::io::read_file(out / (stem + ext)), "old " + stem + ext);
+  }
+}
+
 // Frames written side by side (four writers) are reported in input order, one call at a time,
 // a failed input among them, and each frame's outputs are those of reconstructing it alone.
 TEST_F(ReconPipeline, SeedBatchWithSeveralWritersReportsInInputOrderWhatEachInputGivesAlone) {

@@ -292,7 +292,8 @@ TEST_F(CliHostile, ExistingOutputIsKeptAndReportedWithoutOverwrite) {
 
 TEST_F(CliHostile, OutputThatCannotBeWrittenLeavesNothingOfItsFrameAndTheRestAreWritten) {
   // f0001's JSON name is taken by a directory, which --overwrite does not remove: its PNG and NPY
-  // are written first, then removed again when the JSON fails; the frames around it are written.
+  // are staged, then dropped when the JSON cannot be put in place; the frames around it are
+  // written.
   const std::vector<fs::path> inputs = good_files(3);
   fs::create_directories(dir_ / "out" / "f0001.json");
   const auto r = run_command(exe_ + kSmall + batch_options() + " --overwrite");

@@ -14,6 +14,7 @@
 #include <string_view>
 #include <vector>
 
+#include "usrecon/io/file.hpp"
 #include "usrecon/recon/das_pipeline.hpp"
 #include "usrecon/recon/delay/seed.hpp"
 #include "usrecon/recon/seed_cuda.hpp"
@@ -151,8 +152,11 @@ class Reconstructor {
   /// (writer_threads()) do B-mode and writing of the frames before, side by side. stop() is
   /// asked (on the reader thread) before each new input is read; frames already read are
   /// finished. done() runs on the writer thread whose frame is next; if it throws, nothing more
-  /// is read or written (outputs a writer had already written for a later frame are removed)
-  /// and the exception reaches the caller. Returns the number of inputs reported.
+  /// is read or written and the exception reaches the caller. A frame's outputs are written
+  /// under hidden names and renamed into place just before its report, so a batch that ends
+  /// early leaves exactly the outputs of the frames it reported (a frame a writer had already
+  /// written past that point never replaces an existing file). Returns the number of inputs
+  /// reported.
   std::size_t reconstruct_batch(const std::vector<std::filesystem::path>& inputs,
                                 const std::function<void(std::size_t, const FrameReport&)>& done,
                                 const std::function<bool()>& stop);
@@ -161,6 +165,10 @@ class Reconstructor {
   /// frame on the 2-core machine) falls far behind a GPU that beamforms a frame in ~3 ms; on
   /// the CPU the beamformer takes the cores, and the extra writers wait.
   int writer_threads() const;
+  /// The threads of one frame's B-mode when `writers` frames are B-moded side by side: the CPU
+  /// threads (options.threads, 0 = all) shared out, at least 1, so that writers do not
+  /// oversubscribe the cores.
+  int bmode_threads(int writers) const;
   /// The same over jobs that may be frames of multi-frame files (expand_frames; general models).
   std::size_t reconstruct_batch(const std::vector<BatchInput>& inputs,
                                 const std::function<void(std::size_t, const FrameReport&)>& done,
@@ -195,7 +203,7 @@ class Reconstructor {
   Frame beamform_seed(const std::filesystem::path& input, FrameReport& report);
   // The seed model in stages (beamform_seed is read -> backend -> finish_seed on one thread).
   void read_seed(const std::filesystem::path& input, std::span<std::int32_t> rf, FrameReport& report) const;
-  void finish_seed(const std::filesystem::path& input, Frame& frame, FrameReport& report) const;
+  void finish_seed(const std::filesystem::path& input, Frame& frame, FrameReport& report, int bmode_threads) const;
   std::size_t reconstruct_batch_seed(const std::vector<std::filesystem::path>& inputs,
                                      const std::function<void(std::size_t, const FrameReport&)>& done,
                                      const std::function<bool()>& stop);
@@ -206,14 +214,14 @@ class Reconstructor {
   // finish_das on one thread; reconstruct_batch_das runs the three on three threads.
   Frame beamform_das(const std::filesystem::path& input, int frame, FrameReport& report);
   PreparedDas prepare_das_frame(const std::filesystem::path& input, int frame, FrameReport& report) const;
-  Frame finish_das(const std::filesystem::path& input, DasFrame&& das, FrameReport& report) const;
+  Frame finish_das(const std::filesystem::path& input, DasFrame&& das, FrameReport& report, int bmode_threads) const;
   std::size_t reconstruct_batch_das(const std::vector<BatchInput>& inputs,
                                     const std::function<void(std::size_t, const FrameReport&)>& done,
                                     const std::function<bool()>& stop);
-  // ...and writing it: png, npy, json, atomically; a failure removes what was written.
-  std::vector<std::filesystem::path> write_frame(const Targets& targets, Frame& frame,
-                                                 FrameReport& report,
-                                                 std::chrono::steady_clock::time_point start) const;
+  // ...and writing it: png, npy, json under hidden staged names (a failure drops what was
+  // written), put in place by io::commit_staged (all or none) at the frame's turn.
+  std::vector<io::StagedFile> stage_outputs(const Targets& targets, Frame& frame, FrameReport& report,
+                                            std::chrono::steady_clock::time_point start) const;
   std::string last_backend_;  // general models: the backend of the last frame
 
   std::unique_ptr<SeedBackend> backend_;  // seed model only
