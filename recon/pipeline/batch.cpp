@@ -19,14 +19,10 @@
 // thread itself (not of an input) closes the channels, so that no stage waits for ever, and is
 // rethrown to the caller once all three have ended.
 #include <algorithm>
-#include <atomic>
-#include <condition_variable>
 #include <deque>
 #include <exception>
 #include <filesystem>
-#include <mutex>
 #include <optional>
-#include <tuple>
 #include <thread>
 #include <vector>
 
@@ -38,8 +34,8 @@
 namespace fs = std::filesystem;
 
 namespace usrecon::recon {
-namespace {
 
+// The stages' parts (batch_stages.hpp).
 using detail::Channel;
 using detail::Clock;
 using detail::CloseOnExit;
@@ -50,8 +46,6 @@ using detail::release_queued;
 using detail::run_stage;
 using detail::run_writers;
 using detail::seconds_since;
-
-}  // namespace
 
 int Reconstructor::writer_threads() const {
   if (options_.writers > 0) return options_.writers;
