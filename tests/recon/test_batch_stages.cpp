@@ -142,7 +142,9 @@ TEST(ReconBatchStages, WritersCommitAndReportInInputOrderWhateverOrderTheWritesE
     EXPECT_TRUE(log.released.empty());
     EXPECT_TRUE(std::all_of(ok_when_reported.begin(), ok_when_reported.end(), [](bool b) { return b; }));
     EXPECT_TRUE(std::all_of(committed_when_reported.begin(), committed_when_reported.end(), [](bool b) { return b; }));
-    if (writers > 1) EXPECT_NE(log.written, iota(n)) << "the writes never overlapped: the test proves nothing";
+    if (writers > 1) {
+      EXPECT_NE(log.written, iota(n)) << "the writes never overlapped: the test proves nothing";
+    }
   }
 }
 
@@ -166,7 +168,9 @@ TEST(ReconBatchStages, NothingIsCommittedPastAFailedReport) {
     EXPECT_THROW(failure.rethrow(), std::runtime_error);
     EXPECT_EQ(log.reported, iota(3));
     EXPECT_EQ(log.committed, iota(3));  // job 2 was committed before its report threw
-    if (writers > 1) EXPECT_GT(log.written.size(), 3u) << "no later job was written meanwhile";
+    if (writers > 1) {
+      EXPECT_GT(log.written.size(), 3u) << "no later job was written meanwhile";
+    }
     // Every job is accounted for once: reported, or released (by a writer or as never taken).
     std::vector<std::size_t> all = log.reported;
     all.insert(all.end(), log.released.begin(), log.released.end());
