@@ -3,10 +3,12 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <bit>
 #include <atomic>
 #include <chrono>
 #include <cmath>
 #include <complex>
+#include <cstdint>
 #include <cstring>
 #include <fstream>
 #include <limits>
@@ -169,6 +171,43 @@ TEST(ReconBmode, LogCompressionIsItsDefinitionPixelForPixel) {
   for (const double range : {1.0, 40.0, 60.0, 97.5}) {
     for (const double gain : {0.0, -6.0, 10.0}) {
       EXPECT_EQ(recon::log_compress(env, nx, nz, range, gain, 2), reference_log_compress(env, nx, nz, range, gain))
+          << "range " << range << " gain " << gain;
+    }
+  }
+}
+
+// Where the definition changes level: for every level k the least double whose level is k,
+// found by bisection on the reference itself, with its neighbours a few ulps and a relative
+// 1e-10 and 1e-8 either side, at ranges from 1 to 500 dB and with gains. Values this close to a
+// level's edge are where a compression that does not evaluate the definition could round the
+// other way.
+TEST(ReconBmode, LogCompressionAtEveryLevelsEdgeIsItsDefinition) {
+  const double peak = 3.7e5;
+  auto level = [&](double v, double range, double gain) {
+    const std::vector<double> one = {peak, v};
+    return reference_log_compress(one, 2, 1, range, gain)[1];
+  };
+  for (const double range : {1.0, 60.0, 97.5, 500.0}) {
+    for (const double gain : {0.0, -6.0, 10.0}) {
+      std::vector<double> env = {peak};
+      for (int k = 1; k < 256; ++k) {
+        // Bisection over the ordered bit patterns of [0, peak] for the least v with level >= k.
+        std::uint64_t lo = 0, hi = std::bit_cast<std::uint64_t>(peak);
+        if (level(peak, range, gain) < k) continue;  // not reached below the peak
+        while (lo + 1 < hi) {
+          const std::uint64_t mid = lo + (hi - lo) / 2;
+          (level(std::bit_cast<double>(mid), range, gain) >= k ? hi : lo) = mid;
+        }
+        const double edge = std::bit_cast<double>(hi);
+        for (int ulps = -3; ulps <= 3; ++ulps) env.push_back(std::bit_cast<double>(hi + std::int64_t(ulps)));
+        for (const double rel : {1e-10, 1e-8}) {
+          env.push_back(edge * (1.0 - rel));
+          env.push_back(edge * (1.0 + rel));
+        }
+      }
+      std::erase_if(env, [&](double v) { return !(v <= peak); });
+      const int nx = int(env.size());
+      EXPECT_EQ(recon::log_compress(env, nx, 1, range, gain, 1), reference_log_compress(env, nx, 1, range, gain))
           << "range " << range << " gain " << gain;
     }
   }
