@@ -195,8 +195,12 @@ StagedFile::StagedFile(std::filesystem::path target)
 }
 
 StagedFile::StagedFile(StagedFile&& other) noexcept
-    : target_(std::move(other.target_)), path_(std::move(other.path_)), committed_(other.committed_) {
+    : target_(std::move(other.target_)),
+      path_(std::move(other.path_)),
+      written_(other.written_),
+      committed_(other.committed_) {
   other.path_.clear();  // the moved-from object owns no staged file
+  other.written_ = false;
 }
 
 StagedFile& StagedFile::operator=(StagedFile&& other) noexcept {
@@ -204,8 +208,10 @@ StagedFile& StagedFile::operator=(StagedFile&& other) noexcept {
     discard();
     target_ = std::move(other.target_);
     path_ = std::move(other.path_);
+    written_ = other.written_;
     committed_ = other.committed_;
     other.path_.clear();
+    other.written_ = false;
   }
   return *this;
 }
@@ -213,10 +219,12 @@ StagedFile& StagedFile::operator=(StagedFile&& other) noexcept {
 StagedFile::~StagedFile() { discard(); }
 
 void StagedFile::write(std::span<const std::byte> bytes) {
-  if (path_.empty() || committed_)
+  if (path_.empty() || written_)
     throw OutputError("output file " + quoted(target_) + " cannot be written: its staged file is " +
-                      (committed_ ? "committed" : "discarded") + " already");
+                      (committed_ ? "committed" : written_ ? "written" : "discarded") + " already");
+  // A file of that name that is not ours (EEXIST) is refused by the create and never unlinked.
   write_synced_new_file(path_, target_, bytes);
+  written_ = true;
 }
 
 void StagedFile::write(std::string_view text) {
@@ -225,7 +233,7 @@ void StagedFile::write(std::string_view text) {
 
 void StagedFile::rename_into_place() {
   if (committed_) return;
-  if (path_.empty()) throw OutputError("output file " + quoted(target_) + " has no staged file to commit");
+  if (!written_) throw OutputError("output file " + quoted(target_) + " has nothing staged to commit");
   if (::rename(path_.c_str(), target_.c_str()) != 0) {
     const int error_number = errno;
     const OutputError error("output file " + quoted(target_) + " cannot be put in place: rename of " +
@@ -240,8 +248,9 @@ void StagedFile::commit() { commit_staged(std::span<StagedFile>(this, 1)); }
 
 void StagedFile::discard() noexcept {
   if (committed_ || path_.empty()) return;
-  ::unlink(path_.c_str());  // ENOENT when nothing was written yet: nothing to do
+  if (written_) ::unlink(path_.c_str());  // only a file this object created
   path_.clear();
+  written_ = false;
 }
 
 std::vector<std::filesystem::path> commit_staged(std::span<StagedFile> files) {
@@ -253,6 +262,7 @@ std::vector<std::filesystem::path> commit_staged(std::span<StagedFile> files) {
                         " cannot be written: a directory of that name is in the way");
   }
   std::vector<std::filesystem::path> committed;
+  committed.reserve(files.size());  // no allocation between a rename and its record
   try {
     for (StagedFile& file : files) {
       if (file.committed()) continue;

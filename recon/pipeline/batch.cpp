@@ -347,8 +347,11 @@ std::size_t Reconstructor::reconstruct_batch_seed(
     drain_in_flight();
     throw;
   }
-  drain_in_flight();  // empty unless the writer went away
+  // Closed before the joins: when the writers went away (`writing` false) the reader may still be
+  // reading, or waiting in slots.take() for a slot that only close() gives it.
+  slots.close();
   parsed.close();
+  drain_in_flight();  // empty unless the writer went away
   beamformed.close();
   reader.join();
   writer.join();

@@ -201,7 +201,7 @@ void run_writers(int writers, Channel<Job>& beamformed, Reports& reports, FirstF
   std::mutex take_mutex, turn_mutex;
   std::condition_variable turn;
   std::size_t next_ticket = 0, next_report = 0;
-  bool broken = false;  // guarded by turn_mutex
+  std::atomic<bool> broken = false;  // set under turn_mutex (the turn waits read it there)
   auto writer = [&] {
     for (;;) {
       std::optional<Job> job;
@@ -213,7 +213,7 @@ void run_writers(int writers, Channel<Job>& beamformed, Reports& reports, FirstF
         ticket = next_ticket++;
       }
       bool written = false;
-      if (!reports.abandoned() && job->report.error.empty()) {
+      if (!reports.abandoned() && !broken && job->report.error.empty()) {
         try {
           write(*job);
           written = true;
@@ -257,15 +257,20 @@ void run_writers(int writers, Channel<Job>& beamformed, Reports& reports, FirstF
   };
   run_stage(failure, beamformed, [&] {
     std::vector<std::jthread> others;
-    for (int w = 1; w < writers; ++w) {
-      others.emplace_back([&] {
-        try {
-          writer();
-        } catch (...) {
-          failure.record(std::current_exception());
-          break_off();
-        }
-      });
+    try {
+      for (int w = 1; w < writers; ++w) {
+        others.emplace_back([&] {
+          try {
+            writer();
+          } catch (...) {
+            failure.record(std::current_exception());
+            break_off();
+          }
+        });
+      }
+    } catch (...) {  // a thread could not be started: the ones that were stop at once
+      break_off();
+      throw;
     }
     try {
       writer();

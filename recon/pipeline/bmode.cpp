@@ -56,17 +56,25 @@ std::uint8_t level_by_definition(double v, double peak, double range_db, double 
 // within a relative 1e-9 of either threshold the floating-point definition may round either
 // way, so it decides (level_by_definition); elsewhere its errors (a few ulps of y, where the
 // margin is at least 255 * 20 / (range ln 10) * 1e-9 in y) cannot move it across a level, and
-// the candidate is its value. Values that are not positive normal numbers (zeros, subnormals,
-// NaN) go through the definition, and so does everything when a threshold is not a normal
-// number (ranges of hundreds of dB below a tiny peak).
+// the candidate is its value. Values that are not positive finite normal numbers (zeros,
+// subnormals, infinities, NaN) go through the definition, and so does everything when a
+// threshold or its ratio to the peak is not a normal number (ranges of hundreds of dB, a peak
+// near the ends of the double range) or the range is absurd (below 1e-300 or past 1e6 dB).
 class LevelTable {
  public:
   LevelTable(double peak, double range_db, double gain_db) : peak_(peak), range_db_(range_db), gain_db_(gain_db) {
     constexpr double kMargin = 1e-9;
+    constexpr double kMin = std::numeric_limits<double>::min(), kMax = std::numeric_limits<double>::max();
+    // The definition works on v / peak: where that ratio, or a threshold, is not a normal number
+    // its rounding is not the table's. Ranges and gains past 1e6 dB are refused too: there the
+    // definition's own error in y nears the band's margin.
+    usable_ = range_db + std::abs(gain_db) <= 1e6;
     for (int k = 1; k < 256; ++k) {
       const double db = (k - 0.5) * range_db / 255.0 - range_db - gain_db;
-      threshold_[k] = peak * std::pow(10.0, db / 20.0);
-      if (!(threshold_[k] >= std::numeric_limits<double>::min() * 1e3)) usable_ = false;  // also NaN
+      const double ratio = std::pow(10.0, db / 20.0);
+      threshold_[k] = peak * ratio;
+      if (!(ratio >= kMin * 1e3 && ratio <= kMax / 1e3)) usable_ = false;  // also NaN
+      if (!(threshold_[k] >= kMin * 1e3 && threshold_[k] <= kMax / 1e3)) usable_ = false;
     }
     threshold_[0] = -INFINITY;
     threshold_[256] = INFINITY;
@@ -80,6 +88,8 @@ class LevelTable {
     // range) / range.
     slope_ = 255.0 * 20.0 * std::log10(2.0) / range_db;
     offset_ = 255.0 * (gain_db + range_db - 20.0 * std::log10(peak)) / range_db;
+    // y must be finite for its conversion to int (a range of 1e-305 dB overflows both).
+    if (!(std::abs(slope_) * 1100.0 <= kMax && std::abs(offset_) <= kMax / 2)) usable_ = false;
     for (int i = 0; i < 256; ++i) {
       const double centre = 1.0 + (i + 0.5) / 256.0;
       inverse_centre_[i] = 1.0 / centre;
@@ -88,7 +98,7 @@ class LevelTable {
   }
 
   std::uint8_t level(double v) const {
-    if (!usable_ || !(v >= std::numeric_limits<double>::min()))
+    if (!usable_ || !(v >= std::numeric_limits<double>::min() && v <= std::numeric_limits<double>::max()))
       return level_by_definition(v, peak_, range_db_, gain_db_);
     const std::uint64_t bits = std::bit_cast<std::uint64_t>(v);
     const int exponent = int(bits >> 52) - 1023;  // v is positive and normal
@@ -107,7 +117,7 @@ class LevelTable {
 
  private:
   double peak_, range_db_, gain_db_;
-  bool usable_ = true;
+  bool usable_ = true;  // false: every value goes through the definition
   // threshold_[k], k = 1..255: the least v of level k; threshold_[0] = -inf, threshold_[256] =
   // +inf end the search. low_[k], high_[k]: where level k is certain.
   double threshold_[257], low_[256], high_[256];

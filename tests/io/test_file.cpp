@@ -239,7 +239,7 @@ TEST_F(IoFile, StagedFileReplacesTheTargetOnlyWhenCommitted) {
   StagedFile staged(target);
   staged.write(std::string_view("new contents"));
   EXPECT_TRUE(contains(message_of<OutputError>([&] { staged.write(std::string_view("again")); }),
-                       "cannot create temporary file"));  // written once
+                       "written already"));  // written once
   EXPECT_EQ(testing::slurp(staged.path()), "new contents");
   staged.commit();
   EXPECT_TRUE(staged.committed());
@@ -248,12 +248,23 @@ TEST_F(IoFile, StagedFileReplacesTheTargetOnlyWhenCommitted) {
                        "committed already"));
   EXPECT_EQ(testing::slurp(target), "new contents");
   EXPECT_EQ(directory_listing(), std::vector<std::string>{"frame.png"});
+}
 
-  // path() is a plain file name: any writer built on write_file_atomic can fill it.
-  StagedFile by_path(dir_ / "by_path.txt");
-  write_file_atomic(by_path.path(), std::string_view("via write_file_atomic"));
-  by_path.commit();
-  EXPECT_EQ(testing::slurp(dir_ / "by_path.txt"), "via write_file_atomic");
+// A file already at the staged name is not the object's: its write is refused, and neither the
+// failed write nor dropping the object removes that file.
+TEST_F(IoFile, StagedFileNeverRemovesAFileItDidNotCreate) {
+  std::filesystem::path squatted;
+  {
+    StagedFile staged(dir_ / "out.json");
+    squatted = staged.path();
+    write_file_atomic(squatted, std::string_view("someone else's"));  // before the object writes
+    const std::string message = message_of<OutputError>([&] { staged.write(std::string_view("{}")); });
+    EXPECT_TRUE(contains(message, (dir_ / "out.json").string()));
+    EXPECT_TRUE(contains(message, "File exists"));
+    EXPECT_TRUE(contains(message_of<OutputError>([&] { staged.commit(); }), "nothing staged"));
+  }
+  EXPECT_EQ(testing::slurp(squatted), "someone else's");
+  EXPECT_FALSE(std::filesystem::exists(dir_ / "out.json"));
 }
 
 TEST_F(IoFile, StagedFileMovesOwnershipAndDiscardsExplicitly) {
@@ -286,7 +297,7 @@ TEST_F(IoFile, StagedFileCommitWithoutContentsFailsNamingTheTarget) {
   StagedFile never_written(target);
   const std::string message = message_of<OutputError>([&] { never_written.commit(); });
   EXPECT_TRUE(contains(message, target.string()));
-  EXPECT_TRUE(contains(message, "No such file or directory"));
+  EXPECT_TRUE(contains(message, "nothing staged to commit"));
   EXPECT_FALSE(never_written.committed());
   EXPECT_EQ(testing::slurp(target), "kept");
   EXPECT_EQ(directory_listing(), std::vector<std::string>{"kept.json"});
@@ -294,7 +305,7 @@ TEST_F(IoFile, StagedFileCommitWithoutContentsFailsNamingTheTarget) {
   StagedFile discarded(target);
   discarded.write(std::string_view("new"));
   discarded.discard();
-  EXPECT_TRUE(contains(message_of<OutputError>([&] { discarded.commit(); }), "no staged file"));
+  EXPECT_TRUE(contains(message_of<OutputError>([&] { discarded.commit(); }), "nothing staged"));
   EXPECT_EQ(testing::slurp(target), "kept");
   EXPECT_THROW(StagedFile(dir_ / ""), OutputError);  // a directory is no target
 }

@@ -182,34 +182,46 @@ TEST(ReconBmode, LogCompressionIsItsDefinitionPixelForPixel) {
 // level's edge are where a compression that does not evaluate the definition could round the
 // other way.
 TEST(ReconBmode, LogCompressionAtEveryLevelsEdgeIsItsDefinition) {
-  const double peak = 3.7e5;
-  auto level = [&](double v, double range, double gain) {
-    const std::vector<double> one = {peak, v};
-    return reference_log_compress(one, 2, 1, range, gain)[1];
+  struct Case {
+    double peak, range, gain;
   };
-  for (const double range : {1.0, 60.0, 97.5, 500.0}) {
-    for (const double gain : {0.0, -6.0, 10.0}) {
-      std::vector<double> env = {peak};
-      for (int k = 1; k < 256; ++k) {
-        // Bisection over the ordered bit patterns of [0, peak] for the least v with level >= k.
-        std::uint64_t lo = 0, hi = std::bit_cast<std::uint64_t>(peak);
-        if (level(peak, range, gain) < k) continue;  // not reached below the peak
-        while (lo + 1 < hi) {
-          const std::uint64_t mid = lo + (hi - lo) / 2;
-          (level(std::bit_cast<double>(mid), range, gain) >= k ? hi : lo) = mid;
-        }
-        const double edge = std::bit_cast<double>(hi);
-        for (int ulps = -3; ulps <= 3; ++ulps) env.push_back(std::bit_cast<double>(hi + std::int64_t(ulps)));
-        for (const double rel : {1e-10, 1e-8}) {
-          env.push_back(edge * (1.0 - rel));
-          env.push_back(edge * (1.0 + rel));
-        }
+  std::vector<Case> cases;
+  for (const double range : {1.0, 60.0, 97.5, 500.0})
+    for (const double gain : {0.0, -6.0, 10.0}) cases.push_back({3.7e5, range, gain});
+  // Where v / peak or a threshold leaves the normal numbers, and absurd ranges and gains (the
+  // review's cases: a subnormal ratio at 6400 dB below a peak of 1e300 or at a gain of 6340 dB,
+  // a range of 1e-306 dB whose slope overflows).
+  cases.insert(cases.end(), {{1e300, 6400.0, 0.0}, {3.7e5, 60.0, 6340.0}, {100.0, 1e-306, 0.0},
+                             {1e-300, 60.0, 0.0}, {1e-300, 500.0, -6.0}, {1e-300, 2e6, 0.0}});
+  for (const Case& c : cases) {
+    auto level = [&](double v) {
+      const std::vector<double> one = {c.peak, v};
+      return reference_log_compress(one, 2, 1, c.range, c.gain)[1];
+    };
+    std::vector<double> env = {c.peak};
+    for (int k = 1; k < 256; ++k) {
+      if (level(c.peak) < k) break;  // not reached below the peak
+      // Bisection over the ordered bit patterns of [0, peak] for the least v with level >= k.
+      std::uint64_t lo = 0, hi = std::bit_cast<std::uint64_t>(c.peak);
+      if (level(0.0) >= k) continue;
+      while (lo + 1 < hi) {
+        const std::uint64_t mid = lo + (hi - lo) / 2;
+        (level(std::bit_cast<double>(mid)) >= k ? hi : lo) = mid;
       }
-      std::erase_if(env, [&](double v) { return !(v <= peak); });
-      const int nx = int(env.size());
-      EXPECT_EQ(recon::log_compress(env, nx, 1, range, gain, 1), reference_log_compress(env, nx, 1, range, gain))
-          << "range " << range << " gain " << gain;
+      const double edge = std::bit_cast<double>(hi);
+      for (int ulps = -3; ulps <= 3; ++ulps) env.push_back(std::bit_cast<double>(hi + std::int64_t(ulps)));
+      for (const double rel : {1e-10, 1e-8}) {
+        env.push_back(edge * (1.0 - rel));
+        env.push_back(edge * (1.0 + rel));
+      }
     }
+    std::mt19937 gen(7);
+    std::uniform_real_distribution<double> unit(0.0, 1.0);
+    for (int i = 0; i < 2000; ++i) env.push_back(c.peak * unit(gen));  // and values between
+    std::erase_if(env, [&](double v) { return !(v <= c.peak); });
+    const int nx = int(env.size());
+    EXPECT_EQ(recon::log_compress(env, nx, 1, c.range, c.gain, 1), reference_log_compress(env, nx, 1, c.range, c.gain))
+        << "peak " << c.peak << " range " << c.range << " gain " << c.gain;
   }
 }
 

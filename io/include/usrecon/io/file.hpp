@@ -43,10 +43,11 @@ void write_file_atomic(const std::filesystem::path& path, std::span<const std::b
 void write_file_atomic(const std::filesystem::path& path, std::string_view text);
 
 /// An output written now and put in place later: path() is a hidden name beside target()
-/// (".NAME.tmp-PID-N", unique within and across processes); write() fills it (created new, all
-/// bytes, fsynced), commit() or commit_staged() renames it over target(), atomically. Dropped
-/// (destroyed or discard()ed) before that, whatever was written at path() is removed and
-/// target() is left as it was. A batch writes a frame's outputs ahead of its turn and commits
+/// (".NAME.tmp-PID-N", unique within a process); write() creates it (never over an existing
+/// file), writes all bytes and fsyncs it; commit() or commit_staged() renames it over target(),
+/// atomically. Dropped (destroyed or discard()ed) before that, the file write() created is
+/// removed (and only that: never a file of that name it did not create) and target() is left
+/// as it was. A batch writes a frame's outputs ahead of its turn and commits
 /// them only when the frame is reported, so that a frame a sequential run would not have
 /// reached never replaces an existing file. Move-only.
 class StagedFile {
@@ -63,8 +64,8 @@ class StagedFile {
   const std::filesystem::path& target() const { return target_; }
   bool committed() const { return committed_; }
 
-  /// Writes the staged file, once. Throws OutputError naming target() (nothing is left at path()
-  /// then), also when the file was written, committed or discarded already.
+  /// Writes the staged file, once. Throws OutputError naming target() (nothing of this write is
+  /// left at path() then), also when the file was written, committed or discarded already.
   void write(std::span<const std::byte> bytes);
   void write(std::string_view text);
   /// commit_staged of this file alone.
@@ -76,6 +77,7 @@ class StagedFile {
   friend std::vector<std::filesystem::path> commit_staged(std::span<StagedFile> files);
   void rename_into_place();  // no directory sync: commit_staged syncs once per directory
   std::filesystem::path target_, path_;
+  bool written_ = false;  // write() created path_: ours to remove or rename
   bool committed_ = false;
 };
 
