@@ -2,6 +2,8 @@
 // of baseband IQ data by FFT interpolation and remodulation.
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
+#include <limits>
 #include <numbers>
 #include <opencv2/core.hpp>
 
@@ -65,6 +67,10 @@ AnalyticData analytic_from_baseband(const ChannelData& iq, double fs, int upsamp
       iq.imag.size() != iq.size())
     throw Error("analytic signal of IQ data: I and Q must both match the data's shape");
   if (upsample < 1 || !(fs > 0)) throw Error("analytic signal of IQ data: upsample >= 1 and fs > 0 are needed");
+  // The upsampled channel's length is an int everywhere downstream (AnalyticData, cv::Mat).
+  if (std::int64_t(iq.samples) * upsample > std::numeric_limits<int>::max() / 2)
+    throw Error("analytic signal of IQ data: " + std::to_string(iq.samples) + " samples upsampled " +
+                std::to_string(upsample) + "x are too many for one channel");
   const int n = iq.samples, m = n * upsample;
   AnalyticData out = AnalyticData::zeros(m, iq.elements, iq.transmits);
   const int channels = iq.elements * iq.transmits;

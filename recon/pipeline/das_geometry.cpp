@@ -14,6 +14,10 @@
 namespace usrecon::recon {
 namespace {
 
+// Geometry past this many metres from the array centre is refused (Acquisition::validate,
+// DasProblem::validate).
+constexpr double kMaxExtentM = 1000.0;
+
 void require(bool ok, const std::string& message) {
   if (!ok) throw Error(message);
 }
@@ -97,6 +101,13 @@ void Acquisition::validate(int transmits_in_data) const {
   require(sound_speed > 0 && std::isfinite(sound_speed), "geometry: --sound-speed must be positive");
   require(fs > 0 && std::isfinite(fs), "geometry: --fs must be positive");
   require(std::isfinite(t0), "geometry: --t0 must be a number");
+  // Bounds far past any ultrasound scan that keep every sample position a finite float (the
+  // kernels' delay arithmetic is float; an infinite position would give NaN, not silence):
+  // at most 3 km between any two points, 1e3 s of t0, 1e12 Hz and 1 m/s make 4e15 samples.
+  require(probe.pitch * (probe.elements - 1) <= kMaxExtentM, "geometry: the array spans more than 1 km");
+  require(sound_speed >= 1 && sound_speed <= 1e6, "geometry: --sound-speed must lie between 1 and 1e6 m/s");
+  require(fs <= 1e12, "geometry: --fs must be at most 1e12 Hz");
+  require(std::fabs(t0) <= 1e3, "geometry: --t0 must lie within +-1000 s");
   if (model == Model::PlaneWave) {
     require(!angles.empty(), "plane wave: give the steering angles (--angles-deg)");
     for (double a : angles)
@@ -112,6 +123,8 @@ void Acquisition::validate(int transmits_in_data) const {
     for (std::size_t t = 0; t < source_x.size(); ++t) {
       require(std::isfinite(source_x[t]) && std::isfinite(source_z[t]),
               what + ": virtual source " + std::to_string(t + 1) + " is not a finite position");
+      require(std::fabs(source_x[t]) <= kMaxExtentM && std::fabs(source_z[t]) <= kMaxExtentM,
+              what + ": virtual source " + std::to_string(t + 1) + " lies more than 1 km from the array");
       if (focused)
         require(source_z[t] > 0, "focused waves: focal point " + std::to_string(t + 1) +
                                      " must lie in front of the array (z > 0; sources behind it are --model dw)");
@@ -189,6 +202,11 @@ void DasProblem::validate() const {
           "DAS: a transmit F-number applies to diverging and focused waves (--model dw, fw) only");
   require(samples >= 1, "DAS: the data must hold at least one sample per channel");
   require(grid.nx >= 1 && grid.nz >= 1 && grid.dx > 0 && grid.dz > 0, "DAS: empty or invalid image grid");
+  const auto within = [](double start, double step, int n) {
+    return std::fabs(start) <= kMaxExtentM && std::fabs(start + step * (n - 1)) <= kMaxExtentM;
+  };
+  require(within(grid.x0, grid.dx, grid.nx) && within(grid.z0, grid.dz, grid.nz),
+          "DAS: the image grid reaches more than 1 km from the array");
   require(options.fnumber >= 0 && std::isfinite(options.fnumber), "DAS: --fnumber must be >= 0");
   require(options.tukey_alpha > 0 && options.tukey_alpha <= 1, "DAS: the Tukey alpha must be in (0, 1]");
 }

@@ -221,6 +221,7 @@ ChannelData arrange_channels(const std::vector<double>& values, const std::vecto
   rf.transmits = static_cast<int>(size[2]);
   if (rf.size() != values.size()) throw Error(name + ": array size does not match its shape");
   rf.data.resize(rf.size());
+  std::size_t non_finite = 0;
   for (int t = 0; t < rf.transmits; ++t)
     for (int e = 0; e < rf.elements; ++e) {
       const double* src = values.data() + t * step[2] + e * step[1];
@@ -230,8 +231,23 @@ ChannelData arrange_channels(const std::vector<double>& values, const std::vecto
         for (int s = 0; s < rf.samples; ++s) mean += src[s * step[0]];
         mean /= rf.samples;
       }
-      for (int s = 0; s < rf.samples; ++s) dst[s] = static_cast<float>(src[s * step[0]] - mean);
+      for (int s = 0; s < rf.samples; ++s) {
+        dst[s] = static_cast<float>(src[s * step[0]] - mean);
+        non_finite += !std::isfinite(dst[s]);
+      }
     }
+  // The beamformers take finite samples only: a NaN or infinity times an apodization weight of
+  // zero is NaN in the vector kernels and skipped by the reference, so backends would differ.
+  if (non_finite > 0) {
+    const auto first = std::find_if(rf.data.begin(), rf.data.end(), [](float v) { return !std::isfinite(v); });
+    const std::size_t at = std::size_t(first - rf.data.begin());
+    const std::size_t samples = std::size_t(rf.samples), elements = std::size_t(rf.elements);
+    throw Error(name + ": " + std::to_string(non_finite) + " of " + std::to_string(rf.size()) +
+                " samples are not finite (NaN, infinite, or past float's range); the first is sample " +
+                std::to_string(at % samples) + " of element " + std::to_string(at / samples % elements) +
+                " in transmit " + std::to_string(at / samples / elements) +
+                " (0-based)" + (offset == Offset::Mean ? ", after removing its channel's mean" : ""));
+  }
   return rf;
 }
 

@@ -31,6 +31,22 @@ namespace {
 using test::simulated;
 using test::small_problem;
 
+// The message of the usrecon::Error that f() throws; "" when it throws none.
+template <class F>
+std::string message_of(F f) {
+  try {
+    f();
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+template <class F>
+bool message_contains(F f, const std::string& words) {
+  return message_of(f).find(words) != std::string::npos;
+}
+
 struct Variant {
   Model model;
   Window window;
@@ -447,6 +463,15 @@ TEST(ReconDasAnalytic, BasebandIqBecomesTheAnalyticSignalAtTheUpsampledRate) {
   ChannelData rf = iq;
   rf.imag.clear();
   EXPECT_THROW(analytic_from_baseband(rf, fs, 2), Error);  // I without Q
+  {
+    // A channel whose upsampled length would overflow an int is refused before anything is made.
+    ChannelData long_iq;
+    long_iq.samples = 1 << 24;
+    long_iq.elements = long_iq.transmits = 1;
+    long_iq.data.assign(long_iq.size(), 0.0f);
+    long_iq.imag.assign(long_iq.size(), 0.0f);
+    EXPECT_TRUE(message_contains([&] { analytic_from_baseband(long_iq, fs, 64); }, "too many for one channel"));
+  }
 }
 
 TEST(ReconDasAnalytic, TransmitsDelayedByFractionalSamples) {
@@ -665,6 +690,55 @@ TEST(ReconDasDelay, CudaKernelNamesRoundTrip) {
     EXPECT_EQ(parse_das_cuda_kernel(to_string(k)), k);
   EXPECT_EQ(to_string(DasCudaKernel::TransmitBlocked), "transmit-blocked");
   EXPECT_THROW(parse_das_cuda_kernel("fastest"), Error);
+}
+
+// Geometry past any scan is refused: with it a sample position could overflow the kernels' float
+// arithmetic to infinity, and an infinite position is NaN in the vector kernels' linear
+// interpolation where the reference gives silence (a review found a grid at z = 1e20 m).
+TEST(ReconDasGeometry, GeometryPastAnyScanIsRefused) {
+  for (Model model : {Model::PlaneWave, Model::SyntheticAperture, Model::DivergingWave, Model::FocusedWave}) {
+    SCOPED_TRACE(to_string(model));
+    const DasProblem good = small_problem(model);
+    EXPECT_NO_THROW(good.validate());
+    auto refused = [&](auto change, const char* words) {
+      DasProblem p = good;
+      change(p);
+      EXPECT_TRUE(message_contains([&] { p.validate(); }, words)) << words;
+    };
+    refused([](DasProblem& p) { p.grid.z0 = 1e20; }, "more than 1 km");
+    refused([](DasProblem& p) { p.grid.x0 = -2e3; }, "more than 1 km");
+    refused([](DasProblem& p) { p.grid.dz = 1e3; }, "more than 1 km");  // the far end
+    refused([](DasProblem& p) { p.acquisition.probe.pitch = 40.0; }, "spans more than 1 km");  // 31 gaps
+    refused([](DasProblem& p) { p.acquisition.sound_speed = 0.5; }, "between 1 and 1e6");
+    refused([](DasProblem& p) { p.acquisition.fs = 1e13; }, "at most 1e12");
+    refused([](DasProblem& p) { p.acquisition.t0 = -2e3; }, "within +-1000 s");
+    if (has_virtual_sources(model))
+      refused([](DasProblem& p) { p.acquisition.source_z[0] *= 1e6; }, "more than 1 km from the array");
+  }
+}
+
+// Channel data that are not finite floats are refused where they are read, naming how many and
+// the first (0-based sample, element, transmit), also a double past float's range.
+TEST(ReconDasInput, NonFiniteSamplesAreRefusedWithThePlaceOfTheFirst) {
+  std::vector<double> values(4 * 3 * 2, 1.0);  // MATLAB [4 samples x 3 elements x 2 transmits]
+  auto at = [](int s, int e, int t) { return std::size_t(s + 4 * (e + 3 * t)); };
+  EXPECT_NO_THROW(arrange_channels(values, {4, 3, 2}, true, "", Offset::None, "x.mat"));
+  values[at(2, 1, 1)] = std::nan("");
+  values[at(3, 2, 1)] = INFINITY;
+  const std::string two = message_of([&] { arrange_channels(values, {4, 3, 2}, true, "", Offset::None, "x.mat"); });
+  EXPECT_NE(two.find("x.mat: 2 of 24 samples are not finite"), std::string::npos) << two;
+  EXPECT_NE(two.find("the first is sample 2 of element 1 in transmit 1"), std::string::npos) << two;
+  values[at(2, 1, 1)] = 1.0;
+  values[at(3, 2, 1)] = 1.0;
+  values[at(0, 0, 0)] = 1e39;  // finite in double, infinite in float
+  const std::string big = message_of([&] { arrange_channels(values, {4, 3, 2}, true, "", Offset::None, "x.mat"); });
+  EXPECT_NE(big.find("1 of 24 samples"), std::string::npos) << big;
+  EXPECT_NE(big.find("sample 0 of element 0 in transmit 0"), std::string::npos) << big;
+  // With the mean removed a NaN spreads over its channel: all four samples, after the mean.
+  values[at(0, 0, 0)] = std::nan("");
+  const std::string mean = message_of([&] { arrange_channels(values, {4, 3, 2}, true, "", Offset::Mean, "x.mat"); });
+  EXPECT_NE(mean.find("4 of 24 samples"), std::string::npos) << mean;
+  EXPECT_NE(mean.find("after removing its channel's mean"), std::string::npos) << mean;
 }
 
 }  // namespace

@@ -91,7 +91,9 @@ ChannelData read_channel_data(const std::filesystem::path& path, const ChannelIn
 int count_frames(const std::filesystem::path& path, const ChannelInput& input);
 
 /// Rearranges an array into ChannelData: dims in the order named by `layout`, values with the
-/// first axis fastest (column_major) or the last axis fastest (C order).
+/// first axis fastest (column_major) or the last axis fastest (C order). Throws Error when a
+/// sample is not finite as a float (NaN, infinite, or past float's range), saying how many and
+/// where the first is: the beamformers take finite samples only.
 ChannelData arrange_channels(const std::vector<double>& values, const std::vector<std::size_t>& dims,
                              bool column_major, std::string_view layout, Offset offset,
                              const std::string& name);

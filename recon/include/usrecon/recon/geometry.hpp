@@ -109,7 +109,9 @@ struct DasOptions {
 /// (transmit-major, then receive element, samples contiguous).
 struct ChannelData {
   int samples = 0, elements = 0, transmits = 0;
-  std::vector<float> data;  ///< RF, or for baseband IQ data the I part: data[(t * elements + e) * samples + s]
+  /// RF, or for baseband IQ data the I part: data[(t * elements + e) * samples + s]. Finite
+  /// (read_channel_data refuses others): the backends' images of a NaN or infinite sample differ.
+  std::vector<float> data;
   /// Baseband IQ data only (empty for RF): the Q part, laid out like `data`; the samples are
   /// s_bb(t) = s_analytic(t) exp(-j 2 pi modulation_frequency t) at t = iq_time0 + s / fs.
   std::vector<float> imag;
