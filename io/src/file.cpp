@@ -261,23 +261,46 @@ std::vector<std::filesystem::path> commit_staged(std::span<StagedFile> files) {
       throw OutputError("output file " + quoted(file.target()) +
                         " cannot be written: a directory of that name is in the way");
   }
+  // The files about to be replaced, kept under a second, hidden name (a hard link) until every
+  // rename is done, so that a rename failing after others restores them. Best effort: where the
+  // file system has no hard links, a failed rename loses the files replaced before it.
+  std::vector<std::filesystem::path> backups(files.size());
+  for (std::size_t k = 0; k < files.size(); ++k) {
+    if (files[k].committed()) continue;
+    const std::filesystem::path backup = temp_path_for(files[k].target());
+    if (::link(files[k].target().c_str(), backup.c_str()) == 0) backups[k] = backup;
+  }
+  const auto drop_backups = [&] {
+    for (const std::filesystem::path& backup : backups)
+      if (!backup.empty()) ::unlink(backup.c_str());
+  };
   std::vector<std::filesystem::path> committed;
   committed.reserve(files.size());  // no allocation between a rename and its record
+  std::size_t k = 0;
   try {
-    for (StagedFile& file : files) {
-      if (file.committed()) continue;
-      file.rename_into_place();
-      committed.push_back(file.target());
+    for (; k < files.size(); ++k) {
+      if (files[k].committed()) continue;
+      files[k].rename_into_place();
+      committed.push_back(files[k].target());
     }
   } catch (...) {
     // A rename failed otherwise (in practice: the directory went away). All or none: what was
-    // put in place is removed again; the rest is dropped by its owner.
-    for (const std::filesystem::path& target : committed) {
-      std::error_code ec;
-      std::filesystem::remove(target, ec);
+    // put in place is taken back, the file it replaced restored where there is one; the rest is
+    // dropped by its owner.
+    for (std::size_t done = 0; done < k; ++done) {
+      if (!files[done].committed()) continue;
+      const std::filesystem::path& target = files[done].target();
+      if (backups[done].empty() || ::rename(backups[done].c_str(), target.c_str()) != 0) {
+        std::error_code ec;
+        std::filesystem::remove(target, ec);
+      } else {
+        backups[done].clear();  // renamed back: nothing left to drop
+      }
     }
+    drop_backups();
     throw;
   }
+  drop_backups();
   // The renames' directory entries to disk: once per directory, not once per file.
   std::vector<std::filesystem::path> directories;
   for (const std::filesystem::path& target : committed) {

@@ -330,20 +330,28 @@ TEST_F(IoFile, CommitStagedIsAllOrNone) {
   frame.clear();
   EXPECT_EQ(directory_listing(), (std::vector<std::string>{"a.json", "a.npy", "a.png"}));
 
-  // Two directories; the second vanishes (with its staged file) before the commit.
+  // Two directories; the second vanishes (with its staged file) before the commit. The first
+  // rename is taken back: a new file removed, a replaced one restored with its contents.
   const auto first = dir_ / "first", second = dir_ / "second";
   std::filesystem::create_directories(first);
   std::filesystem::create_directories(second);
+  write_file_atomic(first / "older.png", std::string_view("older"));
   std::vector<StagedFile> spread;
   spread.emplace_back(first / "b.png");
   spread.back().write(std::string_view("b"));
+  spread.emplace_back(first / "older.png");
+  spread.back().write(std::string_view("newer"));
   spread.emplace_back(second / "b.json");
   spread.back().write(std::string_view("{}"));
   std::filesystem::remove_all(second);
   const std::string vanished = message_of<OutputError>([&] { commit_staged(spread); });
   EXPECT_TRUE(contains(vanished, (second / "b.json").string()));
   EXPECT_FALSE(std::filesystem::exists(first / "b.png")) << "the first rename was not taken back";
-  EXPECT_TRUE(std::filesystem::is_empty(first));
+  EXPECT_EQ(testing::slurp(first / "older.png"), "older") << "the replaced file was not restored";
+  std::vector<std::string> left;
+  for (const auto& entry : std::filesystem::directory_iterator(first)) left.push_back(entry.path().filename());
+  EXPECT_EQ(left, std::vector<std::string>{"older.png"});  // no backup or staged file left
+  std::filesystem::remove(first / "older.png");
 
   std::vector<StagedFile> fine;
   for (const char* name : {"c.png", "c.json"}) {

@@ -83,9 +83,10 @@ class StagedFile {
 
 /// Puts staged files in place, all or none, in order: renames each over its target, then
 /// flushes the directory entries (one fsync per directory). Refuses before any rename when a
-/// target is a directory. If a rename fails all the same, the targets already renamed are
-/// removed again (an existing file they replaced is lost then: only a directory that changes
-/// under the run gets there). Throws OutputError naming the target; returns the targets.
+/// target is a directory. If a rename fails all the same, the targets already renamed are taken
+/// back: the files they replaced come back (kept meanwhile as hard links under hidden names;
+/// where the file system has no hard links they are lost), new ones are removed. Throws
+/// OutputError naming the target; returns the targets.
 std::vector<std::filesystem::path> commit_staged(std::span<StagedFile> files);
 
 }  // namespace usrecon::io
