@@ -37,7 +37,9 @@ std::filesystem::path temp_path_for(const std::filesystem::path& target) {
   const std::uint64_t serial = temp_file_counter.fetch_add(1, std::memory_order_relaxed);
   // Built by appending: GCC 12 gives a false -Wrestrict warning for "." + std::string.
   std::string temp_name = ".";
-  temp_name += target.filename().string();
+  // At most 200 bytes of the name: with the suffix a name near the file system's 255-byte limit
+  // would otherwise make the temporary's name too long. Uniqueness comes from the suffix.
+  temp_name += target.filename().string().substr(0, 200);
   temp_name += ".tmp-" + std::to_string(::getpid()) + "-" + std::to_string(serial);
   return target.parent_path() / temp_name;
 }

@@ -47,6 +47,23 @@ using detail::run_stage;
 using detail::run_writers;
 using detail::seconds_since;
 
+// Holds the batch's inputs in Reconstructor::batch_inputs_ while the batch runs: plan_outputs
+// then refuses an output that would replace any of them, not only its own input.
+class BatchInputsGuard {
+ public:
+  template <class Inputs, class PathOf>
+  BatchInputsGuard(Reconstructor& owner, const Inputs& inputs, PathOf path_of) : owner_(owner) {
+    for (const auto& input : inputs)
+      if (const auto id = detail::file_identity(path_of(input))) owner_.batch_inputs_.insert(*id);
+  }
+  ~BatchInputsGuard() { owner_.batch_inputs_.clear(); }
+  BatchInputsGuard(const BatchInputsGuard&) = delete;
+  BatchInputsGuard& operator=(const BatchInputsGuard&) = delete;
+
+ private:
+  Reconstructor& owner_;
+};
+
 int Reconstructor::writer_threads() const {
   if (options_.writers > 0) return options_.writers;
   return std::clamp(kernels::hardware_threads() / 4, 1, 4);
@@ -91,6 +108,7 @@ std::size_t Reconstructor::reconstruct_batch(const std::vector<BatchInput>& inpu
 std::size_t Reconstructor::reconstruct_batch_das(const std::vector<BatchInput>& inputs,
                                                  const std::function<void(std::size_t, const FrameReport&)>& done,
                                                  const std::function<bool()>& stop) {
+  const BatchInputsGuard guard(*this, inputs, [](const BatchInput& in) { return in.path; });
   struct Job {
     FrameReport report;
     Targets targets;
@@ -189,6 +207,7 @@ std::size_t Reconstructor::reconstruct_batch_seed(
     const std::vector<fs::path>& inputs,
     const std::function<void(std::size_t, const FrameReport&)>& done,
     const std::function<bool()>& stop) {
+  const BatchInputsGuard guard(*this, inputs, [](const fs::path& path) { return path; });
   struct Job {
     std::size_t index = 0;
     int slot = -1;  // backend slot holding the parsed frame; -1 once released or never taken

@@ -2,6 +2,9 @@
 #include <chrono>
 #include <cstdio>
 #include <system_error>
+#include <utility>
+
+#include <sys/stat.h>
 
 #include "usrecon/io/file.hpp"
 #include "usrecon/io/npy.hpp"
@@ -25,6 +28,12 @@ bool same_file(const fs::path& a, const fs::path& b) {
 }
 
 }  // namespace
+
+std::optional<std::pair<std::uintmax_t, std::uintmax_t>> detail::file_identity(const fs::path& path) {
+  struct ::stat st {};
+  if (::stat(path.c_str(), &st) != 0) return std::nullopt;
+  return std::pair<std::uintmax_t, std::uintmax_t>{std::uintmax_t(st.st_dev), std::uintmax_t(st.st_ino)};
+}
 
 std::uintmax_t input_byte_limit(const seed::Problem& problem) {
   constexpr std::uintmax_t kBytesPerValue = 32, kSlackBytes = std::uintmax_t{1} << 20;
@@ -138,8 +147,12 @@ Reconstructor::Reconstructor(ReconstructOptions options, fs::path out_dir)
   if (options_.model == ReconModel::Seed)
     backend_ = make_seed_backend(options_.backend, options_.problem, options_.threads, &notice_,
                                  options_.precision);
-  else
+  else {
+    // --backend cuda without a usable device is refused now, as the seed model's backend does,
+    // not once per input after each is read.
+    if (options_.backend == BackendKind::Cuda) require_cuda("--backend cuda");
     das_ = std::make_unique<DasBeamformers>(options_.backend, options_.threads, options_.das_cuda_kernel);
+  }
   std::error_code ec;
   fs::create_directories(out_dir_, ec);
   if (ec || !fs::is_directory(out_dir_))
@@ -164,6 +177,11 @@ Reconstructor::Targets Reconstructor::plan_outputs(const fs::path& input, int fr
   for (const fs::path& target : targets) {
     if (same_file(target, input))
       throw Error(input.string() + ": output " + target.string() + " would overwrite the input");
+    if (!batch_inputs_.empty()) {
+      const auto id = detail::file_identity(target);
+      if (id && batch_inputs_.contains(*id))
+        throw Error(input.string() + ": output " + target.string() + " would overwrite another input of this batch");
+    }
     std::error_code ec;
     if (!options_.overwrite && fs::exists(target, ec))
       throw Error(input.string() + ": output " + target.string() +

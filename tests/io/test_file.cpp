@@ -100,6 +100,19 @@ TEST_F(IoFile, AtomicWriteCreatesAndReplaces) {
   EXPECT_EQ(directory_listing(), std::vector<std::string>{"out.txt"});  // no temp left
 }
 
+// A name near the file system's 255-byte limit still gets its temporary (whose name adds a dot
+// and a suffix to the target's): the review found "File name too long" for a 245-byte input.
+TEST_F(IoFile, AtomicWriteOfANameNearTheLengthLimit) {
+  const auto path = dir_ / (std::string(250, 'n') + ".png");
+  write_file_atomic(path, std::string_view("long"));
+  EXPECT_EQ(testing::slurp(path), "long");
+  StagedFile staged(path);
+  staged.write(std::string_view("longer"));
+  staged.commit();
+  EXPECT_EQ(testing::slurp(path), "longer");
+  EXPECT_EQ(directory_listing().size(), 1u);
+}
+
 TEST_F(IoFile, AtomicWriteOfBytesAndEmptyContents) {
   const auto path = dir_ / "bytes.bin";
   const std::vector<std::byte> bytes = {std::byte{0}, std::byte{0xFF}, std::byte{0x0A}};

@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "../test_support.hpp"
+#include "usrecon/kernels/common.hpp"
 #include "usrecon/io/file.hpp"
 #include "usrecon/io/npy.hpp"
 #include "usrecon/recon/compare.hpp"
@@ -193,6 +194,55 @@ TEST_F(CliDas, DirectoryOfChannelDataFilesIsOneBatch) {
   EXPECT_EQ(seed.exit_code, 1);
   EXPECT_NE(seed.output.find("no input files (the directories given hold no *.txt)"), std::string::npos)
       << seed.output;
+}
+
+// What a review found a run would do silently (2026-12-05), each now refused: an input's output
+// replacing another input of the batch, a --report naming one of the run's outputs or lying in a
+// missing directory (found only after the batch before), options the general models ignore, and
+// a NaN pixel step taken for "not given".
+TEST_F(CliDas, OutputsAndReportsNeverReplaceInputsOrEachOther) {
+  ASSERT_FALSE(usrecon_exe().empty()) << "USRECON_EXE is not set";
+  const std::string geometry = " --elements 16 --pitch 0.3e-3 --fs 20e6 --angles-deg -5,0,5 --time-zero center";
+  const fs::path d = dir_ / "d", e = dir_ / "e";
+  fs::create_directories(d);
+  fs::create_directories(e);
+  for (const fs::path& file : {d / "p.npy", e / "p.npy"}) {
+    const auto r = run_usrecon("simulate --model planewave" + geometry + " --samples 300 --point 0,5 -o " + quote(file));
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+  }
+  const std::string d_before = io::read_file(d / "p.npy"), e_before = io::read_file(e / "p.npy");
+  const std::string reconstruct = "reconstruct --model planewave" + geometry + " --z-range 2e-3:8e-3 ";
+  // e/p.npy's raw output would be d/p.npy, the first input.
+  const auto both = run_usrecon(reconstruct + quote(d / "p.npy") + " " + quote(e / "p.npy") + " -o " + quote(d) +
+                                " --save-raw --overwrite");
+  EXPECT_EQ(both.exit_code, 1) << both.output;
+  EXPECT_NE(both.output.find("would overwrite the input"), std::string::npos) << both.output;
+  EXPECT_NE(both.output.find("would overwrite another input of this batch"), std::string::npos) << both.output;
+  EXPECT_EQ(io::read_file(d / "p.npy"), d_before);
+  EXPECT_EQ(io::read_file(e / "p.npy"), e_before);
+
+  const fs::path out = dir_ / "out";
+  expect_usrecon_refused(reconstruct + quote(e / "p.npy") + " -o " + quote(out) + " --report " + quote(out / "p.json"),
+                         "is the output p.json of");
+  EXPECT_FALSE(fs::exists(out / "p.png")) << "the batch ran before the report was refused";
+  expect_usrecon_refused(reconstruct + quote(e / "p.npy") + " -o " + quote(out) + " --report " +
+                             quote(dir_ / "no-such-dir" / "r.json"),
+                         "does not exist");
+  EXPECT_FALSE(fs::exists(out / "p.png")) << "the batch ran before the report was refused";
+
+  const std::string one = reconstruct + quote(e / "p.npy") + " -o " + quote(out);
+  expect_usrecon_refused(one + " --channels 16", "--channels applies to --model seed only");
+  expect_usrecon_refused(one + " --precision single", "--precision applies to --model seed only");
+  expect_usrecon_refused(one + " --tukey-alpha 0.3", "--tukey-alpha applies to --window tukey only");
+  expect_usrecon_refused(one + " --dx nan", "--dx must be a positive number");
+  expect_usrecon_refused(one + " --dz nan", "--dz must be a positive number");
+  expect_usrecon_refused("reconstruct --model sa --elements 16 --pitch 0.3e-3 --fs 20e6 --time-zero center " +
+                             quote(e / "p.npy") + " -o " + quote(out),
+                         "--time-zero applies to plane, diverging and focused waves");
+  if (usrecon::cuda_device_count() == 0)  // refused before any input is read, as the seed model does
+    expect_usrecon_refused(one + " --backend cuda", "--backend cuda: ");
+  EXPECT_FALSE(fs::exists(out / "p.png"));
+  EXPECT_EQ(run_usrecon(one + " --window tukey --tukey-alpha 0.3").exit_code, 0);  // where it applies
 }
 
 // A PICMUS-layout HDF5 file (as `simulate` writes one: /US/US_DATASET0000/data/real

@@ -47,14 +47,31 @@ StopOnSignal::~StopOnSignal() {
 
 int StopOnSignal::signal() const { return received_signal; }
 
-BatchReport::BatchReport(fs::path path, const std::vector<recon::BatchInput>& inputs)
+BatchReport::BatchReport(fs::path path, const std::vector<recon::BatchInput>& inputs, const fs::path& out_dir)
     : path_(std::move(path)), inputs_(inputs) {
   std::error_code ec;
   if (fs::is_directory(path_, ec))
     throw Error("--report " + path_.string() + " is a directory; give a file name");
+  // Checked now, not after the batch: a report that cannot be written would fail the run at its end.
+  const fs::path directory = path_.parent_path().empty() ? fs::path(".") : path_.parent_path();
+  if (!fs::is_directory(directory, ec))
+    throw Error("--report " + path_.string() + ": its directory " + directory.string() + " does not exist");
   for (const recon::BatchInput& input : inputs_) {
     if (fs::exists(path_, ec) && fs::exists(input.path, ec) && fs::equivalent(path_, input.path, ec))
       throw Error("--report " + path_.string() + " is one of the inputs; it would be overwritten");
+  }
+  // Nor one of this run's outputs (the report is written last, over it).
+  const fs::path report = fs::weakly_canonical(path_, ec);
+  const fs::path outputs = fs::weakly_canonical(out_dir, ec);
+  if (report.parent_path() == outputs) {
+    const std::string name = report.filename().string();
+    for (const recon::BatchInput& input : inputs_) {
+      const std::string stem = recon::output_stem(input.path, input.frame);
+      for (const char* ext : {".png", ".json", ".npy"})
+        if (name == stem + ext)
+          throw Error("--report " + path_.string() + " is the output " + name + " of " + input.path.string() +
+                      "; it would replace it");
+    }
   }
 }
 

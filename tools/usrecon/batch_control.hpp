@@ -38,8 +38,10 @@ class StopOnSignal {
 /// long batches.
 class BatchReport {
  public:
-  /// Refuses (usrecon::Error) a path that is a directory or one of the inputs, before any work.
-  BatchReport(std::filesystem::path path, const std::vector<recon::BatchInput>& inputs);
+  /// Refuses (usrecon::Error), before any work, a path that is a directory, lies in a directory
+  /// that does not exist, or names one of the inputs or one of their outputs in out_dir.
+  BatchReport(std::filesystem::path path, const std::vector<recon::BatchInput>& inputs,
+              const std::filesystem::path& out_dir);
 
   void add(const recon::FrameReport& report);
   /// Writes the file atomically (temp file + rename), listing every input; throws io::OutputError.

@@ -112,7 +112,8 @@ json describe(const fs::path& path, const InfoArgs& args) {
     d["values"] = values;
     d["reads_as"] = values == 128 * 2000
                         ? "the seed model (the default) reads it as 128 channels x 2000 samples"
-                        : "not the seed's 128 x 2000 values; --model planewave, sa, dw or fw reads it with --elements, "
+                        : "not the seed's default 128 x 2000 values; the seed model reads it with --channels and "
+                          "--samples (values = channels x samples), --model planewave, sa, dw or fw with --elements, "
                           "--samples and the transmits given (values = elements x transmits x samples)";
     return d;
   }

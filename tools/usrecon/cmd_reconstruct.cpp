@@ -125,7 +125,7 @@ int run(const ReconstructArgs& args) {
     std::fprintf(stderr, "usrecon: %s\n", reconstructor.backend_notice().c_str());
 
   std::optional<BatchReport> batch_report;
-  if (!args.report.empty()) batch_report.emplace(args.report, inputs);
+  if (!args.report.empty()) batch_report.emplace(args.report, inputs, args.out_dir);
 
   Progress progress(inputs.size());
   std::size_t failed = 0;
@@ -201,7 +201,8 @@ Command add_reconstruct(CLI::App& app) {
       ->check(CLI::Range(1.0, 300.0))
       ->capture_default_str();
   app.add_flag("--save-raw", args->options.save_raw,
-               "Also write <stem>.npy: the raw beamformed float64 array [lateral][depth], the seed's out");
+               "Also write <stem>.npy: the raw beamformed array [lateral][depth] (the seed model: float64, "
+               "the seed's out; the general models: complex64 IQ)");
   app.add_option("--report", args->report,
                  "Write a JSON list of every input's status (ok, failed, not_processed), error, "
                  "outputs and stage times to this file (replaced if it exists), also when stopped by Ctrl-C");

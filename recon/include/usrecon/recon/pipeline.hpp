@@ -7,11 +7,13 @@
 #include <filesystem>
 #include <functional>
 #include <mutex>
+#include <set>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <span>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "usrecon/io/file.hpp"
@@ -231,6 +233,10 @@ class Reconstructor {
   // planned, released if it fails. Guarded by stems_mutex_ (the batch plans on its reader thread).
   std::vector<std::string> stems_done_;
   mutable std::mutex stems_mutex_;
+  // (device, inode) of the running batch's inputs, which no output may replace; set before a
+  // batch's threads start and cleared after they end (BatchInputsGuard in batch.cpp).
+  std::set<std::pair<std::uintmax_t, std::uintmax_t>> batch_inputs_;
+  friend class BatchInputsGuard;
 };
 
 }  // namespace usrecon::recon
