@@ -130,6 +130,20 @@ TEST_F(CliReconstruct, CudaBackendRequestFailsClearlyWithoutADevice) {
   EXPECT_FALSE(fs::exists(dir_ / "o" / "one.png"));
 }
 
+// More memory than the machine gives (here: a 4 GB address-space limit against the seed backend's
+// 68 GB of slots for 1024 channels of 2^24 samples) is said in words, not as "std::bad_alloc".
+TEST_F(CliReconstruct, OutOfMemoryIsSaidInWords) {
+#if defined(__SANITIZE_ADDRESS__)
+  GTEST_SKIP() << "AddressSanitizer's allocator aborts on an allocation it cannot serve instead of throwing";
+#endif
+  write_good(dir_ / "one.txt", 3.0);
+  const auto r = run_command("ulimit -v 4000000; " + exe_ + " reconstruct --channels 1024 --samples 16777216 " +
+                             "--backend cpu " + quote(dir_ / "one.txt") + " -o " + quote(dir_ / "o"));
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_NE(r.output.find("usrecon: error: out of memory"), std::string::npos) << r.output;
+  EXPECT_FALSE(fs::exists(dir_ / "o" / "one.png"));
+}
+
 TEST_F(CliReconstruct, UsageErrorsAndHelp) {
   const auto help = run_command(exe_ + " reconstruct --help");
   EXPECT_EQ(help.exit_code, 0);

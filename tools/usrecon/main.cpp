@@ -3,6 +3,7 @@
 
 #include <cstdio>
 #include <exception>
+#include <new>
 
 #include "commands.hpp"
 #include "usrecon/kernels/common.hpp"
@@ -42,6 +43,11 @@ int main(int argc, char** argv) {
     if (metrics->parsed()) return run_metrics();
     if (view->parsed()) return run_view();
     if (info->parsed()) return run_info();
+  } catch (const std::bad_alloc&) {
+    // std::bad_alloc's own text ("std::bad_alloc") says nothing to a user.
+    std::fprintf(stderr, "usrecon: error: out of memory: the inputs or options (--channels, --samples, the image "
+                         "grid, --writers) need more memory than this machine could give\n");
+    return 1;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "usrecon: error: %s\n", e.what());
     return 1;
