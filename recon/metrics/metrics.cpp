@@ -34,6 +34,10 @@ double half_width(std::span<const double> profile, int peak, int dir) {
   return kNaN;
 }
 
+// A pixel index bound (floor or ceil of a position in steps), clamped to [-1, n] before the cast:
+// a search region far beyond the image (a huge radius, a distant point) would not fit an int.
+int clamped_index(double v, int n) { return static_cast<int>(std::clamp(v, -1.0, double(n))); }
+
 }  // namespace
 
 std::vector<double> envelope(const Image& image) { return envelope_of_iq(image.data); }
@@ -46,15 +50,22 @@ double fwhm_samples(std::span<const double> profile, int peak) {
 PointMetrics measure_point(std::span<const double> env, const Grid& g, double x, double z,
                            double search_radius) {
   if (env.size() != g.pixels()) throw Error("metrics: image size does not match its grid");
+  if (!(g.dx > 0) || !(g.dz > 0) || !std::isfinite(g.x0) || !std::isfinite(g.z0))
+    throw Error("metrics: the grid needs finite x0, z0 and positive dx, dz");
+  if (!(search_radius > 0) || !std::isfinite(search_radius))
+    throw Error("metrics: the search radius must be a positive finite number of metres, not " +
+                std::to_string(search_radius));
+  if (!std::isfinite(x) || !std::isfinite(z))
+    throw Error("metrics: the point (" + std::to_string(x) + ", " + std::to_string(z) + ") is not finite");
   PointMetrics m;
   m.true_x = x;
   m.true_z = z;
   int best_x = -1, best_z = -1;
   double best = -1;
-  const int ix0 = std::max(0, int(std::floor((x - search_radius - g.x0) / g.dx)));
-  const int ix1 = std::min(g.nx - 1, int(std::ceil((x + search_radius - g.x0) / g.dx)));
-  const int iz0 = std::max(0, int(std::floor((z - search_radius - g.z0) / g.dz)));
-  const int iz1 = std::min(g.nz - 1, int(std::ceil((z + search_radius - g.z0) / g.dz)));
+  const int ix0 = std::max(0, clamped_index(std::floor((x - search_radius - g.x0) / g.dx), g.nx));
+  const int ix1 = std::min(g.nx - 1, clamped_index(std::ceil((x + search_radius - g.x0) / g.dx), g.nx));
+  const int iz0 = std::max(0, clamped_index(std::floor((z - search_radius - g.z0) / g.dz), g.nz));
+  const int iz1 = std::min(g.nz - 1, clamped_index(std::ceil((z + search_radius - g.z0) / g.dz), g.nz));
   for (int ix = ix0; ix <= ix1; ++ix)
     for (int iz = iz0; iz <= iz1; ++iz) {
       if (std::hypot(g.x(ix) - x, g.z(iz) - z) > search_radius) continue;

@@ -8,6 +8,7 @@
 
 #include "commands.hpp"
 #include "number_fields.hpp"
+#include "same_file.hpp"
 #include "usrecon/io/file.hpp"
 #include "usrecon/io/npy.hpp"
 #include "usrecon/recon/bmode.hpp"
@@ -30,9 +31,23 @@ std::vector<double> numbers(const std::string& text, const std::string& option, 
   return v;
 }
 
+// A truth point or cyst coordinate in metres: "x" as written by the general models' simulate
+// --truth, or "x_mm" in millimetres as the seed model's writes it.
+double metres(const nlohmann::json& item, const std::string& key, const std::string& file) {
+  if (item.contains(key) && item[key].is_number()) return item[key].get<double>();
+  if (item.contains(key + "_mm") && item[key + "_mm"].is_number()) return item[key + "_mm"].get<double>() * 1e-3;
+  throw Error(file + ": a point or cyst has no number \"" + key + "\" (metres) or \"" + key + "_mm\" (millimetres)");
+}
+
 int run(const MetricsArgs& args) {
   const fs::path image_path = args.image;
   const fs::path grid_path = args.grid.empty() ? fs::path(image_path).replace_extension(".json") : fs::path(args.grid);
+  // The JSON written at the end would replace an input (the image, its grid, or the truth).
+  if (!args.output.empty())
+    for (const fs::path& input : {image_path, grid_path, fs::path(args.truth)})
+      if (!input.empty() && same_file(args.output, input))
+        throw Error("-o " + args.output + " is the input " + input.string() +
+                    ": write the metrics to a file of their own");
   const nlohmann::json meta = nlohmann::json::parse(io::read_file(grid_path), nullptr, false);
   if (meta.is_discarded() || !meta.contains("grid"))
     throw Error(grid_path.string() + ": not a JSON file with a \"grid\" object (give --grid)");
@@ -75,8 +90,11 @@ int run(const MetricsArgs& args) {
   if (!args.truth.empty()) {
     const nlohmann::json truth = nlohmann::json::parse(io::read_file(args.truth), nullptr, false);
     if (truth.is_discarded()) throw Error(args.truth + ": not valid JSON");
-    for (const auto& p : truth.value("points", nlohmann::json::array())) points.push_back({p.at("x"), p.at("z")});
-    for (const auto& c : truth.value("cysts", nlohmann::json::array())) cysts.push_back({c.at("x"), c.at("z"), c.at("radius")});
+    if (!truth.is_object()) throw Error(args.truth + ": not a JSON object with \"points\" and/or \"cysts\"");
+    for (const auto& p : truth.value("points", nlohmann::json::array()))
+      points.push_back({metres(p, "x", args.truth), metres(p, "z", args.truth)});
+    for (const auto& c : truth.value("cysts", nlohmann::json::array()))
+      cysts.push_back({metres(c, "x", args.truth), metres(c, "z", args.truth), metres(c, "radius", args.truth)});
   }
   if (points.empty() && cysts.empty()) throw Error("nothing to measure: give --point, --cyst or --truth");
 
@@ -101,7 +119,8 @@ Command add_metrics(CLI::App& app) {
   app.add_option("--grid", args->grid, "JSON with the image's \"grid\" (default: <stem>.json beside the image)");
   app.add_option("--point", args->points, "Point target X,Z in metres (repeatable)");
   app.add_option("--cyst", args->cysts, "Cyst X,Z,RADIUS in metres (repeatable)");
-  app.add_option("--truth", args->truth, "JSON with \"points\" [{x, z}] and \"cysts\" [{x, z, radius}] (as written by simulate --truth)");
+  app.add_option("--truth", args->truth, "JSON with \"points\" [{x, z}] and \"cysts\" [{x, z, radius}] in metres, or x_mm, z_mm in millimetres "
+                 "(as written by simulate --truth, any --model)");
   app.add_option("--search-radius", args->search_radius, "Where to look for each point's maximum, metres")
       ->check(CLI::PositiveNumber)->capture_default_str();
   app.add_option("-o,--output", args->output, "Write the JSON here instead of standard output");

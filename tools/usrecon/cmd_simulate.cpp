@@ -1,5 +1,6 @@
 // usrecon simulate -o FILE --point X_MM,Z_MM ...: the seed's source.txt, or the general models'
 // channel data (NPY, USTB .uff, PICMUS .h5)
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <nlohmann/json.hpp>
@@ -9,6 +10,7 @@
 
 #include "commands.hpp"
 #include "number_fields.hpp"
+#include "same_file.hpp"
 #include "usrecon/io/file.hpp"
 #include "usrecon/io/hdf5.hpp"
 #include "usrecon/io/npy.hpp"
@@ -50,6 +52,13 @@ recon::Scatterer parse_point(const std::string& text) {
   return {values[0], values[1], values.size() == 3 ? values[2] : 1.0};
 }
 
+// Whether the option `name` was given on the command line (not just its default).
+bool given(const SimulateArgs& args, const std::string& name) {
+  if (!args.app) return false;
+  const CLI::Option* opt = args.app->get_option_no_throw(name);
+  return opt && opt->count() > 0;
+}
+
 std::vector<double> millimetres(const std::string& text, const std::string& option, std::size_t n) {
   std::vector<double> v;
   for (double mm : recon::parse_number_list(text, option)) v.push_back(mm * 1e-3);
@@ -63,6 +72,16 @@ int run_das(SimulateArgs& args) {
   recon::DasSimulationOptions& o = args.das;
   recon::Acquisition& acq = o.acquisition;
   acq.model = recon::das_model(recon::parse_model(args.model));
+  // Options of the seed's forward model or of another general model would be silently ignored.
+  if (given(args, "--peak"))
+    throw Error("--peak applies to --model seed only (the general models' data are normalised to a peak of 1)");
+  if (given(args, "--channels"))
+    throw Error("--channels applies to --model seed only (the general models take --elements)");
+  if (acq.model != recon::Model::PlaneWave && given(args, "--angles-deg"))
+    throw Error("--angles-deg applies to --model planewave only");
+  if (acq.model == recon::Model::SyntheticAperture && given(args, "--time-zero"))
+    throw Error("--time-zero applies to --model planewave, dw and fw only (a synthetic-aperture transmit "
+                "is timed from its element's firing)");
   if (acq.model == recon::Model::PlaneWave)
     for (double deg : recon::parse_number_list(args.angles_deg, "--angles-deg"))
       acq.angles.push_back(deg * 3.14159265358979323846 / 180.0);
@@ -90,6 +109,7 @@ int run_das(SimulateArgs& args) {
   o.center_frequency = args.options.center_mhz * 1e6;
   o.cycles = args.options.cycles;
   o.seed = args.options.seed;
+  o.noise = args.options.noise;  // the data peak at 1: noise in output units is relative to the peak
   for (const std::string& text : args.points) {
     const std::vector<double> v = recon::parse_number_list(text, "--point");
     if (v.size() < 2 || v.size() > 3) throw Error("--point '" + text + "': expected X_MM,Z_MM[,AMPLITUDE]");
@@ -150,6 +170,12 @@ int run_das(SimulateArgs& args) {
 }
 
 int run(SimulateArgs& args) {
+  // CLI11's NonNegativeNumber lets NaN through.
+  if (!std::isfinite(args.options.noise)) throw Error("--noise must be a finite number");
+  // The truth written last would replace the channel data just written.
+  if (!args.truth.empty() && same_file(args.output, args.truth))
+    throw Error("--truth " + args.truth + " names the same file as -o " + args.output +
+                ": give the truth JSON a file of its own");
   if (args.model != "seed") {
     for (const fs::path& target : {fs::path(args.output), fs::path(args.truth)}) {
       std::error_code ec;
@@ -164,6 +190,12 @@ int run(SimulateArgs& args) {
       if (opt->get_group() == kGeneralGroup && opt->count() > 0)
         throw Error(opt->get_name() + " applies to the general models (--model planewave, sa, dw or fw); "
                                       "--model seed has the seed's fixed geometry");
+  // The seed writes source.txt text whatever the name: a binary format's extension would mislabel it.
+  const std::string ext = io::lower_extension(args.output);
+  for (const char* binary : {".npy", ".h5", ".hdf5", ".uff", ".mat"})
+    if (ext == binary)
+      throw Error(args.output + ": --model seed writes source.txt text, not " + ext +
+                  " (name the output .txt, or give --model planewave, sa, dw or fw)");
   for (const std::string& text : args.points) args.options.points.push_back(parse_point(text));
   if (args.options.points.empty() && args.options.speckle == 0)
     throw Error("nothing to simulate: give --point and/or --speckle");
@@ -203,13 +235,13 @@ Command add_simulate(CLI::App& app) {
                  "Point target X_MM,Z_MM[,AMPLITUDE]: x lateral from element 0 (seed) or from the "
                  "array centre (planewave, sa, dw, fw), z depth (repeatable)");
   app.add_option("--speckle", o.speckle, "Number of random weak scatterers")->check(CLI::Range(0, 1000000))->capture_default_str();
-  app.add_option("--speckle-amplitude", o.speckle_amplitude, "Amplitude of speckle scatterers (uniform in [-a, a])")->capture_default_str();
-  app.add_option("--noise", o.noise, "White noise standard deviation, in output units")->check(CLI::NonNegativeNumber)->capture_default_str();
+  app.add_option("--speckle-amplitude", o.speckle_amplitude, "Amplitude a of speckle scatterers: uniform in [-a, a] (seed); normal with standard deviation a (planewave, sa, dw, fw)")->capture_default_str();
+  app.add_option("--noise", o.noise, "White noise standard deviation, in output units (seed: of data peaking at --peak; planewave, sa, dw, fw: of data peaking at 1)")->check(CLI::NonNegativeNumber)->capture_default_str();
   app.add_option("--center-mhz", o.center_mhz, "Pulse centre frequency in MHz")->check(CLI::PositiveNumber)->capture_default_str();
   app.add_option("--cycles", o.cycles, "Pulse length (Gaussian envelope FWHM) in cycles")->check(CLI::PositiveNumber)->capture_default_str();
-  app.add_option("--peak", o.peak, "Largest absolute value written")->check(CLI::Range(1.0, 1e9))->capture_default_str();
+  app.add_option("--peak", o.peak, "Largest absolute value written (--model seed only; the general models' data peak at 1)")->check(CLI::Range(1.0, 1e9))->capture_default_str();
   app.add_option("--seed", o.seed, "Random seed for speckle and noise")->capture_default_str();
-  app.add_option("--channels", o.problem.channels, "Channels (= elements)")->check(CLI::Range(1, 1024))->capture_default_str();
+  app.add_option("--channels", o.problem.channels, "Channels (= elements; --model seed only, the general models take --elements)")->check(CLI::Range(1, 1024))->capture_default_str();
   app.add_option("--samples", o.problem.samples, "Samples per channel")->check(CLI::Range(1, 1 << 24))->capture_default_str();
   app.add_option("--truth", args->truth, "Also write the true target positions as JSON");
   app.add_flag("--overwrite", args->overwrite, "Replace existing files");
@@ -223,9 +255,9 @@ Command add_simulate(CLI::App& app) {
   app.add_option("--sound-speed", acq.sound_speed, "Speed of sound, m/s")->check(CLI::PositiveNumber)->capture_default_str()->group(g);
   app.add_option("--fs", acq.fs, "Sampling frequency, Hz")->check(CLI::PositiveNumber)->capture_default_str()->group(g);
   app.add_option("--t0", acq.t0, "Time of sample 0 after the transmit, s")->capture_default_str()->group(g);
-  app.add_option("--angles-deg", args->angles_deg, "Plane-wave angles: START:STEP:STOP or A,B,C")->capture_default_str()->group(g);
+  app.add_option("--angles-deg", args->angles_deg, "Plane-wave angles (--model planewave only): START:STEP:STOP or A,B,C")->capture_default_str()->group(g);
   app.add_option("--time-zero", args->time_zero,
-                 "Plane and diverging waves: t = 0 at the first element's firing (default) or when the wavefront "
+                 "Plane, diverging and focused waves (not sa): t = 0 at the first element's firing (default) or when the wavefront "
                  "crosses the array centre (center: the default, and the only choice, for HDF5 output)")
       ->check(CLI::IsMember({"first-element", "center"}))->group(g);
   app.add_option("--tx-elements", acq.tx_elements, "Synthetic aperture: transmitting elements (default: all)")->delimiter(',')->group(g);

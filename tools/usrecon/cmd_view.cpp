@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "commands.hpp"
+#include "same_file.hpp"
 #include "usrecon/io/file.hpp"
 #include "usrecon/io/png.hpp"
 #include "usrecon/viewer/window.hpp"
@@ -44,6 +45,10 @@ int export_view(const ViewArgs& args, const fs::path& target) {
   const fs::path out = args.export_png;
   if (io::lower_extension(out) != ".png")
     throw Error("--export " + out.string() + ": the output must be a .png file");
+  // Rendering a PNG to itself would replace the picture viewed with its annotated view.
+  if (same_file(out, target))
+    throw Error("--export " + out.string() + " is the file viewed, " + target.string() +
+                ": export to a file of its own");
   if (fs::is_directory(target))
     throw Error(target.string() + ": --export renders one FILE, not a directory");
   const viewer::Frame frame = viewer::load_frame(target);

@@ -26,7 +26,7 @@ struct PointMetrics {
 
 /// Finds the envelope maximum within `search_radius` of (x, z) and measures its -6 dB widths
 /// along depth and across. env[ix * nz + iz] on `grid`. Throws Error when the search region
-/// holds no pixel.
+/// holds no pixel, or the point, the radius (> 0) or the grid is not finite.
 PointMetrics measure_point(std::span<const double> env, const Grid& grid, double x, double z,
                            double search_radius);
 
