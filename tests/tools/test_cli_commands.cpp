@@ -183,4 +183,11 @@ TEST_F(CliCommands, SeedModelRefusesBinaryFormatExtensions) {
   // An existing file of that name is kept, even with --overwrite.
   const fs::path npy = write_image("a");
   expect_refused(seed + quote(npy) + " --overwrite", "--model seed writes source.txt text", npy);
+  // And the other way round: the general models write NPY or HDF5 only under those names.
+  const std::string pw = "simulate --model planewave --elements 8 --angles-deg 0 --samples 50 --point 0,2 -o ";
+  for (const char* name : {"y.txt", "y.dat", "y"}) {
+    expect_refused(pw + quote(dir_ / name), "--model planewave writes NPY (.npy)");
+    EXPECT_FALSE(fs::exists(dir_ / name)) << name;
+  }
+  EXPECT_EQ(run_command(usrecon(pw + quote(dir_ / "y.NPY"))).exit_code, 0);
 }

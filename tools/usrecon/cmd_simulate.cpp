@@ -95,6 +95,10 @@ int run_das(SimulateArgs& args) {
   // (plane waves only); both count time from the wavefront crossing the array centre.
   const bool hdf5 = io::has_hdf5_extension(args.output);
   const bool ustb = hdf5 && io::lower_extension(args.output) == ".uff";
+  // Otherwise NPY, which the name must say: reconstruct takes a file's format from its extension.
+  if (!hdf5 && io::lower_extension(args.output) != ".npy")
+    throw Error(args.output + ": --model " + args.model + " writes NPY (.npy), a USTB UFF file (.uff) or, for "
+                "planewave, a PICMUS file (.h5, .hdf5): name the output so");
   const std::string format = ustb ? "a USTB UFF file" : "a PICMUS file";
   if (hdf5 && !ustb && acq.model != recon::Model::PlaneWave)
     throw Error(args.output + ": HDF5 output is " + format + ", which holds plane waves only");
