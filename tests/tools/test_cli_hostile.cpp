@@ -405,6 +405,26 @@ TEST_F(CliHostile, SigtermStopsLikeCtrlC) {
   interrupt_batch(dir_, good_files(60), args(batch_options()), SIGTERM);
 }
 
+// A signal once the last input has been read stops nothing: the run ends as it would have (exit
+// 0, no "interrupted", every input ok in the report). The signal is sent when the last input's
+// line is printed, while the process still writes its summary and report; should it exit first,
+// the test passes without having tested this (it cannot fail wrongly).
+TEST_F(CliHostile, SignalAfterTheLastInputChangesNothing) {
+  const std::vector<fs::path> inputs = good_files(1);
+  Child child(args(batch_options()), dir_ / "stderr.txt");
+  const auto line = child.next_line();
+  ASSERT_TRUE(line.has_value());
+  ASSERT_TRUE(line->starts_with("[1/1]")) << *line;
+  ::kill(child.pid(), SIGINT);
+  const int code = child.finish().first;
+  const std::string err = slurp(dir_ / "stderr.txt");
+  EXPECT_EQ(code, 0) << err;
+  EXPECT_EQ(err.find("interrupted"), std::string::npos) << err;
+  const nlohmann::json report = nlohmann::json::parse(slurp(dir_ / "report.json"));
+  ASSERT_EQ(report.size(), 1u);
+  EXPECT_EQ(report[0]["status"], "ok");
+}
+
 /// Memory over a long batch: the peak RSS of a 1000-file batch must be that of a 100-file batch,
 /// and the resident set sampled after each file must not grow from file 100 on (each within the
 /// slack of a frame in flight, below).

@@ -132,16 +132,29 @@ int run(const ReconstructArgs& args) {
   double beamform_s = 0.0;
   StageProfile profile;
   const StopOnSignal stop;  // Ctrl-C / SIGTERM: finish the frames already read, then stop
-  const std::size_t processed = reconstructor.reconstruct_batch(
-      inputs,
-      [&](std::size_t idx, const recon::FrameReport& report) {
-        if (!report.ok) ++failed;
-        beamform_s += report.timing_s.value("beamform", 0.0);
-        if (report.ok) profile.add(report.timing_s);
-        progress.done(idx, report);
-        if (batch_report) batch_report->add(report);
-      },
-      [&] { return stop.requested(); });
+  std::size_t processed = 0;
+  try {
+    processed = reconstructor.reconstruct_batch(
+        inputs,
+        [&](std::size_t idx, const recon::FrameReport& report) {
+          if (!report.ok) ++failed;
+          beamform_s += report.timing_s.value("beamform", 0.0);
+          if (report.ok) profile.add(report.timing_s);
+          progress.done(idx, report);
+          if (batch_report) batch_report->add(report);
+        },
+        [&] { return stop.requested(); });
+  } catch (...) {
+    // The batch itself failed (not an input): the report still says what was done and what not.
+    if (batch_report) {
+      try {
+        batch_report->write();
+      } catch (const std::exception& e) {
+        std::fprintf(stderr, "usrecon: error: %s\n", e.what());
+      }
+    }
+    throw;
+  }
   progress.finish();
   const double wall = std::chrono::duration<double>(Clock::now() - start).count();
   const std::size_t ok = processed - failed;
@@ -160,7 +173,8 @@ int run(const ReconstructArgs& args) {
       report_failed = true;
     }
   }
-  if (stop.requested()) {
+  // A signal after the last input was read changed nothing: the run ends as it would have.
+  if (stop.requested() && processed < inputs.size()) {
     std::fprintf(stderr, "usrecon: interrupted after %zu of %zu inputs; the rest were not processed\n",
                  processed, inputs.size());
     return 128 + stop.signal();
