@@ -229,6 +229,22 @@ TEST_F(CliDas, OutputsAndReportsNeverReplaceInputsOrEachOther) {
                              quote(dir_ / "no-such-dir" / "r.json"),
                          "does not exist");
   EXPECT_FALSE(fs::exists(out / "p.png")) << "the batch ran before the report was refused";
+  // A run that fails before any input still leaves its report (here: -o names a file).
+  fs::create_directories(dir_ / "reports");
+  const fs::path not_a_dir = dir_ / "reports" / "file";
+  io::write_file_atomic(not_a_dir, "x");
+  expect_usrecon_refused(reconstruct + quote(e / "p.npy") + " -o " + quote(not_a_dir) + " --report " +
+                             quote(dir_ / "reports" / "r.json"),
+                         "cannot create output directory");
+  const nlohmann::json unrun = nlohmann::json::parse(io::read_file(dir_ / "reports" / "r.json"));
+  ASSERT_EQ(unrun.size(), 1u) << unrun.dump();
+  EXPECT_EQ(unrun[0]["status"], "not_processed");
+  // The output directory the run makes may hold the report.
+  const fs::path fresh = dir_ / "fresh";
+  const auto into_fresh = run_usrecon(reconstruct + quote(e / "p.npy") + " -o " + quote(fresh) + " --report " +
+                                      quote(fresh / "report.json"));
+  EXPECT_EQ(into_fresh.exit_code, 0) << into_fresh.output;
+  EXPECT_TRUE(fs::exists(fresh / "report.json"));
 
   const std::string one = reconstruct + quote(e / "p.npy") + " -o " + quote(out);
   expect_usrecon_refused(one + " --channels 16", "--channels applies to --model seed only");

@@ -53,8 +53,9 @@ BatchReport::BatchReport(fs::path path, const std::vector<recon::BatchInput>& in
   if (fs::is_directory(path_, ec))
     throw Error("--report " + path_.string() + " is a directory; give a file name");
   // Checked now, not after the batch: a report that cannot be written would fail the run at its end.
+  // The output directory itself may not exist yet (the run makes it).
   const fs::path directory = path_.parent_path().empty() ? fs::path(".") : path_.parent_path();
-  if (!fs::is_directory(directory, ec))
+  if (!fs::is_directory(directory, ec) && fs::weakly_canonical(directory, ec) != fs::weakly_canonical(out_dir, ec))
     throw Error("--report " + path_.string() + ": its directory " + directory.string() + " does not exist");
   for (const recon::BatchInput& input : inputs_) {
     if (fs::exists(path_, ec) && fs::exists(input.path, ec) && fs::equivalent(path_, input.path, ec))

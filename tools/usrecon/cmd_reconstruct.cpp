@@ -120,12 +120,30 @@ int run(const ReconstructArgs& args) {
   // --frame all: a multi-frame file is one input per frame from here on.
   const std::vector<recon::BatchInput> inputs = recon::expand_frames(files, options.das.input);
   options.precision = recon::seed::parse_precision(args.precision);
-  recon::Reconstructor reconstructor(options, args.out_dir);
-  if (!reconstructor.backend_notice().empty())
-    std::fprintf(stderr, "usrecon: %s\n", reconstructor.backend_notice().c_str());
-
+  // The report first: a run that fails before any input (no CUDA device for --backend cuda, an
+  // output directory that cannot be made) still leaves one, every input not processed.
   std::optional<BatchReport> batch_report;
   if (!args.report.empty()) batch_report.emplace(args.report, inputs, args.out_dir);
+  // When the run fails as a whole, the report still says what was done and what not; its own
+  // failure is printed, the run's error is the one that ends it.
+  const auto write_report_before_failing = [&] {
+    if (!batch_report) return;
+    try {
+      batch_report->write();
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "usrecon: error: %s\n", e.what());
+    }
+  };
+  std::optional<recon::Reconstructor> made;
+  try {
+    made.emplace(options, args.out_dir);
+  } catch (...) {
+    write_report_before_failing();
+    throw;
+  }
+  recon::Reconstructor& reconstructor = *made;
+  if (!reconstructor.backend_notice().empty())
+    std::fprintf(stderr, "usrecon: %s\n", reconstructor.backend_notice().c_str());
 
   Progress progress(inputs.size());
   std::size_t failed = 0;
@@ -145,14 +163,7 @@ int run(const ReconstructArgs& args) {
         },
         [&] { return stop.requested(); });
   } catch (...) {
-    // The batch itself failed (not an input): the report still says what was done and what not.
-    if (batch_report) {
-      try {
-        batch_report->write();
-      } catch (const std::exception& e) {
-        std::fprintf(stderr, "usrecon: error: %s\n", e.what());
-      }
-    }
+    write_report_before_failing();  // the batch itself failed, not an input
     throw;
   }
   progress.finish();
