@@ -142,24 +142,25 @@ void finish_das_options(const DasArgs& args, recon::ReconstructOptions& options)
   }
   if (options.model != recon::ReconModel::SyntheticAperture && !options.das.acquisition.tx_elements.empty())
     throw Error("--tx-elements applies to --model sa only");
-  // Options that the general models would silently ignore.
-  const auto given_option = [&](const char* name) {
+  // Whether the user gave an option (here or in --config), not just its default.
+  const auto given = [&](const char* name) {
     const CLI::Option* opt = args.app ? args.app->get_option_no_throw(name) : nullptr;
     return opt != nullptr && opt->count() > 0;
   };
+  // Options that the general models would silently ignore.
   for (const char* seed_only : {"--channels", "--precision"})
-    if (given_option(seed_only))
+    if (given(seed_only))
       throw Error(std::string(seed_only) + " applies to --model seed only (the general models take --elements "
                                            "and beamform in float)");
-  if (options.model == recon::ReconModel::SyntheticAperture && given_option("--time-zero"))
+  if (options.model == recon::ReconModel::SyntheticAperture && given("--time-zero"))
     throw Error("--time-zero applies to plane, diverging and focused waves (--model planewave, dw, fw): "
                 "a synthetic-aperture transmit starts when its element fires");
-  if (given_option("--tukey-alpha") && args.window != "tukey")
+  if (given("--tukey-alpha") && args.window != "tukey")
     throw Error("--tukey-alpha applies to --window tukey only");
   // NaN marks a step not given (a default from the geometry); a NaN given is refused, not taken
   // for that.
   for (const auto& [name, step] : {std::pair{"--dx", options.das.grid.dx}, std::pair{"--dz", options.das.grid.dz}})
-    if (given_option(name) && !(step > 0 && std::isfinite(step)))
+    if (given(name) && !(step > 0 && std::isfinite(step)))
       throw Error(std::string(name) + " must be a positive number of metres");
   recon::DasSetup& das = options.das;
   das.options.window = recon::parse_window(args.window);
@@ -206,7 +207,6 @@ void finish_das_options(const DasArgs& args, recon::ReconstructOptions& options)
     throw Error("--sources-x and --sources-z apply to --model dw and fw only");
   }
   // What the user gave (here or in --config) wins over what an input file carries.
-  const auto given = [&](const char* name) { return args.app && args.app->get_option(name)->count() > 0; };
   das.given.elements = given("--elements");
   das.given.pitch = given("--pitch");
   das.given.sound_speed = given("--sound-speed");
