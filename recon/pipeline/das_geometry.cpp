@@ -7,6 +7,7 @@
 #include <string>
 
 #include "usrecon/recon/das.hpp"
+#include "usrecon/recon/das_pipeline.hpp"
 #include "usrecon/recon/delay/planewave.hpp"
 #include "usrecon/recon/delay/virtual_source.hpp"
 #include "usrecon/recon/geometry.hpp"
@@ -95,48 +96,79 @@ int Acquisition::transmits() const {
   return tx_elements.empty() ? probe.elements : static_cast<int>(tx_elements.size());
 }
 
-void Acquisition::validate(int transmits_in_data) const {
-  require(probe.elements >= 1, "geometry: the number of elements must be positive");
-  require(probe.pitch > 0 && std::isfinite(probe.pitch), "geometry: --pitch must be positive");
-  require(sound_speed > 0 && std::isfinite(sound_speed), "geometry: --sound-speed must be positive");
-  require(fs > 0 && std::isfinite(fs), "geometry: --fs must be positive");
-  require(std::isfinite(t0), "geometry: --t0 must be a number");
-  // Bounds far past any ultrasound scan that keep every sample position a finite float (the
-  // kernels' delay arithmetic is float; an infinite position would give NaN, not silence):
-  // at most 3 km between any two points, 1e3 s of t0, 1e12 Hz and 1 m/s make 4e15 samples.
+namespace {
+
+// One check per parameter: Acquisition::validate runs them all on the geometry a file has
+// completed, validate_given those the user gave, before any file is read.
+//
+// Bounds far past any ultrasound scan that keep every sample position a finite float (the
+// kernels' delay arithmetic is float; an infinite position would give NaN, not silence):
+// at most 3 km between any two points, 1e3 s of t0, 1e12 Hz and 1 m/s make 4e15 samples.
+void check_elements(int elements) { require(elements >= 1, "geometry: the number of elements must be positive"); }
+void check_pitch(double pitch) { require(pitch > 0 && std::isfinite(pitch), "geometry: --pitch must be positive"); }
+void check_span(const Probe& probe) {
   require(probe.pitch * (probe.elements - 1) <= kMaxExtentM, "geometry: the array spans more than 1 km");
-  require(sound_speed >= 1 && sound_speed <= 1e6, "geometry: --sound-speed must lie between 1 and 1e6 m/s");
+}
+void check_sound_speed(double c) {
+  require(c > 0 && std::isfinite(c), "geometry: --sound-speed must be positive");
+  require(c >= 1 && c <= 1e6, "geometry: --sound-speed must lie between 1 and 1e6 m/s");
+}
+void check_fs(double fs) {
+  require(fs > 0 && std::isfinite(fs), "geometry: --fs must be positive");
   require(fs <= 1e12, "geometry: --fs must be at most 1e12 Hz");
+}
+void check_t0(double t0) {
+  require(std::isfinite(t0), "geometry: --t0 must be a number");
   require(std::fabs(t0) <= 1e3, "geometry: --t0 must lie within +-1000 s");
-  if (model == Model::PlaneWave) {
-    require(!angles.empty(), "plane wave: give the steering angles (--angles-deg)");
-    for (double a : angles)
-      require(std::isfinite(a) && std::fabs(a) < 1.5, "plane wave: steering angles must lie within +-85 degrees");
-  } else if (has_virtual_sources(model)) {
-    const bool focused = model == Model::FocusedWave;
-    const std::string what = focused ? "focused waves" : "diverging waves";
-    require(!source_x.empty(), what + ": give the " + (focused ? "focal points" : "virtual sources") +
-                                   " (--sources-x, --sources-z)");
-    require(source_z.size() == source_x.size(),
-            what + ": " + std::to_string(source_x.size()) + " source x but " + std::to_string(source_z.size()) +
-                " source z positions");
-    for (std::size_t t = 0; t < source_x.size(); ++t) {
-      require(std::isfinite(source_x[t]) && std::isfinite(source_z[t]),
-              what + ": virtual source " + std::to_string(t + 1) + " is not a finite position");
-      require(std::fabs(source_x[t]) <= kMaxExtentM && std::fabs(source_z[t]) <= kMaxExtentM,
-              what + ": virtual source " + std::to_string(t + 1) + " lies more than 1 km from the array");
-      if (focused)
-        require(source_z[t] > 0, "focused waves: focal point " + std::to_string(t + 1) +
-                                     " must lie in front of the array (z > 0; sources behind it are --model dw)");
-      else
-        require(source_z[t] <= 0, "diverging waves: virtual source " + std::to_string(t + 1) +
-                                      " must lie behind the array (z <= 0; focal points in front of it are --model fw)");
-    }
-  } else {
-    for (int e : tx_elements)
-      require(e >= 0 && e < probe.elements, "synthetic aperture: transmit element " +
-                                                std::to_string(e) + " is not on the array");
+}
+void check_angles(const std::vector<double>& angles) {
+  require(!angles.empty(), "plane wave: give the steering angles (--angles-deg)");
+  for (double a : angles)
+    require(std::isfinite(a) && std::fabs(a) < 1.5, "plane wave: steering angles must lie within +-85 degrees");
+}
+void check_sources(Model model, const std::vector<double>& source_x, const std::vector<double>& source_z) {
+  const bool focused = model == Model::FocusedWave;
+  const std::string what = focused ? "focused waves" : "diverging waves";
+  require(!source_x.empty(), what + ": give the " + (focused ? "focal points" : "virtual sources") +
+                                 " (--sources-x, --sources-z)");
+  require(source_z.size() == source_x.size(),
+          what + ": " + std::to_string(source_x.size()) + " source x but " + std::to_string(source_z.size()) +
+              " source z positions");
+  for (std::size_t t = 0; t < source_x.size(); ++t) {
+    require(std::isfinite(source_x[t]) && std::isfinite(source_z[t]),
+            what + ": virtual source " + std::to_string(t + 1) + " is not a finite position");
+    require(std::fabs(source_x[t]) <= kMaxExtentM && std::fabs(source_z[t]) <= kMaxExtentM,
+            what + ": virtual source " + std::to_string(t + 1) + " lies more than 1 km from the array");
+    if (focused)
+      require(source_z[t] > 0, "focused waves: focal point " + std::to_string(t + 1) +
+                                   " must lie in front of the array (z > 0; sources behind it are --model dw)");
+    else
+      require(source_z[t] <= 0, "diverging waves: virtual source " + std::to_string(t + 1) +
+                                    " must lie behind the array (z <= 0; focal points in front of it are --model fw)");
   }
+}
+// elements < 0: not known yet (only that no index is negative is checked).
+void check_tx_elements(const std::vector<int>& tx_elements, int elements) {
+  for (int e : tx_elements)
+    require(e >= 0 && (elements < 0 || e < elements),
+            "synthetic aperture: transmit element " + std::to_string(e) + " is not on the array");
+}
+
+}  // namespace
+
+void Acquisition::validate(int transmits_in_data) const {
+  check_elements(probe.elements);
+  check_pitch(probe.pitch);
+  check_sound_speed(sound_speed);
+  check_fs(fs);
+  check_t0(t0);
+  check_span(probe);
+  if (model == Model::PlaneWave)
+    check_angles(angles);
+  else if (has_virtual_sources(model))
+    check_sources(model, source_x, source_z);
+  else
+    check_tx_elements(tx_elements, probe.elements);
   if (transmits_in_data >= 0)
     require(transmits_in_data == transmits(),
             "the data hold " + std::to_string(transmits_in_data) + " transmits but the " +
@@ -193,13 +225,19 @@ std::vector<int> DasProblem::column_transmits() const {
   return table;
 }
 
+void DasOptions::validate(Model model) const {
+  require(tx_apodization == TxApodization::None || model == Model::FocusedWave,
+          "DAS: a scanline transmit apodization applies to focused waves (--model fw) only");
+  require(tx_fnumber >= 0 && std::isfinite(tx_fnumber), "DAS: --tx-fnumber must be >= 0");
+  require(tx_fnumber == 0 || has_virtual_sources(model),
+          "DAS: a transmit F-number applies to diverging and focused waves (--model dw, fw) only");
+  require(fnumber >= 0 && std::isfinite(fnumber), "DAS: --fnumber must be >= 0");
+  require(tukey_alpha > 0 && tukey_alpha <= 1, "DAS: the Tukey alpha must be in (0, 1]");
+}
+
 void DasProblem::validate() const {
   acquisition.validate(-1);
-  require(options.tx_apodization == TxApodization::None || acquisition.model == Model::FocusedWave,
-          "DAS: a scanline transmit apodization applies to focused waves (--model fw) only");
-  require(options.tx_fnumber >= 0 && std::isfinite(options.tx_fnumber), "DAS: --tx-fnumber must be >= 0");
-  require(options.tx_fnumber == 0 || has_virtual_sources(acquisition.model),
-          "DAS: a transmit F-number applies to diverging and focused waves (--model dw, fw) only");
+  options.validate(acquisition.model);
   require(samples >= 1, "DAS: the data must hold at least one sample per channel");
   require(grid.nx >= 1 && grid.nz >= 1 && grid.dx > 0 && grid.dz > 0, "DAS: empty or invalid image grid");
   const auto within = [](double start, double step, int n) {
@@ -207,8 +245,29 @@ void DasProblem::validate() const {
   };
   require(within(grid.x0, grid.dx, grid.nx) && within(grid.z0, grid.dz, grid.nz),
           "DAS: the image grid reaches more than 1 km from the array");
-  require(options.fnumber >= 0 && std::isfinite(options.fnumber), "DAS: --fnumber must be >= 0");
-  require(options.tukey_alpha > 0 && options.tukey_alpha <= 1, "DAS: the Tukey alpha must be in (0, 1]");
+}
+
+void validate_given(const DasSetup& setup) {
+  const Acquisition& acq = setup.acquisition;
+  const GivenParameters& given = setup.given;
+  if (given.elements) check_elements(acq.probe.elements);
+  if (given.pitch) check_pitch(acq.probe.pitch);
+  if (given.sound_speed) check_sound_speed(acq.sound_speed);
+  if (given.fs) check_fs(acq.fs);
+  if (given.t0) check_t0(acq.t0);
+  if (given.elements && given.pitch) check_span(acq.probe);
+  if (acq.model == Model::PlaneWave && given.angles) check_angles(acq.angles);
+  if (has_virtual_sources(acq.model) && given.sources) check_sources(acq.model, acq.source_x, acq.source_z);
+  if (acq.model == Model::SyntheticAperture && given.tx_elements)
+    check_tx_elements(acq.tx_elements, given.elements ? acq.probe.elements : -1);
+  setup.options.validate(acq.model);
+  // The grid as far as the ranges given fix it (steps left to the geometry are not known yet).
+  const GridRequest& g = setup.grid;
+  for (double edge : {g.x_min, g.x_max, g.z_min, g.z_max})
+    require(std::isnan(edge) || std::fabs(edge) <= kMaxExtentM, "DAS: the image grid reaches more than 1 km from the array");
+  const bool all_given = !std::isnan(g.x_min) && !std::isnan(g.x_max) && !std::isnan(g.z_min) &&
+                         !std::isnan(g.z_max) && !std::isnan(g.dx) && !std::isnan(g.dz);
+  if (all_given) (void)Grid::from_ranges(g.x_min, g.x_max, g.dx, g.z_min, g.z_max, g.dz);
 }
 
 double DasProblem::points() const {

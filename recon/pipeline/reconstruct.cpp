@@ -148,8 +148,11 @@ Reconstructor::Reconstructor(ReconstructOptions options, fs::path out_dir)
     backend_ = make_seed_backend(options_.backend, options_.problem, options_.threads, &notice_,
                                  options_.precision);
   else {
-    // --backend cuda without a usable device is refused now, as the seed model's backend does,
-    // not once per input after each is read.
+    // Options the user gave that no file can mend, and --backend cuda without a usable device,
+    // are refused now, as the seed model's backend does, not once per input after each is read.
+    DasSetup given = options_.das;
+    given.acquisition.model = das_model(options_.model);
+    validate_given(given);
     if (options_.backend == BackendKind::Cuda) require_cuda("--backend cuda");
     das_ = std::make_unique<DasBeamformers>(options_.backend, options_.threads, options_.das_cuda_kernel);
   }

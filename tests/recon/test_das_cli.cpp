@@ -261,6 +261,47 @@ TEST_F(CliDas, OutputsAndReportsNeverReplaceInputsOrEachOther) {
   EXPECT_EQ(run_usrecon(one + " --window tukey --tukey-alpha 0.3").exit_code, 0);  // where it applies
 }
 
+// Options that fix nothing but themselves are checked once, before any input is read: one error,
+// nothing written, every input in the report not processed. (Checked file by file, each input
+// failed with the same error and the output directory was made.)
+TEST_F(CliDas, BadOptionsAreRefusedOnceBeforeAnyInput) {
+  ASSERT_FALSE(usrecon_exe().empty()) << "USRECON_EXE is not set";
+  const std::string geometry = " --elements 16 --pitch 0.3e-3 --fs 20e6 --time-zero center";
+  const fs::path a = dir_ / "a.npy", b = dir_ / "b.npy";
+  const auto made = run_usrecon("simulate --model planewave" + geometry + " --angles-deg -5,0,5 --samples 300 "
+                                "--point 0,5 -o " + quote(a));
+  ASSERT_EQ(made.exit_code, 0) << made.output;
+  fs::copy_file(a, b);
+  const fs::path out = dir_ / "out", report = dir_ / "report.json";
+  const std::string run = "reconstruct --model planewave" + geometry + " --z-range 2e-3:8e-3 " + quote(a) + " " +
+                          quote(b) + " -o " + quote(out) + " --report " + quote(report);
+  const std::pair<std::string, std::string> cases[] = {
+      {" --angles-deg -5,0,5 --fnumber nan", "--fnumber must be >= 0"},
+      {" --angles-deg -5,0,89", "steering angles must lie within +-85 degrees"},
+      {" --angles-deg -5,0,5 --x-range -2e3:0", "the image grid reaches more than 1 km"},
+      {" --angles-deg -5,0,5 --x-range -1e-2:1e-2 --dx 1e-9 --dz 1e-9", "more than 4e8 pixels"},
+      {" --angles-deg -5,0,5 --window tukey --tukey-alpha nan", "Tukey alpha must be in (0, 1]"},
+  };
+  for (const auto& [extra, why] : cases) {
+    SCOPED_TRACE(extra);
+    fs::remove(report);
+    const auto refused = run_usrecon(run + extra);
+    EXPECT_EQ(refused.exit_code, 1) << refused.output;
+    const std::size_t first = refused.output.find(why);
+    ASSERT_NE(first, std::string::npos) << refused.output;
+    EXPECT_EQ(refused.output.find(why, first + 1), std::string::npos) << "said more than once:\n" << refused.output;
+    EXPECT_EQ(refused.output.find("a.npy"), std::string::npos) << "an input was read:\n" << refused.output;
+    EXPECT_FALSE(fs::exists(out)) << "the run made its output directory";
+    const nlohmann::json unrun = nlohmann::json::parse(io::read_file(report));
+    ASSERT_EQ(unrun.size(), 2u) << unrun.dump();
+    for (const auto& entry : unrun) EXPECT_EQ(entry.at("status"), "not_processed") << unrun.dump();
+  }
+  // The same options within bounds run.
+  const auto fine = run_usrecon(run + " --angles-deg -5,0,5 --fnumber 1 --x-range -2e-3:2e-3");
+  EXPECT_EQ(fine.exit_code, 0) << fine.output;
+  EXPECT_TRUE(fs::exists(out / "a.png") && fs::exists(out / "b.png"));
+}
+
 // A PICMUS-layout HDF5 file (as `simulate` writes one: /US/US_DATASET0000/data/real
 // [angles][channels][samples], its parameters beside it, time zero when the wavefront crosses the
 // array centre) reconstructs with no geometry options: everything comes from the file.

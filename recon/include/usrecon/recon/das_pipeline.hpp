@@ -122,6 +122,13 @@ struct DasSetup {
   GivenParameters given;
 };
 
+/// Checks what the user gave before any file is read: the given acquisition parameters (those a
+/// file cannot replace) for `setup.acquisition.model`, the options, and the grid ranges. A run
+/// calls it once, so a bad option is one error up front, not the same error for every input.
+/// Throws Error naming the first invalid parameter; Acquisition::validate and DasProblem::validate
+/// check the same again on the geometry each file completes.
+void validate_given(const DasSetup& setup);
+
 /// What reconstruct_das returns: the image, and the description of how it was made for the
 /// frame's JSON (model, geometry, options, backend).
 struct DasFrame {

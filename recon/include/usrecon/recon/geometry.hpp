@@ -102,6 +102,8 @@ struct DasOptions {
   /// Diverging and focused waves: transmit F-number (virtual_source_apodization, with `window`);
   /// 0 = every transmit at full weight everywhere.
   double tx_fnumber = 0.0;
+  /// Throws Error naming the first option that is invalid or does not apply to `model`.
+  void validate(Model model) const;
   bool operator==(const DasOptions&) const = default;
 };
 
