@@ -38,7 +38,8 @@
 # Environment: GPU_CHECK_BUDGET_S (default 460), GPU_CHECK_FRAMES (default 200), JOBS,
 # GPU_CHECK_BUILD_S (the nvcc-only build's limit, default 300),
 # GPU_CHECK_MINIMAL=1 (skip the CMake attempt: the nvcc-only build).
-# `tools/gpu-check.sh --pack` only fills .gpu-check/ (see 2.) and exits.
+# `tools/gpu-check.sh --pack` only fills .gpu-check/ (see 2.) and exits; `tools/gpu-check.sh
+# --build-only` only does the nvcc-only build, strictly, and exits (CI runs it).
 set -euo pipefail
 
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -73,6 +74,15 @@ if [[ ${1:-} == --pack ]]; then
   echo "gpu-check --pack: $PACK holds $(du -sh "$PACK" | cut -f1); on the device machine run"
   echo "  GPU_CHECK_MINIMAL=1 tools/gpu-check.sh      (carry: [\".gpu-check\"])"
   exit $missing
+fi
+# --build-only, on this (development) machine and in CI: the nvcc-only build of step 2 alone, for
+# sm_90, where every program and test binary must build (a header the device machine cannot
+# find, a source missing from its lists); runs nothing, needs no GPU, exits non-zero on failure.
+BUILD_ONLY=0
+if [[ ${1:-} == --build-only ]]; then
+  BUILD_ONLY=1
+  export GPU_CHECK_MINIMAL=1 GPU_CHECK_STRICT=1
+  : "${GPU_CHECK_BUDGET_S:=1200}" "${GPU_CHECK_BUILD_S:=1100}"
 fi
 BUDGET=${GPU_CHECK_BUDGET_S:-460}
 FRAMES=${GPU_CHECK_FRAMES:-200}
@@ -210,7 +220,7 @@ if [[ -z $MODE ]]; then
     local obj=$WORK/min
     mkdir -p "$obj"
     local flags=(-std=c++20 -O3 --fmad=false -arch=sm_90 -Xcompiler -ffp-contract=off
-                 -I"$ROOT/kernels/include" -I"$ROOT/recon/include" -DUSRECON_HAVE_CUDA=1
+                 -I"$ROOT/kernels/include" -I"$ROOT/io/include" -I"$ROOT/recon/include" -DUSRECON_HAVE_CUDA=1
                  -DUSRECON_SOURCE_DIR="\"$ROOT\"" -DUSRECON_BINARY_DIR="\"$WORK\""
                  -DUSRECON_SHARED_DIR="\"$ROOT/../shared\"" $CUBLAS_CFLAGS)
     local cublas=($CUBLAS_LIBS)
@@ -258,7 +268,7 @@ if [[ -z $MODE ]]; then
         pids_+=($!)
       done
     }
-    local none=() core_pids=() kernel_pids=() test_pids=()
+    local none=() core_pids=() kernel_pids=() gtest_pids=() kernel_test_pids=() recon_test_pids=()
     compile core_pids none "${common[@]}" "${seed[@]}" "${das[@]}" tools/bench/bench_seed_cuda.cu \
       tools/bench/das_cuda_check.cu
     compile kernel_pids none "${kernels[@]}" tools/bench/kernels_cuda_check.cu
@@ -269,13 +279,16 @@ if [[ -z $MODE ]]; then
       -o "$obj/gemm1/matmul.cu.o" &
     local gemm1_pid=$!
     if [[ -n $gtest ]]; then
-      compile test_pids test_flags "${test_support[@]}" "${kernel_tests[@]}" "${recon_tests[@]}" \
-        "${gtest_sources[@]}"
+      compile gtest_pids test_flags "${gtest_sources[@]}"
+      compile kernel_test_pids test_flags "${kernel_tests[@]}"
+      compile recon_test_pids test_flags "${test_support[@]}" "${recon_tests[@]}"
     fi
-    local failed=0 kernels_failed=0 tests_failed=0 pid
+    local failed=0 kernels_failed=0 gtest_failed=0 kernel_tests_failed=0 recon_tests_failed=0 pid
     for pid in "${core_pids[@]}"; do wait "$pid" || failed=1; done
     for pid in "${kernel_pids[@]}"; do wait "$pid" || kernels_failed=1; done
-    for pid in "${test_pids[@]}"; do wait "$pid" || tests_failed=1; done
+    for pid in "${gtest_pids[@]}"; do wait "$pid" || gtest_failed=1; done
+    for pid in "${kernel_test_pids[@]}"; do wait "$pid" || kernel_tests_failed=1; done
+    for pid in "${recon_test_pids[@]}"; do wait "$pid" || recon_tests_failed=1; done
     local gemm1_failed=0
     wait "$gemm1_pid" || gemm1_failed=1
     ((failed == 0)) || return 1
@@ -299,21 +312,42 @@ if [[ -z $MODE ]]; then
       "${link[@]}" "${gemm1_objects[@]}" "${cublas[@]}" -o "$obj/kernels_cuda_check_gemm1" || gemm1_failed=1
     fi
     ((kernels_failed == 0 && gemm1_failed == 0)) || echo "build_minimal: kernels_cuda_check_gemm1 did not build"
+    # Each test binary links when its own objects compiled (a recon test that fails to compile
+    # must not cost the kernel library's tests, nor the other way round). Only the kernel
+    # library's programs use cuBLAS: the others link without it, so that a device whose cuBLAS
+    # cannot be found still runs the seed and DAS checks and their tests.
     if [[ -z $gtest ]]; then
       echo "build_minimal: no GoogleTest sources (run tools/gpu-check.sh --pack and carry .gpu-check)"
-    elif ((tests_failed == 0 && kernels_failed == 0)); then
-      "${link[@]}" $(objects "${common[@]}" "${kernels[@]}" "${kernel_tests[@]}" "${gtest_sources[@]}") \
-        "${cublas[@]}" -o "$obj/tests_kernels_gpu" || echo "build_minimal: tests_kernels_gpu did not link"
-      "${link[@]}" $(objects "${common[@]}" "${seed[@]}" "${das[@]}" "${test_support[@]}" \
-        "${recon_tests[@]}" "${gtest_sources[@]}") "${cublas[@]}" -o "$obj/tests_recon_gpu" ||
-        echo "build_minimal: tests_recon_gpu did not link"
+    elif ((gtest_failed != 0)); then
+      echo "build_minimal: GoogleTest's own sources did not compile (see above)"
     else
-      echo "build_minimal: the GoogleTest GPU tests did not compile (see above)"
+      if ((kernel_tests_failed == 0 && kernels_failed == 0)); then
+        "${link[@]}" $(objects "${common[@]}" "${kernels[@]}" "${kernel_tests[@]}" "${gtest_sources[@]}") \
+          "${cublas[@]}" -o "$obj/tests_kernels_gpu" || echo "build_minimal: tests_kernels_gpu did not link"
+      else
+        echo "build_minimal: tests_kernels_gpu not built: its sources or the kernel library's did not compile (see above)"
+      fi
+      if ((recon_tests_failed == 0)); then
+        "${link[@]}" $(objects "${common[@]}" "${seed[@]}" "${das[@]}" "${test_support[@]}" \
+          "${recon_tests[@]}" "${gtest_sources[@]}") -o "$obj/tests_recon_gpu" ||
+          echo "build_minimal: tests_recon_gpu did not link"
+      else
+        echo "build_minimal: tests_recon_gpu not built: its sources did not compile (see above)"
+      fi
     fi
-    "${link[@]}" $(objects "${common[@]}" "${seed[@]}" tools/bench/bench_seed_cuda.cu) "${cublas[@]}" \
+    "${link[@]}" $(objects "${common[@]}" "${seed[@]}" tools/bench/bench_seed_cuda.cu) \
       -o "$obj/bench_seed_cuda" &&
-      "${link[@]}" $(objects "${common[@]}" "${das[@]}" tools/bench/das_cuda_check.cu) "${cublas[@]}" \
-        -o "$obj/das_cuda_check"
+      "${link[@]}" $(objects "${common[@]}" "${das[@]}" tools/bench/das_cuda_check.cu) \
+        -o "$obj/das_cuda_check" || return 1
+    # --build-only (CI on the development machine): everything must build, optional parts too.
+    if [[ ${GPU_CHECK_STRICT:-0} == 1 ]]; then
+      local program missing=0
+      for program in bench_seed_cuda das_cuda_check kernels_cuda_check kernels_cuda_check_gemm1 \
+        tests_kernels_gpu tests_recon_gpu; do
+        [[ -x $obj/$program ]] || { echo "build_minimal: $program was not built"; missing=1; }
+      done
+      ((missing == 0)) || return 1
+    fi
   }
   export -f build_minimal
   export NVCC ROOT WORK
@@ -324,6 +358,13 @@ if [[ -z $MODE ]]; then
     KERNELS_CHECK=$WORK/min/kernels_cuda_check
     [[ -x $WORK/min/kernels_cuda_check_gemm1 ]] && KERNELS_CHECK_GEMM1=$WORK/min/kernels_cuda_check_gemm1
   fi
+fi
+if ((BUILD_ONLY)); then
+  # As the CMake build does, a machine without the CUDA Toolkit builds without the CUDA backends.
+  [[ -x $NVCC ]] || { say "build-only: skipped, no nvcc (the CUDA backends are not built here)"; exit 0; }
+  [[ $MODE == minimal ]] || { say "build-only: the nvcc-only build failed (see $WORK/build-minimal.log)"; exit 1; }
+  say "build-only: every GPU program and test binary built (nvcc-only, sm_90)"
+  exit 0
 fi
 
 # ---- 2. GPU tests ---------------------------------------------------------------------------------
@@ -342,7 +383,7 @@ for binary in "${GTEST_BINARIES[@]}"; do
 done
 if [[ -n $MODE ]] && ((gtest_built == 0)); then
   ORDER+=(gpu-tests)
-  STATUS[gpu-tests]="not built (no GoogleTest sources: run tools/gpu-check.sh --pack, carry .gpu-check)"
+  STATUS[gpu-tests]="not built (see build-minimal.log: no GoogleTest sources, or they did not compile)"
   say "gpu-tests: ${STATUS[gpu-tests]}; bench_seed_cuda --verify still compares the seed backend with the CPU"
 fi
 

@@ -8,6 +8,7 @@ packages=(
   build-essential cmake pkg-config git
   libopencv-dev libcli11-dev nlohmann-json3-dev
   libgtest-dev libgmock-dev libbenchmark-dev
+  googletest                          # GoogleTest's sources: tools/gpu-check.sh's nvcc-only build
   libopenblas-dev libmatio-dev libhdf5-dev zlib1g-dev
   python3-numpy python3-numba
   xvfb x11-apps x11-utils xdotool
