@@ -235,6 +235,9 @@ SeedCudaBeamformer::SeedCudaBeamformer(const Problem& problem, const Window& win
     slot.rf.zero();  // the padding stays zero: frames overwrite only the first `samples` per channel
     c.slots.push_back(std::move(slot));
   }
+  // The table's upload (pageable memory: cudaMemcpy may return before its DMA ends) and the
+  // zeroing went to the legacy stream, which the slots' non-blocking streams do not wait for.
+  USRECON_CUDA_CHECK(cudaDeviceSynchronize());
 }
 
 SeedCudaBeamformer::~SeedCudaBeamformer() = default;  // Impl waits for pending slots
@@ -252,22 +255,29 @@ void SeedCudaBeamformer::enqueue(int s, std::span<const std::int32_t> rf) {
   const gpu::FrameTypes types = gpu::frame_types(p.channels, rf);
   cudaStream_t stream = slot.stream.get();
 
-  slot.start.record(slot.stream);
-  // Host -> device into the padded layout: one strided copy, the padding is left as it is.
-  USRECON_CUDA_CHECK(cudaMemcpy2DAsync(slot.rf.data(), sizeof(std::int32_t) * c.plan.stride,
-                                       rf.data(), sizeof(std::int32_t) * p.samples,
-                                       sizeof(std::int32_t) * p.samples, p.channels,
-                                       cudaMemcpyHostToDevice, stream));
-  slot.h2d_done.record(slot.stream);
-  if (c.precision == Precision::Double)
-    launch_for<double>(c.plan, c.table64.data(), slot.rf.data(), slot.windows.data(), types,
-                       slot.out.data(), stream);
-  else
-    launch_for<float>(c.plan, c.table32.data(), slot.rf.data(), slot.windows.data(), types,
-                      slot.out.data(), stream);
-  slot.kernel_done.record(slot.stream);
-  k::copy_async(slot.host_out.span(), slot.out.cspan(), slot.stream);
-  slot.d2h_done.record(slot.stream);
+  try {
+    slot.start.record(slot.stream);
+    // Host -> device into the padded layout: one strided copy, the padding is left as it is.
+    USRECON_CUDA_CHECK(cudaMemcpy2DAsync(slot.rf.data(), sizeof(std::int32_t) * c.plan.stride,
+                                         rf.data(), sizeof(std::int32_t) * p.samples,
+                                         sizeof(std::int32_t) * p.samples, p.channels,
+                                         cudaMemcpyHostToDevice, stream));
+    slot.h2d_done.record(slot.stream);
+    if (c.precision == Precision::Double)
+      launch_for<double>(c.plan, c.table64.data(), slot.rf.data(), slot.windows.data(), types,
+                         slot.out.data(), stream);
+    else
+      launch_for<float>(c.plan, c.table32.data(), slot.rf.data(), slot.windows.data(), types,
+                        slot.out.data(), stream);
+    slot.kernel_done.record(slot.stream);
+    k::copy_async(slot.host_out.span(), slot.out.cspan(), slot.stream);
+    slot.d2h_done.record(slot.stream);
+  } catch (...) {
+    // The slot stays free, so the caller may refill `rf` (pinned) at once: the copy queued
+    // before the failure must not read it any more. The error thrown is the one that counts.
+    (void)cudaStreamSynchronize(stream);
+    throw;
+  }
   slot.pending = true;
 }
 
