@@ -13,23 +13,16 @@ constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
 double to_db(double v, double peak) { return 20.0 * std::log10(std::max(v, 1e-300) / peak); }
 
-// Distance (in samples, fractional) from the peak to where the 10x-interpolated dB profile first
-// drops below -6 dB, walking in direction `dir`; NaN if it never does.
+// Distance (in samples, fractional) from the peak to where the dB profile, linearly interpolated
+// between samples, first drops below -6 dB, walking in direction `dir`; NaN if it never does.
+// PICMUS interpolates the dB profile linearly at 10x (interp1) and keeps the sub-samples above
+// -6 dB; the crossing of the same line is taken here exactly rather than to a tenth of a sample.
 double half_width(std::span<const double> profile, int peak, int dir) {
-  constexpr int kUp = 10;
   const double top = profile[peak];
   const int n = static_cast<int>(profile.size());
   for (int k = peak; k + dir >= 0 && k + dir < n; k += dir) {
     const double a = to_db(profile[k], top), b = to_db(profile[k + dir], top);
-    for (int u = 1; u <= kUp; ++u) {
-      const double f = double(u) / kUp;
-      if (a + f * (b - a) < -6.0) {
-        // Linear crossing between the previous and this interpolated point.
-        const double prev = a + (f - 1.0 / kUp) * (b - a), cur = a + f * (b - a);
-        const double frac = (f - 1.0 / kUp) + (prev + 6.0) / (prev - cur) / kUp;
-        return std::abs(k - peak) + frac;
-      }
-    }
+    if (b < -6.0) return std::abs(k - peak) + (a + 6.0) / (a - b);  // a >= -6 > b
   }
   return kNaN;
 }
@@ -83,6 +76,13 @@ PointMetrics measure_point(std::span<const double> env, const Grid& g, double x,
   m.z = g.z(best_z);
   m.error = std::hypot(m.x - x, m.z - z);
   m.peak = best;
+  // A maximum on the search region's edge (the disk's or the image's) may be the flank of
+  // something outside it: a point found there is flagged, not trusted.
+  const auto searched = [&](int ix, int iz) {
+    return ix >= 0 && ix < g.nx && iz >= 0 && iz < g.nz && std::hypot(g.x(ix) - x, g.z(iz) - z) <= search_radius;
+  };
+  m.at_region_edge = !searched(best_x - 1, best_z) || !searched(best_x + 1, best_z) ||
+                     !searched(best_x, best_z - 1) || !searched(best_x, best_z + 1);
   const std::span<const double> axial = env.subspan(std::size_t(best_x) * g.nz, g.nz);
   std::vector<double> lateral(g.nx);
   for (int ix = 0; ix < g.nx; ++ix) lateral[ix] = env[std::size_t(ix) * g.nz + best_z];
@@ -99,47 +99,57 @@ CystMetrics measure_cyst(std::span<const double> env, const Grid& g, double x, d
   m.x = x;
   m.z = z;
   m.radius = radius;
-  std::vector<double> in, out;
   double peak = 0;
   for (double v : env) peak = std::max(peak, v);
   if (!(peak > 0)) throw Error("metrics: the image is all zero");
+  // dB values of the two regions. A pixel of envelope 0 holds no data (no element's aperture
+  // reached it, or it lies past the last sample): as a level it would be -6000 dB (PICMUS's
+  // eps: -313 dB) and swamp both statistics, so it is left out and counted.
+  std::vector<double> in, out;
   for (int ix = 0; ix < g.nx; ++ix)
     for (int iz = 0; iz < g.nz; ++iz) {
       const double r = std::hypot(g.x(ix) - x, g.z(iz) - z);
       const double v = env[std::size_t(ix) * g.nz + iz];
-      if (r <= inner * radius) in.push_back(v);
-      else if (r >= 1.25 * radius && r <= 1.6 * radius) out.push_back(v);
+      const bool inside = r <= inner * radius, background = !inside && r >= 1.25 * radius && r <= 1.6 * radius;
+      if (!inside && !background) continue;
+      if (!(v > 0)) {
+        ++(inside ? m.inside_no_data : m.background_no_data);
+        continue;
+      }
+      (inside ? in : out).push_back(to_db(v, peak));
     }
   m.inside_pixels = in.size();
   m.background_pixels = out.size();
   if (in.size() < 2 || out.size() < 2)
-    throw Error("metrics: the cyst at (" + std::to_string(x) + ", " + std::to_string(z) +
-                ") has too few pixels inside the image");
-  const auto stats = [&](const std::vector<double>& v) {
-    double s = 0, s2 = 0;
-    for (double e : v) {
-      const double d = to_db(e, peak);
-      s += d;
-      s2 += d * d;
-    }
-    const double mean = s / v.size();
-    return std::pair{mean, std::max(0.0, s2 / v.size() - mean * mean)};
+    throw Error("metrics: the cyst at (" + std::to_string(x) + ", " + std::to_string(z) + ") has too few pixels with data "
+                "inside the image (" + std::to_string(in.size()) + " inside, " + std::to_string(out.size()) +
+                " in the background ring)");
+  // Mean and sample variance (n - 1, as MATLAB's var in PICMUS's script).
+  const auto stats = [](const std::vector<double>& v) {
+    double mean = 0;
+    for (double d : v) mean += d;
+    mean /= double(v.size());
+    double ss = 0;
+    for (double d : v) ss += (d - mean) * (d - mean);
+    return std::pair{mean, ss / double(v.size() - 1)};
   };
   const auto [mi, vi] = stats(in);
   const auto [mo, vo] = stats(out);
   m.contrast_db = mi - mo;
   m.cnr = std::abs(mi - mo) / std::sqrt((vi + vo) / 2);
   m.cnr_db = 20 * std::log10(m.cnr);
-  // gCNR on 256 bins spanning both sets.
-  const double lo = std::min(*std::min_element(in.begin(), in.end()), *std::min_element(out.begin(), out.end()));
-  const double hi = std::max(*std::max_element(in.begin(), in.end()), *std::max_element(out.begin(), out.end()));
+  // gCNR = 1 - the overlap of the two regions' histograms on 256 bins spanning both sets, binned
+  // in dB: the measure is the same under any monotonic map of the levels, its histogram
+  // estimate is not, and on the linear envelope one bright pixel (a wire in the ring) stretches
+  // the bins until the speckle of both regions shares the first few.
+  const auto [in_lo, in_hi] = std::minmax_element(in.begin(), in.end());
+  const auto [out_lo, out_hi] = std::minmax_element(out.begin(), out.end());
+  const double lo = std::min(*in_lo, *out_lo), hi = std::max(*in_hi, *out_hi);
   constexpr int kBins = 256;
   std::vector<double> hin(kBins, 0), hout(kBins, 0);
-  const auto bin = [&](double v) {
-    return hi > lo ? std::min(kBins - 1, int((v - lo) / (hi - lo) * kBins)) : 0;
-  };
-  for (double v : in) hin[bin(v)] += 1.0 / in.size();
-  for (double v : out) hout[bin(v)] += 1.0 / out.size();
+  const auto bin = [&](double v) { return hi > lo ? std::min(kBins - 1, int((v - lo) / (hi - lo) * kBins)) : 0; };
+  for (double v : in) hin[bin(v)] += 1.0 / double(in.size());
+  for (double v : out) hout[bin(v)] += 1.0 / double(out.size());
   double overlap = 0;
   for (int b = 0; b < kBins; ++b) overlap += std::min(hin[b], hout[b]);
   m.gcnr = 1 - overlap;
@@ -150,13 +160,14 @@ nlohmann::json to_json(const PointMetrics& m) {
   const auto num = [](double v) { return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr); };
   return {{"true_x", m.true_x}, {"true_z", m.true_z}, {"x", m.x}, {"z", m.z},
           {"error", m.error}, {"fwhm_axial", num(m.fwhm_axial)}, {"fwhm_lateral", num(m.fwhm_lateral)},
-          {"peak", m.peak}};
+          {"peak", m.peak}, {"at_region_edge", m.at_region_edge}};
 }
 
 nlohmann::json to_json(const CystMetrics& m) {
   return {{"x", m.x}, {"z", m.z}, {"radius", m.radius}, {"cnr_db", m.cnr_db}, {"cnr", m.cnr},
           {"contrast_db", m.contrast_db}, {"gcnr", m.gcnr}, {"inside_pixels", m.inside_pixels},
-          {"background_pixels", m.background_pixels}};
+          {"background_pixels", m.background_pixels}, {"inside_no_data", m.inside_no_data},
+          {"background_no_data", m.background_no_data}};
 }
 
 }  // namespace usrecon::recon

@@ -19,7 +19,24 @@ void check_options(const DasSimulationOptions& o) {
   if (o.samples < 1 || o.speckle < 0 || !(o.center_frequency > 0) || !(o.cycles > 0) ||
       o.noise < 0)
     throw Error("simulate: samples, frequency and cycles must be positive; speckle and noise >= 0");
+  for (double edge : {o.x_min, o.x_max, o.z_min, o.z_max})
+    if (!std::isfinite(edge) || std::fabs(edge) > 1e3)
+      throw Error("simulate: the speckle region must lie within 1 km of the array");
 }
+
+}  // namespace
+
+SpeckleRegion speckle_region(const DasSimulationOptions& o) {
+  const Acquisition& acq = o.acquisition;
+  const double half_span = 0.5 * (acq.probe.elements - 1) * acq.probe.pitch;
+  const double last_depth = acq.t0 * acq.sound_speed / 2 + o.samples / acq.fs * acq.sound_speed / 2;
+  SpeckleRegion r{o.x_max > o.x_min ? o.x_min : -half_span, o.x_max > o.x_min ? o.x_max : half_span,
+                  o.z_max > o.z_min ? o.z_min : 2e-3, o.z_max > o.z_min ? o.z_max : last_depth};
+  r.z_max = std::max(r.z_min, r.z_max);
+  return r;
+}
+
+namespace {
 
 /// Simulates o's (checked) echoes channel by channel: trace(ch, re, im) receives channel ch's
 /// (ch = t * elements + e) trace over o.samples, each scatterer's echo the pulse
@@ -30,13 +47,8 @@ void simulate_traces(const DasSimulationOptions& o, std::mt19937_64& rng, Trace 
   const Acquisition& acq = o.acquisition;
   const std::vector<double> ex = acq.probe.positions();
   std::vector<PointTarget> scatterers = o.points;
-  const double x_lo = o.x_max > o.x_min ? o.x_min : ex.front();
-  const double x_hi = o.x_max > o.x_min ? o.x_max : ex.back();
-  const double z_lo = o.z_max > o.z_min ? o.z_min : 2e-3;
-  const double z_hi = o.z_max > o.z_min ? o.z_max
-                                        : acq.t0 * acq.sound_speed / 2 +
-                                              o.samples / acq.fs * acq.sound_speed / 2;
-  std::uniform_real_distribution<double> xd(x_lo, x_hi), zd(z_lo, std::max(z_lo, z_hi));
+  const SpeckleRegion region = speckle_region(o);
+  std::uniform_real_distribution<double> xd(region.x_min, region.x_max), zd(region.z_min, region.z_max);
   std::normal_distribution<double> ad(0.0, o.speckle_amplitude);
   for (int n = 0; n < o.speckle;) {
     const PointTarget s{xd(rng), zd(rng), ad(rng)};

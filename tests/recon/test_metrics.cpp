@@ -1,6 +1,7 @@
 // PICMUS metrics on images whose answers are known.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <random>
 
@@ -8,6 +9,19 @@
 
 namespace usrecon::recon {
 namespace {
+
+// Rayleigh speckle with a cyst 20 dB darker: env[ix * nz + iz].
+std::vector<double> speckle_with_cyst(const Grid& g, unsigned seed) {
+  std::mt19937 rng(seed);
+  std::normal_distribution<double> n(0, 1);
+  std::vector<double> env(g.pixels());
+  for (int ix = 0; ix < g.nx; ++ix)
+    for (int iz = 0; iz < g.nz; ++iz) {
+      const bool inside = std::hypot(g.x(ix), g.z(iz) - 20e-3) < 2e-3;
+      env[std::size_t(ix) * g.nz + iz] = (inside ? 0.1 : 1.0) * std::hypot(n(rng), n(rng));
+    }
+  return env;
+}
 
 TEST(ReconMetrics, GaussianSpotPositionAndWidths) {
   Grid g = Grid::from_ranges(-2e-3, 2e-3, 0.02e-3, 10e-3, 14e-3, 0.01e-3);
@@ -25,35 +39,96 @@ TEST(ReconMetrics, GaussianSpotPositionAndWidths) {
   EXPECT_NEAR(m.error, std::hypot(0.05e-3, 0.1e-3), 1e-9);
   EXPECT_NEAR(m.fwhm_lateral, fx, 0.01 * fx);
   EXPECT_NEAR(m.fwhm_axial, fz, 0.01 * fz);
+  EXPECT_FALSE(m.at_region_edge);
+  // Searched 1 mm off with a 0.4 mm radius: the brightest pixel of the disk is on its edge,
+  // the flank of the spot outside it.
+  const PointMetrics off = measure_point(env, g, x0 + 1e-3, z0, 0.4e-3);
+  EXPECT_TRUE(off.at_region_edge);
+  EXPECT_NEAR(off.x, x0 + 0.6e-3, g.dx);
+  // The image's edge counts too: a level that rises to the grid's last column, searched from
+  // inside the disk.
+  std::vector<double> ramp(g.pixels());
+  for (std::size_t i = 0; i < ramp.size(); ++i) ramp[i] = 1.0 + double(i / std::size_t(g.nz));
+  const PointMetrics beyond = measure_point(ramp, g, 1.9e-3, z0, 0.5e-3);
+  EXPECT_EQ(beyond.x, g.x(g.nx - 1));
+  EXPECT_TRUE(beyond.at_region_edge);
 }
 
 TEST(ReconMetrics, FwhmOfAProfileThatNeverFallsIsUndefined) {
   const std::vector<double> flat = {1, 1, 1, 1};
   EXPECT_TRUE(std::isnan(fwhm_samples(flat, 1)));
+  // Half the peak is 20 log10(1/2) = -6.02 dB: the linear dB line crosses -6 dB at 6 / 6.02
+  // of a sample on each side.
   const std::vector<double> tri = {0, 0.25, 0.5, 1, 0.5, 0.25, 0};
-  EXPECT_NEAR(fwhm_samples(tri, 3), 2.0, 0.05);
+  EXPECT_NEAR(fwhm_samples(tri, 3), 2 * 6.0 / (20 * std::log10(2.0)), 1e-12);
 }
 
 TEST(ReconMetrics, CystContrastAndGcnr) {
   Grid g = Grid::from_ranges(-5e-3, 5e-3, 0.05e-3, 15e-3, 25e-3, 0.05e-3);
-  std::mt19937 rng(3);
-  std::normal_distribution<double> n(0, 1);
-  std::vector<double> env(g.pixels());
-  for (int ix = 0; ix < g.nx; ++ix)
-    for (int iz = 0; iz < g.nz; ++iz) {
-      const bool inside = std::hypot(g.x(ix), g.z(iz) - 20e-3) < 2e-3;
-      // Rayleigh speckle, 20 dB darker inside.
-      env[std::size_t(ix) * g.nz + iz] = (inside ? 0.1 : 1.0) * std::hypot(n(rng), n(rng));
-    }
+  std::vector<double> env = speckle_with_cyst(g, 3);
   const CystMetrics m = measure_cyst(env, g, 0, 20e-3, 2e-3);
   EXPECT_NEAR(m.contrast_db, -20, 1.0);
-  EXPECT_GT(m.gcnr, 0.85);
+  // Two Rayleigh densities of scales 0.1 and 1 cross once, at x*^2 = 2 ln(100) / 99; their overlap
+  // is F_out(x*) + 1 - F_in(x*) = 0.0550, so gCNR = 0.945.
+  const double cross2 = 2 * std::log(100.0) / 99;
+  const double overlap = (1 - std::exp(-cross2 / 2)) + std::exp(-cross2 / (2 * 0.01));
+  EXPECT_NEAR(m.gcnr, 1 - overlap, 0.02);
+  EXPECT_EQ(m.inside_no_data + m.background_no_data, 0u);
   // Rayleigh speckle in dB has a standard deviation of 5.57 dB: CNR = 20 / 5.57 = 3.6.
   EXPECT_NEAR(m.cnr, 20 / 5.57, 0.4);
   EXPECT_NEAR(m.cnr_db, 20 * std::log10(m.cnr), 1e-9);
   // Identical statistics: no contrast, gCNR near 0 (only histogram noise of ~10^4 samples).
+  std::mt19937 rng(4);
+  std::normal_distribution<double> n(0, 1);
   for (double& v : env) v = std::hypot(n(rng), n(rng));
   EXPECT_LT(measure_cyst(env, g, 0, 20e-3, 2e-3).gcnr, 0.2);
+}
+
+// A bright pixel in the background ring (a wire beside the cyst) makes the regions no harder to
+// tell apart. Binned on the linear envelope, it stretched the bins until both regions' speckle
+// shared the first few: gCNR 0.28 instead of 0.81 in the review's case.
+TEST(ReconMetrics, ABrightPixelInTheRingLeavesGcnrAlone) {
+  const Grid g = Grid::from_ranges(-5e-3, 5e-3, 0.05e-3, 15e-3, 25e-3, 0.05e-3);
+  std::vector<double> env = speckle_with_cyst(g, 5);
+  const CystMetrics plain = measure_cyst(env, g, 0, 20e-3, 2e-3);
+  // 3 mm below the centre: inside the 2.5-3.2 mm ring; 1e4 times the speckle's level.
+  env[std::size_t((0 - g.x0) / g.dx + 0.5) * g.nz + std::size_t((23e-3 - g.z0) / g.dz + 0.5)] = 1e4;
+  const CystMetrics wire = measure_cyst(env, g, 0, 20e-3, 2e-3);
+  EXPECT_EQ(wire.background_pixels, plain.background_pixels);
+  EXPECT_GT(plain.gcnr, 0.9);
+  EXPECT_NEAR(wire.gcnr, plain.gcnr, 0.03);
+}
+
+// Pixels without data (envelope 0: outside every aperture, past the last sample) are left out
+// and counted; as -6000 dB levels they gave contrasts of +1000 dB.
+TEST(ReconMetrics, PixelsWithoutDataAreLeftOutAndCounted) {
+  const Grid g = Grid::from_ranges(-5e-3, 5e-3, 0.05e-3, 15e-3, 25e-3, 0.05e-3);
+  std::vector<double> env = speckle_with_cyst(g, 7);
+  const CystMetrics full = measure_cyst(env, g, 0, 20e-3, 2e-3);
+  std::size_t zeroed_in = 0, zeroed_out = 0;
+  for (int ix = 0; ix < g.nx; ++ix)
+    for (int iz = 0; iz < g.nz; ++iz) {
+      if (g.x(ix) > -1e-3) continue;  // the left part of both regions
+      const double r = std::hypot(g.x(ix), g.z(iz) - 20e-3);
+      if (r <= 0.8 * 2e-3) ++zeroed_in;
+      else if (r >= 1.25 * 2e-3 && r <= 1.6 * 2e-3) ++zeroed_out;
+      else continue;
+      env[std::size_t(ix) * g.nz + iz] = 0;
+    }
+  ASSERT_GT(zeroed_in, 0u);
+  ASSERT_GT(zeroed_out, 0u);
+  const CystMetrics part = measure_cyst(env, g, 0, 20e-3, 2e-3);
+  EXPECT_EQ(part.inside_no_data, zeroed_in);
+  EXPECT_EQ(part.background_no_data, zeroed_out);
+  EXPECT_EQ(part.inside_pixels + zeroed_in, full.inside_pixels);
+  EXPECT_EQ(part.background_pixels + zeroed_out, full.background_pixels);
+  EXPECT_NEAR(part.contrast_db, full.contrast_db, 1.0);
+  EXPECT_NEAR(part.gcnr, full.gcnr, 0.05);
+  // Regions left with no data at all cannot be measured (the image's one bright pixel, its
+  // corner, lies outside both).
+  std::fill(env.begin(), env.end(), 0.0);
+  env[0] = 1;
+  EXPECT_THROW(measure_cyst(env, g, 0, 20e-3, 2e-3), Error);
 }
 
 }  // namespace

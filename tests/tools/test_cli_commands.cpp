@@ -3,6 +3,7 @@
 // apply to the chosen model are refused, and metrics reads the truth simulate writes for any model.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -190,4 +191,64 @@ TEST_F(CliCommands, SeedModelRefusesBinaryFormatExtensions) {
     EXPECT_FALSE(fs::exists(dir_ / name)) << name;
   }
   EXPECT_EQ(run_command(usrecon(pw + quote(dir_ / "y.NPY"))).exit_code, 0);
+}
+
+// A target that cannot be measured is listed with its reason and the rest are still measured;
+// the command exits 1. A maximum on the search region's edge is flagged.
+TEST_F(CliCommands, MetricsMeasuresWhatItCanAndNamesWhatItCannot) {
+  const fs::path image = write_image("a");
+  const fs::path out = dir_ / "m.json";
+  const auto r = run_command(usrecon("metrics " + quote(image) + " --point 0.001,0.002 --point 0.5,0.5 "
+                                     "--cyst 0.5,0.5,0.001 -o " + quote(out)));
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_NE(r.output.find("no pixel within"), std::string::npos) << r.output;
+  const nlohmann::json m = nlohmann::json::parse(usrecon::io::read_file(out));
+  ASSERT_EQ(m.at("points").size(), 2u) << m.dump();
+  EXPECT_FALSE(m["points"][0].contains("not_measured")) << m.dump();
+  EXPECT_NEAR(m["points"][0].at("error").get<double>(), 0.0, 1.5 * kStep) << m.dump();
+  EXPECT_EQ(m["points"][0].at("at_region_edge"), false) << m.dump();
+  EXPECT_NE(m["points"][1].at("not_measured").get<std::string>().find("no pixel within"), std::string::npos);
+  EXPECT_EQ(m["points"][1].at("true_x"), 0.5);
+  ASSERT_EQ(m.at("cysts").size(), 1u) << m.dump();
+  EXPECT_NE(m["cysts"][0].at("not_measured").get<std::string>().find("too few pixels"), std::string::npos);
+  // 1.5 mm from the blob with a 0.5 mm radius: the brightest pixel is on the disk's edge.
+  const auto e = run_command(usrecon("metrics " + quote(image) + " --point 0.0025,0.002 --search-radius 0.5e-3 -o " +
+                                     quote(out)));
+  EXPECT_EQ(e.exit_code, 0) << e.output;
+  EXPECT_NE(e.output.find("lies on the edge of the search region"), std::string::npos) << e.output;
+  const nlohmann::json edge = nlohmann::json::parse(usrecon::io::read_file(out));
+  EXPECT_EQ(edge["points"][0].at("at_region_edge"), true) << edge.dump();
+}
+
+// --speckle-x-range and --speckle-z-range (mm) bound where speckle lies; the truth file records
+// the region used. Speckle from 20 mm down leaves every sample before its earliest echo zero.
+TEST_F(CliCommands, SpeckleRegionBoundsTheScatterers) {
+  const fs::path npy = dir_ / "s.npy", truth = dir_ / "s.json";
+  const std::string pw = "simulate --model planewave --elements 16 --samples 1200 --speckle 300 --angles-deg 0";
+  const auto r = run_command(usrecon(pw + " --speckle-x-range -2:2 --speckle-z-range 20:22 -o " + quote(npy) +
+                                     " --truth " + quote(truth)));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const nlohmann::json t = nlohmann::json::parse(usrecon::io::read_file(truth));
+  EXPECT_DOUBLE_EQ(t.at("speckle_region").at("x_min").get<double>(), -2e-3);
+  EXPECT_DOUBLE_EQ(t.at("speckle_region").at("x_max").get<double>(), 2e-3);
+  EXPECT_DOUBLE_EQ(t.at("speckle_region").at("z_min").get<double>(), 20e-3);
+  EXPECT_DOUBLE_EQ(t.at("speckle_region").at("z_max").get<double>(), 22e-3);
+  // The earliest echo: down 20 mm and back, 2 * 20e-3 / 1540 s at 20 MHz = 519 samples, less
+  // the pulse's reach (4 sigma of a 2-cycle pulse at 5 MHz: 7 samples).
+  const auto early_peak = [](const fs::path& file) {
+    const usrecon::io::NpyArray a = usrecon::io::read_npy(file);  // [samples][elements][transmits]
+    const std::vector<double> v = a.to_double();
+    const std::size_t per_sample = a.shape.at(1) * a.shape.at(2);
+    double peak = 0;
+    for (std::size_t i = 0; i < 500 * per_sample; ++i) peak = std::max(peak, std::fabs(v[i]));
+    return peak;
+  };
+  EXPECT_EQ(early_peak(npy), 0.0);
+  // The default region starts at 2 mm: early samples hold speckle.
+  const fs::path wide = dir_ / "w.npy";
+  ASSERT_EQ(run_command(usrecon(pw + " -o " + quote(wide))).exit_code, 0);
+  EXPECT_GT(early_peak(wide), 0.01);
+  expect_refused(pw + " --speckle-z-range 5:5 -o " + quote(dir_ / "x.npy"), "MAX must exceed MIN");
+  expect_refused("simulate --speckle 10 --speckle-z-range 5:9 -o " + quote(dir_ / "x.txt"),
+                 "--speckle-z-range applies to the general models");
 }

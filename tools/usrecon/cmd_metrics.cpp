@@ -101,14 +101,34 @@ int run(const MetricsArgs& args) {
   nlohmann::json out = {{"image", image_path.string()}, {"search_radius", args.search_radius},
                         {"units", "metres"}, {"points", nlohmann::json::array()},
                         {"cysts", nlohmann::json::array()}};
+  // A target that cannot be measured (outside the image, too few pixels with data) is listed with
+  // the reason, the others are still measured; the command then exits 1.
+  std::size_t not_measured = 0;
+  const auto measure = [&](nlohmann::json entry, auto&& measure_it) {
+    try {
+      return measure_it();
+    } catch (const Error& e) {
+      ++not_measured;
+      std::fprintf(stderr, "usrecon: metrics: %s\n", e.what());
+      entry["not_measured"] = e.what();
+      return entry;
+    }
+  };
   for (const auto& p : points)
-    out["points"].push_back(recon::to_json(recon::measure_point(env, g, p[0], p[1], args.search_radius)));
+    out["points"].push_back(measure({{"true_x", p[0]}, {"true_z", p[1]}}, [&] {
+      const recon::PointMetrics m = recon::measure_point(env, g, p[0], p[1], args.search_radius);
+      if (m.at_region_edge)
+        std::fprintf(stderr, "usrecon: metrics: warning: the maximum near (%g, %g) lies on the edge of the search "
+                     "region (at_region_edge): it may not be the target's\n", p[0], p[1]);
+      return recon::to_json(m);
+    }));
   for (const auto& c : cysts)
-    out["cysts"].push_back(recon::to_json(recon::measure_cyst(env, g, c[0], c[1], c[2])));
+    out["cysts"].push_back(measure({{"x", c[0]}, {"z", c[1]}, {"radius", c[2]}},
+                                   [&] { return recon::to_json(recon::measure_cyst(env, g, c[0], c[1], c[2])); }));
   const std::string text = out.dump(2) + "\n";
   if (args.output.empty()) std::fputs(text.c_str(), stdout);
   else io::write_file_atomic(args.output, text);
-  return 0;
+  return not_measured == 0 ? 0 : 1;
 }
 
 }  // namespace
@@ -124,9 +144,12 @@ Command add_metrics(CLI::App& app) {
   app.add_option("--search-radius", args->search_radius, "Where to look for each point's maximum, metres")
       ->check(CLI::PositiveNumber)->capture_default_str();
   app.add_option("-o,--output", args->output, "Write the JSON here instead of standard output");
-  app.footer("Points: position of the envelope maximum within the search radius, its distance from "
-             "the truth, axial and lateral -6 dB widths on profiles through it (10x interpolated). "
-             "Cysts: CNR on the dB image (inside 0.8 R, background ring 1.25-1.6 R) and gCNR. As PICMUS.");
+  app.footer("Points: position of the envelope maximum within the search radius (at_region_edge when it lies on "
+             "the region's edge), its distance from the truth, axial and lateral -6 dB widths on the dB profiles "
+             "through it, linearly interpolated. Cysts: CNR on the dB image (inside 0.8 R, background ring "
+             "1.25-1.6 R; pixels without data left out and counted) and gCNR (256-bin histograms of the dB "
+             "image). As PICMUS. A target that cannot be measured is listed with \"not_measured\" and the "
+             "reason; the others are measured, and the command exits 1.");
   return [args] { return run(*args); };
 }
 

@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "commands.hpp"
@@ -42,6 +43,7 @@ struct SimulateArgs {
   std::string time_zero;  // "" = first-element, or center for HDF5 (PICMUS) output
   std::string sources_x, sources_z;  // diverging and focused waves (metres)
   std::vector<std::string> cysts;
+  std::string speckle_x_range, speckle_z_range;  // millimetres, MIN:MAX
   recon::DasSimulationOptions das;
 };
 
@@ -123,6 +125,14 @@ int run_das(SimulateArgs& args) {
     const std::vector<double> v = millimetres(text, "--cyst", 3);
     o.cysts.push_back({v[0], v[1], v[2]});
   }
+  for (auto [text, option, lo, hi] : {std::tuple{&args.speckle_x_range, "--speckle-x-range", &o.x_min, &o.x_max},
+                                      std::tuple{&args.speckle_z_range, "--speckle-z-range", &o.z_min, &o.z_max}}) {
+    if (text->empty()) continue;
+    const auto [min_mm, max_mm] = recon::parse_range(*text, option);
+    if (!(max_mm > min_mm)) throw Error(std::string(option) + " '" + *text + "': MAX must exceed MIN");
+    *lo = min_mm * 1e-3;
+    *hi = max_mm * 1e-3;
+  }
   if (o.points.empty() && o.speckle == 0) throw Error("nothing to simulate: give --point and/or --speckle");
   const recon::ChannelData rf = recon::simulate_das_channels(o);
   if (ustb) {
@@ -155,6 +165,10 @@ int run_das(SimulateArgs& args) {
                             {"seed", o.seed},
                             {"points", nlohmann::json::array()},
                             {"cysts", nlohmann::json::array()}};
+    if (o.speckle > 0) {
+      const recon::SpeckleRegion r = recon::speckle_region(o);
+      truth["speckle_region"] = {{"x_min", r.x_min}, {"x_max", r.x_max}, {"z_min", r.z_min}, {"z_max", r.z_max}};
+    }
     if (acq.model == recon::Model::PlaneWave) truth["angles_deg"] = recon::parse_number_list(args.angles_deg, "--angles-deg");
     if (recon::has_virtual_sources(acq.model)) {
       truth["sources_x"] = acq.source_x;
@@ -268,6 +282,10 @@ Command add_simulate(CLI::App& app) {
   app.add_option("--sources-x", args->sources_x, "Diverging and focused waves: virtual sources' (focal points') x, metres (START:STEP:STOP or A,B,C)")->group(g);
   app.add_option("--sources-z", args->sources_z, "Diverging and focused waves: their depth, metres, <= 0 for dw, > 0 for fw (one, or one per source)")->group(g);
   app.add_option("--cyst", args->cysts, "Anechoic cyst X_MM,Z_MM,R_MM (x from the array centre; repeatable)")->group(g);
+  app.add_option("--speckle-x-range", args->speckle_x_range,
+                 "Where --speckle scatterers lie laterally, MIN_MM:MAX_MM (default: the array's span)")->group(g);
+  app.add_option("--speckle-z-range", args->speckle_z_range,
+                 "Where --speckle scatterers lie in depth, MIN_MM:MAX_MM (default: 2 mm to the last sample's depth)")->group(g);
   app.footer("The forward model is the seed's: all elements fire at once and channel k records "
              "every element's two-way path, so `usrecon reconstruct` focuses the points back.");
   return [args] { return run(*args); };

@@ -37,6 +37,15 @@ struct DasSimulationOptions {
   std::uint64_t seed = 1;
 };
 
+/// The rectangle the speckle scatterers are drawn from, metres: the options' region, or where
+/// it is unset the array's span in x and 2 mm to the depth of the last sample in z. Elements are
+/// points that send and receive equally in every direction (no element directivity), so shallow
+/// speckle beside the array adds more clutter than a real probe's would.
+struct SpeckleRegion {
+  double x_min, x_max, z_min, z_max;
+};
+SpeckleRegion speckle_region(const DasSimulationOptions& options);
+
 /// RF channel data, normalised so that the largest |value| is 1.
 ChannelData simulate_das_channels(const DasSimulationOptions& options);
 

@@ -1,8 +1,8 @@
 // Image-quality metrics as PICMUS defines them (Liebgott et al., IEEE IUS 2016): for point
 // targets, the position of the maximum and its distance from the truth, and the axial and lateral
-// full widths at half maximum (-6 dB) on profiles through the maximum interpolated 10x; for cysts,
-// the contrast-to-noise ratio on the dB image and the generalized CNR (gCNR, Rodriguez-Molares
-// et al. 2020) on the envelope.
+// full widths at half maximum (-6 dB) on the dB profiles through the maximum, linearly
+// interpolated (PICMUS: interp1 at 10x); for cysts, the contrast-to-noise ratio on the dB image
+// and the generalized CNR (gCNR, Rodriguez-Molares et al. 2020) from histograms of the dB image.
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -22,6 +22,9 @@ struct PointMetrics {
   double error = 0;               ///< distance of the maximum from the truth
   double fwhm_axial = 0, fwhm_lateral = 0;  ///< -6 dB widths, metres (NaN when not closed)
   double peak = 0;                ///< envelope at the maximum
+  /// The maximum lies on the search region's edge (the disk's or the image's): it may be the
+  /// flank of something outside the region rather than the target.
+  bool at_region_edge = false;
 };
 
 /// Finds the envelope maximum within `search_radius` of (x, z) and measures its -6 dB widths
@@ -30,7 +33,7 @@ struct PointMetrics {
 PointMetrics measure_point(std::span<const double> env, const Grid& grid, double x, double z,
                            double search_radius);
 
-/// -6 dB width of a profile around sample `peak` (10x linear interpolation of the dB profile),
+/// -6 dB width of a profile around sample `peak` (linear interpolation of the dB profile),
 /// in units of the sample step; NaN if the profile never falls 6 dB on one side.
 double fwhm_samples(std::span<const double> profile, int peak);
 
@@ -39,12 +42,15 @@ struct CystMetrics {
   double cnr_db = 0;  ///< 20 log10(|mu_in - mu_out| / sqrt((var_in + var_out) / 2)), on dB values
   double cnr = 0;     ///< the same ratio, linear
   double contrast_db = 0;  ///< mean dB inside minus mean dB outside
-  double gcnr = 0;    ///< 1 - overlap of the inside and background envelope histograms
-  std::size_t inside_pixels = 0, background_pixels = 0;
+  double gcnr = 0;    ///< 1 - overlap of the inside and background histograms (256 bins, dB)
+  std::size_t inside_pixels = 0, background_pixels = 0;  ///< pixels measured (with data)
+  std::size_t inside_no_data = 0, background_no_data = 0;  ///< pixels of envelope 0, left out
 };
 
 /// Inside: the disk of radius inner * radius; background: the ring between 1.25 and 1.6 radius
-/// (PICMUS-style regions that keep clear of the cyst's edge).
+/// (PICMUS-style regions that keep clear of the cyst's edge). Variances are sample variances
+/// (n - 1). Pixels of envelope 0 (no data) are left out and counted; throws Error when either
+/// region keeps fewer than 2 pixels.
 CystMetrics measure_cyst(std::span<const double> env, const Grid& grid, double x, double z,
                          double radius, double inner = 0.8);
 
