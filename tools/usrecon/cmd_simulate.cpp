@@ -286,8 +286,10 @@ Command add_simulate(CLI::App& app) {
                  "Where --speckle scatterers lie laterally, MIN_MM:MAX_MM (default: the array's span)")->group(g);
   app.add_option("--speckle-z-range", args->speckle_z_range,
                  "Where --speckle scatterers lie in depth, MIN_MM:MAX_MM (default: 2 mm to the last sample's depth)")->group(g);
-  app.footer("The forward model is the seed's: all elements fire at once and channel k records "
-             "every element's two-way path, so `usrecon reconstruct` focuses the points back.");
+  app.footer("--model seed: the seed's forward model (all elements fire at once and channel k records every "
+             "element's two-way path). The general models: each transmit's wave (plane wave, one element, or a "
+             "virtual source) with the delays reconstruct uses, elements as points without directivity; a Gaussian "
+             "pulse of --cycles at --center-mhz. So `usrecon reconstruct` focuses the points back.");
   return [args] { return run(*args); };
 }
 

@@ -20,7 +20,7 @@ int main(int argc, char** argv) {
   auto* reconstruct = app.add_subcommand(
       "reconstruct", "Reconstruct channel data files into B-mode images (PNG, JSON, optional NPY)");
   auto* simulate = app.add_subcommand(
-      "simulate", "Write simulated channel data (source.txt format) for point targets and speckle");
+      "simulate", "Write simulated channel data (source.txt for --model seed; NPY, USTB UFF or PICMUS HDF5 for the others): points, cysts, speckle");
   const usrecon::cli::Command run_reconstruct = usrecon::cli::add_reconstruct(*reconstruct);
   const usrecon::cli::Command run_simulate = usrecon::cli::add_simulate(*simulate);
   auto* metrics = app.add_subcommand(
