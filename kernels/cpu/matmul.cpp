@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <limits>
+#include <mutex>
 #include <string>
 
 #include "../internal/cuda_entry.hpp"
@@ -52,7 +54,9 @@ Plan plan(const Shape& a, const Shape& b) {
                 ")");
   if (A.batch != B.batch && A.batch != 1 && B.batch != 1)
     throw Error("matmul: batch sizes differ: a is " + a.to_string() + ", b is " + b.to_string());
-  const std::int64_t batch = std::max(A.batch, B.batch);
+  // A batch of 1 (or a 2-D operand) broadcasts against the other's, 0 included: (0, m, k) @ (k, n)
+  // is (0, m, n), as NumPy has it.
+  const std::int64_t batch = A.batch == 1 ? B.batch : A.batch;
   Plan p;
   p.g = {batch, A.rows, B.cols, A.cols, A.batch == 1 ? 0 : A.rows * A.cols,
          B.batch == 1 ? 0 : B.rows * B.cols, A.rows * B.cols};
@@ -125,6 +129,17 @@ void cpu_tiled(const T* a, const T* b, T* c, const GemmShape& g, int threads) {
                });
 }
 
+// OpenBLAS takes m, n, k and the leading dimensions as blasint (32 bits in Debian's build).
+bool fits_blas(const GemmShape& g) {
+#if defined(USRECON_HAVE_OPENBLAS)
+  constexpr std::int64_t most = std::numeric_limits<blasint>::max();
+  return g.m <= most && g.n <= most && g.k <= most;
+#else
+  (void)g;
+  return false;
+#endif
+}
+
 template <class T>
 void cpu_blas(const T* a, const T* b, T* c, const GemmShape& g, int threads) {
 #if defined(USRECON_HAVE_OPENBLAS)
@@ -133,8 +148,15 @@ void cpu_blas(const T* a, const T* b, T* c, const GemmShape& g, int threads) {
     std::fill(c, c + g.batch * g.stride_c, T(0));
     return;
   }
+  if (!fits_blas(g))
+    throw Error("matmul: MatmulAlgo::blas takes dimensions up to " +
+                std::to_string(std::numeric_limits<blasint>::max()) + " (OpenBLAS's int); use tiled");
+  // OpenBLAS's thread count is the process's: set, used and put back under one lock, so that
+  // concurrent calls (which then run one after another) cannot leave another's count behind.
+  static std::mutex blas_threads;
+  const std::lock_guard lock(blas_threads);
   const int previous = openblas_get_num_threads();
-  if (threads > 0) openblas_set_num_threads(threads);
+  openblas_set_num_threads(threads > 0 ? threads : hardware_threads());
   for (std::int64_t bi = 0; bi < g.batch; ++bi) {
     const T* ab = a + bi * g.stride_a;
     const T* bb = b + bi * g.stride_b;
@@ -146,7 +168,7 @@ void cpu_blas(const T* a, const T* b, T* c, const GemmShape& g, int threads) {
     else
       cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, m, n, k, 1.0, ab, k, bb, n, 0.0, cb, n);
   }
-  if (threads > 0) openblas_set_num_threads(previous);
+  openblas_set_num_threads(previous);
 #else
   (void)a, (void)b, (void)c, (void)g, (void)threads;
   throw Error("matmul: MatmulAlgo::blas on the CPU needs OpenBLAS, and usrecon was built without it");
@@ -170,6 +192,17 @@ void matmul(const In<T>& a, const In<T>& b, const Out<T>& c, MatmulAlgo algo, co
   if ((a.location == Location::device) != device || (b.location == Location::device) != device)
     throw Error("matmul: host and device arrays mixed in one call");
   if (p.g.batch * p.g.m * p.g.n == 0) return;
+  // The algorithms read a and b while they write c (row by row, or through restrict pointers):
+  // an output over an operand would read what it has already written.
+  const auto overlaps_c = [&](const In<T>& in) {
+    const auto c_lo = reinterpret_cast<std::uintptr_t>(c.data);
+    const auto c_hi = c_lo + static_cast<std::uintptr_t>(c.shape.size()) * sizeof(T);
+    const auto in_lo = reinterpret_cast<std::uintptr_t>(in.data);
+    const auto in_hi = in_lo + static_cast<std::uintptr_t>(in.shape.size()) * sizeof(T);
+    return in_lo < c_hi && c_lo < in_hi;
+  };
+  if (overlaps_c(a) || overlaps_c(b))
+    throw Error("matmul: the output overlaps an operand; write the product to an array of its own");
   if (device) {
     cuda_gemm<T>(a.data, b.data, c.data, p.g, algo, exec.stream);
     return;
@@ -182,7 +215,7 @@ void matmul(const In<T>& a, const In<T>& b, const Out<T>& c, MatmulAlgo algo, co
     case MatmulAlgo::blas:
       return cpu_blas(a.data, b.data, c.data, p.g, exec.threads);
     case MatmulAlgo::automatic:
-      if (have_cpu_blas()) return cpu_blas(a.data, b.data, c.data, p.g, exec.threads);
+      if (have_cpu_blas() && fits_blas(p.g)) return cpu_blas(a.data, b.data, c.data, p.g, exec.threads);
       return cpu_tiled(a.data, b.data, c.data, p.g, exec.threads);
   }
 }

@@ -18,7 +18,7 @@ void parallel_for(std::size_t n, std::size_t chunk, int threads,
                   const std::function<void(std::size_t, std::size_t)>& body) {
   if (n == 0) return;
   chunk = std::max<std::size_t>(chunk, 1);
-  const std::size_t n_chunks = (n + chunk - 1) / chunk;
+  const std::size_t n_chunks = n / chunk + (n % chunk != 0);  // (n + chunk - 1) / chunk could wrap
   std::size_t workers = threads <= 0 ? static_cast<std::size_t>(hardware_threads())
                                      : static_cast<std::size_t>(threads);
   workers = std::min(workers, n_chunks);
@@ -34,7 +34,7 @@ void parallel_for(std::size_t n, std::size_t chunk, int threads,
         const std::size_t c = next.fetch_add(1, std::memory_order_relaxed);
         if (c >= n_chunks) return;
         const std::size_t begin = c * chunk;
-        body(begin, std::min(n, begin + chunk));
+        body(begin, begin + std::min(n - begin, chunk));
       }
     } catch (...) {
       std::lock_guard lock(error_mutex);

@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <type_traits>
+#include <vector>
 
 #include "../internal/cuda_entry.hpp"
 #include "usrecon/kernels/cuda/launch.cuh"
@@ -89,15 +90,21 @@ void launch_tiled(const T* a, const T* b, T* c, const GemmShape& g, cudaStream_t
   }
 }
 
-// One cuBLAS handle per host thread, created on first use and deliberately never destroyed
-// (destroying it at exit would race the CUDA runtime's own teardown).
+// One cuBLAS handle per host thread and device (a handle belongs to the device current when it
+// was made), created on first use and deliberately never destroyed (destroying it at exit would
+// race the CUDA runtime's own teardown).
 cublasHandle_t thread_cublas_handle() {
-  thread_local cublasHandle_t handle = [] {
+  int device = 0;
+  USRECON_CUDA_CHECK(cudaGetDevice(&device));
+  thread_local std::vector<cublasHandle_t> handles;  // handles[device]
+  if (handles.size() <= static_cast<std::size_t>(device)) handles.resize(static_cast<std::size_t>(device) + 1, nullptr);
+  cublasHandle_t& handle = handles[static_cast<std::size_t>(device)];
+  if (!handle) {
     cublasHandle_t created = nullptr;
     USRECON_CUBLAS_CHECK(cublasCreate(&created));
     USRECON_CUBLAS_CHECK(cublasSetMathMode(created, CUBLAS_DEFAULT_MATH));  // no TF32
-    return created;
-  }();
+    handle = created;
+  }
   return handle;
 }
 
@@ -123,9 +130,10 @@ template <class T>
 void cuda_gemm(const T* a, const T* b, T* c, const GemmShape& g, MatmulAlgo algo,
                StreamView stream) {
   require_cuda("matmul on device arrays");
-  // k's limit leaves room for the tiled kernel's int sums k0 + (offset < 8) past the last slice.
-  if (g.m > INT32_MAX || g.n > INT32_MAX || g.k > INT32_MAX - 64 || g.batch > 65535)
-    throw Error("matmul: CUDA dimensions beyond 2^31 - 1 (k beyond 2^31 - 65, batch beyond 65535) "
+  // The limits leave room for the tiled kernel's int row and column indices, which run up to a
+  // tile (128) past the last row or column, and its sums k0 + (offset < 8) past the last slice.
+  if (g.m > INT32_MAX - 256 || g.n > INT32_MAX - 256 || g.k > INT32_MAX - 64 || g.batch > 65535)
+    throw Error("matmul: CUDA dimensions beyond 2^31 - 257 (k beyond 2^31 - 65, batch beyond 65535) "
                 "are not supported");
   if (g.k == 0) {
     USRECON_CUDA_CHECK(cudaMemsetAsync(c, 0, g.batch * g.stride_c * sizeof(T), stream.get()));

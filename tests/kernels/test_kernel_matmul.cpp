@@ -5,6 +5,9 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <string>
+
+#include <sys/mman.h>
 
 #include "kernel_test_util.hpp"
 #include "usrecon/kernels/matmul.hpp"
@@ -99,6 +102,65 @@ TEST(KernelMatmul, EmptyInnerDimensionGivesZeros) {
     uk::matmul(a, b, c, algo);
     for (double v : c) EXPECT_EQ(v, 0.0);
   }
+}
+
+// A batch of 0 broadcasts like any other against a 2-D operand or a batch of 1, as NumPy has it:
+// (0, 2, 3) @ (3, 4) is (0, 2, 4). (It was planned as batch 1, and read a[0] of an empty array.)
+TEST(KernelMatmul, EmptyBatchAgainstABroadcastOperandIsEmpty) {
+  for (MatmulAlgo algo : {MatmulAlgo::naive, MatmulAlgo::tiled, MatmulAlgo::blas, MatmulAlgo::automatic}) {
+    if (algo == MatmulAlgo::blas && !uk::have_cpu_blas()) continue;
+    SCOPED_TRACE(static_cast<int>(algo));
+    const HostArray<float> a(Shape{0, 2, 3}), b(Shape{3, 4}), b1(Shape{1, 3, 4});
+    EXPECT_EQ(uk::matmul(a, b, algo).shape(), (Shape{0, 2, 4}));
+    EXPECT_EQ(uk::matmul(a, b1, algo).shape(), (Shape{0, 2, 4}));
+    const HostArray<float> a1(Shape{1, 2, 3}), b0(Shape{0, 3, 4}), a2(Shape{2, 3});
+    EXPECT_EQ(uk::matmul(a1, b0, algo).shape(), (Shape{0, 2, 4}));
+    EXPECT_EQ(uk::matmul(a2, b0, algo).shape(), (Shape{0, 2, 4}));
+  }
+}
+
+// The algorithms read a and b while writing c: an output over an operand is refused (naive and
+// blas gave zeros for matmul(a, b, a)).
+TEST(KernelMatmul, AnOutputOverAnOperandIsRefused) {
+  HostArray<float> a(Shape{2, 2}, std::vector<float>{1, 2, 3, 4}), b(Shape{2, 2}, 1.0f);
+  EXPECT_THROW(uk::matmul(a, b, a), usrecon::Error);
+  EXPECT_THROW(uk::matmul(a, b, b), usrecon::Error);
+  // A view of part of an operand overlaps too.
+  HostArray<float> big(Shape{8}, 1.0f);
+  const auto in = uk::In<float>::host(big.data(), Shape{2, 2});
+  const auto out = uk::Out<float>::host(big.data() + 3, Shape{2, 2});
+  EXPECT_THROW(uk::detail::matmul<float>(in, uk::In<float>(b), out, MatmulAlgo::naive, {}), usrecon::Error);
+  // Side by side is fine.
+  const auto apart = uk::Out<float>::host(big.data() + 4, Shape{2, 2});
+  uk::detail::matmul<float>(in, uk::In<float>(b), apart, MatmulAlgo::naive, {});
+  EXPECT_EQ(big[4], 2.0f);
+  HostArray<float> c(Shape{2, 2});
+  uk::matmul(a, b, c);
+  EXPECT_EQ(c[0], 3.0f);
+  EXPECT_EQ(c[3], 7.0f);
+}
+
+// OpenBLAS takes its dimensions as a 32-bit int: beyond it, blas is refused (it printed
+// "illegal value" and left c as it was). The operands are untouched address space, never read.
+TEST(KernelMatmul, BlasRefusesDimensionsBeyondItsInt) {
+  if (!uk::have_cpu_blas()) GTEST_SKIP() << "built without OpenBLAS";
+  const std::int64_t k = (std::int64_t(1) << 31) + 16;
+  const std::size_t bytes = std::size_t(k) * sizeof(float);
+  void* a = mmap(nullptr, bytes, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  void* b = mmap(nullptr, bytes, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  ASSERT_NE(a, MAP_FAILED);
+  ASSERT_NE(b, MAP_FAILED);
+  float c = -7;
+  try {
+    uk::detail::matmul<float>(uk::In<float>::host(static_cast<const float*>(a), Shape{1, k}),
+                              uk::In<float>::host(static_cast<const float*>(b), Shape{k, 1}),
+                              uk::Out<float>::host(&c, Shape{1, 1}), MatmulAlgo::blas, {});
+    ADD_FAILURE() << "blas took k = 2^31 + 16";
+  } catch (const usrecon::Error& e) {
+    EXPECT_NE(std::string(e.what()).find("use tiled"), std::string::npos) << e.what();
+  }
+  munmap(a, bytes);
+  munmap(b, bytes);
 }
 
 TEST(KernelMatmul, ShapeErrorsThrowAtTheCall) {

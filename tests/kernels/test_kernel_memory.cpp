@@ -2,6 +2,10 @@
 // CudaUnavailable, host arrays behave.
 #include <gtest/gtest.h>
 
+#include <cstdint>
+#include <limits>
+#include <string>
+
 #include <type_traits>
 
 #include "usrecon/kernels/kernels.hpp"
@@ -41,6 +45,25 @@ TEST(KernelMemory, CudaResourcesWithoutDeviceThrowCudaUnavailable) {
   uk::HostArray<float> h(uk::Shape{4}, 1.0f);
   EXPECT_THROW((void)uk::to_device(h), usrecon::CudaUnavailable);
   EXPECT_THROW((void)uk::device_array<float>({4}), usrecon::CudaUnavailable);
+}
+
+// Sizes whose element count or bytes do not fit are refused, not wrapped round to a small
+// allocation that later reads and writes overrun.
+TEST(KernelMemory, SizesThatOverflowAreRefused) {
+  EXPECT_THROW((uk::Shape{std::int64_t(1) << 32, std::int64_t(1) << 32}), usrecon::Error);
+  EXPECT_THROW((uk::Shape{std::int64_t(1) << 62, 2, 0}), usrecon::Error);  // empty, but its strides overflow
+  EXPECT_EQ((uk::Shape{std::int64_t(1) << 62, 0}).size(), 0);
+  EXPECT_EQ((uk::Shape{std::int64_t(1) << 31, std::int64_t(1) << 31}).size(), std::int64_t(1) << 62);
+  const std::size_t too_many = std::numeric_limits<std::size_t>::max() / 4;
+  try {
+    uk::DeviceBuffer<double> d(too_many);
+    ADD_FAILURE() << "a buffer of 2^62 doubles was made";
+  } catch (const usrecon::CudaUnavailable&) {
+    ADD_FAILURE() << "the size was not checked before the device was asked";
+  } catch (const usrecon::Error& e) {
+    EXPECT_NE(std::string(e.what()).find("exceed the address space"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW((void)uk::PinnedBuffer<double>{too_many}, usrecon::Error);
 }
 
 TEST(KernelMemory, HostArrayShapesAndIndexing) {

@@ -27,7 +27,9 @@
 #pragma once
 
 #include <cstddef>
+#include <limits>
 #include <span>
+#include <string>
 #include <type_traits>
 #include <utility>
 
@@ -61,6 +63,15 @@ void stream_wait_event(CUstream_st* s, CUevent_st* e);
 cublasContext* cublas_create();
 void cublas_destroy(cublasContext* h) noexcept;
 [[noreturn]] void throw_size_mismatch(const char* what, std::size_t dst, std::size_t src);
+/// count * sizeof(T), refusing a count whose bytes would not fit a size_t (the allocation would
+/// otherwise be a wrapped-around small one).
+template <class T>
+std::size_t checked_bytes(std::size_t count) {
+  if (count > std::numeric_limits<std::size_t>::max() / sizeof(T))
+    throw Error("CUDA memory: " + std::to_string(count) + " elements of " + std::to_string(sizeof(T)) +
+                " bytes exceed the address space");
+  return count * sizeof(T);
+}
 }  // namespace detail
 
 /// A non-owning reference to a CUDA stream. The default value is the legacy default stream
@@ -152,7 +163,7 @@ class DeviceBuffer {
  public:
   DeviceBuffer() noexcept = default;
   explicit DeviceBuffer(std::size_t count)
-      : data_(count ? static_cast<T*>(detail::device_malloc(count * sizeof(T))) : nullptr),
+      : data_(count ? static_cast<T*>(detail::device_malloc(detail::checked_bytes<T>(count))) : nullptr),
         size_(count),
         capacity_(count) {}
   ~DeviceBuffer() { detail::device_free(data_); }
@@ -209,7 +220,7 @@ class PinnedBuffer {
  public:
   PinnedBuffer() noexcept = default;
   explicit PinnedBuffer(std::size_t count)
-      : data_(count ? static_cast<T*>(detail::pinned_malloc(count * sizeof(T))) : nullptr),
+      : data_(count ? static_cast<T*>(detail::pinned_malloc(detail::checked_bytes<T>(count))) : nullptr),
         size_(count) {}
   ~PinnedBuffer() { detail::pinned_free(data_); }
   PinnedBuffer(PinnedBuffer&& other) noexcept

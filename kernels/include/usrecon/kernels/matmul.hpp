@@ -15,12 +15,13 @@ namespace usrecon::kernels {
 
 /// Which implementation runs. The backend (CPU or CUDA) follows from where the arrays live.
 enum class MatmulAlgo {
-  automatic,  ///< blas when available, else tiled
+  automatic,  ///< blas when available (and every dimension fits its int), else tiled
   naive,      ///< one output at a time, k ascending: the reference
   tiled,      ///< ours: CPU cache-blocked packed micro-kernel (threads, AVX2/AVX-512 dispatch);
               ///< CUDA shared-memory tiles with register blocking
-  blas,       ///< the vendor library: OpenBLAS cblas_?gemm on CPU, cuBLAS strided-batched GEMM on
-              ///< CUDA (TF32 off)
+  blas,       ///< the vendor library: OpenBLAS cblas_?gemm on CPU (its thread count is the
+              ///< process's: concurrent CPU blas calls run one after another), cuBLAS
+              ///< strided-batched GEMM on CUDA (TF32 off)
 };
 
 /// True when the CPU `blas` algorithm is available (built with OpenBLAS).
@@ -34,8 +35,9 @@ Shape matmul_shape(const Shape& a, const Shape& b);
 }  // namespace detail
 
 /// c = a · b into a preallocated c. a: (M, K) or (batch, M, K); b: (K, N) or (batch, K, N); a
-/// 2-D operand (or batch 1) is used for every batch entry; c: (M, N) or (batch, M, N). Shapes are
-/// checked here and mismatches throw usrecon::Error.
+/// 2-D operand (or batch 1) is used for every batch entry (batch 0 included); c: (M, N) or
+/// (batch, M, N), and must not overlap a or b. Shapes and overlaps are checked here and throw
+/// usrecon::Error.
 template <class A, class B, class C>
   requires(!std::same_as<std::remove_cvref_t<C>, MatmulAlgo>)
 void matmul(const A& a, const B& b, C&& c, MatmulAlgo algo = MatmulAlgo::automatic,

@@ -57,11 +57,16 @@ class Shape {
     if (dims.size() > static_cast<std::size_t>(max_dims))
       throw Error("Shape: " + std::to_string(dims.size()) + " dimensions, at most " +
                   std::to_string(max_dims) + " are supported");
-    ndim_ = static_cast<int>(dims.size());
-    for (int i = 0; i < ndim_; ++i) {
+    // The product of the non-zero extents must fit: size() and every offset within the array
+    // are then int64 without overflow (an empty array's other extents count too).
+    std::int64_t product = 1;
+    for (std::size_t i = 0; i < dims.size(); ++i) {
       if (dims[i] < 0) throw Error("Shape: negative extent " + std::to_string(dims[i]));
-      dims_[i] = dims[i];
+      if (dims[i] > 0 && __builtin_mul_overflow(product, dims[i], &product))
+        throw Error("Shape: more than 2^63 - 1 elements");
     }
+    ndim_ = static_cast<int>(dims.size());
+    for (int i = 0; i < ndim_; ++i) dims_[i] = dims[i];
   }
 
   std::array<std::int64_t, max_dims> dims_{};
