@@ -194,8 +194,12 @@ std::vector<Hdf5Attribute> read_attributes(hid_t object) {
 Hdf5DatasetInfo describe(const std::string& path, hid_t dataset) {
   Handle type(H5Dget_type(dataset), H5Tclose);
   Handle space(H5Dget_space(dataset), H5Sclose);
-  Hdf5DatasetInfo info{path, type.ok() ? type_name(type.get()) : "", {}};
+  Hdf5DatasetInfo info{path, type.ok() ? type_name(type.get()) : "", {}, ""};
   if (space.ok() && H5Sget_simple_extent_type(space.get()) == H5S_SIMPLE) info.dims = dims_of(space.get());
+  if (H5Aexists(dataset, "MATLAB_class") > 0)
+    for (const Hdf5Attribute& a : read_attributes(dataset))
+      if (a.name == "MATLAB_class") info.matlab_class = a.text;
+  H5Eclear2(H5E_DEFAULT);
   return info;
 }
 
@@ -227,16 +231,18 @@ Hdf5Array read_here(const fs::path& path, const std::string& requested, std::siz
                     std::size_t rows = Hdf5Selection::kAllRows) {
   std::string name = requested;
   if (name.empty()) {
-    std::vector<std::string> candidates;
+    std::vector<std::string> candidates, others;  // others: arrays of types not read
     bool picmus = false;
     for (const Hdf5DatasetInfo& info : list_here(path)) {
       if (info.path == kPicmusChannelData) picmus = true;
-      if (!info.type.empty() && info.dims.size() >= 2) candidates.push_back(info.path);
+      if (info.dims.size() >= 2) (info.type.empty() ? others : candidates).push_back(info.path);
     }
     if (picmus) {
       name = kPicmusChannelData;
     } else if (candidates.size() == 1) {
       name = candidates.front();
+    } else if (candidates.empty() && others.size() == 1) {
+      name = others.front();  // refused below, saying what type it is
     } else {
       std::string list;
       for (const std::string& c : candidates) list += (list.empty() ? "" : ", ") + c;
@@ -257,9 +263,20 @@ Hdf5Array read_here(const fs::path& path, const std::string& requested, std::siz
   Hdf5Array array;
   array.path = name;
   const Hdf5DatasetInfo info = describe(name, dataset.get());
-  if (info.type.empty())
-    throw InputError(what + " is not a real integer or floating-point array (complex data are stored "
-                            "as two real datasets, e.g. data/real and data/imag)");
+  if (info.type.empty()) {
+    // Say what it is where that helps: a float16, an enum (h5py's bool), a compound (complex), ...
+    Handle type(H5Dget_type(dataset.get()), H5Tclose);
+    const H5T_class_t type_class = type.ok() ? H5Tget_class(type.get()) : H5T_NO_CLASS;
+    const std::string kind = type_class == H5T_FLOAT     ? "a " + std::to_string(H5Tget_size(type.get()) * 8) + "-bit float"
+                             : type_class == H5T_ENUM     ? "an enum (as h5py stores bool)"
+                             : type_class == H5T_COMPOUND ? "a compound (as complex numbers are stored)"
+                             : type_class == H5T_STRING   ? "a string"
+                             : type_class == H5T_REFERENCE ? "a reference"
+                                                           : "a non-numeric";
+    H5Eclear2(H5E_DEFAULT);
+    throw InputError(what + " is " + kind + " array, not a real integer or 32/64-bit float one (complex "
+                            "channel data are read as two real datasets, e.g. PICMUS's data/real and data/imag)");
+  }
   array.type = info.type;
   array.dims = info.dims;
   const bool part = rows != Hdf5Selection::kAllRows;
@@ -345,6 +362,7 @@ class Message {
     str(i.path);
     str(i.type);
     dims(i.dims);
+    str(i.matlab_class);
   }
   void doubles(const std::vector<double>& v) {
     u64(v.size());
@@ -387,6 +405,7 @@ class Reader {
     i.path = str();
     i.type = str();
     i.dims = dims();
+    i.matlab_class = str();
     return i;
   }
   Hdf5Group group() {

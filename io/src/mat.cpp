@@ -18,6 +18,7 @@
 #include <utility>
 
 #include "usrecon/io/file.hpp"
+#include "usrecon/io/hdf5.hpp"
 
 namespace fs = std::filesystem;
 
@@ -201,6 +202,17 @@ void check_mat5_sizes(const fs::path& path, std::istream& file, std::uintmax_t f
   constexpr std::uint32_t kMiMatrix = 14, kMiCompressed = 15;
   constexpr std::uint32_t kMiInt8 = 1, kMiInt32 = 5, kMiUint32 = 6;
   constexpr std::uint32_t kCellClass = 1, kStructClass = 2, kObjectClass = 3, kSparseClass = 5;
+  constexpr std::uint32_t kDoubleClass = 6, kUint64Class = 15;  // the numeric classes: 6 to 15
+  // Bytes of one value of a MAT v5 data type (miINT8 ... miUINT64); 0 for the others.
+  const auto mi_type_bytes = [](std::uint32_t type) -> std::uintmax_t {
+    switch (type) {
+      case 1: case 2: return 1;          // miINT8, miUINT8
+      case 3: case 4: return 2;          // miINT16, miUINT16
+      case 5: case 6: case 7: return 4;  // miINT32, miUINT32, miSINGLE
+      case 9: case 12: case 13: return 8;  // miDOUBLE, miINT64, miUINT64
+      default: return 0;
+    }
+  };
   constexpr int kMaxDepth = 16;
   constexpr std::uintmax_t kUnknownEnd = UINTMAX_MAX;  // a compressed element's inflated length
   char version[2];
@@ -232,6 +244,18 @@ void check_mat5_sizes(const fs::path& path, std::istream& file, std::uintmax_t f
     throw refuse(what, offset,
                  failure.empty() ? "is cut off: the data end before byte " + std::to_string(at + n)
                                  : "is cut off: " + failure);
+  };
+  // The type and byte count of the element whose tag is at `at`, in the small format or not.
+  struct Tag {
+    std::uint32_t type, bytes;
+    bool small;
+  };
+  const auto tag_at = [&](ElementBytes& in, std::uintmax_t at, const char* what) {
+    char bytes[8];
+    need(in, at, bytes, sizeof bytes, what, at);
+    const std::uint32_t first = word(bytes);
+    const bool small = (first >> 16) != 0;
+    return Tag{small ? first & 0xFFFF : first, small ? first >> 16 : word(bytes + 4), small};
   };
   // Walks the elements in [offset, end) of `in`, as a matrix's subelements when depth > 0.
   const auto walk = [&](auto& self, ElementBytes& in, std::uintmax_t offset, std::uintmax_t end,
@@ -329,6 +353,27 @@ void check_mat5_sizes(const fs::path& path, std::istream& file, std::uintmax_t f
           return std::uintmax_t{length};
         };
         int8_element("name");
+        // A numeric array's real (and imaginary) part must hold exactly its elements, in the
+        // type it is stored in: matio reads `elements` values whatever the tag says, so a short
+        // part would be read on into the next variable's bytes.
+        if (array_class >= kDoubleClass && array_class <= kUint64Class) {
+          for (const char* part : {"real part", "imaginary part"}) {
+            if (part[0] == 'i' && !complex) break;
+            if (!fits(8)) throw refuse(part, at, "does not fit in its matrix");
+            const auto [data_type, data_bytes, small] = tag_at(in, at, part);
+            const std::uintmax_t value_bytes = mi_type_bytes(data_type);
+            if (value_bytes == 0)
+              throw refuse(part, at, "is of data type " + std::to_string(data_type) + ", not a numeric one");
+            if (std::uintmax_t{data_bytes} != elements * value_bytes)
+              throw refuse(part, at, "holds " + std::to_string(data_bytes) + " bytes for " + std::to_string(elements) +
+                                         " values of " + std::to_string(value_bytes) + " bytes");
+            if (!small && data_bytes > element_end - at - 8)
+              throw refuse(part, at, "claims " + std::to_string(data_bytes) + " bytes, more than the " +
+                                         std::to_string(element_end - at - 8) + " left in its matrix");
+            if (!small) need(in, at + 8, nullptr, data_bytes, part, at);
+            at += small ? 8 : 8 + std::uintmax_t{data_bytes} + (data_bytes % 8 ? 8 - data_bytes % 8 : 0);
+          }
+        }
         // A struct (and an object, after its class name) lists its field names: an miINT32 small
         // element with the padded name length L, then L bytes per field. matio makes
         // elements x fields matrices and reads that many.
@@ -362,12 +407,7 @@ void check_mat5_sizes(const fs::path& path, std::istream& file, std::uintmax_t f
                                                " dimensions (sparse arrays have 2)");
           for (const char* part : {"row indices", "column starts"}) {
             if (!fits(8)) throw refuse(part, at, "do not fit in their sparse matrix");
-            char part_tag[8];
-            need(in, at, part_tag, sizeof part_tag, part, at);
-            const std::uint32_t part_first = word(part_tag);
-            const bool small = (part_first >> 16) != 0;
-            const std::uint32_t part_type = small ? part_first & 0xFFFF : part_first;
-            const std::uint32_t part_bytes = small ? part_first >> 16 : word(part_tag + 4);
+            const auto [part_type, part_bytes, small] = tag_at(in, at, part);
             if (part_type != kMiInt32 || part_bytes % 4 != 0 || (small && part_bytes > 4) ||
                 (!small && part_bytes > element_end - at - 8))
               throw refuse(part, at, "are not an miINT32 element within their sparse matrix");
@@ -472,6 +512,100 @@ void check_mat4_sizes(const fs::path& path) {
   }
 }
 
+/// MAT v7.3: an HDF5 file behind a 128-byte MAT header (version 0x0200). Such files are read
+/// through io's HDF5 reader, in its worker process, not by matio in this one: libhdf5 crashes on
+/// some malformed files (matio would take the whole batch down with it), and the reader also
+/// refuses a dataset that claims more values than its stored bytes hold.
+bool is_mat73(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  char head[128] = {};
+  if (!in.read(head, sizeof head)) return false;
+  const bool little = head[126] == 'I' && head[127] == 'M', big = head[126] == 'M' && head[127] == 'I';
+  if (!little && !big) return false;
+  const int major = head[little ? 125 : 124], minor = head[little ? 124 : 125];
+  return major == 2 && minor == 0 && is_hdf5_file(path);
+}
+
+bool numeric_class(const std::string& c) {
+  for (const char* n : {"double", "single", "int8", "uint8", "int16", "uint16", "int32", "uint32", "int64", "uint64"})
+    if (c == n) return true;
+  return false;
+}
+
+/// A v7.3 variable's MATLAB class: its MATLAB_class attribute, else the stored type's.
+std::string mat73_class(const Hdf5DatasetInfo& d) {
+  if (!d.matlab_class.empty()) return d.matlab_class;
+  if (d.type == "float64") return "double";
+  if (d.type == "float32") return "single";
+  return d.type.empty() ? "unknown" : d.type;
+}
+
+/// A top-level name ("/rf" -> "rf"), or "" for deeper paths and MATLAB's own "#refs#" group.
+std::string top_level_name(const std::string& hdf5_path) {
+  if (hdf5_path.size() < 2 || hdf5_path[0] != '/' || hdf5_path.find('/', 1) != std::string::npos ||
+      hdf5_path[1] == '#')
+    return "";
+  return hdf5_path.substr(1);
+}
+
+std::vector<MatVariableInfo> list_mat73_variables(const fs::path& path) {
+  std::vector<MatVariableInfo> vars;
+  for (const Hdf5Group& g : list_hdf5_groups(path)) {
+    const std::string name = top_level_name(g.path);
+    if (name.empty()) continue;
+    const Hdf5Attribute* cls = g.attribute("MATLAB_class");
+    const bool sparse = g.attribute("MATLAB_sparse") != nullptr;
+    vars.push_back({name, sparse ? "sparse" : cls ? cls->text : "struct", {1, 1}, false});
+  }
+  for (const Hdf5DatasetInfo& d : list_hdf5_datasets(path)) {
+    const std::string name = top_level_name(d.path);
+    if (name.empty()) continue;
+    const std::string cls = mat73_class(d);
+    // HDF5's dims are MATLAB's reversed: the same bytes, C order against column-major.
+    // Complex numbers are a compound type, which the reader lists without a type.
+    vars.push_back({name, cls, std::vector<std::size_t>(d.dims.rbegin(), d.dims.rend()),
+                    d.type.empty() && numeric_class(cls)});
+  }
+  std::sort(vars.begin(), vars.end(), [](const auto& a, const auto& b) { return a.name < b.name; });
+  return vars;
+}
+
+/// Reads v7.3 variable `name` (`struct.field` for a field of a 1 x 1 struct) as read_mat does.
+MatArray read_mat73(const fs::path& path, const std::string& name) {
+  const std::size_t dot = name.find('.');
+  const std::string top = name.substr(0, dot);
+  const std::string dataset = "/" + top + (dot == std::string::npos ? "" : "/" + name.substr(dot + 1));
+  const std::vector<Hdf5DatasetInfo> datasets = list_hdf5_datasets(path);
+  const auto found = std::find_if(datasets.begin(), datasets.end(),
+                                  [&](const Hdf5DatasetInfo& d) { return d.path == dataset; });
+  if (found == datasets.end()) {
+    // Not a dataset: a struct or a sparse array (groups), or nothing of that name.
+    const std::vector<MatVariableInfo> vars = list_mat73_variables(path);
+    const auto var = std::find_if(vars.begin(), vars.end(), [&](const MatVariableInfo& v) { return v.name == top; });
+    if (var == vars.end()) throw InputError(path.string() + ": no variable '" + top + "'");
+    if (dot == std::string::npos)
+      throw InputError(path.string() + ": variable '" + top + "' is a " + var->matlab_class +
+                       " array, not a numeric array");
+    if (var->matlab_class != "struct") throw InputError(path.string() + ": '" + top + "' is not a struct");
+    throw InputError(path.string() + ": struct '" + top + "' has no field '" + name.substr(dot + 1) + "'");
+  }
+  const std::string what = path.string() + ": variable '" + name + "'";
+  const std::string cls = mat73_class(*found);
+  if (found->type.empty() && dot != std::string::npos && !numeric_class(cls))
+    throw InputError(what + " is not a numeric array ('" + top + "' is a struct array, whose fields hold "
+                     "references, or the field is a cell)");
+  if (!numeric_class(cls)) throw InputError(what + " is a " + cls + " array, not a numeric array");
+  if (found->type.empty()) throw InputError(what + " is complex; only real channel data are read");
+  Hdf5Array h = read_hdf5(path, dataset);
+  MatArray a;
+  a.name = name;
+  a.matlab_class = cls;
+  a.dims.assign(h.dims.rbegin(), h.dims.rend());  // MATLAB's order; the values are already column-major
+  if (a.dims.empty()) a.dims = {a.values.size(), 1};  // an HDF5 scalar (or null) dataspace: 1 x 1 (or 0 x 1)
+  a.values = std::move(h.values);
+  return a;
+}
+
 MatFile open_mat(const fs::path& path) {
   std::error_code ec;
   if (!fs::is_regular_file(path, ec))
@@ -498,6 +632,7 @@ std::size_t MatArray::size() const {
 }
 
 std::vector<MatVariableInfo> list_mat_variables(const fs::path& path) {
+  if (is_mat73(path)) return list_mat73_variables(path);
   MatFile m = open_mat(path);
   std::vector<MatVariableInfo> vars;
   while (matvar_t* raw = Mat_VarReadNextInfo(m.get())) {
@@ -510,19 +645,25 @@ std::vector<MatVariableInfo> list_mat_variables(const fs::path& path) {
 MatArray read_mat(const fs::path& path, const std::string& requested) {
   std::string name = requested;
   if (name.empty()) {
-    std::vector<std::string> candidates;
+    std::vector<std::string> candidates, complex;
     for (const MatVariableInfo& info : list_mat_variables(path))
       if (info.matlab_class != "struct" && info.matlab_class != "cell" && info.matlab_class != "char" &&
-          info.matlab_class != "sparse" && !info.is_complex)
-        candidates.push_back(info.name);
-    if (candidates.size() != 1) {
+          info.matlab_class != "sparse")
+        (info.is_complex ? complex : candidates).push_back(info.name);
+    const auto listed = [](const std::vector<std::string>& names) {
       std::string list;
-      for (const std::string& c : candidates) list += (list.empty() ? "" : ", ") + c;
+      for (const std::string& c : names) list += (list.empty() ? "" : ", ") + c;
+      return list;
+    };
+    if (candidates.empty() && !complex.empty())
+      throw InputError(path.string() + ": its numeric arrays (" + listed(complex) +
+                       ") are complex; only real channel data are read");
+    if (candidates.size() != 1)
       throw InputError(path.string() + ": name the variable to read with --var (numeric arrays here: " +
-                       (list.empty() ? "none" : list) + ")");
-    }
+                       (candidates.empty() ? "none" : listed(candidates)) + ")");
     name = candidates.front();
   }
+  if (is_mat73(path)) return read_mat73(path, name);
   MatFile m = open_mat(path);
   const std::size_t dot = name.find('.');
   {
@@ -542,6 +683,10 @@ MatArray read_mat(const fs::path& path, const std::string& requested) {
   if (dot != std::string::npos) {
     if (top->class_type != MAT_C_STRUCT)
       throw InputError(path.string() + ": '" + name.substr(0, dot) + "' is not a struct");
+    // Mat_VarGetStructFieldByName(..., 0) would read the first element's field without a word.
+    if (std::vector<std::size_t> dims = dims_of(top.get()); MatArray{"", "", dims, {}}.size() != 1)
+      throw InputError(path.string() + ": '" + name.substr(0, dot) + "' is a " + dims_text(dims) +
+                       " struct array; --var " + name + " reads a field of a 1 x 1 struct");
     v = Mat_VarGetStructFieldByName(top.get(), name.substr(dot + 1).c_str(), 0);
     if (!v) throw InputError(path.string() + ": struct '" + name.substr(0, dot) + "' has no field '" +
                              name.substr(dot + 1) + "'");

@@ -39,8 +39,13 @@ struct DTypeInfo {
   std::size_t size_bytes;
 };
 
-constexpr std::array<DTypeInfo, 8> kDTypes = {{
+constexpr std::array<DTypeInfo, 13> kDTypes = {{
     {DType::u8, "|u1", 'u', 1},
+    {DType::i8, "|i1", 'i', 1},
+    {DType::b1, "|b1", 'b', 1},
+    {DType::u16, "<u2", 'u', 2},
+    {DType::u32, "<u4", 'u', 4},
+    {DType::u64, "<u8", 'u', 8},
     {DType::i16, "<i2", 'i', 2},
     {DType::i32, "<i4", 'i', 4},
     {DType::i64, "<i8", 'i', 8},
@@ -227,10 +232,11 @@ class HeaderParser {
   std::size_t position_ = 0;
 };
 
-/// Maps a header descr to a DType. The byte-order character may be '<' (little), '=' (native,
-/// which is little here) or '|' (not applicable); for one-byte types any order character is
-/// fine. Big-endian and every other kind of dtype are refused with a message that says why.
-DType dtype_from_descr(const std::string& descr, const std::string& name) {
+/// Maps a header descr to a DType, and whether its data are big-endian ('>': swapped on reading).
+/// The byte-order character may be '<' (little), '=' (native, which is little here), '|' (not
+/// applicable) or '>'; for one-byte types any order character is fine. Every other kind of dtype
+/// is refused with a message that says why.
+std::pair<DType, bool> dtype_from_descr(const std::string& descr, const std::string& name) {
   const auto unsupported = [&](const std::string& why) {
     return InputError(name + ": unsupported .npy dtype '" + shown(descr) + "'" + why +
                       "; supported dtypes: " + supported_descrs());
@@ -240,15 +246,12 @@ DType dtype_from_descr(const std::string& descr, const std::string& name) {
   const std::string_view kind_and_size = std::string_view(descr).substr(1);
   for (const DTypeInfo& info : kDTypes) {
     if (kind_and_size != info.descr.substr(1)) continue;
-    if (byte_order == '<' || byte_order == '=' || byte_order == '|') return info.dtype;
-    if (byte_order == '>') {
-      if (info.size_bytes == 1) return info.dtype;
-      throw unsupported(" (big-endian data; convert it with numpy: a.astype('" +
-                        std::string(info.descr) + "'))");
-    }
+    if (byte_order == '<' || byte_order == '=' || byte_order == '|') return {info.dtype, false};
+    if (byte_order == '>') return {info.dtype, info.size_bytes > 1};
     throw unsupported(" (unknown byte-order character)");
   }
   if (kind_and_size == "O") throw unsupported(" (object arrays hold Python objects, not numbers)");
+  if (kind_and_size == "f2") throw unsupported(" (float16 is not read; convert it with numpy: a.astype('<f4'))");
   throw unsupported("");
 }
 
@@ -314,6 +317,10 @@ std::span<const T> NpyArray::as() const {
 }
 
 template std::span<const std::uint8_t> NpyArray::as<std::uint8_t>() const;
+template std::span<const std::int8_t> NpyArray::as<std::int8_t>() const;
+template std::span<const std::uint16_t> NpyArray::as<std::uint16_t>() const;
+template std::span<const std::uint32_t> NpyArray::as<std::uint32_t>() const;
+template std::span<const std::uint64_t> NpyArray::as<std::uint64_t>() const;
 template std::span<const std::int16_t> NpyArray::as<std::int16_t>() const;
 template std::span<const std::int32_t> NpyArray::as<std::int32_t>() const;
 template std::span<const std::int64_t> NpyArray::as<std::int64_t>() const;
@@ -328,6 +335,15 @@ std::vector<double> NpyArray::to_double() const {
   };
   switch (dtype) {
     case DType::u8: return convert(as<std::uint8_t>());
+    case DType::i8: return convert(as<std::int8_t>());
+    case DType::b1: {  // NumPy's True is any non-zero byte
+      std::vector<double> v(data.size());
+      for (std::size_t k = 0; k < v.size(); ++k) v[k] = data[k] != std::byte{0} ? 1.0 : 0.0;
+      return v;
+    }
+    case DType::u16: return convert(as<std::uint16_t>());
+    case DType::u32: return convert(as<std::uint32_t>());
+    case DType::u64: return convert(as<std::uint64_t>());  // exact up to 2^53
     case DType::i16: return convert(as<std::int16_t>());
     case DType::i32: return convert(as<std::int32_t>());
     case DType::i64: return convert(as<std::int64_t>());  // exact up to 2^53 in magnitude
@@ -371,7 +387,8 @@ NpyArray parse_npy(std::span<const std::byte> bytes, const std::string& name) {
   const HeaderParser::Fields fields = HeaderParser(header, name).parse();
 
   NpyArray array;
-  array.dtype = dtype_from_descr(fields.descr, name);
+  const auto [dtype, big_endian] = dtype_from_descr(fields.descr, name);
+  array.dtype = dtype;
   array.shape = fields.shape;
   const std::size_t item_size = dtype_size(array.dtype);
   const std::optional<std::size_t> expected_bytes = checked_byte_count(array.shape, item_size);
@@ -389,6 +406,12 @@ NpyArray parse_npy(std::span<const std::byte> bytes, const std::string& name) {
     array.data = fortran_to_c_order(data, array.shape, item_size);
   } else {
     array.data.assign(data.begin(), data.end());
+  }
+  if (big_endian) {
+    // Each number's bytes reversed: a complex item is two numbers of half its size.
+    const std::size_t word = array.dtype == DType::c64 || array.dtype == DType::c128 ? item_size / 2 : item_size;
+    for (std::size_t at = 0; at < array.data.size(); at += word)
+      std::reverse(array.data.begin() + std::ptrdiff_t(at), array.data.begin() + std::ptrdiff_t(at + word));
   }
   return array;
 }

@@ -278,8 +278,13 @@ ChannelData read_channel_data(const fs::path& path, const ChannelInput& in, int 
     FileGeometry local;
     FileGeometry& g = geometry ? *geometry : local;
     if (picmus) g = picmus_geometry(path);
-    // PICMUS stores [angles][channels][samples] (C order).
-    const std::string layout = in.layout.empty() && picmus ? "transmits,elements,samples" : in.layout;
+    // PICMUS stores [angles][channels][samples] (C order); written from MATLAB, a file of one
+    // angle has lost that axis: [channels][samples].
+    const std::string layout = !in.layout.empty() ? in.layout
+                               : !picmus          ? ""
+                               : a.dims.size() == 2 ? "elements,samples"
+                                                    : "transmits,elements,samples";
+    if (picmus && in.layout.empty()) g.layout = layout;
     ChannelData rf = arrange_channels(a.values, a.dims, false, layout, in.offset, path.string() + " (" + a.path + ")");
     if (picmus && g.modulation_frequency != 0) {
       // IQ: Q beside I, with the demodulation's clock starting at initial_time.

@@ -183,6 +183,7 @@ ChannelData read_ustb_channel_data(const fs::path& path, const std::vector<io::H
 
   FileGeometry g;
   g.source = "USTB UFF " + group;
+  g.layout = "transmits,elements,samples";
   g.time_zero = das::TimeZero::Center;  // USTB: t = 0 when the wave crosses the origin, x = 0
   g.fs = cd.scalar("sampling_frequency");
   g.sound_speed = cd.scalar("sound_speed");

@@ -201,8 +201,8 @@ PreparedDas prepare_das(const fs::path& input, const DasSetup& setup, int thread
       {"offset", setup.input.offset == Offset::Mean ? "mean" : "none"},
       {"time_zero", to_string(acq.time_zero)},
       {"layout", !setup.input.layout.empty() ? setup.input.layout
-                 : file.source.empty()         ? "samples,elements,transmits"
-                                               : "transmits,elements,samples"}};
+                 : !file.layout.empty()        ? file.layout
+                                               : "samples,elements,transmits"}};
   if (acq.model == Model::PlaneWave) frame.parameters["angles_deg"] = angles_deg;
   if (problem.options.tx_apodization != TxApodization::None)
     frame.parameters["tx_apodization"] = to_string(problem.options.tx_apodization);

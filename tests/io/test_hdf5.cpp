@@ -214,9 +214,24 @@ TEST_F(IoHdf5, RefusalsNameTheFileAndSayWhy) {
     H5Sclose(space);
     H5Tclose(type);
   });
-  expect_refused(strings, "dataset '/name' is not a real integer or floating-point array",
+  expect_refused(strings, "dataset '/name' is a string array, not a real integer or 32/64-bit float one",
                  [&] { read_hdf5(strings, "name"); });
   EXPECT_EQ(list_hdf5_datasets(strings).at(0).type, "");
+  // A float16 array, the file's only one with two axes, is named with its type when --var is not
+  // given (it was "numeric arrays here: none").
+  const fs::path half = raw_file("half.h5", [](hid_t f) {
+    const hid_t type = H5Tcopy(H5T_IEEE_F32LE);
+    H5Tset_fields(type, 15, 10, 5, 0, 10);
+    H5Tset_size(type, 2);
+    H5Tset_ebias(type, 15);
+    const hsize_t dims[2] = {2, 3};
+    const hid_t space = H5Screate_simple(2, dims, nullptr);
+    const hid_t d = H5Dcreate2(f, "rf", type, space, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+    H5Dclose(d);
+    H5Sclose(space);
+    H5Tclose(type);
+  });
+  expect_refused(half, "dataset '/rf' is a 16-bit float array", [&] { read_hdf5(half); });
 }
 
 TEST_F(IoHdf5, GroupsListWithTheirAttributes) {

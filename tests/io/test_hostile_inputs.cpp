@@ -332,9 +332,9 @@ TEST(IoHostile, MatCompressedStreamsThatAreCutOffOrCorruptAreRefused) {
   std::memcpy(cut.data() + 132, &half, 4);
   write_bytes(path, cut);
   // (Byte 48 of the inflated stream is the tag of the matrix's data, 32 KiB of doubles.)
-  expect_mat_refused(path, "the compressed element at byte 128: the element at byte 48 is cut off: its zlib "
+  expect_mat_refused(path, "the compressed element at byte 128: the real part at byte 48 is cut off: its zlib "
                            "stream is cut off before its end");
-  expect_mat_refused(path, "the compressed element at byte 128: the element at byte 48 is cut off",
+  expect_mat_refused(path, "the compressed element at byte 128: the real part at byte 48 is cut off",
                      [](const fs::path& p) { (void)usrecon::io::read_mat(p, "rf"); });
 
   // Garbage in the middle of the stream: zlib says it is corrupt (a bad code, or the checksum).

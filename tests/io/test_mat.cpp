@@ -2,9 +2,14 @@
 // file and variable, and the real data set (when present) reads as the README describes it.
 #include <gtest/gtest.h>
 
+#include <cstdint>
 #include <filesystem>
+#include <string>
+#include <tuple>
+#include <vector>
 
 #include "usrecon/io/file.hpp"
+#include "usrecon/io/hdf5.hpp"
 #include "usrecon/io/mat.hpp"
 
 namespace fs = std::filesystem;
@@ -64,6 +69,103 @@ TEST_F(IoMat, ErrorsNameTheFileAndVariable) {
   write_file_atomic(dir_ / "text.mat", "not a mat file at all, just text that is long enough......"
                                        "...............................................................");
   EXPECT_THROW(read_mat(dir_ / "text.mat", "x"), InputError);
+}
+
+// A MAT v7.3 file as MATLAB lays one out: the 128-byte MAT header (version 0x0200) in a 512-byte
+// user block, then HDF5 in which each variable is a dataset of MATLAB's dims reversed (its
+// column-major values are the dataset's C-order ones) and a struct is a group.
+void write_mat73(const fs::path& file, const std::string& hdf5_bytes) {
+  std::string header(512, '\0');
+  const std::string text = "MATLAB 7.3 MAT-file, Platform: GLNXA64, HDF5 schema 1.00 .";
+  header.replace(0, text.size(), text);
+  header[124] = 0x00, header[125] = 0x02, header[126] = 'I', header[127] = 'M';
+  write_file_atomic(file, header + hdf5_bytes);
+}
+
+// v7.3 files are read through io's HDF5 reader (in its worker process), not by matio here.
+TEST_F(IoMat, Version73FilesReadThroughTheIsolatedHdf5Reader) {
+  Hdf5Array rf{"/rf", "", {2, 2, 3}, {}};  // MATLAB's 3 x 2 x 2
+  for (int k = 0; k < 12; ++k) rf.values.push_back(10 + k);
+  const Hdf5Array fs_value{"/fs", "", {1, 1}, {40e6}}, field{"/s/data", "", {2, 3}, {1, 2, 3, 4, 5, 6}};
+  const fs::path plain = dir_ / "plain.h5";
+  write_hdf5(plain, {rf, fs_value, field}, {{"/s", {{"MATLAB_class", "struct", {}}}}});
+  const fs::path file = dir_ / "v73.mat";
+  write_mat73(file, read_file(plain));
+
+  const auto vars = list_mat_variables(file);
+  ASSERT_EQ(vars.size(), 3u);
+  EXPECT_EQ(vars[0].name, "fs");
+  EXPECT_EQ(vars[1].name, "rf");
+  EXPECT_EQ(vars[1].matlab_class, "double");
+  EXPECT_EQ(vars[1].dims, (std::vector<std::size_t>{3, 2, 2}));
+  EXPECT_EQ(vars[2].name, "s");
+  EXPECT_EQ(vars[2].matlab_class, "struct");
+  const MatArray r = read_mat(file, "rf");
+  EXPECT_EQ(r.dims, (std::vector<std::size_t>{3, 2, 2}));
+  EXPECT_EQ(r.values, rf.values);  // column-major in MATLAB's dims
+  const MatArray f = read_mat(file, "s.data");
+  EXPECT_EQ(f.dims, (std::vector<std::size_t>{3, 2}));
+  EXPECT_EQ(f.values, field.values);
+  try {
+    read_mat(file);
+    FAIL() << "two numeric variables, none named";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("fs, rf"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(read_mat(file, "s"), InputError);         // a struct, not a numeric array
+  EXPECT_THROW(read_mat(file, "s.missing"), InputError);
+  EXPECT_THROW(read_mat(file, "missing"), InputError);
+
+  // HDF5 bytes on which libhdf5 crashes (tests/corpus/regressions/hdf5): an error naming the
+  // file, not the end of this process (matio read them here and crashed it).
+  const std::string crash = read_file(fs::path(USRECON_SOURCE_DIR) /
+                                      "tests/corpus/regressions/hdf5/libhdf5_segv_in_H5F__accum_read");
+  write_mat73(dir_ / "crash.mat", crash);
+  try {
+    (void)list_mat_variables(dir_ / "crash.mat");
+    FAIL() << "the malformed file was listed";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("crash.mat"), std::string::npos) << e.what();
+  }
+}
+
+// MAT v5 bytes, little-endian: the 128-byte header, then uncompressed double matrices
+// {name, dims, values} whose real part holds `stored` of the values (all when stored < 0).
+std::string mat5_file(const std::vector<std::tuple<std::string, std::vector<std::int32_t>, std::vector<double>, int>>& vars) {
+  std::string out(128, ' ');
+  out[124] = 0x00, out[125] = 0x01, out[126] = 'I', out[127] = 'M';
+  const auto u32 = [](std::string& s, std::uint32_t v) { s.append(reinterpret_cast<const char*>(&v), 4); };
+  for (const auto& [name, dims, values, stored] : vars) {
+    std::string m;
+    u32(m, 6), u32(m, 8), u32(m, 6), u32(m, 0);  // array flags: miUINT32, 8 bytes; class double
+    u32(m, 5), u32(m, std::uint32_t(4 * dims.size()));
+    for (std::int32_t d : dims) u32(m, std::uint32_t(d));
+    if (dims.size() % 2) u32(m, 0);
+    u32(m, 1 | std::uint32_t(name.size()) << 16);  // the name: a small miINT8 element (<= 4 bytes)
+    m += name + std::string(4 - name.size(), '\0');
+    const std::size_t n = stored < 0 ? values.size() : std::size_t(stored);
+    u32(m, 9), u32(m, std::uint32_t(8 * n));  // miDOUBLE
+    m.append(reinterpret_cast<const char*>(values.data()), 8 * n);
+    u32(out, 14), u32(out, std::uint32_t(m.size()));  // miMATRIX
+    out += m;
+  }
+  return out;
+}
+
+// A numeric array whose data element holds fewer bytes than its dims need: matio read on into the
+// next variable's bytes (the 6th value came back as the next variable's 7). Refused.
+TEST_F(IoMat, ANumericArrayShorterThanItsDimsIsRefused) {
+  const std::vector<double> rf = {1, 2, 3, 4, 5, 6, 7, 8};
+  write_file_atomic(dir_ / "ok.mat", mat5_file({{"rf", {4, 2}, rf, -1}, {"fs", {1, 1}, {7}, -1}}));
+  EXPECT_EQ(read_mat(dir_ / "ok.mat", "rf").values, rf);
+  EXPECT_EQ(read_mat(dir_ / "ok.mat", "fs").values, std::vector<double>{7});
+  write_file_atomic(dir_ / "short.mat", mat5_file({{"rf", {4, 2}, rf, 5}, {"fs", {1, 1}, {7}, -1}}));
+  try {
+    (void)read_mat(dir_ / "short.mat", "rf");
+    FAIL() << "8 values were read from 5";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("holds 40 bytes for 8 values of 8 bytes"), std::string::npos) << e.what();
+  }
 }
 
 // Files from SciPy (an independent writer; tests/corpus/valid/mat/make_scipy_mixed.py): the size

@@ -147,6 +147,23 @@ TEST_F(ReconDasInputFiles, Hdf5DatasetsAndPicmusGeometry) {
   ASSERT_TRUE(geometry.pitch.has_value());
   EXPECT_NEAR(*geometry.pitch, 0.3e-3, 1e-15);
   EXPECT_EQ(geometry.time_zero, das::TimeZero::Center);
+  EXPECT_EQ(geometry.layout, "transmits,elements,samples");
+
+  // One angle, written from MATLAB, has lost its angle axis: [channels][samples] (it was read as
+  // 3 transmits of 4 elements of 1 sample, and refused).
+  std::vector<io::Hdf5Array> one_angle = picmus;
+  one_angle[0].dims = {3, 4};
+  one_angle[0].values.resize(12);  // angle 0's [channels][samples]
+  one_angle[1] = {g + "angles", "", {1}, {-0.1}};
+  io::write_hdf5(dir_ / "picmus_one_angle.hdf5", one_angle);
+  FileGeometry one;
+  const ChannelData single_angle = read_channel_data(dir_ / "picmus_one_angle.hdf5", {}, 0, 0, &one);
+  EXPECT_EQ(one.layout, "elements,samples");
+  ASSERT_EQ(single_angle.transmits, 1);
+  ASSERT_EQ(single_angle.elements, 3);
+  ASSERT_EQ(single_angle.samples, 4);
+  for (int e = 0; e < 3; ++e)
+    for (int k = 0; k < 4; ++k) EXPECT_EQ(single_angle.channel(0, e)[k], value(k, e, 0));
 
   // Baseband IQ: Q read beside I, arranged alike, with the modulation frequency and the clock.
   std::vector<io::Hdf5Array> with_q = picmus;

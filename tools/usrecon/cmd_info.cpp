@@ -125,8 +125,8 @@ json describe(const fs::path& path, const InfoArgs& args) {
     recon::FileGeometry geometry;
     const recon::ChannelData rf = recon::read_channel_data(path, input, 0, 0, &geometry);
     json c = {{"transmits", rf.transmits}, {"elements", rf.elements}, {"samples", rf.samples},
-              {"iq", rf.is_iq()}, {"layout", geometry.source.empty() ? "samples,elements,transmits"
-                                                                       : "transmits,elements,samples"}};
+              {"iq", rf.is_iq()},
+              {"layout", !geometry.layout.empty() ? geometry.layout : "samples,elements,transmits"}};
     if (!geometry.source.empty()) c["from_file"] = geometry_json(geometry);
     d["channel_data"] = c;
   } catch (const std::exception& e) {

@@ -29,6 +29,9 @@ struct Hdf5DatasetInfo {
   std::string path;
   std::string type;
   std::vector<std::size_t> dims;
+  /// The dataset's "MATLAB_class" attribute ("double", "char", "cell", ...), which MATLAB v7.3
+  /// MAT files give every variable; "" when it has none.
+  std::string matlab_class;
 };
 
 /// An attribute of a group: `text` for a string attribute (trailing NULs and blanks removed; the

@@ -12,7 +12,9 @@
 
 namespace usrecon::io {
 
-enum class DType { u8, i16, i32, i64, f32, f64, c64, c128 };
+/// The dtypes read and written (b1: NumPy's bool, one byte each, read through to_double() as 0 or
+/// 1). Big-endian files of any of them are read too (swapped to native order on reading).
+enum class DType { u8, i16, i32, i64, f32, f64, c64, c128, i8, u16, u32, u64, b1 };
 
 /// NumPy's descr string for a dtype, e.g. "<f8".
 std::string_view npy_descr(DType dtype);
@@ -27,6 +29,10 @@ template <> constexpr DType dtype_of<float>() { return DType::f32; }
 template <> constexpr DType dtype_of<double>() { return DType::f64; }
 template <> constexpr DType dtype_of<std::complex<float>>() { return DType::c64; }
 template <> constexpr DType dtype_of<std::complex<double>>() { return DType::c128; }
+template <> constexpr DType dtype_of<std::int8_t>() { return DType::i8; }
+template <> constexpr DType dtype_of<std::uint16_t>() { return DType::u16; }
+template <> constexpr DType dtype_of<std::uint32_t>() { return DType::u32; }
+template <> constexpr DType dtype_of<std::uint64_t>() { return DType::u64; }
 
 /// An array read from an .npy file, data always in C order (a Fortran-order file is transposed on
 /// reading so that callers see one layout).
@@ -45,8 +51,8 @@ struct NpyArray {
 };
 
 /// Parses an .npy image in memory. Throws InputError naming `name` for a bad magic, an unsupported
-/// version or dtype (big-endian, object, structured), a malformed header, or a data size that
-/// does not match the shape.
+/// version or dtype (object, structured, float16, strings, ...), a malformed header, or a data
+/// size that does not match the shape.
 NpyArray parse_npy(std::span<const std::byte> bytes, const std::string& name);
 NpyArray read_npy(const std::filesystem::path& path);
 

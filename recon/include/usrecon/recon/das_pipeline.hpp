@@ -44,6 +44,9 @@ struct ChannelInput {
 /// when the wavefront crosses the array centre. `source` is empty when the file carries none.
 struct FileGeometry {
   std::string source;  ///< e.g. "PICMUS /US/US_DATASET0000", "USTB UFF /channel_data"
+  /// The axes the file's array was read in when --layout is not given ("" for files without a
+  /// convention, which are read as samples,elements,transmits).
+  std::string layout;
   std::optional<double> fs, sound_speed, t0, pitch;
   int elements = 0;
   std::vector<double> angles;  ///< radians
