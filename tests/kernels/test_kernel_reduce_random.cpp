@@ -3,6 +3,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <limits>
 #include <numbers>
 
 #include "kernel_test_util.hpp"
@@ -48,6 +49,11 @@ TEST(KernelSum, IntoAPreallocatedOneElementOutput) {
   HostArray<float> f_out(Shape{1});
   uk::sum(f, f_out);
   EXPECT_EQ(f_out[0], uk::sum(f));  // the same pairwise sum, bit for bit
+  // ... and within pairwise summation's bound (2 log2(n) eps sum|x|) of an independent sum.
+  long double exact = 0, magnitude = 0;
+  for (float v : f) exact += v, magnitude += std::fabs(v);
+  EXPECT_NEAR(f_out[0], static_cast<double>(exact),
+              2 * std::log2(10'001.0) * std::numeric_limits<float>::epsilon() * static_cast<double>(magnitude));
   HostArray<std::int64_t> two(Shape{2});
   try {
     uk::sum(a, two);

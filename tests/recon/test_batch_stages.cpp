@@ -33,7 +33,7 @@ struct Log {
   std::mutex mutex;
   std::vector<std::size_t> written, committed, failed, released, reported;
   std::atomic<int> in_turn{0};  // commits and reports under way: never more than one
-  bool overlapped = false;
+  std::atomic<bool> overlapped = false;  // set by any writer thread
   void add(std::vector<std::size_t>& list, std::size_t index) {
     std::lock_guard lock(mutex);
     list.push_back(index);
@@ -86,10 +86,17 @@ void run(int writers, std::size_t n, Log& log, Write write, Commit commit,
         log.add(log.written, job.index);
       },
       [&](Job& job) {
+        // The window spans the commit itself: two commits (or a commit and a report) at once set
+        // `overlapped`.
         if (log.in_turn.fetch_add(1) != 0) log.overlapped = true;
-        log.in_turn.fetch_sub(1);
-        commit(job);
+        try {
+          commit(job);
+        } catch (...) {
+          log.in_turn.fetch_sub(1);
+          throw;
+        }
         log.add(log.committed, job.index);
+        log.in_turn.fetch_sub(1);
       },
       [&](Job& job, const std::exception& e) {
         job.report.ok = false;
@@ -127,7 +134,8 @@ TEST(ReconBatchStages, WritersCommitAndReportInInputOrderWhateverOrderTheWritesE
     std::vector<bool> committed_when_reported(n, false);
     run(
         writers, n, log, [&](Job& job) { std::this_thread::sleep_for(std::chrono::microseconds(sleep_us[job.index])); },
-        [](Job&) {},
+        // A commit that takes time, so that one outside its turn would overlap another.
+        [](Job&) { std::this_thread::sleep_for(std::chrono::microseconds(200)); },
         [&](std::size_t index, const recon::FrameReport& report) {
           ok_when_reported[index] = report.ok;
           std::lock_guard lock(log.mutex);

@@ -397,7 +397,20 @@ TEST_F(CliDas, UstbUffFilesCarryTheirOwnGeometry) {
     const auto run = run_command(quote(usrecon_exe()) + " metrics " + quote(npy) + targets + " -o " +
                                  quote(npy.string() + ".metrics.json"));
     EXPECT_EQ(run.exit_code, 0) << run.output;
-    return nlohmann::json::parse(io::read_file(npy.string() + ".metrics.json")).at("points");
+    const nlohmann::json points = nlohmann::json::parse(io::read_file(npy.string() + ".metrics.json")).at("points");
+    // One measurement per target asked for (each --point, and the points of a --truth 'FILE'):
+    // the callers' loops over none would check nothing.
+    std::size_t asked = 0;
+    for (std::size_t at = targets.find("--point "); at != std::string::npos; at = targets.find("--point ", at + 1))
+      ++asked;
+    if (const std::size_t at = targets.find("--truth '"); at != std::string::npos) {
+      const std::size_t begin = at + 9, end = targets.find('\'', begin);
+      asked += nlohmann::json::parse(io::read_file(targets.substr(begin, end - begin))).at("points").size();
+    }
+    EXPECT_GT(asked, 0u) << targets;
+    EXPECT_EQ(points.size(), asked) << targets;
+    for (const auto& point : points) EXPECT_TRUE(point.contains("error")) << point.dump();
+    return points;
   };
   const std::string truth = " --truth " + quote(corpus / "ustb_planewave.truth.json");
 

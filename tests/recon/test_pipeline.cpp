@@ -468,7 +468,14 @@ TEST(ReconBackend, CudaRequestFailsClearlyAndAutoFallsBack) {
   std::string notice;
   const auto backend = recon::make_seed_backend(recon::BackendKind::Auto, p, 1, &notice);
   ASSERT_NE(backend, nullptr);
-  EXPECT_TRUE(backend->describe().contains("name"));
+  if (usrecon::cuda_device_count() == 0) {  // auto falls back, and says so
+    EXPECT_EQ(backend->describe().at("name"), "cpu");
+    EXPECT_NE(notice.find("no CUDA device"), std::string::npos) << notice;
+    EXPECT_NE(notice.find("using the CPU"), std::string::npos) << notice;
+  } else {
+    EXPECT_EQ(backend->describe().at("name"), "cuda");
+    EXPECT_TRUE(notice.empty()) << notice;
+  }
   EXPECT_THROW(recon::parse_backend("gpu"), usrecon::Error);
 }
 

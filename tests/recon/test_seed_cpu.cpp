@@ -69,6 +69,12 @@ TEST(ReconSeedModel, SampleIndexMatchesTheSeedFormula) {
   EXPECT_EQ(seed::sample_index(0, 0, 0, 0), 0);
   // d = 100 + 100: ((200 * 0.05) / 1.54) * 30 = 194.805... -> 195
   EXPECT_EQ(seed::sample_index(100, 0, 0, 0), 195);
+  // Lateral and element terms too, from the seed's own Python expression (python3:
+  // round((((i*i + (j-k*6)*(j-k*6)) ** 0.5 + (i*i + (j-n*6)*(j-n*6)) ** 0.5) * 0.05) / 1.54 * 30)).
+  EXPECT_EQ(seed::sample_index(100, 0, 5, 0), 199);
+  EXPECT_EQ(seed::sample_index(37, 5, 64, 3), 409);
+  EXPECT_EQ(seed::sample_index(599, 380, 127, 0), 1383);
+  EXPECT_EQ(seed::sample_index(1199, 761, 0, 127), 2551);
   // Symmetry in (k, n) holds bit for bit.
   for (int i : {0, 1, 37, 599, 1199})
     for (int j : {0, 5, 380, 761})

@@ -6,6 +6,7 @@
 #include <climits>
 #include <cmath>
 #include <cstdint>
+#include <random>
 #include <string>
 #include <utility>
 #include <vector>
@@ -244,6 +245,25 @@ TEST(ReconSeedGpuPlan, GuardedIndicesEqualTheSeedsEverywhere) {
     }
   }
   RecordProperty("unguarded_float_flips", std::to_string(float_flips) + " of " + std::to_string(compared));
+  // That patch holds no near-tie that plain float rounding gets wrong (0 flips), so it would pass
+  // without the guard. Random pairs over the seed's whole grid hold some: there the guard must
+  // still give the seed's index, and plain float must not (or the guard was not exercised).
+  const gpu::Plan full = gpu::make_plan({1200, 762, 128, 2000}, {0, 1200, 0, 762});
+  const std::vector<float> f32 = gpu::make_table<float>(full);
+  std::mt19937 rng(17);
+  std::uniform_int_distribution<int> depth(0, 1199), row(0, full.rows - 1);
+  std::size_t flips = 0;
+  for (int n = 0; n < 2'000'000; ++n) {
+    const int ir = depth(rng), a = row(rng), b = row(rng);
+    const std::size_t ia = std::size_t(a) * full.ni_pad + ir, ib = std::size_t(b) * full.ni_pad + ir;
+    const int dj_a = full.dj_min + a, dj_b = full.dj_min + b;
+    const int exact = seed::sample_index(seed::distance(ir, dj_a), seed::distance(ir, dj_b));
+    if (gpu::order_f32<false>(f32[ia], f32[ib], ir, dj_a, dj_b) == exact) continue;
+    ++flips;
+    ASSERT_EQ(gpu::order_f32<true>(f32[ia], f32[ib], ir, dj_a, dj_b), exact) << ir << " " << dj_a << " " << dj_b;
+  }
+  RecordProperty("unguarded_float_flips_full_grid", std::to_string(flips) + " of 2000000");
+  EXPECT_GT(flips, 0u) << "no near-tie drawn: the guard was not exercised";
 }
 
 TEST(ReconSeedGpuPlan, ThreadProgramIsBitExactWithTheReference) {
@@ -375,4 +395,5 @@ TEST(ReconSeedGpuPlan, SinglePrecisionErrorOnExampleFullGrid) {
   RecordProperty("plain_float_relative_l2", std::to_string(u.relative_l2));
   EXPECT_LE(d.relative_l2, 1e-4);
   EXPECT_EQ(d.differing, 0u);  // the guard makes it exact
+  EXPECT_GT(u.differing, 0u);  // where plain float rounding is not: the guard was exercised
 }

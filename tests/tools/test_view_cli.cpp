@@ -31,7 +31,7 @@ class CliView : public usrecon::testing::TempDir {
   }
   void SetUp() override {
     TempDir::SetUp();
-    if (usrecon_exe().empty()) GTEST_SKIP() << "USRECON_EXE is not set (run the tests with ctest)";
+    ASSERT_FALSE(usrecon_exe().empty()) << "USRECON_EXE is not set (run the tests with ctest)";
   }
   /// data/example.txt reconstructed with --save-raw: example.{npy,json,png} in example_dir_.
   void require_example() {

@@ -178,7 +178,7 @@ class CliViewWindow : public usrecon::testing::TempDir {
  protected:
   void SetUp() override {
     TempDir::SetUp();
-    if (usrecon_exe().empty()) GTEST_SKIP() << "USRECON_EXE is not set (run the tests with ctest)";
+    ASSERT_FALSE(usrecon_exe().empty()) << "USRECON_EXE is not set (run the tests with ctest)";
     const std::string missing =
         missing_tools({{"Xvfb", "xvfb"}, {"xwd", "x11-apps"}, {"xwininfo", "x11-utils"}});
     if (!missing.empty()) GTEST_SKIP() << "needs an X server in memory and screen capture; missing: " << missing;
