@@ -177,6 +177,23 @@ TEST(KernelBlockSumProgram, FloatsAreWithinTheCompensatedBound) {
   expect_sum_within_bound<double>(2);
 }
 
+// The bound above is loose enough for a plain sum too; this one is not. 2^24 then 2^14 ones: a
+// plain float sum keeps 2^24 (each 1 is half an ulp and rounds away, an error of 2^14), the
+// compensated sums keep every one (the exact 2^24 + 2^14 is a float).
+TEST(KernelBlockSumProgram, CompensationKeepsWhatAPlainFloatSumLoses) {
+  const std::int64_t n = (std::int64_t(1) << 14) + 1;
+  std::vector<float> x(static_cast<std::size_t>(n), 1.0f);
+  x[0] = 16777216.0f;  // 2^24
+  const float want = 16777216.0f + 16384.0f;
+  float plain = 0;
+  for (const float v : x) plain += v;
+  EXPECT_EQ(plain, 16777216.0f);  // what the compensation is for
+  for (const int blocks : {1, 3, bs::blocks_for(n)}) {
+    const float got = emulate_sum<float, float>(x.data(), n, blocks);
+    EXPECT_EQ(got, want) << blocks << " blocks";
+  }
+}
+
 // Counts are integers, so any grid gives the CPU's count: one block, several, more threads than
 // counters (idle lanes still join the shuffles), and an odd n (the last counter's second point
 // is not a sample).
