@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 
 #include "usrecon/io/file.hpp"
+#include "usrecon/io/hdf5.hpp"
 #include "usrecon/io/npy.hpp"
 #include "usrecon/io/png.hpp"
 #include "usrecon/io/source_txt.hpp"
@@ -213,6 +214,12 @@ void Reconstructor::read_seed(const fs::path& input, std::span<std::int32_t> rf,
                               FrameReport& report) const {
   const seed::Problem& p = options_.problem;
   const auto t = Clock::now();
+  // The general models' formats, said as such rather than parsed as text ("\x89HDF" at line 1).
+  const std::string ext = io::lower_extension(input);
+  if (ext == ".npy" || ext == ".mat" || io::has_hdf5_extension(input))
+    throw io::InputError(input.string() + ": --model seed reads source.txt text, not a " + ext +
+                     " file; give the general model the file holds (--model planewave, sa, dw or fw: "
+                     "usrecon info " + input.filename().string() + " says which)");
   io::parse_source_txt_into(io::read_file(input, input_byte_limit(p)), rf, p.channels, p.samples,
                             input.string());
   report.timing_s["read"] = seconds_since(t);

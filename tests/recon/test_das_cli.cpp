@@ -296,6 +296,10 @@ TEST_F(CliDas, BadOptionsAreRefusedOnceBeforeAnyInput) {
     ASSERT_EQ(unrun.size(), 2u) << unrun.dump();
     for (const auto& entry : unrun) EXPECT_EQ(entry.at("status"), "not_processed") << unrun.dump();
   }
+  // A general model's file given to the seed model (the default) is named as such, not parsed as
+  // text.
+  expect_usrecon_refused("reconstruct " + quote(a) + " -o " + quote(dir_ / "seed_out"),
+                         "--model seed reads source.txt text, not a .npy file");
   // The same options within bounds run.
   const auto fine = run_usrecon(run + " --angles-deg -5,0,5 --fnumber 1 --x-range -2e-3:2e-3");
   EXPECT_EQ(fine.exit_code, 0) << fine.output;

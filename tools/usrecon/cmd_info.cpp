@@ -245,11 +245,12 @@ int run(const InfoArgs& args) {
 
 Command add_info(CLI::App& app) {
   auto args = std::make_shared<InfoArgs>();
-  app.add_option("files", args->files, "Channel data files (.mat, .h5/.hdf5/.uff, .npy, source.txt)")
-      ->required()
-      ->check(CLI::ExistingFile);
+  // Not CLI::ExistingFile: a missing file is one failed file, listed with the others.
+  app.add_option("files", args->files, "Channel data files (.mat, .h5/.hdf5/.uff, .npy, source.txt)")->required();
   app.add_option("--var", args->var, "MAT variable, HDF5 dataset or USTB channel_data group to read, as for reconstruct");
-  app.add_option("--frame", args->frame, "USTB UFF files: the frame to read (1 = the first)")->check(CLI::PositiveNumber);
+  app.add_option("--frame", args->frame, "USTB UFF files: the frame to describe (1 = the first; the file's frame "
+                 "count is listed, and reconstruct --frame all reads each)")
+      ->check(CLI::Range(1, 1 << 30).description("a frame number from 1"));
   app.add_flag("--json", args->as_json, "Print one JSON array (an object per file) instead of text");
   app.footer("Exit status 1 when a file cannot be listed at all; a file that lists but that reconstruct "
              "cannot read as it stands says why (and what to give) and counts as success.");

@@ -109,7 +109,7 @@ int run(const MetricsArgs& args) {
       return measure_it();
     } catch (const Error& e) {
       ++not_measured;
-      std::fprintf(stderr, "usrecon: metrics: %s\n", e.what());
+      std::fprintf(stderr, "usrecon: %s\n", e.what());  // the message starts "metrics: "
       entry["not_measured"] = e.what();
       return entry;
     }

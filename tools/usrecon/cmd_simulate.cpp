@@ -276,7 +276,7 @@ Command add_simulate(CLI::App& app) {
   app.add_option("--angles-deg", args->angles_deg, "Plane-wave angles (--model planewave only): START:STEP:STOP or A,B,C")->capture_default_str()->group(g);
   app.add_option("--time-zero", args->time_zero,
                  "Plane, diverging and focused waves (not sa): t = 0 at the first element's firing (default) or when the wavefront "
-                 "crosses the array centre (center: the default, and the only choice, for HDF5 output)")
+                 "crosses the array centre (center: the default, and the only choice, for HDF5 and UFF output)")
       ->check(CLI::IsMember({"first-element", "center"}))->group(g);
   app.add_option("--tx-elements", acq.tx_elements, "Synthetic aperture: transmitting elements (default: all)")->delimiter(',')->group(g);
   app.add_option("--sources-x", args->sources_x, "Diverging and focused waves: virtual sources' (focal points') x, metres (START:STEP:STOP or A,B,C)")->group(g);

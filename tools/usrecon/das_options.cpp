@@ -76,7 +76,8 @@ void add_das_options(CLI::App& app, DasArgs& args, recon::ReconstructOptions& op
                  "CUDA backend: the beamforming kernel. auto (for plane waves transmit-blocked while the "
                  "channel data fit in 1.25 x the GPU's L2 cache, else element-outer; otherwise "
                  "pixel-per-thread), pixel-per-thread (any model), element-outer or transmit-blocked "
-                 "(plane waves; past the cache it runs in launches of a few transmits each); the "
+                 "(plane waves; past the cache it runs in launches of a multiple of 8 transmits, as many as fit in "
+                 "0.6 x the L2); the "
                  "frame's JSON names the one that ran")
       ->check(CLI::IsMember({"auto", "pixel-per-thread", "element-outer", "transmit-blocked"}))
       ->capture_default_str()->group(g);
