@@ -153,4 +153,10 @@ TEST_F(CliInfo, AFileThatCannotBeListedFailsTheRunAndTheOthersStillShow) {
   const auto r = run_command(exe_ + " info " + quote(dir_ / "broken.npy"));
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_NE(r.output.find("usrecon: error: "), std::string::npos) << r.output;
+  // A missing file is one such file: the others still show (the argument check refused them all).
+  const auto [with_missing, missing_code] = info_json(quote(dir_ / "missing.mat") + " " + quote(kUff / "ustb_sta.uff"));
+  EXPECT_EQ(missing_code, 1);
+  ASSERT_EQ(with_missing.size(), 2u) << with_missing;
+  EXPECT_NE(with_missing[0].value("error", "").find("no such file"), std::string::npos) << with_missing[0];
+  EXPECT_EQ(with_missing[1]["channel_data"]["transmits"], 12);
 }
