@@ -383,14 +383,20 @@ TEST_F(CliViewFiles, BadInputsAreRefusedWithTheFileNamed) {
 }
 
 TEST_F(CliViewFiles, DirectoryListingSkipsDuplicatesSavedViewsAndOtherFiles) {
-  for (const char* name : {"b.png", "a.npy", "a.png", "a.json", "c.view.png", "d.txt", "e.NPY"})
+  for (const char* name : {"b.png", "a.npy", "a.png", "c.view.png", "d.txt", "e.NPY", "f.npy", "f.png", "f.json"})
     usrecon::io::write_file_atomic(dir_ / name, std::string_view("x"));
+  // a.npy is a.png's raw output (a.json says so); f.npy is not (the channel data f.png was
+  // reconstructed from, in the same folder), so f.png stays, the only picture of it.
+  usrecon::io::write_file_atomic(dir_ / "a.json", std::string_view(R"({"outputs": {"png": "a.png", "raw": "a.npy"}})"));
+  usrecon::io::write_file_atomic(dir_ / "f.json", std::string_view(R"({"outputs": {"png": "f.png"}})"));
   fs::create_directories(dir_ / "sub.npy");
   const std::vector<fs::path> files = viewer::list_viewable(dir_);
-  ASSERT_EQ(files.size(), 3u);
+  ASSERT_EQ(files.size(), 5u);
   EXPECT_EQ(files[0].filename(), "a.npy");
   EXPECT_EQ(files[1].filename(), "b.png");
   EXPECT_EQ(files[2].filename(), "e.NPY");
+  EXPECT_EQ(files[3].filename(), "f.npy");
+  EXPECT_EQ(files[4].filename(), "f.png");
   EXPECT_THROW(viewer::list_viewable(dir_ / "nope"), usrecon::io::InputError);
 
   EXPECT_EQ(viewer::step_index(0, 3, 1), 1u);

@@ -5,6 +5,7 @@
 #include <opencv2/imgcodecs.hpp>
 
 #include <algorithm>
+#include <complex>
 #include <nlohmann/json.hpp>
 
 #include "../test_support.hpp"
@@ -125,6 +126,31 @@ TEST_F(CliView, ExportOfThePngShowsTheSameImageAsTheRawFile) {
   ASSERT_EQ(la.image.size(), lb.image.size());
   // The PNG holds the same log-compressed levels as the raw file gives at 60 dB, 0 dB gain.
   EXPECT_EQ(cv::norm(a(la.image), b(lb.image), cv::NORM_INF), 0.0);
+}
+
+// The general models' raw output is complex IQ: the viewer shows its modulus, the picture the
+// reconstruction's own PNG holds (it refused complex arrays before).
+TEST_F(CliView, ExportOfAGeneralModelsRawIqImageIsItsPng) {
+  const fs::path channels = dir_ / "pw.npy", out = dir_ / "out";
+  ASSERT_EQ(run_command(quote(usrecon_exe()) + " simulate --model planewave --elements 32 --samples 900 "
+                        "--point 0,10 --point 2,15 -o " + quote(channels)).exit_code, 0);
+  const auto made = run_command(quote(usrecon_exe()) + " reconstruct " + quote(channels) +
+                                " --model planewave --angles-deg 0 --save-raw --backend cpu -o " + quote(out));
+  ASSERT_EQ(made.exit_code, 0) << made.output;
+  ASSERT_EQ(usrecon::io::read_npy(out / "pw.npy").dtype, usrecon::io::DType::c64);
+  const fs::path from_npy = dir_ / "npy.png", from_png = dir_ / "png.png";
+  const auto a_run = run_command(view(quote(out / "pw.npy") + " --export " + quote(from_npy)));
+  ASSERT_EQ(a_run.exit_code, 0) << a_run.output;
+  ASSERT_EQ(run_command(view(quote(out / "pw.png") + " --export " + quote(from_png))).exit_code, 0);
+  const viewer::Frame frame = viewer::load_frame(out / "pw.npy");
+  const usrecon::io::NpyArray iq = usrecon::io::read_npy(out / "pw.npy");
+  const auto values = iq.as<std::complex<float>>();
+  ASSERT_EQ(frame.envelope.size(), values.size());
+  for (std::size_t k = 0; k < values.size(); k += 97) ASSERT_EQ(frame.envelope[k], std::abs(std::complex<double>(values[k]))) << k;
+  const viewer::Layout la = viewer::compute_layout(frame, {});
+  const viewer::Layout lb = viewer::compute_layout(viewer::load_frame(out / "pw.png"), {.dynamic_range_db = 60.0});
+  ASSERT_EQ(la.image.size(), lb.image.size());
+  EXPECT_LE(cv::norm(read_bgr(from_npy)(la.image), read_bgr(from_png)(lb.image), cv::NORM_INF), 1.0);
 }
 
 TEST_F(CliView, ExportAppliesDynamicRangeGainColormapAndSize) {

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <complex>
 #include <cstdio>
 #include <optional>
 #include <nlohmann/json.hpp>
@@ -59,8 +60,8 @@ Grid read_grid(const json& meta, const fs::path& file, int nx, int nz) {
   if (!(grid.dx > 0.0) || !(grid.dz > 0.0))
     throw io::InputError(file.string() + ": \"grid\" steps dx and dz must be positive");
   if (jnx != nx || jnz != nz)
-    throw io::InputError(file.string() + ": \"grid\" is " + format("%.0f", jnx) + " x " +
-                         format("%.0f", jnz) + " (nx x nz) but the image is " + std::to_string(nx) +
+    throw io::InputError(file.string() + ": \"grid\" is " + format("%g", jnx) + " x " +
+                         format("%g", jnz) + " (nx x nz) but the image is " + std::to_string(nx) +
                          " x " + std::to_string(nz));
   grid.nx = nx;
   grid.nz = nz;
@@ -112,14 +113,21 @@ Frame load_npy(const fs::path& file) {
       array.shape[1] > (1u << 20))
     throw io::InputError(file.string() + ": unusable image size " + std::to_string(array.shape[0]) +
                          " x " + std::to_string(array.shape[1]));
+  // The general models' raw output is the beamformed IQ image (complex): its modulus is the
+  // envelope. A real one (the seed model's RF image) is enveloped along depth.
+  const bool iq = array.dtype == io::DType::c64 || array.dtype == io::DType::c128;
+  std::vector<std::complex<double>> iq_values;
   std::vector<double> raw;
-  try {
+  if (array.dtype == io::DType::c64)
+    for (const std::complex<float> v : array.as<std::complex<float>>()) iq_values.emplace_back(v);
+  else if (array.dtype == io::DType::c128)
+    iq_values.assign(array.as<std::complex<double>>().begin(), array.as<std::complex<double>>().end());
+  else
     raw = array.to_double();
-  } catch (const std::exception& e) {
-    throw io::InputError(file.string() + ": " + e.what());
-  }
-  if (!std::all_of(raw.begin(), raw.end(), [](double v) { return std::isfinite(v); }))
-    throw io::InputError(file.string() + ": holds NaN or infinite values");
+  const bool finite = iq ? std::all_of(iq_values.begin(), iq_values.end(),
+                                       [](std::complex<double> v) { return std::isfinite(v.real()) && std::isfinite(v.imag()); })
+                         : std::all_of(raw.begin(), raw.end(), [](double v) { return std::isfinite(v); });
+  if (!finite) throw io::InputError(file.string() + ": holds NaN or infinite values");
   const int nx = static_cast<int>(array.shape[0]), nz = static_cast<int>(array.shape[1]);
   const fs::path meta_file = sidecar_json(file);
   std::error_code ec;
@@ -128,6 +136,7 @@ Frame load_npy(const fs::path& file) {
                          " is missing (usrecon reconstruct --save-raw writes it beside the .npy)");
   const json meta = read_json(meta_file);
   const Grid grid = read_grid(meta, meta_file, nx, nz);
+  if (iq) return frame_from_iq(file.filename().string(), iq_values, grid, describe(meta, grid));
   return frame_from_raw(file.filename().string(), raw, grid, describe(meta, grid));
 }
 
@@ -183,6 +192,15 @@ Frame frame_from_raw(std::string name, std::span<const double> raw, const Grid& 
   return frame;
 }
 
+Frame frame_from_iq(std::string name, std::span<const std::complex<double>> iq, const Grid& grid,
+                    std::vector<std::string> details) {
+  Frame frame = frame_for(std::move(name), iq.size(), "values", grid, std::move(details));
+  frame.envelope.resize(iq.size());
+  for (std::size_t k = 0; k < iq.size(); ++k) frame.envelope[k] = std::abs(iq[k]);
+  frame.envelope_peak = *std::max_element(frame.envelope.begin(), frame.envelope.end());
+  return frame;
+}
+
 Frame frame_from_bmode(std::string name, std::vector<std::uint8_t> px, const Grid& grid,
                        double dynamic_range_db, std::vector<std::string> details) {
   Frame frame = frame_for(std::move(name), px.size(), "pixels", grid, std::move(details));
@@ -226,13 +244,24 @@ std::vector<fs::path> list_viewable(const fs::path& dir) {
     if (entry.is_regular_file(ec) && is_viewable(entry.path())) files.push_back(entry.path());
   }
   std::sort(files.begin(), files.end());
-  // <stem>.png next to <stem>.npy: the same reconstruction, keep the raw one.
+  // <stem>.png next to <stem>.npy: the same reconstruction, keep the raw one, when <stem>.json
+  // says that .npy is its raw output (--save-raw). Otherwise the .npy may be the channel data the
+  // reconstruction was made from (written into its input's folder), and the .png is the picture.
+  const auto raw_of_same_frame = [](const fs::path& png, const fs::path& npy) {
+    try {
+      const json meta = read_json(sidecar_json(png));
+      const json outputs = meta.value("outputs", json::object());
+      return outputs.value("raw", std::string()) == npy.filename().string();
+    } catch (const std::exception&) {
+      return false;
+    }
+  };
   const std::vector<fs::path> all = files;
   std::erase_if(files, [&](const fs::path& f) {
     if (io::lower_extension(f) != ".png") return false;
     fs::path raw = f;
     raw.replace_extension(".npy");
-    return std::binary_search(all.begin(), all.end(), raw);
+    return std::binary_search(all.begin(), all.end(), raw) && raw_of_same_frame(f, raw);
   });
   return files;
 }

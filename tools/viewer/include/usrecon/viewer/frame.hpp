@@ -2,6 +2,7 @@
 // parameters from the .json beside it, and the list of viewable files of a directory.
 #pragma once
 
+#include <complex>
 #include <cstdint>
 #include <filesystem>
 #include <span>
@@ -44,14 +45,19 @@ struct Frame {
 Frame frame_from_raw(std::string name, std::span<const double> raw, const Grid& grid,
                      std::vector<std::string> details = {});
 
+/// A beamformed IQ image iq[x * nz + z] (the general models' raw output): the envelope is |iq|.
+Frame frame_from_iq(std::string name, std::span<const std::complex<double>> iq, const Grid& grid,
+                    std::vector<std::string> details = {});
+
 /// An 8-bit B-mode picture px[z * nx + x] (the reconstruction's .png). dynamic_range_db as
 /// Frame::bmode_dr_db. Throws usrecon::Error when px.size() != nx * nz.
 Frame frame_from_bmode(std::string name, std::vector<std::uint8_t> px, const Grid& grid,
                        double dynamic_range_db, std::vector<std::string> details = {});
 
 /// Reads a reconstruction's output for display:
-///  - `<stem>.npy`: a 2-D real array [nx][nz]; `<stem>.json` beside it is required (its "grid"
-///    gives the axes and must match the shape);
+///  - `<stem>.npy`: a 2-D array [nx][nz], real (the seed model's RF image: enveloped along depth)
+///    or complex (the general models' IQ image: its modulus); `<stem>.json` beside it is required
+///    (its "grid" gives the axes and must match the shape);
 ///  - `<stem>.png` (or any 8-bit image OpenCV reads): shown as it is; the .json beside it, when
 ///    there, gives the axes in mm and the dynamic range, otherwise the axes are in pixels.
 /// Throws io::InputError naming the file for a missing, unreadable or malformed input or .json.
@@ -64,7 +70,8 @@ std::filesystem::path sidecar_json(const std::filesystem::path& file);
 bool is_viewable(const std::filesystem::path& file);
 
 /// The viewable files of a directory, sorted by name; when <stem>.npy and <stem>.png are both
-/// there only the .npy (which allows re-compression) is listed. Throws io::InputError naming the
+/// there and <stem>.json names the .npy as the raw output of the same frame, only the .npy (which
+/// allows re-compression) is listed. Throws io::InputError naming the
 /// directory when it cannot be read.
 std::vector<std::filesystem::path> list_viewable(const std::filesystem::path& dir);
 
