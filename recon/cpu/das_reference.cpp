@@ -1,4 +1,7 @@
-// The plain DAS reference loop: double precision, straight from the delay functions.
+// The plain DAS reference loop: double precision, straight from the delay functions. The
+// apodizations alone are decided in float, from the float geometry every backend uses: on a grid
+// through an aperture's edge (x on the elements, steps of pitch / 2) a pixel lies exactly on it,
+// where double and float may disagree about a whole element's (or transmit's) weight.
 #include <cmath>
 
 #include "usrecon/recon/das.hpp"
@@ -34,18 +37,22 @@ Image das_reference(const AnalyticData& d, const DasProblem& p) {
       if (std::fabs(x - acq.source_x[t]) < std::fabs(x - acq.source_x[line])) line = t;
     for (int iz = 0; iz < p.grid.nz; ++iz) {
       const double z = p.grid.z(iz);
+      const float xf = static_cast<float>(x), zf = static_cast<float>(z);
+      const float alpha = static_cast<float>(p.options.tukey_alpha);
       double si = 0, sq = 0;
       for (int t = 0; t < acq.transmits(); ++t) {
         if (scanline && t != line) continue;
         const double tx_weight =
             has_virtual_sources(acq.model)
-                ? das::virtual_source_apodization(x, z, acq.source_x[t], acq.source_z[t], p.options.tx_fnumber,
-                                                  waists[t], window, p.options.tukey_alpha)
+                ? das::virtual_source_apodization(xf, zf, static_cast<float>(acq.source_x[t]),
+                                                  static_cast<float>(acq.source_z[t]),
+                                                  static_cast<float>(p.options.tx_fnumber),
+                                                  static_cast<float>(waists[t]), window, alpha)
                 : 1.0;
         if (tx_weight == 0.0) continue;
         for (int e = 0; e < acq.probe.elements; ++e) {
-          double w = das::receive_apodization(x, z, ex[e], p.options.fnumber, window,
-                                                    p.options.tukey_alpha);
+          double w = das::receive_apodization(xf, zf, static_cast<float>(ex[e]),
+                                              static_cast<float>(p.options.fnumber), window, alpha);
           if (w == 0.0) continue;
           w *= tx_weight;
           double s;
