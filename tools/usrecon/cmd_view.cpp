@@ -108,8 +108,8 @@ Command add_view(CLI::App& app) {
                  "Render the annotated picture to this PNG instead of opening a window");
   auto* dr = app.add_option("--dynamic-range", args->dynamic_range_db,
                             "Dynamic range in dB: levels below -DR are black (window trackbar: "
-                            "10..120; default 60, or a PNG's own from its .json)")
-                 ->check(CLI::Range(10.0, 120.0));
+                            "1..300, as reconstruct takes; default 60, or a PNG's own from its .json)")
+                 ->check(CLI::Range(1.0, 300.0));
   app.add_option("--gain", args->gain_db, "Gain in dB added before clipping at 0 dB")
       ->check(CLI::Range(-40.0, 40.0))
       ->capture_default_str();

@@ -28,7 +28,9 @@ struct WindowOptions {
 };
 
 /// Trackbar limits of the window.
-inline constexpr int kMinDynamicRangeDb = 10, kMaxDynamicRangeDb = 120;
+// The range reconstruct --dynamic-range takes, so that a PNG shows in the window as --export
+// shows it (at its own range).
+inline constexpr int kMinDynamicRangeDb = 1, kMaxDynamicRangeDb = 300;
 inline constexpr int kMinGainDb = -40, kMaxGainDb = 40;
 
 /// The status line when the cursor is not over the image.
