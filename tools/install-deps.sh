@@ -6,7 +6,7 @@ set -euo pipefail
 
 packages=(
   build-essential cmake pkg-config git
-  libopencv-dev libcli11-dev nlohmann-json3-dev
+  libopencv-dev libcli11-dev nlohmann-json3-dev libx11-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   googletest                          # GoogleTest's sources: tools/gpu-check.sh's nvcc-only build
   libopenblas-dev libmatio-dev libhdf5-dev zlib1g-dev

@@ -3,8 +3,15 @@
 #include <gtest/gtest.h>
 
 #include <opencv2/imgcodecs.hpp>
+#include <poll.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
+#include <cstdio>
+#include <thread>
 #include <complex>
 #include <nlohmann/json.hpp>
 
@@ -222,6 +229,37 @@ TEST_F(CliView, WithoutADisplayItSaysSoAndPointsToExport) {
   EXPECT_EQ(r.exit_code, 1) << r.output;
   EXPECT_NE(r.output.find("cannot connect to display ':" + std::to_string(unused) + "'"), std::string::npos)
       << r.output;
+  EXPECT_NE(r.output.find("use --export OUT.png"), std::string::npos) << r.output;
+
+  // A display whose socket takes the connection and then refuses the client (here: closes it at
+  // once, as a server refusing our authorization ends the handshake): said in words. The socket
+  // check alone passed it, and Qt then aborted the process (SIGABRT, exit 134).
+  fs::create_directories("/tmp/.X11-unix");
+  int refusing = unused + 1;
+  while (fs::exists("/tmp/.X11-unix/X" + std::to_string(refusing))) ++refusing;
+  const std::string socket_path = "/tmp/.X11-unix/X" + std::to_string(refusing);
+  const int listener = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  ASSERT_GE(listener, 0);
+  sockaddr_un address{};
+  address.sun_family = AF_UNIX;
+  std::snprintf(address.sun_path, sizeof address.sun_path, "%s", socket_path.c_str());
+  ASSERT_EQ(::bind(listener, reinterpret_cast<const sockaddr*>(&address), sizeof address), 0) << socket_path;
+  ASSERT_EQ(::listen(listener, 8), 0);
+  std::atomic<bool> done = false;
+  std::thread refuser([&] {
+    while (!done) {
+      pollfd p{listener, POLLIN, 0};
+      if (::poll(&p, 1, 50) > 0)
+        if (const int client = ::accept(listener, nullptr, nullptr); client >= 0) ::close(client);
+    }
+  });
+  r = run_command("env -u WAYLAND_DISPLAY DISPLAY=:" + std::to_string(refusing) + " " + view(quote(dir_ / "f.npy")));
+  done = true;
+  refuser.join();
+  ::close(listener);
+  ::unlink(socket_path.c_str());
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_NE(r.output.find("refuses this client"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("use --export OUT.png"), std::string::npos) << r.output;
 }
 

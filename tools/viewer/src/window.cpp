@@ -146,6 +146,10 @@ void save_view(const WindowState& s, const fs::path& save_dir) {
 
 }  // namespace
 
+namespace detail {
+bool x_display_accepts_client(const char* display);  // x11_probe.cpp: XOpenDisplay's handshake
+}  // namespace detail
+
 std::optional<std::string> display_problem() {
   const char* display = std::getenv("DISPLAY");
   if (display == nullptr || *display == '\0') {
@@ -155,6 +159,11 @@ std::optional<std::string> display_problem() {
   }
   if (x_display_reachable(display) == false)
     return "cannot connect to display '" + std::string(display) + "' (DISPLAY)";
+  // A server that takes the connection may still refuse this client (no or a stale
+  // XAUTHORITY: sudo, ssh -X, a container given the socket): the toolkit would then abort the
+  // process. Xlib's handshake asks first.
+  if (!detail::x_display_accepts_client(display))
+    return "display '" + std::string(display) + "' refuses this client (its X authorization: XAUTHORITY, xhost)";
   return std::nullopt;
 }
 
