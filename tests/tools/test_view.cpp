@@ -214,6 +214,11 @@ TEST(CliViewRender, SmallAndElongatedImagesStillGiveAtLeast300Pixels) {
     const viewer::Layout layout = viewer::compute_layout(frame, settings);
     EXPECT_EQ(std::max(layout.image.width, layout.image.height), 100);
     EXPECT_TRUE(cv::Rect(0, 0, view.cols, view.rows).contains(layout.colorbar.br() - cv::Point(1, 1)));
+    // A thin image is stretched to a readable side (3 x 200 and 500 x 2 were 2 and 1 px), and
+    // the colour bar keeps a height of its own whatever the image's.
+    EXPECT_GE(std::min(layout.image.width, layout.image.height), 48);
+    EXPECT_GE(layout.colorbar.height, 160);
+    EXPECT_TRUE(cv::Rect(0, 0, view.cols, view.rows).contains(layout.image.br() - cv::Point(1, 1)));
   }
 }
 

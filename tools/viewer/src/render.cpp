@@ -23,6 +23,11 @@ constexpr int kTick = 5;             // tick length
 constexpr int kBarGap = 24;          // image to colour bar
 constexpr int kBarWidth = 18;
 constexpr int kMinCanvas = 300;
+// A thin image (one row of depths, a shallow strip) is stretched to at least this many pixels a
+// side, and the colour bar is at least this tall whatever the image's height, so that both stay
+// readable and the bar keeps its -DR and 0 dB labels.
+constexpr int kMinImageSide = 48;
+constexpr int kMinBarHeight = 160;
 const cv::Scalar kBackground(255, 255, 255);
 const cv::Scalar kInk(0, 0, 0);
 const cv::Scalar kStatusBackground(236, 236, 236);
@@ -153,16 +158,19 @@ Plan make_plan(const Frame& frame, const ViewSettings& settings) {
   // Image area: the longer physical side gets max_image_px, square pixels.
   const double width_m = g.nx * g.dx, height_m = g.nz * g.dz;
   const double px_per_m = std::max(16, settings.max_image_px) / std::max(width_m, height_m);
-  const int w = std::max(1, static_cast<int>(std::lround(width_m * px_per_m)));
-  const int h = std::max(1, static_cast<int>(std::lround(height_m * px_per_m)));
+  const int square_w = static_cast<int>(std::lround(width_m * px_per_m));
+  const int square_h = static_cast<int>(std::lround(height_m * px_per_m));
+  const int w = std::max(kMinImageSide, square_w), h = std::max(kMinImageSide, square_h);
+  const bool stretched = w != square_w || h != square_h;
+  const int bar_h = std::max(h, kMinBarHeight);
 
   plan.x = make_axis((g.x0 - g.dx / 2) * unit, (g.x0 + (g.nx - 0.5) * g.dx) * unit, w, 50, true);
   plan.z = make_axis((g.z0 - g.dz / 2) * unit, (g.z0 + (g.nz - 0.5) * g.dz) * unit, h, 50, false);
   if (has_db_scale(frame)) {
-    plan.bar = make_axis(-settings.dynamic_range_db, 0.0, h, 45, false);
+    plan.bar = make_axis(-settings.dynamic_range_db, 0.0, bar_h, 45, false);
     plan.bar_label = "level (dB)";
   } else {
-    plan.bar = make_axis(0.0, 255.0, h, 45, false);
+    plan.bar = make_axis(0.0, 255.0, bar_h, 45, false);
     plan.bar_label = "gray level";
   }
 
@@ -181,6 +189,7 @@ Plan make_plan(const Frame& frame, const ViewSettings& settings) {
   else if (frame.bmode_dr_db > 0.0) display = format("8-bit, stored with %.0f dB; shown with ", frame.bmode_dr_db) + dr + ", " + gain;
   else display = "8-bit gray levels as stored";
   if (settings.colormap != Colormap::gray) display += ", " + std::string(colormap_name(settings.colormap)) + " colormap";
+  if (stretched) display += format(", pixels stretched (a side under %.0f px)", double(kMinImageSide));
   int canvas_w = std::max({content_w, kMinCanvas, text_size(frame.name, kTitleScale).width + 2 * kPad,
                            text_size(display, kTextScale).width + 2 * kPad});
   std::vector<std::string> details = wrap(frame.details, canvas_w - 2 * kPad, kTextScale);
@@ -192,13 +201,13 @@ Plan make_plan(const Frame& frame, const ViewSettings& settings) {
   for (const auto& [text, scale] : plan.title) title_h += text_size(text, scale).height + kGap;
 
   const int top = kPad + title_h + kGap + tick_h / 2;  // room for the colour bar's top label
-  const int content_h = top + h + bottom;
+  const int content_h = top + std::max(h, bar_h) + bottom;
   const int canvas_h = std::max(content_h, kMinCanvas);
   const int dx = (canvas_w - content_w) / 2, dy = (canvas_h - content_h) / 2;
   plan.title_top = kPad + dy;
   plan.layout.canvas = {canvas_w, canvas_h};
   plan.layout.image = {dx + left, dy + top, w, h};
-  plan.layout.colorbar = {dx + left + w + kBarGap, dy + top, kBarWidth, h};
+  plan.layout.colorbar = {dx + left + w + kBarGap, dy + top, kBarWidth, bar_h};
   return plan;
 }
 
