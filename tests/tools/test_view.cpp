@@ -186,6 +186,18 @@ TEST(CliViewRender, ColourBarLabelsFollowTheDynamicRangeAndColormapsColourIt) {
   EXPECT_EQ(viewer::colormap_names().front(), "gray");
 }
 
+// Values near the top of double's range (finite, 1e307) gave an all-black picture: the analytic
+// signal's sums overflowed. The picture is relative to its peak: the same as at 1.
+TEST(CliViewRender, HugeFiniteValuesShowAsTheirScaledDown) {
+  std::vector<double> huge = two_level_raw();
+  for (double& v : huge) v *= 1e307;  // 60 of them summed: past double's range
+  const viewer::Frame big = viewer::frame_from_raw("huge.npy", huge, metric_grid(), {"model test"});
+  ASSERT_TRUE(std::isfinite(big.envelope_peak)) << big.envelope_peak;
+  const cv::Mat a = viewer::render_view(big, {}), b = viewer::render_view(two_level_frame(), {});
+  const viewer::Layout la = viewer::compute_layout(big, {});
+  EXPECT_EQ(cv::norm(a(la.image), b(viewer::compute_layout(two_level_frame(), {}).image), cv::NORM_INF), 0.0);
+}
+
 TEST(CliViewRender, IsAPureFunctionOfItsInputs) {
   const viewer::Frame frame = two_level_frame();
   viewer::ViewSettings settings;

@@ -187,7 +187,19 @@ Frame frame_for(std::string name, std::size_t count, const char* values, const G
 Frame frame_from_raw(std::string name, std::span<const double> raw, const Grid& grid,
                      std::vector<std::string> details) {
   Frame frame = frame_for(std::move(name), raw.size(), "values", grid, std::move(details));
-  frame.envelope = recon::envelope_along_depth(raw, grid.nx, grid.nz);
+  // Finite values near the top of double's range overflow the analytic signal's sums to inf (an
+  // all-black picture): such an image is scaled by a power of two first, which changes no level
+  // (the picture is relative to its peak) and rounds nothing.
+  double peak = 0;
+  for (double v : raw) peak = std::max(peak, std::fabs(v));
+  if (peak > 0x1p500) {
+    const double scale = std::ldexp(1.0, -std::ilogb(peak));
+    std::vector<double> scaled(raw.begin(), raw.end());
+    for (double& v : scaled) v *= scale;
+    frame.envelope = recon::envelope_along_depth(scaled, grid.nx, grid.nz);
+  } else {
+    frame.envelope = recon::envelope_along_depth(raw, grid.nx, grid.nz);
+  }
   frame.envelope_peak = *std::max_element(frame.envelope.begin(), frame.envelope.end());
   return frame;
 }
