@@ -601,8 +601,8 @@ MatArray read_mat73(const fs::path& path, const std::string& name) {
   a.name = name;
   a.matlab_class = cls;
   a.dims.assign(h.dims.rbegin(), h.dims.rend());  // MATLAB's order; the values are already column-major
-  if (a.dims.empty()) a.dims = {a.values.size(), 1};  // an HDF5 scalar (or null) dataspace: 1 x 1 (or 0 x 1)
   a.values = std::move(h.values);
+  if (a.dims.empty()) a.dims = {a.values.size(), 1};  // an HDF5 scalar (or null) dataspace: 1 x 1 (or 0 x 1)
   return a;
 }
 

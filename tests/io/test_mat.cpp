@@ -87,8 +87,9 @@ TEST_F(IoMat, Version73FilesReadThroughTheIsolatedHdf5Reader) {
   Hdf5Array rf{"/rf", "", {2, 2, 3}, {}};  // MATLAB's 3 x 2 x 2
   for (int k = 0; k < 12; ++k) rf.values.push_back(10 + k);
   const Hdf5Array fs_value{"/fs", "", {1, 1}, {40e6}}, field{"/s/data", "", {2, 3}, {1, 2, 3, 4, 5, 6}};
+  const Hdf5Array scalar{"/s/gain", "", {}, {7.5}};  // an HDF5 scalar dataspace (MATLAB writes 1 x 1)
   const fs::path plain = dir_ / "plain.h5";
-  write_hdf5(plain, {rf, fs_value, field}, {{"/s", {{"MATLAB_class", "struct", {}}}}});
+  write_hdf5(plain, {rf, fs_value, field, scalar}, {{"/s", {{"MATLAB_class", "struct", {}}}}});
   const fs::path file = dir_ / "v73.mat";
   write_mat73(file, read_file(plain));
 
@@ -106,6 +107,9 @@ TEST_F(IoMat, Version73FilesReadThroughTheIsolatedHdf5Reader) {
   const MatArray f = read_mat(file, "s.data");
   EXPECT_EQ(f.dims, (std::vector<std::size_t>{3, 2}));
   EXPECT_EQ(f.values, field.values);
+  const MatArray g = read_mat(file, "s.gain");  // one value: 1 x 1, as size() agrees
+  EXPECT_EQ(g.values, std::vector<double>{7.5});
+  EXPECT_EQ(g.dims, (std::vector<std::size_t>{1, 1}));
   try {
     read_mat(file);
     FAIL() << "two numeric variables, none named";
@@ -190,6 +194,13 @@ TEST_F(IoMat, AcceptsEveryKindOfVariableFromAnIndependentWriter) {
     EXPECT_EQ(read_mat(file, "params.fs").values, std::vector<double>{20e6});
     EXPECT_EQ(read_mat(file, "params.angles").values, (std::vector<double>{-1.5, 0, 1.5}));
     EXPECT_THROW(read_mat(file, "complex_v"), InputError);  // complex: refused by the reader, not the check
+    // A field of a 1 x 2 struct array: refused (matio's first element was read without a word).
+    try {
+      (void)read_mat(file, "structarr.x");
+      ADD_FAILURE() << "a struct array's field was read";
+    } catch (const InputError& e) {
+      EXPECT_NE(std::string(e.what()).find("'structarr' is a 1 x 2 struct array"), std::string::npos) << e.what();
+    }
   }
 }
 
