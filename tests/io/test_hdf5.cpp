@@ -16,6 +16,7 @@
 #include <sstream>
 #include <stdexcept>
 #include <thread>
+#include <utility>
 #include <cstdint>
 #include <filesystem>
 #include <string>
@@ -232,6 +233,27 @@ TEST_F(IoHdf5, RefusalsNameTheFileAndSayWhy) {
     H5Tclose(type);
   });
   expect_refused(half, "dataset '/rf' is a 16-bit float array", [&] { read_hdf5(half); });
+  // h5py's bool (an int8 enum FALSE/TRUE) and its complex128 (a compound {r, i}) are named too.
+  const fs::path typed = raw_file("typed.h5", [](hid_t f) {
+    const hid_t flag = H5Tenum_create(H5T_NATIVE_INT8);
+    const std::int8_t no = 0, yes = 1;
+    H5Tenum_insert(flag, "FALSE", &no);
+    H5Tenum_insert(flag, "TRUE", &yes);
+    const hid_t pair = H5Tcreate(H5T_COMPOUND, 16);
+    H5Tinsert(pair, "r", 0, H5T_NATIVE_DOUBLE);
+    H5Tinsert(pair, "i", 8, H5T_NATIVE_DOUBLE);
+    const hsize_t dims[2] = {4, 2};
+    const hid_t space = H5Screate_simple(2, dims, nullptr);
+    for (const auto& [name, type] : {std::pair{"mask", flag}, std::pair{"iq", pair}})
+      H5Dclose(H5Dcreate2(f, name, type, space, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT));
+    H5Sclose(space);
+    H5Tclose(pair);
+    H5Tclose(flag);
+  });
+  expect_refused(typed, "dataset '/mask' is an enum (as h5py stores bool) array", [&] { read_hdf5(typed, "mask"); });
+  expect_refused(typed, "dataset '/iq' is a compound (as complex numbers are stored) array, not a real integer",
+                 [&] { read_hdf5(typed, "/iq"); });
+  expect_refused(typed, "(complex channel data are read as two real datasets", [&] { read_hdf5(typed, "/iq"); });
 }
 
 TEST_F(IoHdf5, GroupsListWithTheirAttributes) {

@@ -5,7 +5,6 @@
 #include <cstdint>
 #include <filesystem>
 #include <string>
-#include <tuple>
 #include <vector>
 
 #include "usrecon/io/file.hpp"
@@ -133,15 +132,25 @@ TEST_F(IoMat, Version73FilesReadThroughTheIsolatedHdf5Reader) {
   }
 }
 
-// MAT v5 bytes, little-endian: the 128-byte header, then uncompressed double matrices
-// {name, dims, values} whose real part holds `stored` of the values (all when stored < 0).
-std::string mat5_file(const std::vector<std::tuple<std::string, std::vector<std::int32_t>, std::vector<double>, int>>& vars) {
+// One double matrix of a hand-written MAT v5 file: its real part holds `stored` of the values
+// (all when stored < 0); a non-empty `imaginary` makes it complex.
+struct Mat5Matrix {
+  std::string name;
+  std::vector<std::int32_t> dims;
+  std::vector<double> values;
+  int stored = -1;
+  std::vector<double> imaginary = {};
+};
+
+// MAT v5 bytes, little-endian: the 128-byte header, then uncompressed double matrices.
+std::string mat5_file(const std::vector<Mat5Matrix>& vars) {
   std::string out(128, ' ');
   out[124] = 0x00, out[125] = 0x01, out[126] = 'I', out[127] = 'M';
   const auto u32 = [](std::string& s, std::uint32_t v) { s.append(reinterpret_cast<const char*>(&v), 4); };
-  for (const auto& [name, dims, values, stored] : vars) {
+  for (const auto& [name, dims, values, stored, imaginary] : vars) {
     std::string m;
-    u32(m, 6), u32(m, 8), u32(m, 6), u32(m, 0);  // array flags: miUINT32, 8 bytes; class double
+    // Array flags: miUINT32, 8 bytes; class double (6), bit 0x0800 when complex.
+    u32(m, 6), u32(m, 8), u32(m, 6 | (imaginary.empty() ? 0u : 0x0800u)), u32(m, 0);
     u32(m, 5), u32(m, std::uint32_t(4 * dims.size()));
     for (std::int32_t d : dims) u32(m, std::uint32_t(d));
     if (dims.size() % 2) u32(m, 0);
@@ -150,6 +159,10 @@ std::string mat5_file(const std::vector<std::tuple<std::string, std::vector<std:
     const std::size_t n = stored < 0 ? values.size() : std::size_t(stored);
     u32(m, 9), u32(m, std::uint32_t(8 * n));  // miDOUBLE
     m.append(reinterpret_cast<const char*>(values.data()), 8 * n);
+    if (!imaginary.empty()) {
+      u32(m, 9), u32(m, std::uint32_t(8 * imaginary.size()));
+      m.append(reinterpret_cast<const char*>(imaginary.data()), 8 * imaginary.size());
+    }
     u32(out, 14), u32(out, std::uint32_t(m.size()));  // miMATRIX
     out += m;
   }
@@ -170,6 +183,37 @@ TEST_F(IoMat, ANumericArrayShorterThanItsDimsIsRefused) {
   } catch (const InputError& e) {
     EXPECT_NE(std::string(e.what()).find("holds 40 bytes for 8 values of 8 bytes"), std::string::npos) << e.what();
   }
+}
+
+// A file whose only numeric arrays are complex: without --var the message says they are complex
+// and names them (not "numeric arrays here: none"); named, each is refused as complex. A real
+// array beside them is the one read without --var.
+TEST_F(IoMat, AFileOfOnlyComplexArraysIsRefusedAsComplex) {
+  const std::vector<double> re = {1, 2, 3, 4}, im = {-1, 0.5, 0, 2};
+  write_file_atomic(dir_ / "iq.mat", mat5_file({{"iq", {2, 2}, re, -1, im}, {"z", {1, 1}, {3}, -1, {4}}}));
+  std::vector<std::string> listed;
+  for (const MatVariableInfo& v : list_mat_variables(dir_ / "iq.mat"))
+    listed.push_back(v.name + (v.is_complex ? ":complex" : ":real"));
+  EXPECT_EQ(listed, (std::vector<std::string>{"iq:complex", "z:complex"}));
+  try {
+    (void)read_mat(dir_ / "iq.mat");
+    ADD_FAILURE() << "a complex array was read";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("iq.mat: its numeric arrays (iq, z) are complex; only real channel data "
+                                         "are read"),
+              std::string::npos)
+        << e.what();
+  }
+  try {
+    (void)read_mat(dir_ / "iq.mat", "iq");
+    ADD_FAILURE() << "a complex array was read";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("variable 'iq' is complex"), std::string::npos) << e.what();
+  }
+  write_file_atomic(dir_ / "mixed.mat", mat5_file({{"iq", {2, 2}, re, -1, im}, {"rf", {2, 2}, re}}));
+  const MatArray rf = read_mat(dir_ / "mixed.mat");
+  EXPECT_EQ(rf.name, "rf");
+  EXPECT_EQ(rf.values, re);
 }
 
 // Files from SciPy (an independent writer; tests/corpus/valid/mat/make_scipy_mixed.py): the size

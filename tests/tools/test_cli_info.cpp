@@ -97,6 +97,11 @@ TEST_F(CliInfo, IqAndSyntheticApertureAndFramesAreNamed) {
   EXPECT_FALSE(past[0].contains("channel_data"));
   EXPECT_NE(past[0].value("not_read_because", "").find("--frame 3 is not among its 2 frame(s)"), std::string::npos)
       << past;
+  // --frame 0 is no frame: refused by the option's range, before any file is read.
+  const auto zero = run_command(exe_ + " info --frame 0 " + quote(kUff / "ustb_one_wave_two_frames.uff") + " 2>&1");
+  EXPECT_NE(zero.exit_code, 0);
+  EXPECT_NE(zero.output.find("--frame: Value 0 not in range 1 to"), std::string::npos) << zero.output;
+  EXPECT_EQ(zero.output.find("channel_data"), std::string::npos) << zero.output;
 }
 
 TEST_F(CliInfo, MatNpyAndSourceTxtSayWhatReconstructNeeds) {
