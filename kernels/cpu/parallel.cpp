@@ -4,6 +4,7 @@
 #include <atomic>
 #include <exception>
 #include <mutex>
+#include <system_error>
 #include <thread>
 #include <vector>
 
@@ -47,7 +48,13 @@ void parallel_for(std::size_t n, std::size_t chunk, int threads,
   } else {
     std::vector<std::jthread> pool;
     pool.reserve(workers - 1);
-    for (std::size_t t = 1; t < workers; ++t) pool.emplace_back(work);
+    // A thread the system will not start (EAGAIN: out of threads or memory) costs speed, not the
+    // result: chunks are claimed as they are free, so the threads that did start, and this one,
+    // do them all.
+    try {
+      for (std::size_t t = 1; t < workers; ++t) pool.emplace_back(work);
+    } catch (const std::system_error&) {
+    }
     work();
   }  // jthreads join here
   if (error) std::rethrow_exception(error);

@@ -46,6 +46,7 @@ using detail::release_queued;
 using detail::run_stage;
 using detail::run_writers;
 using detail::seconds_since;
+using detail::start_stage_thread;
 
 // Holds the batch's inputs in Reconstructor::batch_inputs_ while the batch runs: plan_outputs
 // then refuses an output that would replace any of them, not only its own input.
@@ -139,7 +140,7 @@ std::size_t Reconstructor::reconstruct_batch_das(const std::vector<BatchInput>& 
   // channels are closed before the threads are joined, and none of them waits for ever.
   const CloseOnExit<Channel<Job>, Channel<Job>> close_on_exit{{prepared, beamformed}};
 
-  reader = std::jthread([&] {
+  reader = start_stage_thread("reader", [&] {
     run_stage(failure, prepared, [&] {
       for (std::size_t idx = 0; idx < inputs.size(); ++idx) {
         // Asked after the wait for room, just before reading: a Ctrl-C or a failed report during
@@ -163,7 +164,7 @@ std::size_t Reconstructor::reconstruct_batch_das(const std::vector<BatchInput>& 
     });
   });
 
-  writer = std::jthread([&] {
+  writer = start_stage_thread("writer", [&] {
     run_writers(
         writers, beamformed, reports, failure,
         [&](Job& job) {
@@ -245,7 +246,7 @@ std::size_t Reconstructor::reconstruct_batch_seed(
   // channels and the slot pool are closed before the threads are joined.
   const CloseOnExit<Channel<Job>, Channel<Job>, SlotPool> close_on_exit{{parsed, beamformed, slots}};
 
-  reader = std::jthread([&] {
+  reader = start_stage_thread("reader", [&] {
     run_stage(failure, parsed, [&] {
       for (std::size_t idx = 0; idx < inputs.size(); ++idx) {
         Job job;
@@ -274,7 +275,7 @@ std::size_t Reconstructor::reconstruct_batch_seed(
     });
   });
 
-  writer = std::jthread([&] {
+  writer = start_stage_thread("writer", [&] {
     run_writers(
         writers, beamformed, reports, failure,
         [&](Job& job) {

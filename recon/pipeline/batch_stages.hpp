@@ -10,8 +10,11 @@
 #include <functional>
 #include <mutex>
 #include <optional>
+#include <string>
+#include <system_error>
 #include <thread>
 #include <tuple>
+#include <utility>
 #include <vector>
 
 #include "stage_clock.hpp"
@@ -169,6 +172,18 @@ class Reports {
   std::atomic<bool> abandoned_ = false;  // read by every stage
 };
 
+// Starts a batch stage's thread. A thread the system will not start (EAGAIN: out of threads or
+// memory) ends the batch with a message that says so; the bare std::system_error said only
+// "Resource temporarily unavailable".
+template <class Body>
+std::jthread start_stage_thread(const char* stage, Body body) {
+  try {
+    return std::jthread(std::move(body));
+  } catch (const std::system_error& e) {
+    throw Error(std::string("could not start the batch's ") + stage + " thread: " + e.what());
+  }
+}
+
 // Runs a stage on its thread: an exception that ends it goes to `failure`; `out` is closed at the
 // end either way, so that the next stage ends.
 template <class Out, class Body>
@@ -257,6 +272,8 @@ void run_writers(int writers, Channel<Job>& beamformed, Reports& reports, FirstF
   };
   run_stage(failure, beamformed, [&] {
     std::vector<std::jthread> others;
+    // A writer thread the system will not start (EAGAIN) leaves the batch fewer writers, not
+    // failed: each writer takes the next job, and turns go by job, not by writer.
     try {
       for (int w = 1; w < writers; ++w) {
         others.emplace_back([&] {
@@ -268,9 +285,7 @@ void run_writers(int writers, Channel<Job>& beamformed, Reports& reports, FirstF
           }
         });
       }
-    } catch (...) {  // a thread could not be started: the ones that were stop at once
-      break_off();
-      throw;
+    } catch (const std::system_error&) {
     }
     try {
       writer();
