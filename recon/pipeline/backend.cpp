@@ -29,6 +29,7 @@ class CpuSeedBackend final : public SeedBackend {
   std::span<std::int32_t> input(int slot) override { return inputs_.at(std::size_t(slot)); }
   void submit(int) override {}
   void collect(int slot, std::span<double> out) override { beamform(input(slot), out); }
+  void discard(int) override {}
 
  private:
   seed::SeedCpuBeamformer beamformer_;
@@ -68,6 +69,9 @@ class CudaSeedBackend final : public SeedBackend {
     const std::span<const double> image = beamformer_.finish(slot, &last_);
     if (image.size() != out.size()) throw Error("seed model (CUDA): collected image has the wrong size");
     std::copy(image.begin(), image.end(), out.begin());
+  }
+  void discard(int slot) override {
+    if (beamformer_.pending(slot)) (void)beamformer_.finish(slot);
   }
 
  private:

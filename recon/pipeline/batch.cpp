@@ -171,7 +171,7 @@ std::size_t Reconstructor::reconstruct_batch_das(const std::vector<BatchInput>& 
           Frame frame = finish_das(job.report.input, std::move(job.das), job.report, bmode_threads(writers));
           job.staged = stage_outputs(job.targets, frame, job.report, job.start);
         },
-        [](Job& job) { job.report.outputs = io::commit_staged(job.staged); }, fail, release);
+        [](Job& job) { commit_outputs(job.staged, job.report, job.start); }, fail, release);
   });
 
   // Beamform stage, on this thread.
@@ -283,15 +283,31 @@ std::size_t Reconstructor::reconstruct_batch_seed(
           finish_seed(job.report.input, frame, job.report, bmode_threads(writers));
           job.staged = stage_outputs(job.targets, frame, job.report, job.start);
         },
-        [](Job& job) { job.report.outputs = io::commit_staged(job.staged); }, fail, release);
+        [](Job& job) { commit_outputs(job.staged, job.report, job.start); }, fail, release);
   });
 
   // Beamform stage, on this thread: keep up to n_slots frames in flight, collect the oldest.
   std::deque<Job> in_flight;
+  // A frame that will not be collected: its slot freed without computing it (on the CPU the
+  // beamforming happens in collect), then given back.
+  auto discard = [&](Job& job) {
+    try {
+      backend_->discard(job.slot);
+    } catch (...) {  // the batch's own error, if any, is the one reported
+    }
+    slots.give(job.slot);
+    job.slot = -1;
+  };
   // Collects the oldest frame in flight and hands it to the writer; false once the writer is gone.
+  // Once the batch is abandoned (a failed report) nothing more is computed: the frame is dropped.
   auto collect_oldest = [&] {
     Job job = std::move(in_flight.front());
     in_flight.pop_front();
+    if (reports.abandoned()) {
+      discard(job);
+      release(job);
+      return true;
+    }
     try {
       job.frame.raw_real.resize(std::size_t(p.nx) * p.nz);
       const auto t = Clock::now();
@@ -306,8 +322,9 @@ std::size_t Reconstructor::reconstruct_batch_seed(
     } catch (const std::exception& e) {
       fail(job, e);
     }
-    slots.give(job.slot);
-    job.slot = -1;
+    // A failure before collect waited (the image's allocation) leaves the slot busy on CUDA:
+    // discard waits for it, so its pinned input is not refilled under a running copy.
+    discard(job);
     if (beamformed.push(std::move(job))) return true;
     release(job);  // not taken: the writer is gone
     return false;
@@ -317,16 +334,11 @@ std::size_t Reconstructor::reconstruct_batch_seed(
       if (!collect_oldest()) return false;
     return true;
   };
-  // On an early end, frames still on the backend are collected all the same (and dropped), so
-  // that no slot is left busy for a later batch of this Reconstructor.
+  // On an early end, frames still on the backend are discarded (waited for on CUDA, never
+  // computed on the CPU), so that no slot is left busy for a later batch of this Reconstructor.
   auto drain_in_flight = [&] {
-    std::vector<double> scratch(std::size_t(p.nx) * p.nz);
     for (Job& job : in_flight) {
-      try {
-        backend_->collect(job.slot, scratch);
-      } catch (...) {
-      }
-      slots.give(job.slot);
+      discard(job);
       release(job);
     }
     in_flight.clear();

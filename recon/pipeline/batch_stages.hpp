@@ -208,8 +208,8 @@ void run_stage(FirstFailure& failure, Out& out, Body body) {
 // at the end makes a beamform stage still pushing give up.
 //
 // write, commit and fail report an input's problems as std::exception. Anything else a writer
-// throws ends the stage: the other writers stop waiting for turns, release their jobs and end,
-// `beamformed` is closed, and the exception is recorded in `failure`.
+// throws ends the stage: its job is released, the other writers stop waiting for turns, release
+// their jobs and end, `beamformed` is closed, and the exception is recorded in `failure`.
 template <class Job, class Write, class Commit, class Fail, class Release>
 void run_writers(int writers, Channel<Job>& beamformed, Reports& reports, FirstFailure& failure, Write write,
                  Commit commit, Fail fail, Release release) {
@@ -234,6 +234,9 @@ void run_writers(int writers, Channel<Job>& beamformed, Reports& reports, FirstF
           written = true;
         } catch (const std::exception& e) {
           fail(*job, e);
+        } catch (...) {  // ends the stage (below); the job's output name is freed first
+          release(*job);
+          throw;
         }
       }
       std::unique_lock lock(turn_mutex);
@@ -251,6 +254,9 @@ void run_writers(int writers, Channel<Job>& beamformed, Reports& reports, FirstF
             job->report.ok = true;
           } catch (const std::exception& e) {
             fail(*job, e);
+          } catch (...) {
+            release(*job);
+            throw;
           }
         }
         reports.report(job->report, job->start);

@@ -208,37 +208,51 @@ TEST(ReconBatchStages, ACommitFailureIsThatInputsFailure) {
   }
 }
 
-// A write that throws something other than a std::exception is no input's problem: it ends the
-// stage. The other writers stop waiting for their turns and release their jobs, the channel is
-// closed (the feeder's push fails, it releases the rest), the exception is the batch's failure;
-// every job is reported or released exactly once, and the reports are a prefix of the inputs.
+// A write or commit that throws something other than a std::exception is no input's problem: it
+// ends the stage. Its job is released (its output name freed: a Reconstructor reused would
+// otherwise refuse that input as a name collision), the other writers stop waiting for their
+// turns and release their jobs, the channel is closed (the feeder's push fails, it releases the
+// rest), the exception is the batch's failure; every job is reported or released exactly once,
+// and the reports are a prefix of the inputs.
 TEST(ReconBatchStages, AWriterEndedByAForeignExceptionReleasesTheOthers) {
-  for (const int writers : {1, 4}) {
-    SCOPED_TRACE("writers " + std::to_string(writers));
-    const std::size_t n = 200;
-    Log log;
-    detail::FirstFailure failure;
-    run(
-        writers, n, log,
-        [](Job& job) {
-          if (job.index == 5) throw 42;
-          std::this_thread::sleep_for(std::chrono::microseconds(200));
-        },
-        [](Job&) {}, [](std::size_t, const recon::FrameReport&) {}, failure);
-    try {
-      failure.rethrow();
-      ADD_FAILURE() << "the writer's exception was lost";
-    } catch (int e) {
-      EXPECT_EQ(e, 42);
+  for (const bool in_commit : {false, true}) {
+    for (const int writers : {1, 4}) {
+      SCOPED_TRACE(std::string(in_commit ? "commit" : "write") + " throws, writers " + std::to_string(writers));
+      const std::size_t n = 200;
+      Log log;
+      detail::FirstFailure failure;
+      run(
+          writers, n, log,
+          [&](Job& job) {
+            if (!in_commit && job.index == 5) throw 42;
+            std::this_thread::sleep_for(std::chrono::microseconds(200));
+          },
+          [&](Job& job) {
+            if (in_commit && job.index == 5) throw 42;
+          },
+          [](std::size_t, const recon::FrameReport&) {}, failure);
+      try {
+        failure.rethrow();
+        ADD_FAILURE() << "the writer's exception was lost";
+      } catch (int e) {
+        EXPECT_EQ(e, 42);
+      }
+      // A commit runs at its job's turn, so every job before it was reported; a write runs
+      // before its turn, and writers still waiting for theirs release their jobs unreported.
+      if (in_commit) {
+        EXPECT_EQ(log.reported, iota(5));
+      } else {
+        EXPECT_LE(log.reported.size(), 5u);
+        EXPECT_EQ(log.reported, iota(log.reported.size()));
+      }
+      EXPECT_EQ(log.committed, log.reported);
+      EXPECT_NE(std::find(log.released.begin(), log.released.end(), 5u), log.released.end())
+          << "the job whose " << (in_commit ? "commit" : "write") << " threw kept its output name";
+      std::vector<std::size_t> all = log.reported;
+      all.insert(all.end(), log.released.begin(), log.released.end());
+      EXPECT_EQ(sorted(all), iota(n));
+      EXPECT_LT(log.written.size(), n - 1) << "the stage went on writing after a writer ended";
     }
-    EXPECT_LE(log.reported.size(), 5u);
-    EXPECT_EQ(log.reported, iota(log.reported.size()));
-    EXPECT_EQ(log.committed, log.reported);
-    std::vector<std::size_t> all = log.reported;
-    all.insert(all.end(), log.released.begin(), log.released.end());
-    all.push_back(5);  // the job whose write threw went with its writer
-    EXPECT_EQ(sorted(all), iota(n));
-    EXPECT_LT(log.written.size(), n - 1) << "the stage went on writing after a writer ended";
   }
 }
 

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
@@ -77,6 +78,27 @@ TEST_F(CliReconstruct, AllGoodExitsZeroWithSummaryAndRaw) {
   EXPECT_NE(again.output.find("already exists"), std::string::npos) << again.output;
   const auto forced = run_command(reconstruct(quote(dir_ / "one.txt") + " -o " + quote(dir_ / "o") + " --overwrite"));
   EXPECT_EQ(forced.exit_code, 0) << forced.output;
+}
+
+// A file name that is not UTF-8 (Latin-1's "caf\xe9") is reconstructed like any other; in the
+// JSON it contains (the frame's, the report's) the byte reads as U+FFFD. It failed that input
+// ("invalid UTF-8 byte"), and with --report it ended the batch and lost the report.
+TEST_F(CliReconstruct, AFileNameThatIsNotUtf8IsReconstructedAndReported) {
+  fs::create_directories(dir_ / "in");
+  for (const std::string name : {"a.txt", "caf\xe9.txt", "z.txt"}) write_good(dir_ / "in" / name, 3.0);
+  const auto r = run_command(reconstruct(quote(dir_ / "in") + " -o " + quote(dir_ / "o") + " --report " +
+                                         quote(dir_ / "report.json")));
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("3 of 3 reconstructed, 0 failed"), std::string::npos) << r.output;
+  std::ifstream report_file(dir_ / "report.json");
+  const nlohmann::json report = nlohmann::json::parse(report_file, nullptr, false);
+  ASSERT_TRUE(report.is_array() && report.size() == 3u) << report;
+  for (const nlohmann::json& entry : report) EXPECT_EQ(entry["status"], "ok") << entry;
+  EXPECT_NE(report[1]["input"].get<std::string>().find("caf\xef\xbf\xbd.txt"), std::string::npos) << report[1];
+  std::ifstream frame_file(dir_ / "o" / "caf_.json");
+  const nlohmann::json frame = nlohmann::json::parse(frame_file, nullptr, false);
+  ASSERT_TRUE(frame.is_object()) << "caf_.json is not JSON";
+  EXPECT_NE(frame["input"].get<std::string>().find("caf\xef\xbf\xbd.txt"), std::string::npos) << frame["input"];
 }
 
 namespace {

@@ -77,7 +77,7 @@ BatchReport::BatchReport(fs::path path, const std::vector<recon::BatchInput>& in
 }
 
 void BatchReport::add(const recon::FrameReport& report) {
-  entries_ += recon::to_json(report).dump();
+  entries_ += recon::to_json(report).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
   entries_ += ",\n";
   ++added_;
 }
@@ -91,7 +91,7 @@ void BatchReport::write() const {
                             {"outputs", nlohmann::json::array()},
                             {"timing_s", nlohmann::json::object()}};
     if (inputs_[idx].frame > 0) entry["frame"] = inputs_[idx].frame;
-    text += entry.dump();
+    text += entry.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
     text += ",\n";
   }
   if (text.size() > 2) text.resize(text.size() - 2);  // the last ",\n"

@@ -125,7 +125,7 @@ int run(const MetricsArgs& args) {
   for (const auto& c : cysts)
     out["cysts"].push_back(measure({{"x", c[0]}, {"z", c[1]}, {"radius", c[2]}},
                                    [&] { return recon::to_json(recon::measure_cyst(env, g, c[0], c[1], c[2])); }));
-  const std::string text = out.dump(2) + "\n";
+  const std::string text = out.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
   if (args.output.empty()) std::fputs(text.c_str(), stdout);
   else io::write_file_atomic(args.output, text);
   return not_measured == 0 ? 0 : 1;

@@ -156,7 +156,8 @@ int run(const ReconstructArgs& args) {
         inputs,
         [&](std::size_t idx, const recon::FrameReport& report) {
           if (!report.ok) ++failed;
-          beamform_s += report.timing_s.value("beamform", 0.0);
+          // Summed over the frames it is divided by: a failed frame's time would inflate it.
+          if (report.ok) beamform_s += report.timing_s.value("beamform", 0.0);
           if (report.ok) profile.add(report.timing_s);
           progress.done(idx, report);
           if (batch_report) batch_report->add(report);

@@ -51,6 +51,11 @@ class SeedBackend {
   virtual std::span<std::int32_t> input(int slot) = 0;
   virtual void submit(int slot) = 0;
   virtual void collect(int slot, std::span<double> out) = 0;
+  /// Frees a submitted slot without its image (a batch ending early, or a collect that failed
+  /// before it waited): waits for what the device still does with the slot, computes nothing
+  /// more (the CPU backend, which beamforms in collect, does nothing). A slot with no frame is
+  /// left as it is.
+  virtual void discard(int slot) = 0;
 };
 
 /// Chooses and builds a backend. `Cuda` throws CudaUnavailable when it cannot be served; `Auto`
@@ -224,6 +229,9 @@ class Reconstructor {
   // written), put in place by io::commit_staged (all or none) at the frame's turn.
   std::vector<io::StagedFile> stage_outputs(const Targets& targets, Frame& frame, FrameReport& report,
                                             std::chrono::steady_clock::time_point start) const;
+  // Puts them in place (io::commit_staged) and adds that to the report's "write" and "total".
+  static void commit_outputs(std::vector<io::StagedFile>& staged, FrameReport& report,
+                             std::chrono::steady_clock::time_point start);
   std::string last_backend_;  // general models: the backend of the last frame
 
   std::unique_ptr<SeedBackend> backend_;  // seed model only
