@@ -171,7 +171,7 @@ std::size_t Reconstructor::reconstruct_batch_das(const std::vector<BatchInput>& 
           Frame frame = finish_das(job.report.input, std::move(job.das), job.report, bmode_threads(writers));
           job.staged = stage_outputs(job.targets, frame, job.report, job.start);
         },
-        [](Job& job) { commit_outputs(job.staged, job.report, job.start); }, fail, release);
+        [](Job& job) { commit_outputs(job.staged, job.targets, job.report, job.start); }, fail, release);
   });
 
   // Beamform stage, on this thread.
@@ -283,7 +283,7 @@ std::size_t Reconstructor::reconstruct_batch_seed(
           finish_seed(job.report.input, frame, job.report, bmode_threads(writers));
           job.staged = stage_outputs(job.targets, frame, job.report, job.start);
         },
-        [](Job& job) { commit_outputs(job.staged, job.report, job.start); }, fail, release);
+        [](Job& job) { commit_outputs(job.staged, job.targets, job.report, job.start); }, fail, release);
   });
 
   // Beamform stage, on this thread: keep up to n_slots frames in flight, collect the oldest.

@@ -1,6 +1,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <optional>
 #include <system_error>
 #include <utility>
 
@@ -178,6 +179,14 @@ Reconstructor::Targets Reconstructor::plan_outputs(const fs::path& input, int fr
   t.json = out_dir_ / (t.stem + ".json");
   std::vector<fs::path> targets = {t.png, t.json};
   if (options_.save_raw) targets.push_back(t.npy);
+  const auto is_an_input = [&](const fs::path& target) {
+    if (same_file(target, input)) return true;
+    const auto id = batch_inputs_.empty() ? std::nullopt : detail::file_identity(target);
+    return id && batch_inputs_.contains(*id);
+  };
+  std::error_code ec;
+  if (!options_.save_raw && options_.overwrite && fs::is_regular_file(t.npy, ec) && !is_an_input(t.npy))
+    t.stale_raw = t.npy;
   for (const fs::path& target : targets) {
     if (same_file(target, input))
       throw Error(input.string() + ": output " + target.string() + " would overwrite the input");
@@ -186,7 +195,6 @@ Reconstructor::Targets Reconstructor::plan_outputs(const fs::path& input, int fr
       if (id && batch_inputs_.contains(*id))
         throw Error(input.string() + ": output " + target.string() + " would overwrite another input of this batch");
     }
-    std::error_code ec;
     if (!options_.overwrite && fs::exists(target, ec))
       throw Error(input.string() + ": output " + target.string() +
                   " already exists (kept; use --overwrite to replace it)");
@@ -302,10 +310,14 @@ std::vector<io::StagedFile> Reconstructor::stage_outputs(const Targets& targets,
   return staged;
 }
 
-void Reconstructor::commit_outputs(std::vector<io::StagedFile>& staged, FrameReport& report,
+void Reconstructor::commit_outputs(std::vector<io::StagedFile>& staged, const Targets& targets, FrameReport& report,
                                    Clock::time_point start) {
   const auto t = Clock::now();
   report.outputs = io::commit_staged(staged);
+  std::error_code ec;
+  if (!targets.stale_raw.empty() && !fs::remove(targets.stale_raw, ec) && ec)
+    throw io::OutputError(targets.stale_raw.string() + ": cannot remove this older raw image, which the new " +
+                          targets.json.filename().string() + " does not describe: " + ec.message());
   report.timing_s["write"] = report.timing_s.value("write", 0.0) + seconds_since(t);
   report.timing_s["total"] = seconds_since(start);
 }
@@ -324,7 +336,7 @@ FrameReport Reconstructor::reconstruct(const fs::path& input, int frame_number) 
     Frame frame = options_.model == ReconModel::Seed ? beamform_seed(input, report)
                                                      : beamform_das(input, frame_number, report);
     std::vector<io::StagedFile> staged = stage_outputs(targets, frame, report, start);
-    commit_outputs(staged, report, start);
+    commit_outputs(staged, targets, report, start);
     report.ok = true;
   } catch (const std::exception& e) {
     record_failure(report, e);

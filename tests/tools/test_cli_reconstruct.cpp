@@ -78,6 +78,27 @@ TEST_F(CliReconstruct, AllGoodExitsZeroWithSummaryAndRaw) {
   EXPECT_NE(again.output.find("already exists"), std::string::npos) << again.output;
   const auto forced = run_command(reconstruct(quote(dir_ / "one.txt") + " -o " + quote(dir_ / "o") + " --overwrite"));
   EXPECT_EQ(forced.exit_code, 0) << forced.output;
+  // Without --save-raw the new one.json names no raw image: the older one.npy, which metrics
+  // would read with the new JSON's grid, is gone with the rest of the older outputs.
+  EXPECT_FALSE(fs::exists(dir_ / "o" / "one.npy"));
+  EXPECT_TRUE(fs::exists(dir_ / "o" / "one.json"));
+}
+
+// ... but an input of that name is never removed: channel data x.npy reconstructed into its own
+// directory with --overwrite keeps it.
+TEST_F(CliReconstruct, OverwriteWithoutRawKeepsAnInputNamedLikeTheRawImage) {
+  const auto sim = run_command(exe_ + " simulate --model planewave --elements 16 --samples 400 --point 0,8 -o " +
+                               quote(dir_ / "x.npy"));
+  ASSERT_EQ(sim.exit_code, 0) << sim.output;
+  const auto size = fs::file_size(dir_ / "x.npy");
+  for (int run = 0; run < 2; ++run) {
+    const auto r = run_command(exe_ + " reconstruct " + quote(dir_ / "x.npy") + " --model planewave --angles-deg 0 " +
+                               "--x-range -3e-3:3e-3 --z-range 4e-3:12e-3 --overwrite -o " + quote(dir_));
+    EXPECT_EQ(r.exit_code, 0) << r.output;
+    ASSERT_TRUE(fs::exists(dir_ / "x.npy"));
+    EXPECT_EQ(fs::file_size(dir_ / "x.npy"), size);
+    EXPECT_TRUE(fs::exists(dir_ / "x.png"));
+  }
 }
 
 // A file name that is not UTF-8 (Latin-1's "caf\xe9") is reconstructed like any other; in the

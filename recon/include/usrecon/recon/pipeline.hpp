@@ -195,6 +195,10 @@ class Reconstructor {
   struct Targets {
     std::string stem;
     std::filesystem::path png, npy, json;
+    /// With --overwrite and no --save-raw: an older <stem>.npy that the new JSON will not
+    /// describe, removed once the new outputs are in place (metrics would read it with the new
+    /// grid). Empty when there is none, or when it is an input.
+    std::filesystem::path stale_raw;
   };
   // Also claims the stem for this run (released again by release_stem if the input fails).
   Targets plan_outputs(const std::filesystem::path& input, int frame);
@@ -229,8 +233,9 @@ class Reconstructor {
   // written), put in place by io::commit_staged (all or none) at the frame's turn.
   std::vector<io::StagedFile> stage_outputs(const Targets& targets, Frame& frame, FrameReport& report,
                                             std::chrono::steady_clock::time_point start) const;
-  // Puts them in place (io::commit_staged) and adds that to the report's "write" and "total".
-  static void commit_outputs(std::vector<io::StagedFile>& staged, FrameReport& report,
+  // Puts them in place (io::commit_staged), removes targets.stale_raw, and adds that time to the
+  // report's "write" and "total".
+  static void commit_outputs(std::vector<io::StagedFile>& staged, const Targets& targets, FrameReport& report,
                              std::chrono::steady_clock::time_point start);
   std::string last_backend_;  // general models: the backend of the last frame
 
