@@ -1,9 +1,12 @@
 // The general models from the command line: the acceptance run on the real plane-wave data set
 // (skipped when it is absent) and simulate -> reconstruct -> metrics.
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
 #include <filesystem>
 #include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
 
 #include "../test_support.hpp"
 #include "usrecon/kernels/common.hpp"
@@ -164,6 +167,61 @@ TEST_F(CliDas, SimulateReconstructMetricsRoundTrip) {
     EXPECT_EQ(meta.at("backend").at("kernel"), "pixel-per-thread") << meta.at("backend").dump();
   else
     EXPECT_EQ(meta.at("backend").at("name"), "cpu") << meta.at("backend").dump();
+}
+
+// --config as a demanding user writes one: lists as TOML arrays or bare (angles-deg = -5,0,5),
+// the output directory in the file, INI with its ';' comments. And what it must not be: a
+// directory or a FIFO (read as empty, or waited on for ever), the --report file (overwritten), a
+// data file by mistake (CLI11's message quoted the line whole: a megabyte); without -o anywhere,
+// the run says -o is required.
+TEST_F(CliDas, ConfigFileTakesListsTheOutputAndIniCommentsAndIsChecked) {
+  ASSERT_FALSE(usrecon_exe().empty()) << "USRECON_EXE is not set";
+  const fs::path rf = dir_ / "pw.npy";
+  auto r = run_usrecon("simulate --model planewave --elements 16 --samples 800 --angles-deg -5,0,5 --point 0,10 -o " +
+                       quote(rf));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const std::string grid = " --x-range -3e-3:3e-3 --z-range 6e-3:14e-3";
+  const auto angles_of = [&](const fs::path& json) {
+    return nlohmann::json::parse(io::read_file(json)).at("parameters").at("angles_deg").get<std::vector<double>>();
+  };
+  const std::vector<double> angles = {-5, 0, 5};
+  int n = 0;
+  for (const std::string list : {"[-5, 0, 5]", "-5,0,5", "\"-5,0,5\""}) {
+    SCOPED_TRACE("angles-deg = " + list);
+    const fs::path config = dir_ / ("c" + std::to_string(++n) + ".toml"), out = dir_ / ("out" + std::to_string(n));
+    io::write_file_atomic(config, "model = \"planewave\"\nangles-deg = " + list + "\noutput = \"" + out.string() +
+                                      "\"\n");
+    r = run_usrecon("reconstruct " + quote(rf) + grid + " --config " + quote(config));
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    EXPECT_EQ(angles_of(out / "pw.json"), angles);
+  }
+  io::write_file_atomic(dir_ / "c.ini", "; INI\n[reconstruct]\nmodel = planewave ; the model\nangles-deg = -5,0,5\n");
+  r = run_usrecon("reconstruct " + quote(rf) + grid + " --config " + quote(dir_ / "c.ini") + " -o " +
+                  quote(dir_ / "out_ini"));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_EQ(angles_of(dir_ / "out_ini" / "pw.json"), angles);
+
+  const std::string plain = "reconstruct " + quote(rf) + grid + " --model planewave --angles-deg -5,0,5";
+  expect_usrecon_refused(plain + " --config " + quote(dir_) + " -o " + quote(dir_ / "x"),
+                         ": not a regular file");
+  ASSERT_EQ(::mkfifo((dir_ / "fifo").c_str(), 0600), 0);
+  expect_usrecon_refused(plain + " --config " + quote(dir_ / "fifo") + " -o " + quote(dir_ / "x"),
+                         ": not a regular file");
+  expect_usrecon_refused(plain + " --config " + quote(dir_ / "none.toml") + " -o " + quote(dir_ / "x"),
+                         ": no such file");
+  const std::string config_text = io::read_file(dir_ / "c.ini");
+  expect_usrecon_refused(plain + " --config " + quote(dir_ / "c.ini") + " --report " + quote(dir_ / "c.ini") + " -o " +
+                             quote(dir_ / "x"),
+                         "is the --config file; it would be overwritten");
+  EXPECT_EQ(io::read_file(dir_ / "c.ini"), config_text);
+  expect_usrecon_refused(plain, "--output (-o) is required");
+  // A data file given as the config: refused with a message of a few hundred characters.
+  r = run_usrecon(plain + " --config " + quote(fs::path(USRECON_SOURCE_DIR) / "data/example.txt") + " -o " +
+                  quote(dir_ / "x"));
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE(r.output.find("--config"), std::string::npos) << r.output.substr(0, 500);
+  EXPECT_LT(r.output.size(), 1000u) << r.output.substr(0, 500);
+  EXPECT_FALSE(fs::exists(dir_ / "x"));
 }
 
 // A directory given to the general models contributes its NPY, MAT and HDF5 files (and

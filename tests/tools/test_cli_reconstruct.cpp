@@ -200,6 +200,16 @@ TEST_F(CliReconstruct, UsageErrorsAndHelp) {
   const auto empty_dir = run_command(exe_ + " reconstruct " + quote(dir_) + " -o " + quote(dir_ / "o"));
   EXPECT_EQ(empty_dir.exit_code, 1);
   EXPECT_NE(empty_dir.output.find("no input files"), std::string::npos) << empty_dir.output;
+  // --precision chooses the CUDA kernel's arithmetic; the CPU is always exact, so asking it for
+  // single precision is refused, not ignored (it was: exit 0, nothing said).
+  write_good(dir_ / "p.txt", 3.0);
+  const auto single_cpu = run_command(reconstruct(quote(dir_ / "p.txt") + " --precision single -o " + quote(dir_ / "p")));
+  EXPECT_EQ(single_cpu.exit_code, 1) << single_cpu.output;
+  EXPECT_NE(single_cpu.output.find("--precision single applies to the CUDA backend; --backend cpu is always exact"),
+            std::string::npos)
+      << single_cpu.output;
+  EXPECT_FALSE(fs::exists(dir_ / "p"));
+  EXPECT_EQ(run_command(reconstruct(quote(dir_ / "p.txt") + " --precision double -o " + quote(dir_ / "p"))).exit_code, 0);
 }
 
 TEST_F(CliReconstruct, SimulateWritesDataAndTruth) {

@@ -106,7 +106,18 @@ int run(const ReconstructArgs& args) {
   const auto start = Clock::now();
   recon::ReconstructOptions options = args.options;
   finish_das_options(args.das, options);
+  if (args.out_dir.empty())
+    throw Error("--output (-o) is required: the output directory, on the command line or as output = \"DIR\" in "
+                "--config");
   options.backend = recon::parse_backend(args.backend);
+  if (options.model == recon::ReconModel::Seed && options.backend == recon::BackendKind::Cpu &&
+      args.precision != "double")
+    throw Error("--precision " + args.precision + " applies to the CUDA backend; --backend cpu is always exact");
+  if (!args.report.empty() && !args.das.config.empty()) {
+    std::error_code ec;
+    if (fs::equivalent(args.report, args.das.config, ec))
+      throw Error("--report " + args.report + " is the --config file; it would be overwritten");
+  }
   recon::check_das_cuda_kernel(options);  // before any input is listed
   std::vector<fs::path> paths(args.inputs.begin(), args.inputs.end());
   const std::vector<fs::path> files = recon::expand_inputs(paths, options.model);
@@ -202,7 +213,8 @@ Command add_reconstruct(CLI::App& app) {
                  "Channel data files, or directories: their *.txt (--model seed), also *.npy, *.mat, *.h5, "
                  "*.hdf5, *.uff (the general models), sorted by name")
       ->required();
-  app.add_option("-o,--output", args->out_dir, "Output directory (created if missing)")->required();
+  // Required, but checked after --config is read (output = "DIR" there serves).
+  app.add_option("-o,--output", args->out_dir, "Output directory (created if missing; required)");
   app.add_option("--backend", args->backend, "Where to beamform: auto (CUDA if a device is there, else CPU), cpu, cuda")
       ->check(CLI::IsMember({"auto", "cpu", "cuda"}))
       ->capture_default_str();

@@ -1,9 +1,13 @@
 #include "das_options.hpp"
 
 #include <cmath>
+#include <filesystem>
 #include <numbers>
 #include <string>
 #include <utility>
+#include <vector>
+
+#include "usrecon/io/file.hpp"
 
 namespace usrecon::cli {
 
@@ -102,11 +106,24 @@ namespace {
 // `name = value` item (in any section) sets option --name unless the command line already did.
 void apply_config(const DasArgs& args) {
   if (args.config.empty() || !args.app) return;
+  // A directory read as an empty file, a FIFO waited for ever.
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(args.config, ec))
+    throw Error("--config " + args.config + ": " +
+                (std::filesystem::exists(args.config, ec) ? "not a regular file" : "no such file"));
+  // CLI11's message quotes the offending line whole: a binary or data file given by mistake made
+  // it a megabyte long.
+  const auto shortened = [](std::string text) {
+    if (text.size() > 300) text = text.substr(0, 300) + "... (cut)";
+    return text;
+  };
   std::vector<CLI::ConfigItem> items;
   try {
-    items = CLI::ConfigTOML().from_file(args.config);
+    // INI's comments start with ';' (also after a value), TOML's with '#'.
+    items = io::lower_extension(args.config) == ".ini" ? CLI::ConfigINI().from_file(args.config)
+                                                      : CLI::ConfigTOML().from_file(args.config);
   } catch (const CLI::Error& e) {
-    throw Error("--config " + args.config + ": " + e.what());
+    throw Error("--config " + args.config + ": " + shortened(e.what()));
   }
   for (const CLI::ConfigItem& item : items) {
     if (item.name == "++" || item.name == "--" || item.name.empty()) continue;  // section markers
@@ -114,14 +131,22 @@ void apply_config(const DasArgs& args) {
     try {
       opt = args.app->get_option("--" + item.name);
     } catch (const CLI::OptionNotFound&) {
-      throw Error("--config " + args.config + ": unknown option '" + item.name + "'");
+      throw Error("--config " + args.config + ": unknown option '" + shortened(item.name) + "'");
     }
     if (opt->count() > 0 || item.name == "config") continue;
+    // A list (TOML's [-5, 0, 5], or -5,0,5 unquoted) for an option of one value: that value is
+    // the list written with commas, as on the command line (--angles-deg -5,0,5).
+    std::vector<std::string> inputs = item.inputs;
+    if (inputs.size() > 1 && opt->get_items_expected_max() == 1) {
+      std::string joined;
+      for (const std::string& part : inputs) joined += (joined.empty() ? "" : ",") + part;
+      inputs = {joined};
+    }
     try {
-      opt->add_result(item.inputs);
+      opt->add_result(inputs);
       opt->run_callback();
     } catch (const CLI::Error& e) {
-      throw Error("--config " + args.config + ": " + item.name + ": " + e.what());
+      throw Error("--config " + args.config + ": " + item.name + " (from the file): " + shortened(e.what()));
     }
   }
 }
