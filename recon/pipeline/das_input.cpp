@@ -309,8 +309,16 @@ ChannelData read_channel_data(const fs::path& path, const ChannelInput& in, int 
   const std::vector<std::int32_t> raw =
       io::read_source_txt(path, std::size_t(elements) * transmits, std::size_t(in.samples));
   const std::vector<double> values(raw.begin(), raw.end());
-  const std::vector<std::size_t> dims = {std::size_t(in.samples), std::size_t(elements), std::size_t(transmits)};
-  return arrange_channels(values, dims, true, "samples,elements,transmits", in.offset, path.string());
+  // --layout names the axes in the order the values are written, slowest first (C order, as for
+  // NPY); without it they are channel-major: transmits,elements,samples. (It was ignored.)
+  const std::string layout = in.layout.empty() ? "transmits,elements,samples" : in.layout;
+  std::vector<std::size_t> dims;
+  for (std::string_view axis : split(layout, ','))
+    dims.push_back(axis == "samples"    ? std::size_t(in.samples)
+                   : axis == "elements" ? std::size_t(elements)
+                   : axis == "transmits" ? std::size_t(transmits)
+                                         : 1);  // an unknown name: arrange_channels says so
+  return arrange_channels(values, dims, false, layout, in.offset, path.string());
 }
 
 void write_picmus(const fs::path& path, const ChannelData& rf, const Acquisition& acq) {

@@ -150,6 +150,9 @@ PreparedDas prepare_das(const fs::path& input, const DasSetup& setup, int thread
     throw Error(input.string() + ": its waves travel at " + std::to_string(*file.transmit_sound_speed) +
                 " m/s but its channel data say " + std::to_string(*file.sound_speed) +
                 " m/s; give --sound-speed to beamform with one speed");
+  if (setup.input.samples > 0 && rf.samples != setup.input.samples)
+    throw Error(input.string() + ": the data hold " + std::to_string(rf.samples) + " samples per channel but --samples says " +
+                std::to_string(setup.input.samples));
   if (acq.probe.elements == 0) acq.probe.elements = rf.elements;
   if (rf.elements != acq.probe.elements)
     throw Error(input.string() + ": the data hold " + std::to_string(rf.elements) +

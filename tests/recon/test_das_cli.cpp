@@ -215,6 +215,9 @@ TEST_F(CliDas, ConfigFileTakesListsTheOutputAndIniCommentsAndIsChecked) {
                          "is the --config file; it would be overwritten");
   EXPECT_EQ(io::read_file(dir_ / "c.ini"), config_text);
   expect_usrecon_refused(plain, "--output (-o) is required");
+  // --samples is the file's to say for NPY; given, it must agree (it was ignored).
+  expect_usrecon_refused(plain + " --samples 1000 -o " + quote(dir_ / "y"),
+                         "pw.npy: the data hold 800 samples per channel but --samples says 1000");
   // A data file given as the config: refused with a message of a few hundred characters.
   r = run_usrecon(plain + " --config " + quote(fs::path(USRECON_SOURCE_DIR) / "data/example.txt") + " -o " +
                   quote(dir_ / "x"));

@@ -106,6 +106,24 @@ TEST_F(ReconDasInputFiles, NpyMatAndSourceTxtReadAlike) {
   t.samples = 4;
   expect_channels(read_channel_data(dir_ / "rf.txt", t, 3, 2));
   EXPECT_THROW(read_channel_data(dir_ / "rf.txt", t), Error);  // needs elements and transmits
+  // --layout names a source.txt's axes in the order its values come, slowest first (it was
+  // ignored, and the JSON recorded it): here samples-major, transmits fastest.
+  std::vector<std::int32_t> by_sample;
+  for (int s = 0; s < 4; ++s)
+    for (int e = 0; e < 3; ++e)
+      for (int tx = 0; tx < 2; ++tx) by_sample.push_back(static_cast<std::int32_t>(value(s, e, tx)));
+  io::write_source_txt(dir_ / "by_sample.txt", by_sample, 6, 4);
+  t.layout = "samples,elements,transmits";
+  expect_channels(read_channel_data(dir_ / "by_sample.txt", t, 3, 2));
+  t.layout = "transmits,elements,samples";  // the default, named
+  expect_channels(read_channel_data(dir_ / "rf.txt", t, 3, 2));
+  t.layout = "samples,channels";
+  try {
+    (void)read_channel_data(dir_ / "rf.txt", t, 3, 2);
+    ADD_FAILURE() << "an unknown axis was accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("unknown axis 'channels'"), std::string::npos) << e.what();
+  }
 }
 
 TEST_F(ReconDasInputFiles, Hdf5DatasetsAndPicmusGeometry) {

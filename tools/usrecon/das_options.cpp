@@ -199,7 +199,10 @@ void finish_das_options(const DasArgs& args, recon::ReconstructOptions& options)
   das.options.tukey_alpha = args.tukey_alpha;
   options.das_cuda_kernel = recon::parse_das_cuda_kernel(args.cuda_kernel);
   das.input.offset = recon::parse_offset(args.offset);
-  das.input.samples = options.problem.samples;
+  // Given or not: 0 lets the file say (a source.txt needs it given); the seed's default of 2000
+  // is no general model's.
+  const CLI::Option* samples_option = args.app ? args.app->get_option_no_throw("--samples") : nullptr;
+  das.input.samples = samples_option && samples_option->count() > 0 ? options.problem.samples : 0;
   das.input.all_frames = args.frame == "all";
   das.input.frame = 1;
   if (!das.input.all_frames) {

@@ -26,13 +26,15 @@ Offset parse_offset(std::string_view name);  // "none" | "mean", else throws Err
 /// fastest), for MAT in MATLAB's order (column-major: the first axis varies fastest), so that a
 /// MATLAB [samples x elements x transmits] array and an NPY [samples][elements][transmits] array
 /// are both "samples,elements,transmits". Trailing axes the array lacks count as length 1.
-/// source.txt files are channel-major: one channel of `samples` values per line, transmit by
-/// transmit (channel = transmit * elements + element).
+/// source.txt files are channel-major unless `layout` says otherwise (for them in C order, as for
+/// NPY): one channel of `samples` values per line, transmit by transmit (channel = transmit *
+/// elements + element), i.e. "transmits,elements,samples".
 struct ChannelInput {
   std::string layout;        ///< empty: samples,elements,transmits
   std::string var;           ///< MAT variable (empty: the file's only numeric array)
   Offset offset = Offset::None;  ///< Mean: subtract each channel's mean (MATLAB's RF - mean(RF))
-  int samples = 0;           ///< source.txt only: samples per channel (required there)
+  int samples = 0;           ///< samples per channel: required for source.txt; for other files,
+                             ///< when given (> 0), what the file must hold
   int frame = 1;             ///< USTB UFF files only: which frame to read (1 = the first)
   bool all_frames = false;   ///< --frame all: a batch reconstructs every frame (expand_frames)
 };
