@@ -247,7 +247,9 @@ DasFrame DasBeamformers::beamform(PreparedDas&& prepared, nlohmann::json* timing
   frame.image.grid = problem.grid;
   frame.image.data.resize(problem.grid.pixels());
   const auto t = Clock::now();
-  bool use_cuda = backend_ == BackendKind::Cuda || (backend_ == BackendKind::Auto && cuda_device_count() > 0);
+  const bool failed_before = cuda_failed_problem_ && *cuda_failed_problem_ == problem;
+  bool use_cuda = backend_ == BackendKind::Cuda ||
+                  (backend_ == BackendKind::Auto && !failed_before && cuda_device_count() > 0);
   if (use_cuda) {
     try {
       if (!cuda_ || cuda_->problem() != problem) {
@@ -260,9 +262,11 @@ DasFrame DasBeamformers::beamform(PreparedDas&& prepared, nlohmann::json* timing
       // 0: one launch; past the L2 the transmit-blocked kernel takes the transmits in launches.
       if (cuda_->kernel() == DasCudaKernel::TransmitBlocked)
         frame.backend["transmits_per_launch"] = cuda_->transmits_per_launch();
-    } catch (const CudaUnavailable&) {
+    } catch (const CudaUnavailable& e) {
       cuda_.reset();
       if (backend_ == BackendKind::Cuda) throw;
+      cuda_unavailable_ = e.what();
+      cuda_failed_problem_ = std::make_unique<DasProblem>(problem);
       use_cuda = false;
     }
   }
@@ -270,6 +274,7 @@ DasFrame DasBeamformers::beamform(PreparedDas&& prepared, nlohmann::json* timing
     if (!cpu_ || cpu_->problem() != problem) cpu_ = std::make_unique<DasCpuBeamformer>(problem, threads_);
     cpu_->beamform(prepared.analytic, frame.image.data.data());
     frame.backend = {{"name", "cpu"}, {"kernel", to_string(cpu_->kernel())}, {"threads", cpu_->threads()}};
+    if (cuda_failed_problem_ && *cuda_failed_problem_ == problem) frame.backend["cuda_unavailable"] = cuda_unavailable_;
   }
   const double seconds = seconds_since(t);
   if (timing) (*timing)["beamform"] = seconds;

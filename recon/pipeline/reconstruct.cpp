@@ -75,7 +75,10 @@ std::vector<fs::path> expand_inputs(const std::vector<fs::path>& paths, ReconMod
     std::vector<fs::path> found;
     for (const auto& entry : fs::directory_iterator(path, ec)) {
       std::error_code entry_ec;
-      if (is_input(entry.path()) && entry.is_regular_file(entry_ec))
+      // Hidden files (.name: editors' backups, macOS's ._ resource forks, half-written copies)
+      // are no acquisitions; named on the command line, they are read.
+      const bool hidden = entry.path().filename().string().starts_with('.');
+      if (!hidden && is_input(entry.path()) && entry.is_regular_file(entry_ec))
         found.push_back(entry.path());
     }
     if (ec) {

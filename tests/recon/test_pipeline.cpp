@@ -420,12 +420,14 @@ TEST(ReconPipelineNames, ExpandsDirectoriesToSortedTxtFiles) {
   const fs::path dir = fs::temp_directory_path() / ("usrecon-expand-" + std::to_string(::getpid()));
   fs::remove_all(dir);
   fs::create_directories(dir / "nested.txt");  // a directory named like a file is not an input
-  for (const char* name : {"b.txt", "a.txt", "c.npy"}) std::ofstream(dir / name) << "1";
-  const auto inputs = recon::expand_inputs({dir, dir / "zz.txt"});
-  ASSERT_EQ(inputs.size(), 3u);
+  // Hidden files are skipped in a directory (an editor's .b.txt, macOS's ._a.txt), read when named.
+  for (const char* name : {"b.txt", "a.txt", "c.npy", ".b.txt", "._a.txt"}) std::ofstream(dir / name) << "1";
+  const auto inputs = recon::expand_inputs({dir, dir / "zz.txt", dir / ".b.txt"});
+  ASSERT_EQ(inputs.size(), 4u);
   EXPECT_EQ(inputs[0].filename(), "a.txt");
   EXPECT_EQ(inputs[1].filename(), "b.txt");
   EXPECT_EQ(inputs[2].filename(), "zz.txt");  // missing file kept, reported when processed
+  EXPECT_EQ(inputs[3].filename(), ".b.txt");
   fs::remove_all(dir);
 }
 

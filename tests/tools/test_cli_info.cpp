@@ -164,4 +164,12 @@ TEST_F(CliInfo, AFileThatCannotBeListedFailsTheRunAndTheOthersStillShow) {
   ASSERT_EQ(with_missing.size(), 2u) << with_missing;
   EXPECT_NE(with_missing[0].value("error", "").find("no such file"), std::string::npos) << with_missing[0];
   EXPECT_EQ(with_missing[1]["channel_data"]["transmits"], 12);
+  // A file whose name says it is no channel data (an image, a JSON) is refused by name; it was
+  // listed as a source.txt of so many "values".
+  const auto [other, other_code] = info_json(quote(fs::path(USRECON_SOURCE_DIR) / "data/example.targets.json"));
+  EXPECT_EQ(other_code, 1);
+  ASSERT_EQ(other.size(), 1u) << other;
+  EXPECT_NE(other[0].value("error", "").find("example.targets.json: not a channel-data file by its name (.json)"),
+            std::string::npos)
+      << other[0];
 }

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -148,6 +149,16 @@ TEST_F(CliReconstruct, ProfilePrintsEachStagesMedianInPipelineOrder) {
   ASSERT_EQ(seed.exit_code, 0) << seed.output;
   expect_profile(seed.output, 2, {"read", "beamform", "bmode", "write", "total"});
   EXPECT_EQ(seed.output.find("profile: analytic"), std::string::npos) << seed.output;  // no such stage
+  EXPECT_NE(seed.output.find(" frames/s (setup before them "), std::string::npos) << seed.output;
+  // Of two frames the median is their mean (it was the larger).
+  for (const char* stage : {"read", "beamform", "total"}) {
+    const std::size_t at = seed.output.find("profile: " + std::string(stage));
+    ASSERT_NE(at, std::string::npos) << stage;
+    double median = 0, min = 0, max = 0;
+    ASSERT_EQ(std::sscanf(seed.output.c_str() + at + 17, " median %lf ms (min %lf, max %lf)", &median, &min, &max), 3)
+        << seed.output.substr(at, 80);
+    EXPECT_NEAR(median, (min + max) / 2, 0.0011) << seed.output.substr(at, 80);
+  }
 
   // The general models add the analytic signal after reading.
   const std::string geometry = " --model planewave --elements 16 --pitch 0.3e-3 --fs 20e6 --angles-deg -5,0,5";

@@ -2,6 +2,7 @@
 
 #include <signal.h>
 
+#include <atomic>
 #include <csignal>
 #include <string>
 #include <system_error>
@@ -14,7 +15,11 @@ namespace fs = std::filesystem;
 namespace usrecon::cli {
 namespace {
 
-volatile std::sig_atomic_t received_signal = 0;
+// Written by the handler on whichever thread took the signal, read by the batch's reader thread:
+// an atomic (lock-free, so safe in a handler), not a volatile sig_atomic_t, which orders nothing
+// between threads.
+std::atomic<int> received_signal{0};
+static_assert(std::atomic<int>::is_always_lock_free);
 
 extern "C" void on_stop_signal(int signal_number) {
   if (received_signal != 0) {

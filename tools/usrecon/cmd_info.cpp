@@ -106,6 +106,10 @@ json describe(const fs::path& path, const InfoArgs& args) {
     d["format"] = "NPY";
     const io::NpyArray a = io::read_npy(path);
     d["arrays"].push_back(array_entry(path.filename().string(), std::string(io::npy_descr(a.dtype)), a.shape));
+  } else if (ext != ".txt") {
+    // A PNG, a JSON, ...: listing its "values" as source.txt tokens said nothing true.
+    throw io::InputError(path.string() + ": not a channel-data file by its name (" + (ext.empty() ? "no extension" : ext) +
+                         "): info lists .txt (source.txt), .npy, .mat, .h5, .hdf5 and .uff files");
   } else {
     d["format"] = "source.txt";
     const std::size_t values = count_values(path);

@@ -178,6 +178,12 @@ class DasBeamformers {
   DasCudaKernel cuda_kernel_;
   std::unique_ptr<DasCpuBeamformer> cpu_;
   std::unique_ptr<DasCudaBeamformer> cuda_;
+  /// With Auto: why CUDA could not serve (CudaUnavailable's message) the problem it last failed
+  /// on; later frames of that problem go to the CPU at once rather than build a CUDA beamformer to
+  /// fail again (a frame of another geometry tries again: memory may suffice for it), and their
+  /// JSON says why ("cuda_unavailable").
+  std::string cuda_unavailable_;
+  std::unique_ptr<DasProblem> cuda_failed_problem_;
 };
 
 /// prepare_das, then DasBeamformers::beamform: one file on its own.

@@ -119,7 +119,7 @@ std::uintmax_t input_byte_limit(const seed::Problem& problem);
 /// source.txt files for the seed model; also NPY, MAT and HDF5 (.h5, .hdf5, .uff) for the others.
 std::vector<std::string> input_extensions(ReconModel model);
 
-/// Files stay as given; a directory contributes its regular files with one of the model's
+/// Files stay as given; a directory contributes its regular files, not hidden (.name), with one of the model's
 /// input_extensions (in any case), sorted by name. Paths that do not exist are kept, so that
 /// processing reports them. A path whose name has such an extension is always taken as a file: a
 /// directory named like a file is reported when processed, not scanned.
