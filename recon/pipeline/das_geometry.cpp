@@ -231,11 +231,11 @@ void DasOptions::validate(Model model) const {
   // 0, or a number the float arithmetic of every backend holds with room: 1e-50 is 0 in float
   // (the full aperture) and 1e39 infinite (no aperture).
   const auto sane = [](double f) { return f == 0 || (f >= 1e-3 && f <= 1e3); };
-  require(tx_fnumber >= 0 && std::isfinite(tx_fnumber), "DAS: --tx-fnumber must be >= 0");
+  require(tx_fnumber >= 0 && std::isfinite(tx_fnumber), "DAS: --tx-fnumber must be a finite number >= 0");
   require(sane(tx_fnumber), "DAS: --tx-fnumber must be 0 or between 1e-3 and 1e3");
   require(tx_fnumber == 0 || has_virtual_sources(model),
           "DAS: a transmit F-number applies to diverging and focused waves (--model dw, fw) only");
-  require(fnumber >= 0 && std::isfinite(fnumber), "DAS: --fnumber must be >= 0");
+  require(fnumber >= 0 && std::isfinite(fnumber), "DAS: --fnumber must be a finite number >= 0");
   require(sane(fnumber), "DAS: --fnumber must be 0 (the full aperture) or between 1e-3 and 1e3");
   require(tukey_alpha > 0 && tukey_alpha <= 1, "DAS: the Tukey alpha must be in (0, 1]");
 }

@@ -311,8 +311,12 @@ TEST_F(CliDas, OutputsAndReportsNeverReplaceInputsOrEachOther) {
   expect_usrecon_refused(one + " --channels 16", "--channels applies to --model seed only");
   expect_usrecon_refused(one + " --precision single", "--precision applies to --model seed only");
   expect_usrecon_refused(one + " --tukey-alpha 0.3", "--tukey-alpha applies to --window tukey only");
-  expect_usrecon_refused(one + " --dx nan", "--dx must be a positive number");
-  expect_usrecon_refused(one + " --dz nan", "--dz must be a positive number");
+  expect_usrecon_refused(one + " --dx nan", "--dx: must be a positive number, not nan");
+  expect_usrecon_refused(one + " --dz nan", "--dz: must be a positive number, not nan");
+  // In a line's words: CLI11's own check printed double's largest value, 309 digits.
+  const auto pitch = run_usrecon(one + " --pitch -1");
+  EXPECT_NE(pitch.output.find("--pitch: must be a positive number, not -1\n"), std::string::npos) << pitch.output;
+  EXPECT_LT(pitch.output.size(), 200u) << pitch.output;
   expect_usrecon_refused("reconstruct --model sa --elements 16 --pitch 0.3e-3 --fs 20e6 --time-zero center " +
                              quote(e / "p.npy") + " -o " + quote(out),
                          "--time-zero applies to plane, diverging and focused waves");
@@ -337,7 +341,7 @@ TEST_F(CliDas, BadOptionsAreRefusedOnceBeforeAnyInput) {
   const std::string run = "reconstruct --model planewave" + geometry + " --z-range 2e-3:8e-3 " + quote(a) + " " +
                           quote(b) + " -o " + quote(out) + " --report " + quote(report);
   const std::pair<std::string, std::string> cases[] = {
-      {" --angles-deg -5,0,5 --fnumber nan", "--fnumber must be >= 0"},
+      {" --angles-deg -5,0,5 --fnumber nan", "--fnumber must be a finite number >= 0"},
       {" --angles-deg -5,0,89", "steering angles must lie within +-85 degrees"},
       {" --angles-deg -5,0,5 --x-range -2e3:0", "the image grid reaches more than 1 km"},
       {" --angles-deg -5,0,5 --x-range -1e-2:1e-2 --dx 1e-9 --dz 1e-9", "more than 4e8 pixels"},

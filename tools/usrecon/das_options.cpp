@@ -7,6 +7,7 @@
 #include <utility>
 #include <vector>
 
+#include "commands.hpp"
 #include "usrecon/io/file.hpp"
 
 namespace usrecon::cli {
@@ -31,10 +32,10 @@ void add_das_options(CLI::App& app, DasArgs& args, recon::ReconstructOptions& op
   app.add_option("--elements", acq.probe.elements, "Array elements (default: from the data)")
       ->check(CLI::Range(1, 65536))->group(g);
   app.add_option("--pitch", acq.probe.pitch, "Element pitch in metres; element i at x = (i - (N-1)/2) pitch")
-      ->check(CLI::PositiveNumber)->capture_default_str()->group(g);
+      ->check(positive_number())->capture_default_str()->group(g);
   app.add_option("--sound-speed", acq.sound_speed, "Speed of sound, m/s")
-      ->check(CLI::PositiveNumber)->capture_default_str()->group(g);
-  app.add_option("--fs", acq.fs, "Sampling frequency, Hz")->check(CLI::PositiveNumber)->capture_default_str()->group(g);
+      ->check(positive_number())->capture_default_str()->group(g);
+  app.add_option("--fs", acq.fs, "Sampling frequency, Hz")->check(positive_number())->capture_default_str()->group(g);
   app.add_option("--t0", acq.t0, "Time of sample 0 after the transmit (s)")->capture_default_str()->group(g);
   app.add_option("--angles-deg", args.angles_deg,
                  "Plane-wave steering angles in degrees: START:STEP:STOP or A,B,C; angle > 0 means "
@@ -56,8 +57,8 @@ void add_das_options(CLI::App& app, DasArgs& args, recon::ReconstructOptions& op
       ->group(g);
   app.add_option("--x-range", args.x_range, "Image lateral range MIN:MAX in metres (default: the array's span)")->group(g);
   app.add_option("--z-range", args.z_range, "Image depth range MIN:MAX in metres (default: 0 to the last sample)")->group(g);
-  app.add_option("--dx", das.grid.dx, "Lateral pixel step in metres (default: pitch / 2)")->check(CLI::PositiveNumber)->group(g);
-  app.add_option("--dz", das.grid.dz, "Depth pixel step in metres (default: c / (4 fs))")->check(CLI::PositiveNumber)->group(g);
+  app.add_option("--dx", das.grid.dx, "Lateral pixel step in metres (default: pitch / 2)")->check(positive_number())->group(g);
+  app.add_option("--dz", das.grid.dz, "Depth pixel step in metres (default: c / (4 fs))")->check(positive_number())->group(g);
   app.add_option("--fnumber", das.options.fnumber, "Receive F-number (aperture z / F); 0 = full aperture")
       ->check(CLI::Range(0.0, 100.0))->capture_default_str()->group(g);
   app.add_option("--window", args.window, "Receive apodization window over the aperture")
