@@ -98,6 +98,14 @@ TEST_F(CliView, ExportOfTheBundledExampleIsTheAnnotatedPictureWithTargetsInPlace
   const cv::Mat expected = viewer::render_view(frame, settings);
   ASSERT_EQ(exported.size(), expected.size());
   EXPECT_EQ(cv::norm(exported, expected, cv::NORM_INF), 0.0);
+  // A second export to the same file is refused, the file kept, unless --overwrite.
+  const auto again = run_command(view(quote(example_dir_ / "example.npy") + " --gain 10 --export " + quote(out)));
+  EXPECT_EQ(again.exit_code, 1) << again.output;
+  EXPECT_NE(again.output.find("already exists (kept; use --overwrite to replace it)"), std::string::npos) << again.output;
+  EXPECT_EQ(cv::norm(read_bgr(out), expected, cv::NORM_INF), 0.0);
+  const auto forced = run_command(view(quote(example_dir_ / "example.npy") + " --gain 10 --overwrite --export " + quote(out)));
+  EXPECT_EQ(forced.exit_code, 0) << forced.output;
+  EXPECT_GT(cv::norm(read_bgr(out), expected, cv::NORM_INF), 0.0);
 
   // The six point targets are bright (within ~10 dB of the peak after the 1200 -> 720 row
   // downsampling) where the simulator put them, in mm on the axes; the speckle around is darker.

@@ -20,6 +20,7 @@ namespace {
 struct ViewArgs {
   std::string target;
   std::string export_png;
+  bool overwrite = false;
   double dynamic_range_db = 60.0;
   bool dynamic_range_given = false;
   double gain_db = 0.0;
@@ -51,6 +52,10 @@ int export_view(const ViewArgs& args, const fs::path& target) {
                 ": export to a file of its own");
   if (fs::is_directory(target))
     throw Error(target.string() + ": --export renders one FILE, not a directory");
+  // As reconstruct and simulate do: an existing file is kept unless --overwrite.
+  std::error_code ec;
+  if (!args.overwrite && fs::exists(out, ec))
+    throw Error("--export " + out.string() + " already exists (kept; use --overwrite to replace it)");
   const viewer::Frame frame = viewer::load_frame(target);
   const cv::Mat view = viewer::render_view(frame, settings_for(args, &frame));
   io::write_png_bgr8(out, view.cols, view.rows,
@@ -106,6 +111,7 @@ Command add_view(CLI::App& app) {
       ->required();
   app.add_option("--export", args->export_png,
                  "Render the annotated picture to this PNG instead of opening a window");
+  app.add_flag("--overwrite", args->overwrite, "--export: replace the file if it exists (otherwise it is kept)");
   auto* dr = app.add_option("--dynamic-range", args->dynamic_range_db,
                             "Dynamic range in dB: levels below -DR are black (window trackbar: "
                             "1..300, as reconstruct takes; default 60, or a PNG's own from its .json)")
