@@ -103,7 +103,7 @@ std::vector<BatchInput> expand_frames(const std::vector<fs::path>& paths, const 
       }
     }
     if (frames <= 1) {
-      jobs.push_back({path, 0});
+      jobs.push_back({path, !input.all_frames && input.frame > 1 ? input.frame : 0});
       continue;
     }
     // Each file's frames are capped when it is read (100 000); the batch as a whole here.

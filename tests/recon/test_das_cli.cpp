@@ -509,12 +509,14 @@ TEST_F(CliDas, UstbUffFilesCarryTheirOwnGeometry) {
   for (const auto& point : measure(npy, truth)) EXPECT_GT(point.at("error").get<double>(), 0.3e-3) << point.dump();
 
   // One wave (the sequence is the wave itself), two frames: --frame picks the one whose point is
-  // found, and the other point's place holds nothing.
+  // found, and the other point's place holds nothing. Frame 1 keeps the stem; frame 2 is written
+  // as <stem>_frame0002.*, so that both can go to one directory.
   const std::string both = " --point -1e-3,8e-3 --point 1e-3,12e-3";
   for (int frame : {1, 2}) {
     std::tie(run, npy) = reconstruct("ustb_one_wave_two_frames.uff", " --frame " + std::to_string(frame),
-                                     dir_ / ("frame" + std::to_string(frame)));
+                                     dir_ / "frames");
     ASSERT_EQ(run.exit_code, 0) << run.output;
+    if (frame == 2) npy = dir_ / "frames" / "ustb_one_wave_two_frames_frame0002.npy";
     const nlohmann::json points = measure(npy, both);
     const auto& here = points.at(frame - 1);
     const auto& absent = points.at(2 - frame);

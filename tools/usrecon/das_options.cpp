@@ -94,8 +94,9 @@ void add_das_options(CLI::App& app, DasArgs& args, recon::ReconstructOptions& op
                  "a USTB file's uff.channel_data group (default: the file's only uff.channel_data, a "
                  "PICMUS file's /US/US_DATASET0000/data/real, or the only numeric array)")->group(g);
   app.add_option("--frame", args.frame,
-                 "USTB UFF file: the frame to reconstruct (1 = the first), or all: every frame, each "
-                 "to <stem>_frameNNNN.* (a file of one frame keeps <stem>)")
+                 "USTB UFF file: the frame to reconstruct (1 = the first; a frame N > 1 is written to "
+                 "<stem>_frameNNNN.*), or all: every frame, each to <stem>_frameNNNN.* (a file of one "
+                 "frame keeps <stem>)")
       ->capture_default_str()->group(g);
   app.add_option("--offset", args.offset, "mean: subtract each channel's mean (unsigned data)")
       ->check(CLI::IsMember({"none", "mean"}))->capture_default_str()->group(g);

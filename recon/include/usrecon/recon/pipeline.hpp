@@ -134,7 +134,9 @@ struct BatchInput {
 
 /// The jobs for `paths`: one per file, except that with input.all_frames (--frame all) a file
 /// holding several frames (count_frames) gives one job per frame, in order. A file that cannot
-/// be inspected stays one job, to be reported when processed. Throws Error past a million jobs.
+/// be inspected stays one job, to be reported when processed. With input.frame N > 1 (--frame N)
+/// each job is that frame, so that its outputs are <stem>_frameNNNN.* (runs of --frame 2 and
+/// --frame 3 into one directory wrote the same names). Throws Error past a million jobs.
 std::vector<BatchInput> expand_frames(const std::vector<std::filesystem::path>& paths, const ChannelInput& input);
 
 /// Output file stem for an input: its stem with every character outside [A-Za-z0-9._-] replaced
