@@ -172,6 +172,15 @@ TEST_F(CliReconstruct, ProfilePrintsEachStagesMedianInPipelineOrder) {
                                " --z-range 2e-3:10e-3 --backend cpu --profile -o " + quote(dir_ / "das_out"));
   ASSERT_EQ(das.exit_code, 0) << das.output;
   expect_profile(das.output, 2, {"read", "analytic", "beamform", "bmode", "write", "total"});
+  // Building the beamformer is the first frame's "setup", not its "beamform": the second frame,
+  // of the same geometry, reuses it.
+  const auto timing_of = [&](const char* name) {
+    std::ifstream in(dir_ / "das_out" / name);
+    return nlohmann::json::parse(in, nullptr, false).value("timing_s", nlohmann::json::object());
+  };
+  EXPECT_TRUE(timing_of("p.json").contains("setup")) << timing_of("p.json");
+  EXPECT_FALSE(timing_of("q.json").contains("setup")) << timing_of("q.json");
+  EXPECT_TRUE(timing_of("q.json").contains("beamform")) << timing_of("q.json");
 }
 
 TEST_F(CliReconstruct, CudaBackendRequestFailsClearlyWithoutADevice) {
