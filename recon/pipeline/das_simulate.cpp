@@ -9,6 +9,7 @@
 #include "usrecon/recon/delay/virtual_source.hpp"
 #include "usrecon/recon/delay/planewave.hpp"
 #include "usrecon/recon/delay/synthetic_aperture.hpp"
+#include "usrecon/recon/simulate.hpp"
 
 namespace usrecon::recon {
 
@@ -19,6 +20,7 @@ void check_options(const DasSimulationOptions& o) {
   if (o.samples < 1 || o.speckle < 0 || !(o.center_frequency > 0) || !(o.cycles > 0) ||
       o.noise < 0)
     throw Error("simulate: samples, frequency and cycles must be positive; speckle and noise >= 0");
+  check_speckle_amplitude(o.speckle_amplitude);
   for (double edge : {o.x_min, o.x_max, o.z_min, o.z_max})
     if (!std::isfinite(edge) || std::fabs(edge) > 1e3)
       throw Error("simulate: the speckle region must lie within 1 km of the array");

@@ -6,8 +6,15 @@
 #include <random>
 
 #include "usrecon/kernels/parallel.hpp"
+#include "usrecon/recon/das_pipeline.hpp"
 
 namespace usrecon::recon {
+
+void check_speckle_amplitude(double amplitude) {
+  if (!std::isfinite(amplitude) || amplitude < 0)
+    throw Error("simulate: the speckle amplitude (--speckle-amplitude) must be a finite number >= 0, not " +
+                number_text(amplitude));
+}
 
 std::vector<std::int32_t> simulate_seed_channels(const SimulationOptions& o) {
   const seed::Problem& p = o.problem;
@@ -15,6 +22,7 @@ std::vector<std::int32_t> simulate_seed_channels(const SimulationOptions& o) {
   if (!(o.center_mhz > 0) || !(o.cycles > 0) || !(o.peak > 0) || o.speckle < 0 || o.noise < 0)
     throw Error("simulate: frequency, cycles and peak must be positive; speckle and noise >= 0");
   if (o.peak > 1e9) throw Error("simulate: peak must stay within the 32-bit range (<= 1e9)");
+  check_speckle_amplitude(o.speckle_amplitude);
 
   std::mt19937_64 rng(o.seed);
   std::vector<Scatterer> scatterers = o.points;

@@ -252,3 +252,22 @@ TEST_F(CliCommands, SpeckleRegionBoundsTheScatterers) {
   expect_refused("simulate --speckle 10 --speckle-z-range 5:9 -o " + quote(dir_ / "x.txt"),
                  "--speckle-z-range applies to the general models");
 }
+
+// A speckle amplitude of NaN gave all-zero (seed) or all-NaN (planewave) data with exit 0, and a
+// negative one reached the speckle distributions (undefined behaviour): both refused, nothing
+// written, for every model.
+TEST_F(CliCommands, SimulateRefusesASpeckleAmplitudeThatIsNotAFiniteNonNegativeNumber) {
+  const std::string seed = "simulate --channels 4 --samples 300 --speckle 20 -o " + quote(dir_ / "s.txt");
+  const std::string pw = "simulate --model planewave --elements 8 --samples 300 --speckle 20 -o " +
+                         quote(dir_ / "s.npy");
+  for (const std::string& model : {seed, pw})
+    for (const char* amplitude : {"nan", "-0.1", "inf"})
+      expect_refused(model + " --speckle-amplitude " + amplitude,
+                     "the speckle amplitude (--speckle-amplitude) must be a finite number >= 0, not " +
+                         std::string(amplitude));
+  EXPECT_FALSE(fs::exists(dir_ / "s.txt"));
+  EXPECT_FALSE(fs::exists(dir_ / "s.npy"));
+  // Zero is no speckle to speak of, but no error.
+  for (const std::string& model : {seed, pw})
+    EXPECT_EQ(run_command(usrecon(model + " --speckle-amplitude 0 --point 0,3 --overwrite")).exit_code, 0);
+}

@@ -30,6 +30,11 @@ struct SimulationOptions {
   std::uint64_t seed = 1;            ///< random seed for speckle and noise
 };
 
+/// Throws Error unless the speckle scatterers' amplitude is a finite number >= 0 (both
+/// simulators: NaN would give all-NaN or, scaled by a NaN peak, all-zero data, and a negative one
+/// is no parameter of their distributions).
+void check_speckle_amplitude(double amplitude);
+
 /// Simulated channel data rf[k * samples + s], rounded to integers.
 std::vector<std::int32_t> simulate_seed_channels(const SimulationOptions& options);
 
