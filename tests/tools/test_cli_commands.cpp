@@ -271,3 +271,20 @@ TEST_F(CliCommands, SimulateRefusesASpeckleAmplitudeThatIsNotAFiniteNonNegativeN
   for (const std::string& model : {seed, pw})
     EXPECT_EQ(run_command(usrecon(model + " --speckle-amplitude 0 --point 0,3 --overwrite")).exit_code, 0);
 }
+
+// --seed -1 became 18446744073709551615 without a word (so did any number past it): a seed is a
+// whole number from 0 to 2^64 - 1, and the largest is taken as it is.
+TEST_F(CliCommands, SimulateRefusesASeedOutsideTheUnsigned64BitRange) {
+  const fs::path out = dir_ / "s.npy", truth = dir_ / "t.json";
+  const std::string pw = "simulate --model planewave --elements 8 --samples 300 --point 0,3 --speckle 5 -o " +
+                         quote(out) + " --truth " + quote(truth) + " --seed ";
+  for (const char* seed : {"-1", "18446744073709551616", "1.5"})
+    expect_refused(pw + seed, "--seed: a seed is a whole number from 0 to 18446744073709551615, not " +
+                                  std::string(seed));
+  EXPECT_FALSE(fs::exists(out));
+  EXPECT_FALSE(fs::exists(truth));
+  const auto r = run_command(usrecon(pw + "18446744073709551615"));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_EQ(nlohmann::json::parse(usrecon::io::read_file(truth)).at("seed").get<std::uint64_t>(),
+            18446744073709551615u);
+}

@@ -1,11 +1,14 @@
 // usrecon simulate -o FILE --point X_MM,Z_MM ...: the seed's source.txt, or the general models'
 // channel data (NPY, USTB .uff, PICMUS .h5)
+#include <charconv>
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
 #include <filesystem>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
+#include <system_error>
 #include <tuple>
 #include <vector>
 
@@ -258,7 +261,18 @@ Command add_simulate(CLI::App& app) {
   app.add_option("--center-mhz", o.center_mhz, "Pulse centre frequency in MHz")->check(CLI::PositiveNumber)->capture_default_str();
   app.add_option("--cycles", o.cycles, "Pulse length (Gaussian envelope FWHM) in cycles")->check(CLI::PositiveNumber)->capture_default_str();
   app.add_option("--peak", o.peak, "Largest absolute value written (--model seed only; the general models' data peak at 1)")->check(CLI::Range(1.0, 1e9))->capture_default_str();
-  app.add_option("--seed", o.seed, "Random seed for speckle and noise")->capture_default_str();
+  // CLI11 reads "-1" (and any number past 2^64 - 1) into the unsigned seed as 2^64 - 1 without a word.
+  app.add_option("--seed", o.seed, "Random seed for speckle and noise (0 to 2^64 - 1)")
+      ->check(CLI::Validator(
+          [](std::string& text) {
+            std::uint64_t value = 0;
+            const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+            return ec == std::errc() && end == text.data() + text.size()
+                       ? std::string()
+                       : "a seed is a whole number from 0 to 18446744073709551615, not " + text;
+          },
+          "UINT64"))
+      ->capture_default_str();
   app.add_option("--channels", o.problem.channels, "Channels (= elements; --model seed only, the general models take --elements)")->check(CLI::Range(1, 1024))->capture_default_str();
   app.add_option("--samples", o.problem.samples, "Samples per channel")->check(CLI::Range(1, 1 << 24))->capture_default_str();
   app.add_option("--truth", args->truth, "Also write the true target positions as JSON");
