@@ -288,3 +288,20 @@ TEST_F(CliCommands, SimulateRefusesASeedOutsideTheUnsigned64BitRange) {
   EXPECT_EQ(nlohmann::json::parse(usrecon::io::read_file(truth)).at("seed").get<std::uint64_t>(),
             18446744073709551615u);
 }
+
+// --point 0:5:10 went, for the general models, through the range syntax of --angles-deg and
+// became x = 0, z = 5 mm, amplitude 10 (--cyst 0:5:2 a cyst at 5 mm of radius 2 mm); the seed
+// model refused it. Every model now takes one comma-separated point or cyst per option.
+TEST_F(CliCommands, SimulateRefusesRangesInPointsAndCysts) {
+  const fs::path out = dir_ / "r.npy";
+  const std::string range = "(a range START:STEP:STOP is not taken here)";
+  for (const char* model : {"planewave", "sa", "dw --sources-x 0 --sources-z -5e-3", "fw --sources-x 0 --sources-z 20e-3"}) {
+    const std::string sim = "simulate --model " + std::string(model) + " --elements 8 --samples 300 -o " + quote(out);
+    expect_refused(sim + " --point 0:5:10", "--point '0:5:10': '0:5:10' is not a number " + range);
+    expect_refused(sim + " --point 0,3 --cyst 0:5:2", "--cyst '0:5:2': '0:5:2' is not a number " + range);
+  }
+  expect_refused("simulate --channels 4 --samples 300 --point 0:5:10 -o " + quote(dir_ / "r.txt"),
+                 "--point '0:5:10': '0:5:10' is not a number " + range);
+  EXPECT_FALSE(fs::exists(out));
+  EXPECT_FALSE(fs::exists(dir_ / "r.txt"));
+}

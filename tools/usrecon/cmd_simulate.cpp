@@ -66,7 +66,7 @@ bool given(const SimulateArgs& args, const std::string& name) {
 
 std::vector<double> millimetres(const std::string& text, const std::string& option, std::size_t n) {
   std::vector<double> v;
-  for (double mm : recon::parse_number_list(text, option)) v.push_back(mm * 1e-3);
+  for (double mm : number_fields(text, option)) v.push_back(mm * 1e-3);
   if (v.size() != n) throw Error(option + " '" + text + "': expected " + std::to_string(n) + " numbers (mm)");
   return v;
 }
@@ -120,9 +120,8 @@ int run_das(SimulateArgs& args) {
   o.seed = args.options.seed;
   o.noise = args.options.noise;  // the data peak at 1: noise in output units is relative to the peak
   for (const std::string& text : args.points) {
-    const std::vector<double> v = recon::parse_number_list(text, "--point");
-    if (v.size() < 2 || v.size() > 3) throw Error("--point '" + text + "': expected X_MM,Z_MM[,AMPLITUDE]");
-    o.points.push_back({v[0] * 1e-3, v[1] * 1e-3, v.size() == 3 ? v[2] : 1.0});
+    const recon::Scatterer p = parse_point(text);  // as the seed model's: one point, no range
+    o.points.push_back({p.x_mm * 1e-3, p.z_mm * 1e-3, p.amplitude});
   }
   for (const std::string& text : args.cysts) {
     const std::vector<double> v = millimetres(text, "--cyst", 3);
