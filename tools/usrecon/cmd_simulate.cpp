@@ -172,6 +172,14 @@ int run_das(SimulateArgs& args) {
       truth["speckle_region"] = {{"x_min", r.x_min}, {"x_max", r.x_max}, {"z_min", r.z_min}, {"z_max", r.z_max}};
     }
     if (acq.model == recon::Model::PlaneWave) truth["angles_deg"] = recon::parse_number_list(args.angles_deg, "--angles-deg");
+    // Synthetic aperture: the firing element of each transmit, which the acquisition cannot be
+    // rebuilt without (all elements in order when --tx-elements was not given).
+    if (acq.model == recon::Model::SyntheticAperture) {
+      std::vector<int> tx = acq.tx_elements;
+      if (tx.empty())
+        for (int e = 0; e < acq.probe.elements; ++e) tx.push_back(e);
+      truth["tx_elements"] = tx;
+    }
     if (recon::has_virtual_sources(acq.model)) {
       truth["sources_x"] = acq.source_x;
       truth["sources_z"] = acq.source_z;
