@@ -2,7 +2,6 @@
 // PICMUS's HDF5 layout here, USTB's UFF in das_input_ustb.cpp.
 #include <algorithm>
 #include <charconv>
-#include <cstdio>
 #include <optional>
 #include <cmath>
 
@@ -125,12 +124,6 @@ std::pair<double, double> parse_range(std::string_view text, const std::string& 
   const double lo = parse_number(parts[0], what), hi = parse_number(parts[1], what);
   if (hi < lo) throw Error(what + ": MIN is larger than MAX in '" + std::string(text) + "'");
   return {lo, hi};
-}
-
-std::string number_text(double v) {
-  char buffer[32];
-  std::snprintf(buffer, sizeof buffer, "%.6g", v);
-  return buffer;
 }
 
 std::vector<double> parse_number_list(std::string_view text, const std::string& what) {

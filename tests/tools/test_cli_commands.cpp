@@ -72,7 +72,7 @@ class CliCommands : public usrecon::testing::CliTempDir {
 TEST_F(CliCommands, SimulateRefusesTruthThatIsTheChannelDataFile) {
   fs::create_directories(dir_ / "sim");
   const fs::path data = dir_ / "sim" / "x.txt";
-  const std::string small = " --channels 4 --samples 50 --point 1,2";
+  const std::string small = " --channels 4 --samples 100 --point 1,2";
   // A new file: nothing written.
   expect_refused("simulate" + small + " -o " + quote(data) + " --truth " + quote(data), "names the same file as -o");
   EXPECT_FALSE(fs::exists(data));
@@ -108,7 +108,7 @@ TEST_F(CliCommands, MetricsAndViewRefuseAnOutputThatIsTheirInput) {
 
 TEST_F(CliCommands, NumbersMustBeFiniteDecimals) {
   const fs::path out = dir_ / "s.txt";
-  const std::string small = " --channels 4 --samples 50 -o " + quote(out);
+  const std::string small = " --channels 4 --samples 250 -o " + quote(out);
   expect_refused("simulate --point nan,5" + small, "--point 'nan,5': 'nan' is not a finite number");
   expect_refused("simulate --point inf,20" + small, "--point 'inf,20': 'inf' is not a finite number");
   expect_refused("simulate --point 0x10,5" + small, "'0x10' is not a number");
@@ -135,7 +135,7 @@ TEST_F(CliCommands, MetricsSearchRadiusBeyondTheImageSearchesTheWholeImage) {
 
 TEST_F(CliCommands, MetricsReadsTheSeedModelsTruthInMillimetres) {
   const fs::path truth = dir_ / "truth.json";
-  const auto r = run_command(usrecon("simulate --channels 4 --samples 50 --point 1,2 -o " + quote(dir_ / "s.txt") +
+  const auto r = run_command(usrecon("simulate --channels 4 --samples 100 --point 1,2 -o " + quote(dir_ / "s.txt") +
                                      " --truth " + quote(truth)));
   ASSERT_EQ(r.exit_code, 0) << r.output;
   ASSERT_TRUE(nlohmann::json::parse(usrecon::io::read_file(truth)).at("points")[0].contains("x_mm"));
@@ -176,7 +176,7 @@ TEST_F(CliCommands, SimulateAppliesOrRefusesEachOptionByModel) {
 }
 
 TEST_F(CliCommands, SeedModelRefusesBinaryFormatExtensions) {
-  const std::string seed = "simulate --channels 4 --samples 50 --point 1,2 -o ";
+  const std::string seed = "simulate --channels 4 --samples 100 --point 1,2 -o ";
   for (const char* name : {"x.npy", "x.h5", "x.HDF5", "x.uff", "x.mat"}) {
     expect_refused(seed + quote(dir_ / name), "--model seed writes source.txt text");
     EXPECT_FALSE(fs::exists(dir_ / name)) << name;
@@ -330,4 +330,50 @@ TEST_F(CliCommands, SyntheticApertureTruthListsTheFiringElements) {
   const nlohmann::json m = metrics(quote(out / "sa.npy") + " --truth " + quote(truth));
   ASSERT_EQ(m.at("points").size(), 1u) << m.dump();
   EXPECT_LE(m["points"][0].at("error").get<double>(), 1540 / 5e6 / 4) << m.dump();
+}
+
+// Units mixed up (a pitch in metres given as 0.3, fs in kHz, the centre frequency in Hz) or a
+// point past the record's last sample gave all-zero channel data with exit 0. A centre frequency
+// at or above fs / 2 is refused, and so are points none of whose echoes lands in the record,
+// named with the samples their echoes arrive at and the depths the record covers; nothing is
+// written. Some points outside: a warning names them. Speckle alone is simulated as before.
+TEST_F(CliCommands, SimulateRefusesDataThatWouldHoldNoEchoOfItsPoints) {
+  const fs::path out = dir_ / "z.npy", truth = dir_ / "z.json";
+  const std::string pw = "simulate --model planewave --truth " + quote(truth) + " -o " + quote(out);
+  const std::string none = "no echo of any point lands in the record";
+  expect_refused(pw + " --point 0,10 --pitch 0.3",
+                 none + ", so the data would hold none of them: point 1 at (0, 10) mm (echoes at samples 2082 to ");
+  expect_refused(pw + " --point 0,10 --fs 1e3", "the centre frequency 5 MHz is not below the Nyquist frequency "
+                                                "fs / 2 = 0.0005 MHz (--center-mhz is in MHz, --fs in Hz)");
+  expect_refused(pw + " --point 0,10 --center-mhz 5e6", "the centre frequency 5e+06 MHz is not below");
+  expect_refused(pw + " --point 0,100 --samples 600",
+                 "point 1 at (0, 100) mm (echoes at samples 2597 to 2621) lies outside the recorded time; the "
+                 "record (600 samples at 20 MHz from t0 = 0 s) covers depths of about 0 to 23.1 mm below the array");
+  expect_refused("simulate --model sa --elements 8 --samples 600 --speckle 10 --point 0,100 --point 3,200 -o " +
+                     quote(out),
+                 "point 1 at (0, 100) mm (echoes at samples 2597 to 2598), point 2 at (3, 200) mm (echoes at samples "
+                 "5195 to 5196) lie outside the recorded time");
+  const fs::path txt = dir_ / "z.txt";
+  expect_refused("simulate --point 0,100 --samples 600 -o " + quote(txt),
+                 none + ", so the data would hold none of them: point 1 at (0, 100) mm (echoes at samples 3896 to "
+                        "4169) lies outside the recorded time; the record (600 samples at 30 MHz from the firing) "
+                        "covers depths to about 15.4 mm below the array");
+  expect_refused("simulate --point 5,5 --center-mhz 15 -o " + quote(txt),
+                 "the centre frequency 15 MHz is not below the Nyquist frequency of the seed's sampling, 15 MHz");
+  for (const fs::path& file : {out, truth, txt}) EXPECT_FALSE(fs::exists(file)) << file;
+
+  // One point in the record: written, the other named.
+  auto r = run_command(usrecon(pw + " --elements 16 --point 0,100 --point 0,10 --samples 600"));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("warning: point 1 at (0, 100) mm"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("the other points are simulated"), std::string::npos) << r.output;
+  const std::vector<double> data = usrecon::io::read_npy(out).to_double();
+  EXPECT_EQ(*std::max_element(data.begin(), data.end()), 1.0);
+  // Speckle alone, shallow or past the record's end, is no error.
+  for (const std::string& speckle : {" --speckle 50", " --speckle 50 --speckle-z-range 40:50"}) {
+    r = run_command(usrecon(pw + " --overwrite --elements 16 --samples 600" + speckle));
+    EXPECT_EQ(r.exit_code, 0) << r.output;
+  }
+  r = run_command(usrecon("simulate --channels 8 --samples 300 --speckle 50 -o " + quote(txt)));
+  EXPECT_EQ(r.exit_code, 0) << r.output;
 }

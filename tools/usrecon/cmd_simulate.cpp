@@ -71,6 +71,13 @@ std::vector<double> millimetres(const std::string& text, const std::string& opti
   return v;
 }
 
+// Some points outside the record (a depth past the last sample): simulated as asked, with a
+// warning naming them. All of them: the simulators refuse.
+void warn_of_points_outside_record(const recon::PointsOutsideRecord& outside, std::size_t points) {
+  if (!outside.points.empty() && outside.points.size() < points)
+    std::fprintf(stderr, "usrecon: warning: %s; the other points are simulated\n", outside.message.c_str());
+}
+
 // Plane-wave, synthetic-aperture, diverging- or focused-wave channel data with the geometry of
 // das_simulate.hpp.
 int run_das(SimulateArgs& args) {
@@ -136,6 +143,7 @@ int run_das(SimulateArgs& args) {
     *hi = max_mm * 1e-3;
   }
   if (o.points.empty() && o.speckle == 0) throw Error("nothing to simulate: give --point and/or --speckle");
+  warn_of_points_outside_record(recon::points_outside_record(o), o.points.size());
   const recon::ChannelData rf = recon::simulate_das_channels(o);
   if (ustb) {
     recon::write_ustb_uff(args.output, rf, acq);
@@ -233,6 +241,7 @@ int run(SimulateArgs& args) {
       throw Error(target.string() + " already exists (kept; use --overwrite to replace it)");
   }
   const recon::seed::Problem& p = args.options.problem;
+  warn_of_points_outside_record(recon::points_outside_record(args.options), args.options.points.size());
   const std::vector<std::int32_t> rf = recon::simulate_seed_channels(args.options);
   io::write_source_txt(args.output, rf, p.channels, p.samples);
   if (!args.truth.empty()) {
