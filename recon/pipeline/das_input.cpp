@@ -307,6 +307,13 @@ ChannelData read_channel_data(const fs::path& path, const ChannelInput& in, int 
 }
 
 void write_picmus(const fs::path& path, const ChannelData& rf, const Acquisition& acq) {
+  io::StagedFile out(path);
+  write_picmus(out, rf, acq);
+  out.commit();
+}
+
+void write_picmus(io::StagedFile& out, const ChannelData& rf, const Acquisition& acq) {
+  const fs::path& path = out.target();
   if (acq.model != Model::PlaneWave || acq.time_zero != das::TimeZero::Center)
     throw Error(path.string() + ": a PICMUS file holds plane waves timed from the wavefront crossing the "
                                 "array centre (--time-zero center)");
@@ -319,7 +326,7 @@ void write_picmus(const fs::path& path, const ChannelData& rf, const Acquisition
                       std::vector<double>(3 * n(rf.elements), 0.0)};  // rows x, y, z
   for (int e = 0; e < rf.elements; ++e) probe.values[n(e)] = acq.probe.element_x(e);
   const auto scalar = [](const char* name, double v) { return io::Hdf5Array{picmus_path(name), "", {1}, {v}}; };
-  io::write_hdf5(path, {real, imag, probe, io::Hdf5Array{picmus_path("angles"), "", {acq.angles.size()}, acq.angles},
+  io::write_hdf5(out, {real, imag, probe, io::Hdf5Array{picmus_path("angles"), "", {acq.angles.size()}, acq.angles},
                         scalar("sampling_frequency", acq.fs), scalar("sound_speed", acq.sound_speed),
                         scalar("initial_time", acq.t0), scalar("modulation_frequency", 0.0)});
 }

@@ -377,3 +377,29 @@ TEST_F(CliCommands, SimulateRefusesDataThatWouldHoldNoEchoOfItsPoints) {
   r = run_command(usrecon("simulate --channels 8 --samples 300 --speckle 50 -o " + quote(txt)));
   EXPECT_EQ(r.exit_code, 0) << r.output;
 }
+
+// `--truth nodir/t.json` failed after the channel data were written: exit 1 with the data left
+// behind, so that a rerun without --overwrite was refused. Data and truth are now put in place
+// together or not at all, for every format; with --overwrite the older pair is kept as it was.
+TEST_F(CliCommands, SimulateWritesDataAndTruthAllOrNone) {
+  const std::string pw = "simulate --model planewave --elements 8 --samples 300 --point 0,3 -o ";
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"s3.npy", pw}, {"s3.uff", pw}, {"s3.h5", pw}, {"s3.txt", "simulate --channels 4 --samples 300 --point 1,3 -o "}};
+  for (const auto& [name, sim] : cases) {
+    SCOPED_TRACE(name);
+    const fs::path data = dir_ / name, truth = dir_ / (name + ".json");
+    expect_refused(sim + quote(data) + " --truth " + quote(dir_ / "nodir" / "t.json"), "nodir/t.json");
+    EXPECT_FALSE(fs::exists(data));
+    auto r = run_command(usrecon(sim + quote(data) + " --truth " + quote(truth)));  // no --overwrite needed
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    // Replacing both: the truth fails, and the older data stay as they were.
+    expect_refused(sim + quote(data) + " --point 0,4 --overwrite --truth " + quote(dir_ / "nodir" / "t.json"),
+                   "nodir/t.json", data);
+  }
+  // Nothing else was left in the folder (no staged file under a hidden name).
+  std::vector<std::string> names;
+  for (const auto& entry : fs::directory_iterator(dir_)) names.push_back(entry.path().filename().string());
+  std::sort(names.begin(), names.end());
+  EXPECT_EQ(names, (std::vector<std::string>{"s3.h5", "s3.h5.json", "s3.npy", "s3.npy.json", "s3.txt", "s3.txt.json",
+                                             "s3.uff", "s3.uff.json"}));
+}

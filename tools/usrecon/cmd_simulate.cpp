@@ -71,6 +71,19 @@ std::vector<double> millimetres(const std::string& text, const std::string& opti
   return v;
 }
 
+// Puts the channel data (written, staged) and, when truth_path names a file, the truth JSON in
+// place together: all or none, so that a truth that cannot be written leaves no data behind
+// (which a rerun without --overwrite would then refuse to replace).
+void put_in_place(io::StagedFile data, const std::string& truth_path, const nlohmann::json& truth) {
+  std::vector<io::StagedFile> staged;
+  staged.push_back(std::move(data));
+  if (!truth_path.empty()) {
+    staged.emplace_back(truth_path);
+    staged.back().write(truth.dump(2) + "\n");
+  }
+  io::commit_staged(staged);
+}
+
 // Some points outside the record (a depth past the last sample): simulated as asked, with a
 // warning naming them. All of them: the simulators refuse.
 void warn_of_points_outside_record(const recon::PointsOutsideRecord& outside, std::size_t points) {
@@ -145,10 +158,11 @@ int run_das(SimulateArgs& args) {
   if (o.points.empty() && o.speckle == 0) throw Error("nothing to simulate: give --point and/or --speckle");
   warn_of_points_outside_record(recon::points_outside_record(o), o.points.size());
   const recon::ChannelData rf = recon::simulate_das_channels(o);
+  io::StagedFile data(args.output);
   if (ustb) {
-    recon::write_ustb_uff(args.output, rf, acq);
+    recon::write_ustb_uff(data, rf, acq);
   } else if (hdf5) {
-    recon::write_picmus(args.output, rf, acq);
+    recon::write_picmus(data, rf, acq);
   } else {
     // [samples][elements][transmits] in C order: the default --layout of reconstruct.
     std::vector<float> out(rf.size());
@@ -157,24 +171,25 @@ int run_das(SimulateArgs& args) {
         for (int k = 0; k < rf.samples; ++k)
           out[(std::size_t(k) * rf.elements + e) * rf.transmits + t] = rf.channel(t, e)[k];
     const std::size_t shape[3] = {std::size_t(rf.samples), std::size_t(rf.elements), std::size_t(rf.transmits)};
-    io::write_npy(args.output, io::DType::f32, shape, out.data());
+    data.write(io::encode_npy(io::DType::f32, shape, out.data()));
   }
+  nlohmann::json truth;
   if (!args.truth.empty()) {
-    nlohmann::json truth = {{"channel_data", fs::path(args.output).filename().string()},
-                            {"model", args.model},
-                            {"units", "metres; x from the array centre, z depth"},
-                            {"layout", hdf5 ? "transmits,elements,samples" : "samples,elements,transmits"},
-                            {"time_zero", recon::to_string(acq.time_zero)},
-                            {"elements", acq.probe.elements},
-                            {"pitch", acq.probe.pitch},
-                            {"sound_speed", acq.sound_speed},
-                            {"fs", acq.fs},
-                            {"t0", acq.t0},
-                            {"center_frequency", o.center_frequency},
-                            {"speckle", o.speckle},
-                            {"seed", o.seed},
-                            {"points", nlohmann::json::array()},
-                            {"cysts", nlohmann::json::array()}};
+    truth = {{"channel_data", fs::path(args.output).filename().string()},
+             {"model", args.model},
+             {"units", "metres; x from the array centre, z depth"},
+             {"layout", hdf5 ? "transmits,elements,samples" : "samples,elements,transmits"},
+             {"time_zero", recon::to_string(acq.time_zero)},
+             {"elements", acq.probe.elements},
+             {"pitch", acq.probe.pitch},
+             {"sound_speed", acq.sound_speed},
+             {"fs", acq.fs},
+             {"t0", acq.t0},
+             {"center_frequency", o.center_frequency},
+             {"speckle", o.speckle},
+             {"seed", o.seed},
+             {"points", nlohmann::json::array()},
+             {"cysts", nlohmann::json::array()}};
     if (o.speckle > 0) {
       const recon::SpeckleRegion r = recon::speckle_region(o);
       truth["speckle_region"] = {{"x_min", r.x_min}, {"x_max", r.x_max}, {"z_min", r.z_min}, {"z_max", r.z_max}};
@@ -195,8 +210,8 @@ int run_das(SimulateArgs& args) {
     for (const recon::PointTarget& p : o.points)
       truth["points"].push_back({{"x", p.x}, {"z", p.z}, {"amplitude", p.amplitude}});
     for (const recon::Cyst& c : o.cysts) truth["cysts"].push_back({{"x", c.x}, {"z", c.z}, {"radius", c.radius}});
-    io::write_file_atomic(args.truth, truth.dump(2) + "\n");
   }
+  put_in_place(std::move(data), args.truth, truth);
   std::printf("usrecon: wrote %s (%s: %d samples x %d elements x %d transmits, %zu points, %zu cysts, "
               "%d speckle scatterers)%s%s\n",
               args.output.c_str(), args.model.c_str(), rf.samples, rf.elements, rf.transmits,
@@ -243,19 +258,21 @@ int run(SimulateArgs& args) {
   const recon::seed::Problem& p = args.options.problem;
   warn_of_points_outside_record(recon::points_outside_record(args.options), args.options.points.size());
   const std::vector<std::int32_t> rf = recon::simulate_seed_channels(args.options);
-  io::write_source_txt(args.output, rf, p.channels, p.samples);
+  io::StagedFile data(args.output);
+  data.write(io::encode_source_txt(rf, p.channels, p.samples, args.output));
+  nlohmann::json truth;
   if (!args.truth.empty()) {
-    nlohmann::json truth = {{"channel_data", fs::path(args.output).filename().string()},
-                            {"grid_step_mm", recon::seed::Problem::kGridStepMm},
-                            {"speckle", args.options.speckle},
-                            {"seed", args.options.seed},
-                            {"points", nlohmann::json::array()}};
+    truth = {{"channel_data", fs::path(args.output).filename().string()},
+             {"grid_step_mm", recon::seed::Problem::kGridStepMm},
+             {"speckle", args.options.speckle},
+             {"seed", args.options.seed},
+             {"points", nlohmann::json::array()}};
     for (const recon::Scatterer& s : args.options.points)
       truth["points"].push_back({{"x_mm", s.x_mm}, {"z_mm", s.z_mm}, {"amplitude", s.amplitude},
                                  {"j", s.x_mm / recon::seed::Problem::kGridStepMm},
                                  {"i", s.z_mm / recon::seed::Problem::kGridStepMm}});
-    io::write_file_atomic(args.truth, truth.dump(2) + "\n");
   }
+  put_in_place(std::move(data), args.truth, truth);
   std::printf("usrecon: wrote %s (%d channels x %d samples, %zu points, %d speckle scatterers)%s%s\n",
               args.output.c_str(), p.channels, p.samples, args.options.points.size(),
               args.options.speckle, args.truth.empty() ? "" : "; truth in ", args.truth.c_str());
