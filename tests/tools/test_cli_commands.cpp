@@ -403,3 +403,23 @@ TEST_F(CliCommands, SimulateWritesDataAndTruthAllOrNone) {
   EXPECT_EQ(names, (std::vector<std::string>{"s3.h5", "s3.h5.json", "s3.npy", "s3.npy.json", "s3.txt", "s3.txt.json",
                                              "s3.uff", "s3.uff.json"}));
 }
+
+// A point on an all-zero image was reported with peak 0 at a made-up position, exit 0, while a
+// cyst on the same image was not measured. Both are now listed as not measured; exit 1.
+TEST_F(CliCommands, MetricsMeasuresNoPointOnAnAllZeroImage) {
+  const fs::path image = write_image("a");
+  const std::vector<float> zeros(std::size_t(kNx) * kNz, 0.f);
+  const std::size_t shape[2] = {kNx, kNz};
+  usrecon::io::write_npy(image, usrecon::io::DType::f32, shape, zeros.data());
+  const fs::path out = dir_ / "m.json";
+  const auto r = run_command(usrecon("metrics " + quote(image) + " --point 0.001,0.002 --cyst 0.001,0.002,0.001 -o " +
+                                     quote(out)));
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  const nlohmann::json m = nlohmann::json::parse(usrecon::io::read_file(out));
+  ASSERT_EQ(m.at("points").size(), 1u) << m.dump();
+  EXPECT_NE(m["points"][0].value("not_measured", "").find("the envelope is 0 there (the image is all zero)"),
+            std::string::npos)
+      << m.dump();
+  EXPECT_FALSE(m["points"][0].contains("peak")) << m.dump();
+  EXPECT_NE(m["cysts"][0].value("not_measured", "").find("the image is all zero"), std::string::npos) << m.dump();
+}
