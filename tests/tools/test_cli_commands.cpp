@@ -423,3 +423,35 @@ TEST_F(CliCommands, MetricsMeasuresNoPointOnAnAllZeroImage) {
   EXPECT_FALSE(m["points"][0].contains("peak")) << m.dump();
   EXPECT_NE(m["cysts"][0].value("not_measured", "").find("the image is all zero"), std::string::npos) << m.dump();
 }
+
+// metrics on channel data (an NPY with no grid JSON beside it) said `input file "pw.json" does not
+// exist`, and a malformed grid JSON gave nlohmann's "[json.exception.type_error.302]". It says
+// that the .npy is probably no reconstruct output, and which key of the grid is missing or of the
+// wrong type.
+TEST_F(CliCommands, MetricsSaysWhatIsWrongWithTheGridJson) {
+  const fs::path pw = dir_ / "pw.npy";
+  ASSERT_EQ(run_command(usrecon("simulate --model planewave --elements 8 --samples 300 --point 0,3 -o " + quote(pw)))
+                .exit_code,
+            0);
+  expect_refused("metrics " + quote(pw) + " --point 0,0.003",
+                 pw.string() + " has no grid JSON beside it (" + (dir_ / "pw.json").string() +
+                     " is missing), so it is probably not a reconstruct output (a raw image): metrics needs the "
+                     "<stem>.npy that usrecon reconstruct --save-raw writes, with its <stem>.json");
+  const fs::path image = write_image("a"), grid = dir_ / "a.json";
+  const std::string measure = "metrics " + quote(image) + " --point 0.001,0.002";
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {R"({"grid": {"x0": "0", "dx": 1e-4, "nx": 40, "z0": 0, "dz": 1e-4, "nz": 60}})",
+       R"("grid" has no number "x0" (found string "0"))"},
+      {R"({"grid": {"x0": 0, "dx": 1e-4, "nx": 40, "z0": 0, "dz": 1e-4}})", R"("grid" has no number "nz" (missing))"},
+      {R"({"grid": {"x0": 0, "dx": 1e-4, "nx": 40, "z0": 0, "dz": null, "nz": 60}})",
+       R"("grid" has no number "dz" (found null))"},
+      {R"({"grid": {"x0": 0, "dx": 1e-4, "nx": 41, "z0": 0, "dz": 1e-4, "nz": 60}})",
+       R"("grid" is 41 x 60 (nx x nz) but the image is 40 x 60)"},
+      {R"({"grid": [0, 1e-4, 40]})", R"(no "grid" object (x0, dx, nx, z0, dz, nz in metres))"},
+      {R"({"grid": )", "not valid JSON"}};
+  for (const auto& [text, message] : cases) {
+    usrecon::io::write_file_atomic(grid, text);
+    expect_refused(measure, grid.string() + ": " + message);
+    expect_refused("view " + quote(image) + " --export " + quote(dir_ / "v.png"), grid.string() + ": " + message);
+  }
+}
