@@ -40,7 +40,8 @@ class CliCommands : public usrecon::testing::CliTempDir {
     const fs::path npy = dir_ / (stem + ".npy");
     usrecon::io::write_npy(npy, usrecon::io::DType::f32, shape, rf.data());
     const nlohmann::json meta = {
-        {"grid", {{"x0", 0.0}, {"dx", kStep}, {"nx", kNx}, {"z0", 0.0}, {"dz", kStep}, {"nz", kNz}}}};
+        {"grid", {{"x0", 0.0}, {"dx", kStep}, {"nx", kNx}, {"z0", 0.0}, {"dz", kStep}, {"nz", kNz}}},
+        {"outputs", {{"png", stem + ".png"}, {"raw", stem + ".npy"}}}};
     usrecon::io::write_file_atomic(dir_ / (stem + ".json"), meta.dump(2) + "\n");
     return npy;
   }
@@ -454,4 +455,32 @@ TEST_F(CliCommands, MetricsSaysWhatIsWrongWithTheGridJson) {
     expect_refused(measure, grid.string() + ": " + message);
     expect_refused("view " + quote(image) + " --export " + quote(dir_ / "v.png"), grid.string() + ": " + message);
   }
+}
+
+// After reconstruct --overwrite without --save-raw, an older X.npy can sit beside the newer X.json,
+// whose grid may differ: metrics (and view) measured it on that grid. A JSON whose "outputs" do not
+// name the .npy as the raw image describes another run and is refused; one named with --grid, or
+// one without "outputs" (a grid written by hand), is taken as it is.
+TEST_F(CliCommands, MetricsAndViewRefuseTheJsonOfAnotherRun) {
+  const fs::path image = write_image("a"), json = dir_ / "a.json";
+  nlohmann::json meta = nlohmann::json::parse(usrecon::io::read_file(json));
+  const std::string measure = "metrics " + quote(image) + " --point 0.001,0.002";
+  const std::string view = "view " + quote(image) + " --export " + quote(dir_ / "v.png");
+  meta["outputs"] = {{"png", "a.png"}};  // reconstruct without --save-raw
+  usrecon::io::write_file_atomic(json, meta.dump());
+  const std::string another = json.string() + " describes another run's output, not a.npy: its \"outputs\" ";
+  for (const std::string& command : {measure, view})
+    expect_refused(command, another + "name no raw image (that reconstruct ran without --save-raw), so its grid need "
+                                      "not be a.npy's; reconstruct again with --save-raw");
+  meta["outputs"]["raw"] = "b.npy";
+  usrecon::io::write_file_atomic(json, meta.dump());
+  for (const std::string& command : {measure, view}) expect_refused(command, another + "name \"b.npy\" as the raw image");
+  EXPECT_EQ(metrics(quote(image) + " --point 0.001,0.002 --grid " + quote(json)).at("points").size(), 1u);
+  meta.erase("outputs");
+  usrecon::io::write_file_atomic(json, meta.dump());
+  EXPECT_EQ(metrics(quote(image) + " --point 0.001,0.002").at("points").size(), 1u);
+  meta["outputs"] = {{"png", "a.png"}, {"raw", "a.npy"}};
+  usrecon::io::write_file_atomic(json, meta.dump());
+  EXPECT_EQ(metrics(quote(image) + " --point 0.001,0.002").at("points").size(), 1u);
+  EXPECT_EQ(run_command(usrecon(view)).exit_code, 0);
 }

@@ -49,7 +49,8 @@ int run(const MetricsArgs& args) {
       if (!input.empty() && same_file(args.output, input))
         throw Error("-o " + args.output + " is the input " + input.string() +
                     ": write the metrics to a file of their own");
-  // The grid: from the JSON beside the image (none there: not a reconstruct output), or --grid's.
+  // The grid: from the JSON beside the image, which must be its own reconstruction's (none there:
+  // not a reconstruct output; another run's: refused), or --grid's, taken as it is.
   const nlohmann::json meta = args.grid.empty() ? viewer::read_raw_image_json(image_path, "metrics")
                                                 : viewer::read_json(grid_path);
   const io::NpyArray a = io::read_npy(image_path);

@@ -57,7 +57,20 @@ json read_raw_image_json(const fs::path& npy, const std::string& command) {
     throw io::InputError(npy.string() + " has no grid JSON beside it (" + meta_file.string() +
                          " is missing), so it is probably not a reconstruct output (a raw image): " + command +
                          " needs the <stem>.npy that usrecon reconstruct --save-raw writes, with its <stem>.json");
-  return read_json(meta_file);
+  json meta = read_json(meta_file);
+  // reconstruct names its outputs there. Without --save-raw it names no raw image, and a
+  // reconstruct --overwrite so can leave an older .npy, of another grid perhaps, beside its .json.
+  if (meta.is_object() && meta.contains("outputs")) {
+    const json& outputs = meta["outputs"];
+    const auto raw = outputs.is_object() ? outputs.find("raw") : outputs.end();
+    const std::string name = npy.filename().string();
+    if (raw == outputs.end() || !raw->is_string() || raw->get<std::string>() != name)
+      throw io::InputError(meta_file.string() + " describes another run's output, not " + name + ": its \"outputs\" " +
+                           (raw == outputs.end() ? std::string("name no raw image (that reconstruct ran without --save-raw)")
+                                                 : "name " + raw->dump() + " as the raw image") +
+                           ", so its grid need not be " + name + "'s; reconstruct again with --save-raw");
+  }
+  return meta;
 }
 
 Grid read_grid(const json& meta, const fs::path& file, int nx, int nz) {

@@ -70,9 +70,12 @@ std::filesystem::path sidecar_json(const std::filesystem::path& file);
 /// A JSON file. Throws io::InputError naming it when it cannot be read or is not JSON.
 nlohmann::json read_json(const std::filesystem::path& file);
 
-/// The frame JSON beside a raw image `npy` (sidecar_json). Throws io::InputError naming the file
-/// when there is none (then `npy` is probably no reconstruct output: `command`, e.g. "metrics",
-/// is told that it needs reconstruct --save-raw's) and when it is not JSON.
+/// The frame JSON beside a raw image `npy` (sidecar_json), checked to describe it. Throws
+/// io::InputError naming the file when there is none (then `npy` is probably no reconstruct
+/// output: `command`, e.g. "metrics", is told that it needs reconstruct --save-raw's), when it is
+/// not JSON, and when it lists reconstruct's "outputs" without naming `npy` as the raw one: it
+/// then describes another run (one without --save-raw beside an older .npy), whose grid need not
+/// be the image's. A JSON without "outputs" (a grid written by hand) is taken as it is.
 nlohmann::json read_raw_image_json(const std::filesystem::path& npy, const std::string& command);
 
 /// The "grid" of a reconstruction's JSON `meta` (read from `file`), checked against an image of
