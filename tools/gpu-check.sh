@@ -260,7 +260,8 @@ if [[ -z $MODE ]]; then
     # -isystem, as CMake includes packages: nvcc then does not warn (#177) of each TEST macro's
     # unreferenced registration member.
     local test_flags=(-isystem "$ROOT/.gpu-check/include" -isystem "$gtest/include" -I"$gtest" -I"$ROOT/tests")
-    local test_support=(recon/pipeline/backend.cpp recon/pipeline/das_simulate.cpp recon/cpu/das_reference.cpp)
+    local test_support=(recon/pipeline/backend.cpp recon/pipeline/das_simulate.cpp recon/pipeline/simulate.cpp
+                        recon/cpu/das_reference.cpp)
     local kernel_tests=(tests/kernels/test_kernel_cuda.cu)
     local recon_tests=(tests/recon/test_seed_cuda.cpp tests/recon/test_das_cuda.cpp)
     local gtest_sources=()

@@ -799,19 +799,20 @@ bool write_attribute(hid_t object, const Hdf5Attribute& a) {
 
 }  // namespace
 
-void write_hdf5(const fs::path& path, const std::vector<Hdf5Array>& arrays, const std::vector<Hdf5Group>& groups) {
-  const fs::path tmp = path.string() + ".tmp-h5";
-  const auto fail = [&](const std::string& what) {
-    const std::string reason = hdf5_reason();
-    std::error_code ignored;
-    fs::remove(tmp, ignored);
-    throw OutputError(path.string() + ": cannot write " + what + reason);
-  };
+void write_hdf5(StagedFile& out, const std::vector<Hdf5Array>& arrays, const std::vector<Hdf5Group>& groups) {
+  const std::string name = out.target().string();
+  // The file is built in memory (HDF5's core driver, no backing store: nothing touches the disk)
+  // and its image written to the staged file.
+  std::vector<std::byte> image;
   {
     std::lock_guard lock(hdf5_lock());
     H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
-    Handle file(H5Fcreate(tmp.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT), H5Fclose);
-    if (!file.ok()) throw OutputError(path.string() + ": cannot create HDF5 file" + hdf5_reason());
+    const auto fail = [&](const std::string& what) { throw OutputError(name + ": cannot write " + what + hdf5_reason()); };
+    Handle in_memory(H5Pcreate(H5P_FILE_ACCESS), H5Pclose);
+    if (!in_memory.ok() || H5Pset_fapl_core(in_memory.get(), std::size_t{1} << 20, 0) < 0)
+      fail("an HDF5 file in memory");
+    Handle file(H5Fcreate(name.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, in_memory.get()), H5Fclose);
+    if (!file.ok()) throw OutputError(name + ": cannot create HDF5 file" + hdf5_reason());
     Handle link_props(H5Pcreate(H5P_LINK_CREATE), H5Pclose);
     H5Pset_create_intermediate_group(link_props.get(), 1);
     for (const Hdf5Array& a : arrays) {
@@ -839,13 +840,19 @@ void write_hdf5(const fs::path& path, const std::vector<Hdf5Array>& arrays, cons
       for (const Hdf5Attribute& a : g.attributes)
         if (!write_attribute(group.get(), a)) fail("attribute '" + a.name + "' of '" + g.path + "'");
     }
+    if (H5Fflush(file.get(), H5F_SCOPE_LOCAL) < 0) fail("the file");
+    const ssize_t size = H5Fget_file_image(file.get(), nullptr, 0);
+    if (size < 0) fail("the file");
+    image.resize(static_cast<std::size_t>(size));
+    if (H5Fget_file_image(file.get(), image.data(), image.size()) != size) fail("the file");
   }
-  std::error_code ec;
-  fs::rename(tmp, path, ec);
-  if (ec) {
-    fs::remove(tmp, ec);
-    throw OutputError(path.string() + ": cannot write it");
-  }
+  out.write(image);
+}
+
+void write_hdf5(const fs::path& path, const std::vector<Hdf5Array>& arrays, const std::vector<Hdf5Group>& groups) {
+  StagedFile out(path);
+  write_hdf5(out, arrays, groups);
+  out.commit();
 }
 
 }  // namespace usrecon::io

@@ -122,11 +122,11 @@ std::vector<std::int32_t> read_source_txt(const std::filesystem::path& path, std
   return parse_source_txt(read_file(path), channels, samples, path.string());
 }
 
-void write_source_txt(const std::filesystem::path& path, std::span<const std::int32_t> rf,
-                      std::size_t channels, std::size_t samples) {
+std::string encode_source_txt(std::span<const std::int32_t> rf, std::size_t channels, std::size_t samples,
+                              const std::string& name) {
   const std::size_t expected = value_count(channels, samples);
   if (rf.size() != expected) {
-    throw Error("write_source_txt(" + path.string() + "): rf has " + std::to_string(rf.size()) +
+    throw Error("write_source_txt(" + name + "): rf has " + std::to_string(rf.size()) +
                 " values, expected " + std::to_string(expected) + " (" +
                 std::to_string(channels) + " channels x " + std::to_string(samples) + " samples)");
   }
@@ -143,7 +143,12 @@ void write_source_txt(const std::filesystem::path& path, std::span<const std::in
   }
   *out++ = '\n';
   text.resize(static_cast<std::size_t>(out - text.data()));
-  write_file_atomic(path, std::string_view(text));
+  return text;
+}
+
+void write_source_txt(const std::filesystem::path& path, std::span<const std::int32_t> rf,
+                      std::size_t channels, std::size_t samples) {
+  write_file_atomic(path, encode_source_txt(rf, channels, samples, path.string()));
 }
 
 }  // namespace usrecon::io

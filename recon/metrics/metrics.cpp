@@ -27,6 +27,13 @@ double half_width(std::span<const double> profile, int peak, int dir) {
   return kNaN;
 }
 
+// The largest envelope value (0 for an all-zero image).
+double peak_of(std::span<const double> env) {
+  double peak = 0;
+  for (double v : env) peak = std::max(peak, v);
+  return peak;
+}
+
 // A pixel index bound (floor or ceil of a position in steps), clamped to [-1, n] before the cast:
 // a search region far beyond the image (a huge radius, a distant point) would not fit an int.
 int clamped_index(double v, int n) { return static_cast<int>(std::clamp(v, -1.0, double(n))); }
@@ -72,6 +79,11 @@ PointMetrics measure_point(std::span<const double> env, const Grid& g, double x,
   if (best_x < 0)
     throw Error("metrics: no pixel within " + std::to_string(search_radius) + " m of (" +
                 std::to_string(x) + ", " + std::to_string(z) + ")");
+  // An envelope of 0 there holds no echo (an all-zero image, or no data there): any of its
+  // pixels would do as the maximum, at a made-up position of peak 0.
+  if (!(best > 0))
+    throw Error("metrics: no echo within " + std::to_string(search_radius) + " m of (" + std::to_string(x) + ", " +
+                std::to_string(z) + "): the envelope is 0 there" + (peak_of(env) > 0 ? "" : " (the image is all zero)"));
   m.x = g.x(best_x);
   m.z = g.z(best_z);
   m.error = std::hypot(m.x - x, m.z - z);
@@ -99,8 +111,7 @@ CystMetrics measure_cyst(std::span<const double> env, const Grid& g, double x, d
   m.x = x;
   m.z = z;
   m.radius = radius;
-  double peak = 0;
-  for (double v : env) peak = std::max(peak, v);
+  const double peak = peak_of(env);
   if (!(peak > 0)) throw Error("metrics: the image is all zero");
   // dB values of the two regions. A pixel of envelope 0 holds no data (no element's aperture
   // reached it, or it lies past the last sample): as a level it would be -6000 dB (PICMUS's

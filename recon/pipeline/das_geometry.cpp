@@ -3,6 +3,7 @@
 #include <bit>
 #include <cmath>
 #include <cstdint>
+#include <cstdio>
 #include <limits>
 #include <string>
 
@@ -24,6 +25,14 @@ void require(bool ok, const std::string& message) {
 }
 
 }  // namespace
+
+// Here rather than with the readers that print most values: the simulators' messages need it
+// where the readers are not linked (tools/gpu-check.sh's test binaries).
+std::string number_text(double v) {
+  char buffer[32];
+  std::snprintf(buffer, sizeof buffer, "%.6g", v);
+  return buffer;
+}
 
 std::vector<double> Probe::positions() const {
   std::vector<double> x(std::size_t(std::max(elements, 0)));

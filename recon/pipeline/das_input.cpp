@@ -2,7 +2,6 @@
 // PICMUS's HDF5 layout here, USTB's UFF in das_input_ustb.cpp.
 #include <algorithm>
 #include <charconv>
-#include <cstdio>
 #include <optional>
 #include <cmath>
 
@@ -125,12 +124,6 @@ std::pair<double, double> parse_range(std::string_view text, const std::string& 
   const double lo = parse_number(parts[0], what), hi = parse_number(parts[1], what);
   if (hi < lo) throw Error(what + ": MIN is larger than MAX in '" + std::string(text) + "'");
   return {lo, hi};
-}
-
-std::string number_text(double v) {
-  char buffer[32];
-  std::snprintf(buffer, sizeof buffer, "%.6g", v);
-  return buffer;
 }
 
 std::vector<double> parse_number_list(std::string_view text, const std::string& what) {
@@ -322,6 +315,13 @@ ChannelData read_channel_data(const fs::path& path, const ChannelInput& in, int 
 }
 
 void write_picmus(const fs::path& path, const ChannelData& rf, const Acquisition& acq) {
+  io::StagedFile out(path);
+  write_picmus(out, rf, acq);
+  out.commit();
+}
+
+void write_picmus(io::StagedFile& out, const ChannelData& rf, const Acquisition& acq) {
+  const fs::path& path = out.target();
   if (acq.model != Model::PlaneWave || acq.time_zero != das::TimeZero::Center)
     throw Error(path.string() + ": a PICMUS file holds plane waves timed from the wavefront crossing the "
                                 "array centre (--time-zero center)");
@@ -334,7 +334,7 @@ void write_picmus(const fs::path& path, const ChannelData& rf, const Acquisition
                       std::vector<double>(3 * n(rf.elements), 0.0)};  // rows x, y, z
   for (int e = 0; e < rf.elements; ++e) probe.values[n(e)] = acq.probe.element_x(e);
   const auto scalar = [](const char* name, double v) { return io::Hdf5Array{picmus_path(name), "", {1}, {v}}; };
-  io::write_hdf5(path, {real, imag, probe, io::Hdf5Array{picmus_path("angles"), "", {acq.angles.size()}, acq.angles},
+  io::write_hdf5(out, {real, imag, probe, io::Hdf5Array{picmus_path("angles"), "", {acq.angles.size()}, acq.angles},
                         scalar("sampling_frequency", acq.fs), scalar("sound_speed", acq.sound_speed),
                         scalar("initial_time", acq.t0), scalar("modulation_frequency", 0.0)});
 }

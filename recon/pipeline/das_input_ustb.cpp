@@ -345,6 +345,13 @@ ChannelData read_ustb_channel_data(const fs::path& path, const std::vector<io::H
 namespace usrecon::recon {
 
 void write_ustb_uff(const fs::path& path, const ChannelData& rf, const Acquisition& acq) {
+  io::StagedFile out(path);
+  write_ustb_uff(out, rf, acq);
+  out.commit();
+}
+
+void write_ustb_uff(io::StagedFile& out, const ChannelData& rf, const Acquisition& acq) {
+  const fs::path& path = out.target();
   const bool plane = acq.model == Model::PlaneWave, diverging = acq.model == Model::DivergingWave;
   const bool virtual_sources = has_virtual_sources(acq.model);
   if ((plane || virtual_sources) && acq.time_zero != das::TimeZero::Center)
@@ -438,7 +445,7 @@ void write_ustb_uff(const fs::path& path, const ChannelData& rf, const Acquisiti
     scalar(w + "/source/elevation", 0.0);
     scalar(w + "/sound_speed", acq.sound_speed);
   }
-  io::write_hdf5(path, arrays, groups);
+  io::write_hdf5(out, arrays, groups);
 }
 
 }  // namespace usrecon::recon

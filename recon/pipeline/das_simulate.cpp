@@ -9,6 +9,7 @@
 #include "usrecon/recon/delay/virtual_source.hpp"
 #include "usrecon/recon/delay/planewave.hpp"
 #include "usrecon/recon/delay/synthetic_aperture.hpp"
+#include "usrecon/recon/das_pipeline.hpp"
 
 namespace usrecon::recon {
 
@@ -19,6 +20,13 @@ void check_options(const DasSimulationOptions& o) {
   if (o.samples < 1 || o.speckle < 0 || !(o.center_frequency > 0) || !(o.cycles > 0) ||
       o.noise < 0)
     throw Error("simulate: samples, frequency and cycles must be positive; speckle and noise >= 0");
+  check_speckle_amplitude(o.speckle_amplitude);
+  // At or above fs / 2 the pulse aliases (and is sampled at its zero crossings at fs / 2): a
+  // frequency given in Hz for --center-mhz, or --fs in MHz, gave all-zero data.
+  if (!(o.center_frequency < o.acquisition.fs / 2))
+    throw Error("simulate: the centre frequency " + number_text(o.center_frequency * 1e-6) +
+                " MHz is not below the Nyquist frequency fs / 2 = " + number_text(o.acquisition.fs / 2e6) +
+                " MHz (--center-mhz is in MHz, --fs in Hz)");
   for (double edge : {o.x_min, o.x_max, o.z_min, o.z_max})
     if (!std::isfinite(edge) || std::fabs(edge) > 1e3)
       throw Error("simulate: the speckle region must lie within 1 km of the array");
@@ -38,6 +46,49 @@ SpeckleRegion speckle_region(const DasSimulationOptions& o) {
 
 namespace {
 
+/// Where the echoes of a scatterer arrive: the sample (fractional, 0 = t0) at which transmit t's
+/// wave, scattered at (x, z), reaches element e. The delays of delay/*.hpp, as reconstruct's.
+class EchoTiming {
+ public:
+  explicit EchoTiming(const Acquisition& acq)
+      : acq_(acq), ex_(acq.probe.positions()), inv_c_fs_(acq.fs / acq.sound_speed), t0_fs_(acq.t0 * acq.fs) {
+    for (std::size_t t = 0; t < acq.source_x.size(); ++t)  // diverging and focused waves
+      r0_.push_back(das::virtual_source_reference_distance(acq.source_x[t], acq.source_z[t], ex_, acq.time_zero));
+  }
+
+  double sample(double x, double z, int t, int e) const {
+    if (acq_.model == Model::PlaneWave) {
+      const double a = acq_.angles[t];
+      return das::planewave_sample(x, z, ex_[e], std::cos(a), std::sin(a),
+                                   das::planewave_x_reference(a, ex_.front(), ex_.back(), acq_.time_zero),
+                                   inv_c_fs_, t0_fs_);
+    }
+    if (has_virtual_sources(acq_.model))
+      return das::virtual_source_sample(x, z, acq_.source_x[t], acq_.source_z[t], r0_[t], ex_[e], inv_c_fs_, t0_fs_);
+    const int te = acq_.tx_elements.empty() ? t : acq_.tx_elements[t];
+    return das::synthetic_aperture_sample(x, z, ex_[te], ex_[e], inv_c_fs_, t0_fs_);
+  }
+
+ private:
+  const Acquisition& acq_;
+  std::vector<double> ex_;
+  double inv_c_fs_, t0_fs_;
+  std::vector<double> r0_;  // each virtual source's reference distance
+};
+
+/// The pulse env(u) cos(omega u), u in samples: a Gaussian envelope of standard deviation sigma,
+/// taken to reach 4 sigma either side of the echo.
+struct Pulse {
+  double omega, sigma;
+  int reach;
+};
+
+Pulse pulse_of(const DasSimulationOptions& o) {
+  const double fwhm = o.cycles * o.acquisition.fs / o.center_frequency;  // samples
+  const double sigma = fwhm / (2 * std::sqrt(2 * std::log(2.0)));
+  return {2 * std::numbers::pi * o.center_frequency / o.acquisition.fs, sigma, static_cast<int>(std::ceil(4 * sigma))};
+}
+
 /// Simulates o's (checked) echoes channel by channel: trace(ch, re, im) receives channel ch's
 /// (ch = t * elements + e) trace over o.samples, each scatterer's echo the pulse
 /// env(u) cos(omega u) at u samples from its arrival in re and, when kAnalytic, env(u) sin(omega u)
@@ -45,7 +96,6 @@ namespace {
 template <bool kAnalytic, class Trace>
 void simulate_traces(const DasSimulationOptions& o, std::mt19937_64& rng, Trace trace) {
   const Acquisition& acq = o.acquisition;
-  const std::vector<double> ex = acq.probe.positions();
   std::vector<PointTarget> scatterers = o.points;
   const SpeckleRegion region = speckle_region(o);
   std::uniform_real_distribution<double> xd(region.x_min, region.x_max), zd(region.z_min, region.z_max);
@@ -60,14 +110,8 @@ void simulate_traces(const DasSimulationOptions& o, std::mt19937_64& rng, Trace 
     ++n;
   }
 
-  const double omega = 2 * std::numbers::pi * o.center_frequency / acq.fs;  // rad per sample
-  const double fwhm = o.cycles * acq.fs / o.center_frequency;             // samples
-  const double sigma = fwhm / (2 * std::sqrt(2 * std::log(2.0)));
-  const int reach = static_cast<int>(std::ceil(4 * sigma));
-  const double inv_c_fs = acq.fs / acq.sound_speed, t0_fs = acq.t0 * acq.fs;
-  std::vector<double> r0;  // diverging and focused waves: each source's reference distance
-  for (std::size_t t = 0; t < acq.source_x.size(); ++t)
-    r0.push_back(das::virtual_source_reference_distance(acq.source_x[t], acq.source_z[t], ex, acq.time_zero));
+  const auto [omega, sigma, reach] = pulse_of(o);
+  const EchoTiming timing(acq);
 
   const int elements = acq.probe.elements;
   const int channels = elements * acq.transmits();
@@ -78,18 +122,8 @@ void simulate_traces(const DasSimulationOptions& o, std::mt19937_64& rng, Trace 
       std::fill(re.begin(), re.end(), 0.0);
       std::fill(im.begin(), im.end(), 0.0);
       for (const PointTarget& s : scatterers) {
-        double pos;
-        if (acq.model == Model::PlaneWave) {
-          const double a = acq.angles[t];
-          pos = das::planewave_sample(s.x, s.z, ex[e], std::cos(a), std::sin(a),
-                                      das::planewave_x_reference(a, ex.front(), ex.back(), acq.time_zero), inv_c_fs,
-                                      t0_fs);
-        } else if (has_virtual_sources(acq.model)) {
-          pos = das::virtual_source_sample(s.x, s.z, acq.source_x[t], acq.source_z[t], r0[t], ex[e], inv_c_fs, t0_fs);
-        } else {
-          const int te = acq.tx_elements.empty() ? t : acq.tx_elements[t];
-          pos = das::synthetic_aperture_sample(s.x, s.z, ex[te], ex[e], inv_c_fs, t0_fs);
-        }
+        const double pos = timing.sample(s.x, s.z, t, e);
+        if (pos + reach < 0 || pos - reach > o.samples) continue;  // and pos fits an int
         const int s0 = std::max(0, static_cast<int>(std::floor(pos)) - reach);
         const int s1 = std::min(o.samples - 1, static_cast<int>(std::ceil(pos)) + reach);
         for (int k = s0; k <= s1; ++k) {
@@ -104,6 +138,11 @@ void simulate_traces(const DasSimulationOptions& o, std::mt19937_64& rng, Trace 
   });
 }
 
+/// check_options, and refuses points that all lie outside the record.
+void check_simulation(const DasSimulationOptions& o) {
+  detail::refuse_points_outside_record(points_outside_record(o), o.points.size());
+}
+
 /// 1 / the largest |value| of `data` (0 when all are 0).
 float inverse_peak(const std::vector<float>& data) {
   float peak = 0.f;
@@ -113,8 +152,27 @@ float inverse_peak(const std::vector<float>& data) {
 
 }  // namespace
 
-ChannelData simulate_das_channels(const DasSimulationOptions& o) {
+PointsOutsideRecord points_outside_record(const DasSimulationOptions& o) {
   check_options(o);
+  const Acquisition& acq = o.acquisition;
+  const EchoTiming timing(acq);
+  detail::RecordCoverage coverage(o.points.size(), pulse_of(o).reach, o.samples);
+  std::vector<std::array<double, 2>> positions;
+  for (std::size_t k = 0; k < o.points.size(); ++k) {
+    positions.push_back({o.points[k].x * 1e3, o.points[k].z * 1e3});
+    for (int t = 0; t < acq.transmits(); ++t)
+      for (int e = 0; e < acq.probe.elements; ++e) coverage.echo(k, timing.sample(o.points[k].x, o.points[k].z, t, e));
+  }
+  const double half_c = acq.sound_speed / 2;
+  return coverage.result(positions, "the record (" + std::to_string(o.samples) + " samples at " +
+                                        number_text(acq.fs * 1e-6) + " MHz from t0 = " + number_text(acq.t0) +
+                                        " s) covers depths of about " + number_text(std::max(0.0, acq.t0 * half_c) * 1e3) +
+                                        " to " + number_text((acq.t0 + o.samples / acq.fs) * half_c * 1e3) +
+                                        " mm below the array (c = " + number_text(acq.sound_speed) + " m/s)");
+}
+
+ChannelData simulate_das_channels(const DasSimulationOptions& o) {
+  check_simulation(o);
   ChannelData rf;
   rf.samples = o.samples;
   rf.elements = o.acquisition.probe.elements;
@@ -132,7 +190,7 @@ ChannelData simulate_das_channels(const DasSimulationOptions& o) {
 }
 
 AnalyticData simulate_das_analytic(const DasSimulationOptions& o) {
-  check_options(o);
+  check_simulation(o);
   AnalyticData out =
       AnalyticData::zeros(o.samples, o.acquisition.probe.elements, o.acquisition.transmits());
   const std::size_t channels = std::size_t(out.elements) * out.transmits;

@@ -87,6 +87,37 @@ TEST_F(IoHdf5, WritesAndReadsBackInCOrder) {
   EXPECT_EQ(listed[1].dims, std::vector<std::size_t>{1});
 }
 
+// A staged HDF5 file is built in memory and written under a hidden name: its target appears (or
+// is replaced) only when committed, together with other files, and a dropped one leaves nothing.
+TEST_F(IoHdf5, AStagedFileIsPutInPlaceOnlyWhenCommitted) {
+  const fs::path file = dir_ / "staged.uff", json = dir_ / "staged.json";
+  {
+    StagedFile dropped(file);
+    write_hdf5(dropped, {{"/a", "", {2}, {1, 2}}});
+    EXPECT_FALSE(fs::exists(file));
+  }
+  EXPECT_TRUE(fs::is_empty(dir_)) << "a dropped staged file was left behind";
+  std::vector<StagedFile> staged;
+  staged.emplace_back(file);
+  write_hdf5(staged.back(), {{"/a", "", {2}, {1, 2}}}, {{"/", {{"version", "v1", {}}}}});
+  staged.emplace_back(json);
+  staged.back().write("{}\n");
+  EXPECT_FALSE(fs::exists(file));
+  commit_staged(staged);
+  EXPECT_EQ(read_hdf5(file, "/a").values, (std::vector<double>{1, 2}));
+  bool versioned = false;
+  for (const Hdf5Group& g : list_hdf5_groups(file))
+    versioned = versioned || (g.path == "/" && g.attribute("version") && g.attribute("version")->text == "v1");
+  EXPECT_TRUE(versioned) << "the root group's attribute";
+  // In a folder that is not there: refused naming the file, nothing written.
+  try {
+    write_hdf5(dir_ / "missing" / "x.h5", {{"/a", "", {2}, {1, 2}}});
+    ADD_FAILURE() << "written into a missing folder";
+  } catch (const OutputError& e) {
+    EXPECT_NE(std::string(e.what()).find((dir_ / "missing" / "x.h5").string()), std::string::npos) << e.what();
+  }
+}
+
 TEST_F(IoHdf5, ReadsSeveralDatasetsInOneGoAndKnowsItsExtensions) {
   const fs::path file = dir_ / "several.h5";
   write_hdf5(file, {{"/a", "", {2}, {1, 2}}, {"/g/b", "", {1, 3}, {3, 4, 5}}});

@@ -310,5 +310,43 @@ TEST(ReconDasSimulated, EchoesArriveWhenTheGeometryAloneSays) {
   }
 }
 
+// A point whose echoes all arrive after the last sample (or one lying far off) is named by
+// points_outside_record; when every point is such, both simulators refuse rather than return
+// data without them. The seed model's simulator likewise.
+TEST(ReconDasSimulated, PointsOutsideTheRecordAreNamedAndRefusedWhenAllAre) {
+  Case c = make_case(Model::PlaneWave, 2.0);  // 2400 samples at 40 MHz: to about 46 mm
+  c.sim.points.push_back({0.0, 60e-3, 1});
+  c.sim.points.push_back({400.0, 10e-3, 1});  // 400 m off: its sample positions would not fit an int
+  const PointsOutsideRecord outside = points_outside_record(c.sim);
+  EXPECT_EQ(outside.points, (std::vector<std::size_t>{3, 4}));
+  EXPECT_NE(outside.message.find("point 4 at (0, 60) mm"), std::string::npos) << outside.message;
+  EXPECT_NE(outside.message.find("point 5 at (400000, 10) mm"), std::string::npos) << outside.message;
+  EXPECT_NO_THROW(simulate_das_channels(c.sim));
+  c.sim.points.erase(c.sim.points.begin(), c.sim.points.begin() + 3);
+  for (const auto& simulate : {std::function<void()>([&] { simulate_das_channels(c.sim); }),
+                               std::function<void()>([&] { simulate_das_analytic(c.sim); })}) {
+    try {
+      simulate();
+      ADD_FAILURE() << "no point in the record, no error";
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find("no echo of any point lands in the record"), std::string::npos) << e.what();
+    }
+  }
+  // Speckle alone has no points to miss.
+  c.sim.points.clear();
+  c.sim.speckle = 20;
+  EXPECT_TRUE(points_outside_record(c.sim).points.empty());
+  EXPECT_NO_THROW(simulate_das_channels(c.sim));
+
+  SimulationOptions seed;
+  seed.problem.channels = 8;
+  seed.problem.samples = 300;  // to about 7.7 mm
+  seed.points = {{1.0, 4.0, 1.0}, {1.0, 9.0, 1.0}};
+  EXPECT_EQ(points_outside_record(seed).points, (std::vector<std::size_t>{1}));
+  EXPECT_NO_THROW(simulate_seed_channels(seed));
+  seed.points.erase(seed.points.begin());
+  EXPECT_THROW(simulate_seed_channels(seed), Error);
+}
+
 }  // namespace
 }  // namespace usrecon::recon

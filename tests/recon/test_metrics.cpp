@@ -54,6 +54,30 @@ TEST(ReconMetrics, GaussianSpotPositionAndWidths) {
   EXPECT_TRUE(beyond.at_region_edge);
 }
 
+// A point with no echo in its search region (envelope 0 throughout: an all-zero image, or no
+// data there) was reported at a made-up position with peak 0; it is refused, as a cyst on an
+// all-zero image is.
+TEST(ReconMetrics, APointWithNoEchoInItsSearchRegionIsNotMeasured) {
+  const Grid g = Grid::from_ranges(-2e-3, 2e-3, 0.05e-3, 10e-3, 14e-3, 0.05e-3);
+  std::vector<double> env(g.pixels(), 0.0);
+  const auto refusal = [&](double x, double z) {
+    try {
+      measure_point(env, g, x, z, 0.5e-3);
+    } catch (const Error& e) {
+      return std::string(e.what());
+    }
+    return std::string("measured");
+  };
+  EXPECT_NE(refusal(0, 12e-3).find("no echo within 0.000500 m of (0.000000, 0.012000): the envelope is 0 there "
+                                   "(the image is all zero)"),
+            std::string::npos)
+      << refusal(0, 12e-3);
+  env[std::size_t(g.nx - 1) * g.nz] = 1;  // an echo in the far corner only
+  EXPECT_NE(refusal(0, 12e-3).find("the envelope is 0 there"), std::string::npos) << refusal(0, 12e-3);
+  EXPECT_EQ(refusal(0, 12e-3).find("all zero"), std::string::npos) << refusal(0, 12e-3);
+  EXPECT_EQ(measure_point(env, g, 1.9e-3, 10.2e-3, 0.5e-3).peak, 1.0);
+}
+
 TEST(ReconMetrics, FwhmOfAProfileThatNeverFallsIsUndefined) {
   const std::vector<double> flat = {1, 1, 1, 1};
   EXPECT_TRUE(std::isnan(fwhm_samples(flat, 1)));

@@ -596,12 +596,12 @@ TEST_F(ReconPipeline, AbandonedOverwritingBatchKeepsTheOldOutputsOfLaterInputs) 
 TEST_F(ReconPipeline, SeedBatchWithSeveralWritersReportsInInputOrderWhatEachInputGivesAlone) {
   recon::SimulationOptions sim;
   sim.problem.channels = 8;
-  sim.problem.samples = 300;
+  sim.problem.samples = 400;  // to about 10 mm
   std::vector<fs::path> inputs;
   for (int i = 0; i < 10; ++i) {
     sim.points = {{1.0 + 0.3 * i, 4.0 + 0.5 * i, 1.0}};
     inputs.push_back(dir_ / ("f" + std::to_string(10 + i) + ".txt"));
-    usrecon::io::write_source_txt(inputs.back(), recon::simulate_seed_channels(sim), 8, 300);
+    usrecon::io::write_source_txt(inputs.back(), recon::simulate_seed_channels(sim), 8, 400);
   }
   usrecon::io::write_file_atomic(inputs[4], "1 2 3\n");  // too few values: fails
   recon::ReconstructOptions options;

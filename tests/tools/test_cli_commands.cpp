@@ -40,7 +40,8 @@ class CliCommands : public usrecon::testing::CliTempDir {
     const fs::path npy = dir_ / (stem + ".npy");
     usrecon::io::write_npy(npy, usrecon::io::DType::f32, shape, rf.data());
     const nlohmann::json meta = {
-        {"grid", {{"x0", 0.0}, {"dx", kStep}, {"nx", kNx}, {"z0", 0.0}, {"dz", kStep}, {"nz", kNz}}}};
+        {"grid", {{"x0", 0.0}, {"dx", kStep}, {"nx", kNx}, {"z0", 0.0}, {"dz", kStep}, {"nz", kNz}}},
+        {"outputs", {{"png", stem + ".png"}, {"raw", stem + ".npy"}}}};
     usrecon::io::write_file_atomic(dir_ / (stem + ".json"), meta.dump(2) + "\n");
     return npy;
   }
@@ -72,7 +73,7 @@ class CliCommands : public usrecon::testing::CliTempDir {
 TEST_F(CliCommands, SimulateRefusesTruthThatIsTheChannelDataFile) {
   fs::create_directories(dir_ / "sim");
   const fs::path data = dir_ / "sim" / "x.txt";
-  const std::string small = " --channels 4 --samples 50 --point 1,2";
+  const std::string small = " --channels 4 --samples 100 --point 1,2";
   // A new file: nothing written.
   expect_refused("simulate" + small + " -o " + quote(data) + " --truth " + quote(data), "names the same file as -o");
   EXPECT_FALSE(fs::exists(data));
@@ -108,7 +109,7 @@ TEST_F(CliCommands, MetricsAndViewRefuseAnOutputThatIsTheirInput) {
 
 TEST_F(CliCommands, NumbersMustBeFiniteDecimals) {
   const fs::path out = dir_ / "s.txt";
-  const std::string small = " --channels 4 --samples 50 -o " + quote(out);
+  const std::string small = " --channels 4 --samples 250 -o " + quote(out);
   expect_refused("simulate --point nan,5" + small, "--point 'nan,5': 'nan' is not a finite number");
   expect_refused("simulate --point inf,20" + small, "--point 'inf,20': 'inf' is not a finite number");
   expect_refused("simulate --point 0x10,5" + small, "'0x10' is not a number");
@@ -135,7 +136,7 @@ TEST_F(CliCommands, MetricsSearchRadiusBeyondTheImageSearchesTheWholeImage) {
 
 TEST_F(CliCommands, MetricsReadsTheSeedModelsTruthInMillimetres) {
   const fs::path truth = dir_ / "truth.json";
-  const auto r = run_command(usrecon("simulate --channels 4 --samples 50 --point 1,2 -o " + quote(dir_ / "s.txt") +
+  const auto r = run_command(usrecon("simulate --channels 4 --samples 100 --point 1,2 -o " + quote(dir_ / "s.txt") +
                                      " --truth " + quote(truth)));
   ASSERT_EQ(r.exit_code, 0) << r.output;
   ASSERT_TRUE(nlohmann::json::parse(usrecon::io::read_file(truth)).at("points")[0].contains("x_mm"));
@@ -176,7 +177,7 @@ TEST_F(CliCommands, SimulateAppliesOrRefusesEachOptionByModel) {
 }
 
 TEST_F(CliCommands, SeedModelRefusesBinaryFormatExtensions) {
-  const std::string seed = "simulate --channels 4 --samples 50 --point 1,2 -o ";
+  const std::string seed = "simulate --channels 4 --samples 100 --point 1,2 -o ";
   for (const char* name : {"x.npy", "x.h5", "x.HDF5", "x.uff", "x.mat"}) {
     expect_refused(seed + quote(dir_ / name), "--model seed writes source.txt text");
     EXPECT_FALSE(fs::exists(dir_ / name)) << name;
@@ -251,4 +252,235 @@ TEST_F(CliCommands, SpeckleRegionBoundsTheScatterers) {
   expect_refused(pw + " --speckle-z-range 5:5 -o " + quote(dir_ / "x.npy"), "MAX must exceed MIN");
   expect_refused("simulate --speckle 10 --speckle-z-range 5:9 -o " + quote(dir_ / "x.txt"),
                  "--speckle-z-range applies to the general models");
+}
+
+// A speckle amplitude of NaN gave all-zero (seed) or all-NaN (planewave) data with exit 0, and a
+// negative one reached the speckle distributions (undefined behaviour): both refused, nothing
+// written, for every model.
+TEST_F(CliCommands, SimulateRefusesASpeckleAmplitudeThatIsNotAFiniteNonNegativeNumber) {
+  const std::string seed = "simulate --channels 4 --samples 300 --speckle 20 -o " + quote(dir_ / "s.txt");
+  const std::string pw = "simulate --model planewave --elements 8 --samples 300 --speckle 20 -o " +
+                         quote(dir_ / "s.npy");
+  for (const std::string& model : {seed, pw})
+    for (const char* amplitude : {"nan", "-0.1", "inf"})
+      expect_refused(model + " --speckle-amplitude " + amplitude,
+                     "the speckle amplitude (--speckle-amplitude) must be a finite number >= 0, not " +
+                         std::string(amplitude));
+  EXPECT_FALSE(fs::exists(dir_ / "s.txt"));
+  EXPECT_FALSE(fs::exists(dir_ / "s.npy"));
+  // Zero is no speckle to speak of, but no error.
+  for (const std::string& model : {seed, pw})
+    EXPECT_EQ(run_command(usrecon(model + " --speckle-amplitude 0 --point 0,3 --overwrite")).exit_code, 0);
+}
+
+// --seed -1 became 18446744073709551615 without a word (so did any number past it): a seed is a
+// whole number from 0 to 2^64 - 1, and the largest is taken as it is.
+TEST_F(CliCommands, SimulateRefusesASeedOutsideTheUnsigned64BitRange) {
+  const fs::path out = dir_ / "s.npy", truth = dir_ / "t.json";
+  const std::string pw = "simulate --model planewave --elements 8 --samples 300 --point 0,3 --speckle 5 -o " +
+                         quote(out) + " --truth " + quote(truth) + " --seed ";
+  for (const char* seed : {"-1", "18446744073709551616", "1.5"})
+    expect_refused(pw + seed, "--seed: a seed is a whole number from 0 to 18446744073709551615, not " +
+                                  std::string(seed));
+  EXPECT_FALSE(fs::exists(out));
+  EXPECT_FALSE(fs::exists(truth));
+  const auto r = run_command(usrecon(pw + "18446744073709551615"));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_EQ(nlohmann::json::parse(usrecon::io::read_file(truth)).at("seed").get<std::uint64_t>(),
+            18446744073709551615u);
+}
+
+// --point 0:5:10 went, for the general models, through the range syntax of --angles-deg and
+// became x = 0, z = 5 mm, amplitude 10 (--cyst 0:5:2 a cyst at 5 mm of radius 2 mm); the seed
+// model refused it. Every model now takes one comma-separated point or cyst per option.
+TEST_F(CliCommands, SimulateRefusesRangesInPointsAndCysts) {
+  const fs::path out = dir_ / "r.npy";
+  const std::string range = "(a range START:STEP:STOP is not taken here)";
+  for (const char* model : {"planewave", "sa", "dw --sources-x 0 --sources-z -5e-3", "fw --sources-x 0 --sources-z 20e-3"}) {
+    const std::string sim = "simulate --model " + std::string(model) + " --elements 8 --samples 300 -o " + quote(out);
+    expect_refused(sim + " --point 0:5:10", "--point '0:5:10': '0:5:10' is not a number " + range);
+    expect_refused(sim + " --point 0,3 --cyst 0:5:2", "--cyst '0:5:2': '0:5:2' is not a number " + range);
+  }
+  expect_refused("simulate --channels 4 --samples 300 --point 0:5:10 -o " + quote(dir_ / "r.txt"),
+                 "--point '0:5:10': '0:5:10' is not a number " + range);
+  EXPECT_FALSE(fs::exists(out));
+  EXPECT_FALSE(fs::exists(dir_ / "r.txt"));
+}
+
+// The synthetic-aperture truth had no firing elements: data simulated with --tx-elements could
+// not be reconstructed from the truth. It lists them (all elements in order by default), and
+// reconstruct given that list (and the truth's geometry) finds the point where it lies.
+TEST_F(CliCommands, SyntheticApertureTruthListsTheFiringElements) {
+  const fs::path data = dir_ / "sa.npy", truth = dir_ / "sa.json", out = dir_ / "out";
+  const std::string sa = "simulate --model sa --elements 16 --samples 500 --point 0.5,6 --truth " + quote(truth) +
+                         " -o " + quote(data);
+  ASSERT_EQ(run_command(usrecon(sa)).exit_code, 0);
+  EXPECT_EQ(nlohmann::json::parse(usrecon::io::read_file(truth)).at("tx_elements"),
+            nlohmann::json(std::vector<int>{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15}));
+  auto r = run_command(usrecon(sa + " --tx-elements 1,6,11 --overwrite"));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const nlohmann::json t = nlohmann::json::parse(usrecon::io::read_file(truth));
+  ASSERT_EQ(t.at("tx_elements"), nlohmann::json(std::vector<int>{1, 6, 11})) << t.dump();
+  std::string tx;
+  for (const auto& e : t["tx_elements"]) tx += (tx.empty() ? "" : ",") + std::to_string(e.get<int>());
+  r = run_command(usrecon("reconstruct " + quote(data) + " --model sa --tx-elements " + tx + " --elements " +
+                          std::to_string(t.at("elements").get<int>()) + " --pitch " + t.at("pitch").dump() +
+                          " --fs " + t.at("fs").dump() + " --t0 " + t.at("t0").dump() +
+                          " --x-range -2e-3:2e-3 --z-range 4e-3:8e-3 --save-raw -o " + quote(out)));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const nlohmann::json m = metrics(quote(out / "sa.npy") + " --truth " + quote(truth));
+  ASSERT_EQ(m.at("points").size(), 1u) << m.dump();
+  EXPECT_LE(m["points"][0].at("error").get<double>(), 1540 / 5e6 / 4) << m.dump();
+}
+
+// Units mixed up (a pitch in metres given as 0.3, fs in kHz, the centre frequency in Hz) or a
+// point past the record's last sample gave all-zero channel data with exit 0. A centre frequency
+// at or above fs / 2 is refused, and so are points none of whose echoes lands in the record,
+// named with the samples their echoes arrive at and the depths the record covers; nothing is
+// written. Some points outside: a warning names them. Speckle alone is simulated as before.
+TEST_F(CliCommands, SimulateRefusesDataThatWouldHoldNoEchoOfItsPoints) {
+  const fs::path out = dir_ / "z.npy", truth = dir_ / "z.json";
+  const std::string pw = "simulate --model planewave --truth " + quote(truth) + " -o " + quote(out);
+  const std::string none = "no echo of any point lands in the record";
+  expect_refused(pw + " --point 0,10 --pitch 0.3",
+                 none + ", so the data would hold none of them: point 1 at (0, 10) mm (echoes at samples 2082 to ");
+  expect_refused(pw + " --point 0,10 --fs 1e3", "the centre frequency 5 MHz is not below the Nyquist frequency "
+                                                "fs / 2 = 0.0005 MHz (--center-mhz is in MHz, --fs in Hz)");
+  expect_refused(pw + " --point 0,10 --center-mhz 5e6", "the centre frequency 5e+06 MHz is not below");
+  expect_refused(pw + " --point 0,100 --samples 600",
+                 "point 1 at (0, 100) mm (echoes at samples 2597 to 2621) lies outside the recorded time; the "
+                 "record (600 samples at 20 MHz from t0 = 0 s) covers depths of about 0 to 23.1 mm below the array");
+  expect_refused("simulate --model sa --elements 8 --samples 600 --speckle 10 --point 0,100 --point 3,200 -o " +
+                     quote(out),
+                 "point 1 at (0, 100) mm (echoes at samples 2597 to 2598), point 2 at (3, 200) mm (echoes at samples "
+                 "5195 to 5196) lie outside the recorded time");
+  const fs::path txt = dir_ / "z.txt";
+  expect_refused("simulate --point 0,100 --samples 600 -o " + quote(txt),
+                 none + ", so the data would hold none of them: point 1 at (0, 100) mm (echoes at samples 3896 to "
+                        "4169) lies outside the recorded time; the record (600 samples at 30 MHz from the firing) "
+                        "covers depths to about 15.4 mm below the array");
+  expect_refused("simulate --point 5,5 --center-mhz 15 -o " + quote(txt),
+                 "the centre frequency 15 MHz is not below the Nyquist frequency of the seed's sampling, 15 MHz");
+  for (const fs::path& file : {out, truth, txt}) EXPECT_FALSE(fs::exists(file)) << file;
+
+  // One point in the record: written, the other named.
+  auto r = run_command(usrecon(pw + " --elements 16 --point 0,100 --point 0,10 --samples 600"));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("warning: point 1 at (0, 100) mm"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("the other points are simulated"), std::string::npos) << r.output;
+  const std::vector<double> data = usrecon::io::read_npy(out).to_double();
+  EXPECT_EQ(*std::max_element(data.begin(), data.end()), 1.0);
+  // Speckle alone, shallow or past the record's end, is no error.
+  for (const std::string& speckle : {" --speckle 50", " --speckle 50 --speckle-z-range 40:50"}) {
+    r = run_command(usrecon(pw + " --overwrite --elements 16 --samples 600" + speckle));
+    EXPECT_EQ(r.exit_code, 0) << r.output;
+  }
+  r = run_command(usrecon("simulate --channels 8 --samples 300 --speckle 50 -o " + quote(txt)));
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+}
+
+// `--truth nodir/t.json` failed after the channel data were written: exit 1 with the data left
+// behind, so that a rerun without --overwrite was refused. Data and truth are now put in place
+// together or not at all, for every format; with --overwrite the older pair is kept as it was.
+TEST_F(CliCommands, SimulateWritesDataAndTruthAllOrNone) {
+  const std::string pw = "simulate --model planewave --elements 8 --samples 300 --point 0,3 -o ";
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"s3.npy", pw}, {"s3.uff", pw}, {"s3.h5", pw}, {"s3.txt", "simulate --channels 4 --samples 300 --point 1,3 -o "}};
+  for (const auto& [name, sim] : cases) {
+    SCOPED_TRACE(name);
+    const fs::path data = dir_ / name, truth = dir_ / (name + ".json");
+    expect_refused(sim + quote(data) + " --truth " + quote(dir_ / "nodir" / "t.json"), "nodir/t.json");
+    EXPECT_FALSE(fs::exists(data));
+    auto r = run_command(usrecon(sim + quote(data) + " --truth " + quote(truth)));  // no --overwrite needed
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    // Replacing both: the truth fails, and the older data stay as they were.
+    expect_refused(sim + quote(data) + " --point 0,4 --overwrite --truth " + quote(dir_ / "nodir" / "t.json"),
+                   "nodir/t.json", data);
+  }
+  // Nothing else was left in the folder (no staged file under a hidden name).
+  std::vector<std::string> names;
+  for (const auto& entry : fs::directory_iterator(dir_)) names.push_back(entry.path().filename().string());
+  std::sort(names.begin(), names.end());
+  EXPECT_EQ(names, (std::vector<std::string>{"s3.h5", "s3.h5.json", "s3.npy", "s3.npy.json", "s3.txt", "s3.txt.json",
+                                             "s3.uff", "s3.uff.json"}));
+}
+
+// A point on an all-zero image was reported with peak 0 at a made-up position, exit 0, while a
+// cyst on the same image was not measured. Both are now listed as not measured; exit 1.
+TEST_F(CliCommands, MetricsMeasuresNoPointOnAnAllZeroImage) {
+  const fs::path image = write_image("a");
+  const std::vector<float> zeros(std::size_t(kNx) * kNz, 0.f);
+  const std::size_t shape[2] = {kNx, kNz};
+  usrecon::io::write_npy(image, usrecon::io::DType::f32, shape, zeros.data());
+  const fs::path out = dir_ / "m.json";
+  const auto r = run_command(usrecon("metrics " + quote(image) + " --point 0.001,0.002 --cyst 0.001,0.002,0.001 -o " +
+                                     quote(out)));
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  const nlohmann::json m = nlohmann::json::parse(usrecon::io::read_file(out));
+  ASSERT_EQ(m.at("points").size(), 1u) << m.dump();
+  EXPECT_NE(m["points"][0].value("not_measured", "").find("the envelope is 0 there (the image is all zero)"),
+            std::string::npos)
+      << m.dump();
+  EXPECT_FALSE(m["points"][0].contains("peak")) << m.dump();
+  EXPECT_NE(m["cysts"][0].value("not_measured", "").find("the image is all zero"), std::string::npos) << m.dump();
+}
+
+// metrics on channel data (an NPY with no grid JSON beside it) said `input file "pw.json" does not
+// exist`, and a malformed grid JSON gave nlohmann's "[json.exception.type_error.302]". It says
+// that the .npy is probably no reconstruct output, and which key of the grid is missing or of the
+// wrong type.
+TEST_F(CliCommands, MetricsSaysWhatIsWrongWithTheGridJson) {
+  const fs::path pw = dir_ / "pw.npy";
+  ASSERT_EQ(run_command(usrecon("simulate --model planewave --elements 8 --samples 300 --point 0,3 -o " + quote(pw)))
+                .exit_code,
+            0);
+  expect_refused("metrics " + quote(pw) + " --point 0,0.003",
+                 pw.string() + " has no grid JSON beside it (" + (dir_ / "pw.json").string() +
+                     " is missing), so it is probably not a reconstruct output (a raw image): metrics needs the "
+                     "<stem>.npy that usrecon reconstruct --save-raw writes, with its <stem>.json");
+  const fs::path image = write_image("a"), grid = dir_ / "a.json";
+  const std::string measure = "metrics " + quote(image) + " --point 0.001,0.002";
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {R"({"grid": {"x0": "0", "dx": 1e-4, "nx": 40, "z0": 0, "dz": 1e-4, "nz": 60}})",
+       R"("grid" has no number "x0" (found string "0"))"},
+      {R"({"grid": {"x0": 0, "dx": 1e-4, "nx": 40, "z0": 0, "dz": 1e-4}})", R"("grid" has no number "nz" (missing))"},
+      {R"({"grid": {"x0": 0, "dx": 1e-4, "nx": 40, "z0": 0, "dz": null, "nz": 60}})",
+       R"("grid" has no number "dz" (found null))"},
+      {R"({"grid": {"x0": 0, "dx": 1e-4, "nx": 41, "z0": 0, "dz": 1e-4, "nz": 60}})",
+       R"("grid" is 41 x 60 (nx x nz) but the image is 40 x 60)"},
+      {R"({"grid": [0, 1e-4, 40]})", R"(no "grid" object (x0, dx, nx, z0, dz, nz in metres))"},
+      {R"({"grid": )", "not valid JSON"}};
+  for (const auto& [text, message] : cases) {
+    usrecon::io::write_file_atomic(grid, text);
+    expect_refused(measure, grid.string() + ": " + message);
+    expect_refused("view " + quote(image) + " --export " + quote(dir_ / "v.png"), grid.string() + ": " + message);
+  }
+}
+
+// After reconstruct --overwrite without --save-raw, an older X.npy can sit beside the newer X.json,
+// whose grid may differ: metrics (and view) measured it on that grid. A JSON whose "outputs" do not
+// name the .npy as the raw image describes another run and is refused; one named with --grid, or
+// one without "outputs" (a grid written by hand), is taken as it is.
+TEST_F(CliCommands, MetricsAndViewRefuseTheJsonOfAnotherRun) {
+  const fs::path image = write_image("a"), json = dir_ / "a.json";
+  nlohmann::json meta = nlohmann::json::parse(usrecon::io::read_file(json));
+  const std::string measure = "metrics " + quote(image) + " --point 0.001,0.002";
+  const std::string view = "view " + quote(image) + " --export " + quote(dir_ / "v.png");
+  meta["outputs"] = {{"png", "a.png"}};  // reconstruct without --save-raw
+  usrecon::io::write_file_atomic(json, meta.dump());
+  const std::string another = json.string() + " describes another run's output, not a.npy: its \"outputs\" ";
+  for (const std::string& command : {measure, view})
+    expect_refused(command, another + "name no raw image (that reconstruct ran without --save-raw), so its grid need "
+                                      "not be a.npy's; reconstruct again with --save-raw");
+  meta["outputs"]["raw"] = "b.npy";
+  usrecon::io::write_file_atomic(json, meta.dump());
+  for (const std::string& command : {measure, view}) expect_refused(command, another + "name \"b.npy\" as the raw image");
+  EXPECT_EQ(metrics(quote(image) + " --point 0.001,0.002 --grid " + quote(json)).at("points").size(), 1u);
+  meta.erase("outputs");
+  usrecon::io::write_file_atomic(json, meta.dump());
+  EXPECT_EQ(metrics(quote(image) + " --point 0.001,0.002").at("points").size(), 1u);
+  meta["outputs"] = {{"png", "a.png"}, {"raw", "a.npy"}};
+  usrecon::io::write_file_atomic(json, meta.dump());
+  EXPECT_EQ(metrics(quote(image) + " --point 0.001,0.002").at("points").size(), 1u);
+  EXPECT_EQ(run_command(usrecon(view)).exit_code, 0);
 }

@@ -234,10 +234,10 @@ TEST_F(CliReconstruct, UsageErrorsAndHelp) {
 
 TEST_F(CliReconstruct, SimulateWritesDataAndTruth) {
   const auto r = run_command(exe_ + " simulate -o " + quote(dir_ / "s.txt") + " --truth " +
-                             quote(dir_ / "s.json") + " --channels 4 --samples 50 --point 1,2 --point 0.5,1,2");
+                             quote(dir_ / "s.json") + " --channels 4 --samples 100 --point 1,2 --point 0.5,1,2");
   EXPECT_EQ(r.exit_code, 0) << r.output;
-  const auto rf = usrecon::io::read_source_txt(dir_ / "s.txt", 4, 50);
-  EXPECT_EQ(rf.size(), 200u);
+  const auto rf = usrecon::io::read_source_txt(dir_ / "s.txt", 4, 100);
+  EXPECT_EQ(rf.size(), 400u);
   EXPECT_TRUE(fs::exists(dir_ / "s.json"));
   EXPECT_NE(run_command(exe_ + " simulate -o " + quote(dir_ / "s.txt") + " --point 1,2").exit_code, 0)
       << "existing output must be kept without --overwrite";

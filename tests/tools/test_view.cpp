@@ -387,6 +387,13 @@ TEST_F(CliViewFiles, BadInputsAreRefusedWithTheFileNamed) {
   e = load_error(dir_ / "other.npy");
   EXPECT_TRUE(has(e, "other.json") && has(e, "41 x 60") && has(e, "40 x 60")) << e;
 
+  // reconstruct's JSON of a run that wrote no raw image, or another one: not this .npy's grid.
+  usrecon::io::write_npy(dir_ / "stale.npy", usrecon::io::DType::f64, shape, raw.data());
+  write_json(dir_ / "stale.json", R"({"grid": {"x0": 0, "dx": 1e-4, "nx": 40, "z0": 0, "dz": 1e-4, "nz": 60},
+    "outputs": {"png": "stale.png"}})");
+  e = load_error(dir_ / "stale.npy");
+  EXPECT_TRUE(has(e, "stale.json describes another run's output, not stale.npy")) << e;
+
   usrecon::io::write_file_atomic(dir_ / "junk.png", std::string_view("not a png"));
   e = load_error(dir_ / "junk.png");
   EXPECT_TRUE(has(e, "junk.png")) << e;

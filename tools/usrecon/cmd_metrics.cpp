@@ -13,6 +13,7 @@
 #include "usrecon/io/npy.hpp"
 #include "usrecon/recon/bmode.hpp"
 #include "usrecon/recon/metrics.hpp"
+#include "usrecon/viewer/frame.hpp"
 
 namespace fs = std::filesystem;
 
@@ -48,20 +49,16 @@ int run(const MetricsArgs& args) {
       if (!input.empty() && same_file(args.output, input))
         throw Error("-o " + args.output + " is the input " + input.string() +
                     ": write the metrics to a file of their own");
-  const nlohmann::json meta = nlohmann::json::parse(io::read_file(grid_path), nullptr, false);
-  if (meta.is_discarded() || !meta.contains("grid"))
-    throw Error(grid_path.string() + ": not a JSON file with a \"grid\" object (give --grid)");
-  const nlohmann::json& gj = meta["grid"];
-  recon::Grid g;
-  g.x0 = gj.at("x0");
-  g.dx = gj.at("dx");
-  g.nx = gj.at("nx");
-  g.z0 = gj.at("z0");
-  g.dz = gj.at("dz");
-  g.nz = gj.at("nz");
+  // The grid: from the JSON beside the image, which must be its own reconstruction's (none there:
+  // not a reconstruct output; another run's: refused), or --grid's, taken as it is.
+  const nlohmann::json meta = args.grid.empty() ? viewer::read_raw_image_json(image_path, "metrics")
+                                                : viewer::read_json(grid_path);
   const io::NpyArray a = io::read_npy(image_path);
-  if (a.shape.size() != 2 || a.shape[0] != std::size_t(g.nx) || a.shape[1] != std::size_t(g.nz))
-    throw Error(image_path.string() + ": array shape does not match the grid [nx][nz] of " + grid_path.string());
+  if (a.shape.size() != 2 || a.shape[0] > (1u << 20) || a.shape[1] > (1u << 20))
+    throw Error(image_path.string() + ": not a 2-D image [nx][nz] (a reconstruction's raw output, as the grid of " +
+                grid_path.string() + " describes)");
+  const viewer::Grid vg = viewer::read_grid(meta, grid_path, int(a.shape[0]), int(a.shape[1]));
+  const recon::Grid g{vg.x0, vg.dx, vg.nx, vg.z0, vg.dz, vg.nz};
   std::vector<double> env;
   if (a.dtype == io::DType::c64 || a.dtype == io::DType::c128) {
     recon::Image img;

@@ -1,11 +1,14 @@
 // usrecon simulate -o FILE --point X_MM,Z_MM ...: the seed's source.txt, or the general models'
 // channel data (NPY, USTB .uff, PICMUS .h5)
+#include <charconv>
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
 #include <filesystem>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
+#include <system_error>
 #include <tuple>
 #include <vector>
 
@@ -63,9 +66,29 @@ bool given(const SimulateArgs& args, const std::string& name) {
 
 std::vector<double> millimetres(const std::string& text, const std::string& option, std::size_t n) {
   std::vector<double> v;
-  for (double mm : recon::parse_number_list(text, option)) v.push_back(mm * 1e-3);
+  for (double mm : number_fields(text, option)) v.push_back(mm * 1e-3);
   if (v.size() != n) throw Error(option + " '" + text + "': expected " + std::to_string(n) + " numbers (mm)");
   return v;
+}
+
+// Puts the channel data (written, staged) and, when truth_path names a file, the truth JSON in
+// place together: all or none, so that a truth that cannot be written leaves no data behind
+// (which a rerun without --overwrite would then refuse to replace).
+void put_in_place(io::StagedFile data, const std::string& truth_path, const nlohmann::json& truth) {
+  std::vector<io::StagedFile> staged;
+  staged.push_back(std::move(data));
+  if (!truth_path.empty()) {
+    staged.emplace_back(truth_path);
+    staged.back().write(truth.dump(2) + "\n");
+  }
+  io::commit_staged(staged);
+}
+
+// Some points outside the record (a depth past the last sample): simulated as asked, with a
+// warning naming them. All of them: the simulators refuse.
+void warn_of_points_outside_record(const recon::PointsOutsideRecord& outside, std::size_t points) {
+  if (!outside.points.empty() && outside.points.size() < points)
+    std::fprintf(stderr, "usrecon: warning: %s; the other points are simulated\n", outside.message.c_str());
 }
 
 // Plane-wave, synthetic-aperture, diverging- or focused-wave channel data with the geometry of
@@ -117,9 +140,8 @@ int run_das(SimulateArgs& args) {
   o.seed = args.options.seed;
   o.noise = args.options.noise;  // the data peak at 1: noise in output units is relative to the peak
   for (const std::string& text : args.points) {
-    const std::vector<double> v = recon::parse_number_list(text, "--point");
-    if (v.size() < 2 || v.size() > 3) throw Error("--point '" + text + "': expected X_MM,Z_MM[,AMPLITUDE]");
-    o.points.push_back({v[0] * 1e-3, v[1] * 1e-3, v.size() == 3 ? v[2] : 1.0});
+    const recon::Scatterer p = parse_point(text);  // as the seed model's: one point, no range
+    o.points.push_back({p.x_mm * 1e-3, p.z_mm * 1e-3, p.amplitude});
   }
   for (const std::string& text : args.cysts) {
     const std::vector<double> v = millimetres(text, "--cyst", 3);
@@ -134,11 +156,13 @@ int run_das(SimulateArgs& args) {
     *hi = max_mm * 1e-3;
   }
   if (o.points.empty() && o.speckle == 0) throw Error("nothing to simulate: give --point and/or --speckle");
+  warn_of_points_outside_record(recon::points_outside_record(o), o.points.size());
   const recon::ChannelData rf = recon::simulate_das_channels(o);
+  io::StagedFile data(args.output);
   if (ustb) {
-    recon::write_ustb_uff(args.output, rf, acq);
+    recon::write_ustb_uff(data, rf, acq);
   } else if (hdf5) {
-    recon::write_picmus(args.output, rf, acq);
+    recon::write_picmus(data, rf, acq);
   } else {
     // [samples][elements][transmits] in C order: the default --layout of reconstruct.
     std::vector<float> out(rf.size());
@@ -147,29 +171,38 @@ int run_das(SimulateArgs& args) {
         for (int k = 0; k < rf.samples; ++k)
           out[(std::size_t(k) * rf.elements + e) * rf.transmits + t] = rf.channel(t, e)[k];
     const std::size_t shape[3] = {std::size_t(rf.samples), std::size_t(rf.elements), std::size_t(rf.transmits)};
-    io::write_npy(args.output, io::DType::f32, shape, out.data());
+    data.write(io::encode_npy(io::DType::f32, shape, out.data()));
   }
+  nlohmann::json truth;
   if (!args.truth.empty()) {
-    nlohmann::json truth = {{"channel_data", fs::path(args.output).filename().string()},
-                            {"model", args.model},
-                            {"units", "metres; x from the array centre, z depth"},
-                            {"layout", hdf5 ? "transmits,elements,samples" : "samples,elements,transmits"},
-                            {"time_zero", recon::to_string(acq.time_zero)},
-                            {"elements", acq.probe.elements},
-                            {"pitch", acq.probe.pitch},
-                            {"sound_speed", acq.sound_speed},
-                            {"fs", acq.fs},
-                            {"t0", acq.t0},
-                            {"center_frequency", o.center_frequency},
-                            {"speckle", o.speckle},
-                            {"seed", o.seed},
-                            {"points", nlohmann::json::array()},
-                            {"cysts", nlohmann::json::array()}};
+    truth = {{"channel_data", fs::path(args.output).filename().string()},
+             {"model", args.model},
+             {"units", "metres; x from the array centre, z depth"},
+             {"layout", hdf5 ? "transmits,elements,samples" : "samples,elements,transmits"},
+             {"time_zero", recon::to_string(acq.time_zero)},
+             {"elements", acq.probe.elements},
+             {"pitch", acq.probe.pitch},
+             {"sound_speed", acq.sound_speed},
+             {"fs", acq.fs},
+             {"t0", acq.t0},
+             {"center_frequency", o.center_frequency},
+             {"speckle", o.speckle},
+             {"seed", o.seed},
+             {"points", nlohmann::json::array()},
+             {"cysts", nlohmann::json::array()}};
     if (o.speckle > 0) {
       const recon::SpeckleRegion r = recon::speckle_region(o);
       truth["speckle_region"] = {{"x_min", r.x_min}, {"x_max", r.x_max}, {"z_min", r.z_min}, {"z_max", r.z_max}};
     }
     if (acq.model == recon::Model::PlaneWave) truth["angles_deg"] = recon::parse_number_list(args.angles_deg, "--angles-deg");
+    // Synthetic aperture: the firing element of each transmit, which the acquisition cannot be
+    // rebuilt without (all elements in order when --tx-elements was not given).
+    if (acq.model == recon::Model::SyntheticAperture) {
+      std::vector<int> tx = acq.tx_elements;
+      if (tx.empty())
+        for (int e = 0; e < acq.probe.elements; ++e) tx.push_back(e);
+      truth["tx_elements"] = tx;
+    }
     if (recon::has_virtual_sources(acq.model)) {
       truth["sources_x"] = acq.source_x;
       truth["sources_z"] = acq.source_z;
@@ -177,8 +210,8 @@ int run_das(SimulateArgs& args) {
     for (const recon::PointTarget& p : o.points)
       truth["points"].push_back({{"x", p.x}, {"z", p.z}, {"amplitude", p.amplitude}});
     for (const recon::Cyst& c : o.cysts) truth["cysts"].push_back({{"x", c.x}, {"z", c.z}, {"radius", c.radius}});
-    io::write_file_atomic(args.truth, truth.dump(2) + "\n");
   }
+  put_in_place(std::move(data), args.truth, truth);
   std::printf("usrecon: wrote %s (%s: %d samples x %d elements x %d transmits, %zu points, %zu cysts, "
               "%d speckle scatterers)%s%s\n",
               args.output.c_str(), args.model.c_str(), rf.samples, rf.elements, rf.transmits,
@@ -223,20 +256,23 @@ int run(SimulateArgs& args) {
       throw Error(target.string() + " already exists (kept; use --overwrite to replace it)");
   }
   const recon::seed::Problem& p = args.options.problem;
+  warn_of_points_outside_record(recon::points_outside_record(args.options), args.options.points.size());
   const std::vector<std::int32_t> rf = recon::simulate_seed_channels(args.options);
-  io::write_source_txt(args.output, rf, p.channels, p.samples);
+  io::StagedFile data(args.output);
+  data.write(io::encode_source_txt(rf, p.channels, p.samples, args.output));
+  nlohmann::json truth;
   if (!args.truth.empty()) {
-    nlohmann::json truth = {{"channel_data", fs::path(args.output).filename().string()},
-                            {"grid_step_mm", recon::seed::Problem::kGridStepMm},
-                            {"speckle", args.options.speckle},
-                            {"seed", args.options.seed},
-                            {"points", nlohmann::json::array()}};
+    truth = {{"channel_data", fs::path(args.output).filename().string()},
+             {"grid_step_mm", recon::seed::Problem::kGridStepMm},
+             {"speckle", args.options.speckle},
+             {"seed", args.options.seed},
+             {"points", nlohmann::json::array()}};
     for (const recon::Scatterer& s : args.options.points)
       truth["points"].push_back({{"x_mm", s.x_mm}, {"z_mm", s.z_mm}, {"amplitude", s.amplitude},
                                  {"j", s.x_mm / recon::seed::Problem::kGridStepMm},
                                  {"i", s.z_mm / recon::seed::Problem::kGridStepMm}});
-    io::write_file_atomic(args.truth, truth.dump(2) + "\n");
   }
+  put_in_place(std::move(data), args.truth, truth);
   std::printf("usrecon: wrote %s (%d channels x %d samples, %zu points, %d speckle scatterers)%s%s\n",
               args.output.c_str(), p.channels, p.samples, args.options.points.size(),
               args.options.speckle, args.truth.empty() ? "" : "; truth in ", args.truth.c_str());
@@ -258,7 +294,18 @@ Command add_simulate(CLI::App& app) {
   app.add_option("--center-mhz", o.center_mhz, "Pulse centre frequency in MHz")->check(CLI::PositiveNumber)->capture_default_str();
   app.add_option("--cycles", o.cycles, "Pulse length (Gaussian envelope FWHM) in cycles")->check(CLI::PositiveNumber)->capture_default_str();
   app.add_option("--peak", o.peak, "Largest absolute value written (--model seed only; the general models' data peak at 1)")->check(CLI::Range(1.0, 1e9))->capture_default_str();
-  app.add_option("--seed", o.seed, "Random seed for speckle and noise")->capture_default_str();
+  // CLI11 reads "-1" (and any number past 2^64 - 1) into the unsigned seed as 2^64 - 1 without a word.
+  app.add_option("--seed", o.seed, "Random seed for speckle and noise (0 to 2^64 - 1)")
+      ->check(CLI::Validator(
+          [](std::string& text) {
+            std::uint64_t value = 0;
+            const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+            return ec == std::errc() && end == text.data() + text.size()
+                       ? std::string()
+                       : "a seed is a whole number from 0 to 18446744073709551615, not " + text;
+          },
+          "UINT64"))
+      ->capture_default_str();
   app.add_option("--channels", o.problem.channels, "Channels (= elements; --model seed only, the general models take --elements)")->check(CLI::Range(1, 1024))->capture_default_str();
   app.add_option("--samples", o.problem.samples, "Samples per channel")->check(CLI::Range(1, 1 << 24))->capture_default_str();
   app.add_option("--truth", args->truth, "Also write the true target positions as JSON");

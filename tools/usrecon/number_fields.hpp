@@ -28,7 +28,8 @@ inline std::vector<double> number_fields(const std::string& text, const std::str
     double value = 0;
     const auto [stop, ec] = std::from_chars(begin, end, value, std::chars_format::general);
     if (field.empty() || ec != std::errc() || stop != end)
-      throw Error(option + " '" + text + "': '" + field + "' is not a number");
+      throw Error(option + " '" + text + "': '" + field + "' is not a number" +
+                  (field.find(':') != std::string::npos ? " (a range START:STEP:STOP is not taken here)" : ""));
     if (!std::isfinite(value))
       throw Error(option + " '" + text + "': '" + field + "' is not a finite number");
     values.push_back(value);

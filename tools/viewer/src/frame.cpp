@@ -26,6 +26,21 @@ std::string format(const char* fmt, double value) {
   return buf;
 }
 
+double grid_number(const json& grid, const char* key, const fs::path& file) {
+  const auto it = grid.find(key);
+  if (it == grid.end() || !it->is_number())
+    throw io::InputError(file.string() + ": \"grid\" has no number \"" + key + "\" (" +
+                         (it == grid.end()  ? std::string("missing")
+                          : it->is_null()   ? std::string("found null")
+                                            : "found " + std::string(it->type_name()) + " " + it->dump()) +
+                         ")");
+  const double v = it->get<double>();
+  if (!std::isfinite(v)) throw io::InputError(file.string() + ": \"grid\"." + key + " is not finite");
+  return v;
+}
+
+}  // namespace
+
 json read_json(const fs::path& file) {
   const std::string text = io::read_file(file);
   try {
@@ -35,16 +50,29 @@ json read_json(const fs::path& file) {
   }
 }
 
-double grid_number(const json& grid, const char* key, const fs::path& file) {
-  const auto it = grid.find(key);
-  if (it == grid.end() || !it->is_number())
-    throw io::InputError(file.string() + ": \"grid\" has no number \"" + key + "\"");
-  const double v = it->get<double>();
-  if (!std::isfinite(v)) throw io::InputError(file.string() + ": \"grid\"." + key + " is not finite");
-  return v;
+json read_raw_image_json(const fs::path& npy, const std::string& command) {
+  const fs::path meta_file = sidecar_json(npy);
+  std::error_code ec;
+  if (!fs::exists(meta_file, ec))
+    throw io::InputError(npy.string() + " has no grid JSON beside it (" + meta_file.string() +
+                         " is missing), so it is probably not a reconstruct output (a raw image): " + command +
+                         " needs the <stem>.npy that usrecon reconstruct --save-raw writes, with its <stem>.json");
+  json meta = read_json(meta_file);
+  // reconstruct names its outputs there. Without --save-raw it names no raw image, and a
+  // reconstruct --overwrite so can leave an older .npy, of another grid perhaps, beside its .json.
+  if (meta.is_object() && meta.contains("outputs")) {
+    const json& outputs = meta["outputs"];
+    const auto raw = outputs.is_object() ? outputs.find("raw") : outputs.end();
+    const std::string name = npy.filename().string();
+    if (raw == outputs.end() || !raw->is_string() || raw->get<std::string>() != name)
+      throw io::InputError(meta_file.string() + " describes another run's output, not " + name + ": its \"outputs\" " +
+                           (raw == outputs.end() ? std::string("name no raw image (that reconstruct ran without --save-raw)")
+                                                 : "name " + raw->dump() + " as the raw image") +
+                           ", so its grid need not be " + name + "'s; reconstruct again with --save-raw");
+  }
+  return meta;
 }
 
-/// The "grid" of a reconstruction's .json, checked against the image's size.
 Grid read_grid(const json& meta, const fs::path& file, int nx, int nz) {
   const auto it = meta.find("grid");
   if (it == meta.end() || !it->is_object())
@@ -67,6 +95,8 @@ Grid read_grid(const json& meta, const fs::path& file, int nx, int nz) {
   grid.nz = nz;
   return grid;
 }
+
+namespace {
 
 /// The title's second line: model, acquisition parameters and grid, from the .json.
 std::vector<std::string> describe(const json& meta, const Grid& grid) {
@@ -129,13 +159,8 @@ Frame load_npy(const fs::path& file) {
                          : std::all_of(raw.begin(), raw.end(), [](double v) { return std::isfinite(v); });
   if (!finite) throw io::InputError(file.string() + ": holds NaN or infinite values");
   const int nx = static_cast<int>(array.shape[0]), nz = static_cast<int>(array.shape[1]);
-  const fs::path meta_file = sidecar_json(file);
-  std::error_code ec;
-  if (!fs::exists(meta_file, ec))
-    throw io::InputError(file.string() + ": its grid file " + meta_file.string() +
-                         " is missing (usrecon reconstruct --save-raw writes it beside the .npy)");
-  const json meta = read_json(meta_file);
-  const Grid grid = read_grid(meta, meta_file, nx, nz);
+  const json meta = read_raw_image_json(file, "view");
+  const Grid grid = read_grid(meta, sidecar_json(file), nx, nz);
   if (iq) return frame_from_iq(file.filename().string(), iq_values, grid, describe(meta, grid));
   return frame_from_raw(file.filename().string(), raw, grid, describe(meta, grid));
 }

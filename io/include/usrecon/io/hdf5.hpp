@@ -12,6 +12,8 @@
 #include <string>
 #include <vector>
 
+#include "usrecon/io/file.hpp"
+
 namespace usrecon::io {
 
 /// A real numeric HDF5 dataset. dims are in HDF5's order, which is C order: the last axis varies
@@ -102,8 +104,11 @@ std::vector<Hdf5Array> read_hdf5(const std::filesystem::path& path, const std::v
 /// Writes real double arrays (dims in C order) as float64 datasets, creating the groups on their
 /// paths, then the groups' attributes (a group that holds no dataset is created; text attributes
 /// are fixed-length strings as MATLAB writes them, numeric ones float64 vectors). For tests and
-/// tools. Throws OutputError.
+/// tools. Atomic (see write_file_atomic). Throws OutputError.
 void write_hdf5(const std::filesystem::path& path, const std::vector<Hdf5Array>& arrays,
                 const std::vector<Hdf5Group>& groups = {});
+/// The same file written into `out` (staged: commit or commit_staged puts it in place, so that it
+/// can go there together with other files). Errors name out.target().
+void write_hdf5(StagedFile& out, const std::vector<Hdf5Array>& arrays, const std::vector<Hdf5Group>& groups = {});
 
 }  // namespace usrecon::io

@@ -28,10 +28,14 @@ void parse_source_txt_into(std::string_view text, std::span<std::int32_t> rf, st
 std::vector<std::int32_t> read_source_txt(const std::filesystem::path& path, std::size_t channels,
                                           std::size_t samples);
 
-/// Writes rf (channel-major, rf[ch * samples + s]) as source.txt: all values on one line,
+/// rf (channel-major, rf[ch * samples + s]) as source.txt text: all values on one line,
 /// separated by single spaces, then a newline — the seed's own reader splits on " " alone, so this
-/// is the only layout it reads.
-/// Atomic (see write_file_atomic).
+/// is the only layout it reads. Throws Error, naming `name`, when rf does not hold channels x
+/// samples values.
+std::string encode_source_txt(std::span<const std::int32_t> rf, std::size_t channels, std::size_t samples,
+                              const std::string& name);
+
+/// Writes encode_source_txt's text. Atomic (see write_file_atomic).
 void write_source_txt(const std::filesystem::path& path, std::span<const std::int32_t> rf,
                       std::size_t channels, std::size_t samples);
 

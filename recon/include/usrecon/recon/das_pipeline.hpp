@@ -13,6 +13,7 @@
 #include <string_view>
 #include <vector>
 
+#include "usrecon/io/file.hpp"
 #include "usrecon/recon/das.hpp"
 #include "usrecon/recon/geometry.hpp"
 
@@ -72,6 +73,8 @@ struct FileGeometry {
 /// data/real [angles][channels][samples] and data/imag (zeros), angles (rad), probe_geometry
 /// [3][N] (x, y, z), and the one-value parameters. The acquisition must use TimeZero::Center.
 void write_picmus(const std::filesystem::path& path, const ChannelData& rf, const Acquisition& acquisition);
+/// The same file written into `out`, staged (commit_staged puts it in place, with other files).
+void write_picmus(io::StagedFile& out, const ChannelData& rf, const Acquisition& acquisition);
 
 /// Writes plane-wave, synthetic-aperture or diverging-wave RF data as a USTB UFF file (read back
 /// by read_channel_data, and by USTB's uff.read_object): /channel_data of class uff.channel_data
@@ -81,6 +84,8 @@ void write_picmus(const std::filesystem::path& path, const ChannelData& rf, cons
 /// its virtual source), in USTB's MATLAB layout (dims reversed, scalars {1, 1}). Plane, diverging
 /// and focused waves must use TimeZero::Center, USTB's convention.
 void write_ustb_uff(const std::filesystem::path& path, const ChannelData& rf, const Acquisition& acquisition);
+/// The same file written into `out`, staged (commit_staged puts it in place, with other files).
+void write_ustb_uff(io::StagedFile& out, const ChannelData& rf, const Acquisition& acquisition);
 
 /// Reads channel data; `elements` and `transmits` are needed for source.txt only (for the others
 /// they come from the array). HDF5 files (.h5, .hdf5, .uff) are read by dataset path (`input.var`),

@@ -10,6 +10,7 @@
 
 #include "usrecon/recon/das.hpp"
 #include "usrecon/recon/geometry.hpp"
+#include "usrecon/recon/simulate.hpp"
 
 namespace usrecon::recon {
 
@@ -46,7 +47,13 @@ struct SpeckleRegion {
 };
 SpeckleRegion speckle_region(const DasSimulationOptions& options);
 
-/// RF channel data, normalised so that the largest |value| is 1.
+/// The points none of whose echoes reaches a sample of the record (see simulate.hpp). Throws
+/// Error for options simulate_das_channels refuses otherwise.
+PointsOutsideRecord points_outside_record(const DasSimulationOptions& options);
+
+/// RF channel data, normalised so that the largest |value| is 1. Throws Error for options out of
+/// range, a centre frequency at or above the Nyquist frequency fs / 2, and points that all lie
+/// outside the record (points_outside_record).
 ChannelData simulate_das_channels(const DasSimulationOptions& options);
 
 /// The same acquisition's analytic signal, simulated directly: each echo is the complex pulse

@@ -29,7 +29,8 @@ struct PointMetrics {
 
 /// Finds the envelope maximum within `search_radius` of (x, z) and measures its -6 dB widths
 /// along depth and across. env[ix * nz + iz] on `grid`. Throws Error when the search region
-/// holds no pixel, or the point, the radius (> 0) or the grid is not finite.
+/// holds no pixel or no echo (an envelope of 0 throughout), or the point, the radius (> 0) or
+/// the grid is not finite.
 PointMetrics measure_point(std::span<const double> env, const Grid& grid, double x, double z,
                            double search_radius);
 

@@ -5,7 +5,10 @@
 // with d in grid steps (the seed's delay without its rounding).
 #pragma once
 
+#include <array>
+#include <cstddef>
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "usrecon/recon/delay/seed.hpp"
@@ -30,7 +33,48 @@ struct SimulationOptions {
   std::uint64_t seed = 1;            ///< random seed for speckle and noise
 };
 
-/// Simulated channel data rf[k * samples + s], rounded to integers.
+/// Throws Error unless the speckle scatterers' amplitude is a finite number >= 0 (both
+/// simulators: NaN would give all-NaN or, scaled by a NaN peak, all-zero data, and a negative one
+/// is no parameter of their distributions).
+void check_speckle_amplitude(double amplitude);
+
+/// The point targets none of whose echoes reaches a sample of the record on any channel (the
+/// pulse's reach included): a depth beyond the last sample, or units mixed up (a pitch in mm
+/// given as metres) put them there. Both simulators refuse options whose points all lie there.
+struct PointsOutsideRecord {
+  std::vector<std::size_t> points;  ///< indices into the options' points, in order
+  /// Names them (number from 1, position in mm, the samples their echoes arrive at) and what the
+  /// record covers; empty when there are none.
+  std::string message;
+};
+PointsOutsideRecord points_outside_record(const SimulationOptions& options);
+
+/// Simulated channel data rf[k * samples + s], rounded to integers. Throws Error for options out
+/// of range, a centre frequency at or above the Nyquist frequency, and points that all lie
+/// outside the record (points_outside_record).
 std::vector<std::int32_t> simulate_seed_channels(const SimulationOptions& options);
+
+namespace detail {
+
+/// Gathers where each point's echoes arrive, for points_outside_record of either simulator.
+class RecordCoverage {
+ public:
+  /// A record of `samples`; each echo's pulse reaches `reach` samples either side of it.
+  RecordCoverage(std::size_t points, int reach, int samples);
+  /// An echo of point p arriving at sample `pos` (fractional).
+  void echo(std::size_t p, double pos);
+  /// `positions_mm`: each point's (x, z); `record`: what the record covers, in words.
+  PointsOutsideRecord result(const std::vector<std::array<double, 2>>& positions_mm, const std::string& record) const;
+
+ private:
+  int reach_, samples_;
+  std::vector<double> first_, last_;
+  std::vector<bool> inside_;
+};
+
+/// Throws Error naming the points when there are points and none of them lands in the record.
+void refuse_points_outside_record(const PointsOutsideRecord& outside, std::size_t points);
+
+}  // namespace detail
 
 }  // namespace usrecon::recon

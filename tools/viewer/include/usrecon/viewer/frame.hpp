@@ -5,6 +5,7 @@
 #include <complex>
 #include <cstdint>
 #include <filesystem>
+#include <nlohmann/json.hpp>
 #include <span>
 #include <string>
 #include <vector>
@@ -65,6 +66,22 @@ Frame load_frame(const std::filesystem::path& file);
 
 /// The .json that goes with a reconstruction output: same stem, ".json".
 std::filesystem::path sidecar_json(const std::filesystem::path& file);
+
+/// A JSON file. Throws io::InputError naming it when it cannot be read or is not JSON.
+nlohmann::json read_json(const std::filesystem::path& file);
+
+/// The frame JSON beside a raw image `npy` (sidecar_json), checked to describe it. Throws
+/// io::InputError naming the file when there is none (then `npy` is probably no reconstruct
+/// output: `command`, e.g. "metrics", is told that it needs reconstruct --save-raw's), when it is
+/// not JSON, and when it lists reconstruct's "outputs" without naming `npy` as the raw one: it
+/// then describes another run (one without --save-raw beside an older .npy), whose grid need not
+/// be the image's. A JSON without "outputs" (a grid written by hand) is taken as it is.
+nlohmann::json read_raw_image_json(const std::filesystem::path& npy, const std::string& command);
+
+/// The "grid" of a reconstruction's JSON `meta` (read from `file`), checked against an image of
+/// nx x nz pixels. Throws io::InputError naming `file` and the key that is missing or not a
+/// finite number, steps that are not positive, or a size that is not the image's.
+Grid read_grid(const nlohmann::json& meta, const std::filesystem::path& file, int nx, int nz);
 
 /// Whether `usrecon view` can show this file name: *.npy or *.png, not a saved view *.view.png.
 bool is_viewable(const std::filesystem::path& file);
