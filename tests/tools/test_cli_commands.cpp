@@ -115,7 +115,10 @@ TEST_F(CliCommands, NumbersMustBeFiniteDecimals) {
   expect_refused("simulate --point 0x10,5" + small, "'0x10' is not a number");
   expect_refused("simulate --point ' 1,5'" + small, "' 1' is not a number");
   expect_refused("simulate --point 1,5," + small, "is not a number");
-  expect_refused("simulate --point 1,5 --noise nan" + small, "--noise must be a finite number");
+  expect_refused("simulate --point 1,5 --noise nan" + small, "--noise: must be a number >= 0, not nan");
+  expect_refused("simulate --point 1,5 --noise -1" + small, "--noise: must be a number >= 0, not -1");
+  expect_refused("simulate --point 1,5 --pitch -1 --model planewave -o " + quote(dir_ / "x.npy"),
+                 "--pitch: must be a positive number, not -1");
   EXPECT_FALSE(fs::exists(out));
   ASSERT_EQ(run_command(usrecon("simulate --point +1,5e0" + small)).exit_code, 0);
 

@@ -139,7 +139,7 @@ Command add_metrics(CLI::App& app) {
   app.add_option("--truth", args->truth, "JSON with \"points\" [{x, z}] and \"cysts\" [{x, z, radius}] in metres, or x_mm, z_mm in millimetres "
                  "(as written by simulate --truth, any --model)");
   app.add_option("--search-radius", args->search_radius, "Where to look for each point's maximum, metres")
-      ->check(CLI::PositiveNumber)->capture_default_str();
+      ->check(positive_number())->capture_default_str();
   app.add_option("-o,--output", args->output, "Write the JSON here instead of standard output");
   app.footer("Points: position of the envelope maximum within the search radius (at_region_edge when it lies on "
              "the region's edge), its distance from the truth, axial and lateral -6 dB widths on the dB profiles "

@@ -221,8 +221,6 @@ int run_das(SimulateArgs& args) {
 }
 
 int run(SimulateArgs& args) {
-  // CLI11's NonNegativeNumber lets NaN through.
-  if (!std::isfinite(args.options.noise)) throw Error("--noise must be a finite number");
   // The truth written last would replace the channel data just written.
   if (!args.truth.empty() && same_file(args.output, args.truth))
     throw Error("--truth " + args.truth + " names the same file as -o " + args.output +
@@ -290,9 +288,9 @@ Command add_simulate(CLI::App& app) {
                  "array centre (planewave, sa, dw, fw), z depth (repeatable)");
   app.add_option("--speckle", o.speckle, "Number of random weak scatterers")->check(CLI::Range(0, 1000000))->capture_default_str();
   app.add_option("--speckle-amplitude", o.speckle_amplitude, "Amplitude a of speckle scatterers: uniform in [-a, a] (seed); normal with standard deviation a (planewave, sa, dw, fw)")->capture_default_str();
-  app.add_option("--noise", o.noise, "White noise standard deviation, in output units (seed: of data peaking at --peak; planewave, sa, dw, fw: of data peaking at 1)")->check(CLI::NonNegativeNumber)->capture_default_str();
-  app.add_option("--center-mhz", o.center_mhz, "Pulse centre frequency in MHz")->check(CLI::PositiveNumber)->capture_default_str();
-  app.add_option("--cycles", o.cycles, "Pulse length (Gaussian envelope FWHM) in cycles")->check(CLI::PositiveNumber)->capture_default_str();
+  app.add_option("--noise", o.noise, "White noise standard deviation, in output units (seed: of data peaking at --peak; planewave, sa, dw, fw: of data peaking at 1)")->check(positive_number(/*allow_zero=*/true))->capture_default_str();
+  app.add_option("--center-mhz", o.center_mhz, "Pulse centre frequency in MHz")->check(positive_number())->capture_default_str();
+  app.add_option("--cycles", o.cycles, "Pulse length (Gaussian envelope FWHM) in cycles")->check(positive_number())->capture_default_str();
   app.add_option("--peak", o.peak, "Largest absolute value written (--model seed only; the general models' data peak at 1)")->check(CLI::Range(1.0, 1e9))->capture_default_str();
   // CLI11 reads "-1" (and any number past 2^64 - 1) into the unsigned seed as 2^64 - 1 without a word.
   app.add_option("--seed", o.seed, "Random seed for speckle and noise (0 to 2^64 - 1)")
@@ -316,9 +314,9 @@ Command add_simulate(CLI::App& app) {
   app.add_option("--model", args->model, "seed (the seed's geometry, source.txt out), planewave, sa, dw or fw")
       ->check(CLI::IsMember({"seed", "planewave", "sa", "dw", "fw"}))->capture_default_str();
   app.add_option("--elements", acq.probe.elements, "Array elements")->check(CLI::Range(1, 4096))->capture_default_str()->group(g);
-  app.add_option("--pitch", acq.probe.pitch, "Element pitch, metres")->check(CLI::PositiveNumber)->capture_default_str()->group(g);
-  app.add_option("--sound-speed", acq.sound_speed, "Speed of sound, m/s")->check(CLI::PositiveNumber)->capture_default_str()->group(g);
-  app.add_option("--fs", acq.fs, "Sampling frequency, Hz")->check(CLI::PositiveNumber)->capture_default_str()->group(g);
+  app.add_option("--pitch", acq.probe.pitch, "Element pitch, metres")->check(positive_number())->capture_default_str()->group(g);
+  app.add_option("--sound-speed", acq.sound_speed, "Speed of sound, m/s")->check(positive_number())->capture_default_str()->group(g);
+  app.add_option("--fs", acq.fs, "Sampling frequency, Hz")->check(positive_number())->capture_default_str()->group(g);
   app.add_option("--t0", acq.t0, "Time of sample 0 after the transmit, s")->capture_default_str()->group(g);
   app.add_option("--angles-deg", args->angles_deg, "Plane-wave angles (--model planewave only): START:STEP:STOP or A,B,C")->capture_default_str()->group(g);
   app.add_option("--time-zero", args->time_zero,

@@ -11,16 +11,18 @@ namespace usrecon::cli {
 
 using Command = std::function<int()>;  // returns the process exit code
 
-/// A finite number > 0. CLI::PositiveNumber's message printed double's largest value in full
-/// ("Value -1 not in range 0.000000 to 17976931348623157...", 309 digits).
-inline CLI::Validator positive_number() {
+/// A finite number > 0 (or, allow_zero, >= 0). CLI::PositiveNumber's and NonNegativeNumber's
+/// messages printed double's largest value in full ("Value -1 not in range 0.000000 to
+/// 17976931348623157...", 309 digits), and NaN passed the latter.
+inline CLI::Validator positive_number(bool allow_zero = false) {
   return CLI::Validator(
-      [](std::string& text) -> std::string {
+      [allow_zero](std::string& text) -> std::string {
         double value = 0;
-        if (CLI::detail::lexical_cast(text, value) && value > 0 && std::isfinite(value)) return {};
-        return "must be a positive number, not " + text;
+        if (CLI::detail::lexical_cast(text, value) && (value > 0 || (allow_zero && value == 0)) && std::isfinite(value))
+          return {};
+        return std::string(allow_zero ? "must be a number >= 0" : "must be a positive number") + ", not " + text;
       },
-      "POSITIVE");
+      allow_zero ? "NONNEGATIVE" : "POSITIVE");
 }
 
 Command add_reconstruct(CLI::App& app);
