@@ -305,6 +305,7 @@ ChannelData read_channel_data(const fs::path& path, const ChannelInput& in, int 
   // --layout names the axes in the order the values are written, slowest first (C order, as for
   // NPY); without it they are channel-major: transmits,elements,samples. (It was ignored.)
   const std::string layout = in.layout.empty() ? "transmits,elements,samples" : in.layout;
+  if (geometry && in.layout.empty()) geometry->layout = layout;  // what the frame JSON records
   std::vector<std::size_t> dims;
   for (std::string_view axis : split(layout, ','))
     dims.push_back(axis == "samples"    ? std::size_t(in.samples)

@@ -117,6 +117,10 @@ TEST_F(ReconDasInputFiles, NpyMatAndSourceTxtReadAlike) {
   expect_channels(read_channel_data(dir_ / "by_sample.txt", t, 3, 2));
   t.layout = "transmits,elements,samples";  // the default, named
   expect_channels(read_channel_data(dir_ / "rf.txt", t, 3, 2));
+  t.layout.clear();  // unnamed, it is what the frame JSON records (it said samples,elements,transmits)
+  FileGeometry txt_geometry;
+  expect_channels(read_channel_data(dir_ / "rf.txt", t, 3, 2, &txt_geometry));
+  EXPECT_EQ(txt_geometry.layout, "transmits,elements,samples");
   t.layout = "samples,channels";
   try {
     (void)read_channel_data(dir_ / "rf.txt", t, 3, 2);

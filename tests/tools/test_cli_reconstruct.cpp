@@ -149,7 +149,7 @@ TEST_F(CliReconstruct, ProfilePrintsEachStagesMedianInPipelineOrder) {
   ASSERT_EQ(seed.exit_code, 0) << seed.output;
   expect_profile(seed.output, 2, {"read", "beamform", "bmode", "write", "total"});
   EXPECT_EQ(seed.output.find("profile: analytic"), std::string::npos) << seed.output;  // no such stage
-  EXPECT_NE(seed.output.find(" frames/s (setup before them "), std::string::npos) << seed.output;
+  EXPECT_NE(seed.output.find(" frames/s (start-up before the batch "), std::string::npos) << seed.output;
   // Of two frames the median is their mean (it was the larger).
   for (const char* stage : {"read", "beamform", "total"}) {
     const std::size_t at = seed.output.find("profile: " + std::string(stage));

@@ -133,14 +133,15 @@ int run(const MetricsArgs& args) {
 Command add_metrics(CLI::App& app) {
   auto args = std::make_shared<MetricsArgs>();
   app.add_option("image", args->image, "Raw image written by reconstruct --save-raw (<stem>.npy)")->required();
-  app.add_option("--grid", args->grid, "JSON with the image's \"grid\" (default: <stem>.json beside the image)");
+  app.add_option("--grid", args->grid, "JSON with the image's \"grid\" (default: <stem>.json beside the image, which must name this image as "
+                 "its outputs.raw when it lists outputs: a JSON of another run is refused)");
   app.add_option("--point", args->points, "Point target X,Z in metres (repeatable)");
   app.add_option("--cyst", args->cysts, "Cyst X,Z,RADIUS in metres (repeatable)");
   app.add_option("--truth", args->truth, "JSON with \"points\" [{x, z}] and \"cysts\" [{x, z, radius}] in metres, or x_mm, z_mm in millimetres "
                  "(as written by simulate --truth, any --model)");
   app.add_option("--search-radius", args->search_radius, "Where to look for each point's maximum, metres")
       ->check(positive_number())->capture_default_str();
-  app.add_option("-o,--output", args->output, "Write the JSON here instead of standard output");
+  app.add_option("-o,--output", args->output, "Write the JSON here instead of standard output (replaced if it exists)");
   app.footer("Points: position of the envelope maximum within the search radius (at_region_edge when it lies on "
              "the region's edge), its distance from the truth, axial and lateral -6 dB widths on the dB profiles "
              "through it, linearly interpolated. Cysts: CNR on the dB image (inside 0.8 R, background ring "

@@ -78,14 +78,14 @@ class StageProfile {
     for (const auto& [stage, seconds] : timing_s.items())
       if (seconds.is_number()) stages_[stage].push_back(seconds.get<double>());
   }
-  // wall_s: the batch's, from its start; setup_s: before it (options, inputs listed, backend made:
+  // wall_s: the batch's, from its start; startup_s: before it (options, inputs listed, backend made:
   // a CUDA context, tables uploaded), which short batches would otherwise count as slow frames.
-  void print(double wall_s, double setup_s, std::size_t frames) const {
-    std::printf("profile: %zu frames in %.3f s wall = %.2f frames/s (setup before them %.3f s)\n", frames, wall_s,
-                wall_s > 0 ? double(frames) / wall_s : 0.0, setup_s);
+  void print(double wall_s, double startup_s, std::size_t frames) const {
+    std::printf("profile: %zu frames in %.3f s wall = %.2f frames/s (start-up before the batch %.3f s)\n", frames, wall_s,
+                wall_s > 0 ? double(frames) / wall_s : 0.0, startup_s);
     // The pipeline's stages in their order (the general models' analytic signal after reading;
     // CUDA's event-timed h2d, kernel, d2h within beamform), then any other stage a report has.
-    std::vector<std::string> order = {"read", "analytic", "beamform", "h2d", "kernel", "d2h", "bmode", "write"};
+    std::vector<std::string> order = {"read", "analytic", "setup", "beamform", "h2d", "kernel", "d2h", "bmode", "write"};
     for (const auto& [stage, seconds] : stages_)
       if (stage != "total" && std::find(order.begin(), order.end(), stage) == order.end()) order.push_back(stage);
     order.push_back("total");
@@ -235,8 +235,9 @@ Command add_reconstruct(CLI::App& app) {
       ->capture_default_str();
   app.add_flag("--profile", args->profile,
                "Print a per-stage time summary at the end (median ms per frame: read, analytic "
-               "signal (general models), beamform, CUDA-event h2d/kernel/d2h, bmode, write, total) "
-               "and the batch throughput");
+               "signal (general models), beamform, CUDA-event h2d/kernel/d2h, bmode, write, total, and "
+               "setup: building a beamformer for a new geometry, general models, not counted in beamform) "
+               "and the batch throughput, with the start-up before the batch apart");
   app.add_option("--threads", args->options.threads, "CPU threads (0 = all hardware threads)")
       ->check(CLI::Range(0, 4096))
       ->capture_default_str();
@@ -254,11 +255,13 @@ Command add_reconstruct(CLI::App& app) {
   app.add_option("--report", args->report,
                  "Write a JSON list of every input's status (ok, failed, not_processed), error, "
                  "outputs and stage times to this file (replaced if it exists), also when stopped by Ctrl-C");
-  app.add_flag("--overwrite", args->options.overwrite, "Replace existing outputs (otherwise they are kept and the file is reported)");
+  app.add_flag("--overwrite", args->options.overwrite, "Replace existing outputs (otherwise they are kept and the file is reported); without --save-raw an "
+               "older <stem>.npy is removed, since the new <stem>.json does not describe it");
   app.add_option("--channels", args->options.problem.channels, "Channels (= elements) per file")
       ->check(CLI::Range(1, 1024))
       ->capture_default_str();
-  app.add_option("--samples", args->options.problem.samples, "Samples per channel")
+  app.add_option("--samples", args->options.problem.samples, "Samples per channel (the seed model; the general models: required for "
+                 "source.txt, and for other files, if given, it must match the file's count)")
       ->check(CLI::Range(1, 1 << 24))
       ->capture_default_str();
   add_das_options(app, args->das, args->options);

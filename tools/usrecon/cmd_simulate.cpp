@@ -31,7 +31,7 @@ namespace {
 
 // The help group of the general models' options.
 constexpr const char* kGeneralGroup =
-    "General models (--model planewave | sa | dw | fw; output NPY float32 [samples][elements][transmits])";
+    "General models (--model planewave | sa | dw | fw; output NPY float32 [samples][elements][transmits], USTB UFF or PICMUS HDF5)";
 
 struct SimulateArgs {
   CLI::App* app = nullptr;  // the subcommand: with --model seed, the general models' options are refused
@@ -285,11 +285,12 @@ Command add_simulate(CLI::App& app) {
   app.add_option("-o,--output", args->output, "Channel data file to write: source.txt (--model seed); for planewave/sa/dw/fw NPY float32 [samples][elements][transmits] or USTB's UFF layout (.uff), or for planewave PICMUS's HDF5 layout (.h5, .hdf5)")->required();
   app.add_option("--point", args->points,
                  "Point target X_MM,Z_MM[,AMPLITUDE]: x lateral from element 0 (seed) or from the "
-                 "array centre (planewave, sa, dw, fw), z depth (repeatable)");
+                 "array centre (planewave, sa, dw, fw), z depth (repeatable; numbers, not ranges). "
+                 "Refused when no point's echo lands in the record (a warning when some do not)");
   app.add_option("--speckle", o.speckle, "Number of random weak scatterers")->check(CLI::Range(0, 1000000))->capture_default_str();
-  app.add_option("--speckle-amplitude", o.speckle_amplitude, "Amplitude a of speckle scatterers: uniform in [-a, a] (seed); normal with standard deviation a (planewave, sa, dw, fw)")->capture_default_str();
+  app.add_option("--speckle-amplitude", o.speckle_amplitude, "Amplitude a >= 0 of speckle scatterers: uniform in [-a, a] (seed); normal with standard deviation a (planewave, sa, dw, fw)")->capture_default_str();
   app.add_option("--noise", o.noise, "White noise standard deviation, in output units (seed: of data peaking at --peak; planewave, sa, dw, fw: of data peaking at 1)")->check(positive_number(/*allow_zero=*/true))->capture_default_str();
-  app.add_option("--center-mhz", o.center_mhz, "Pulse centre frequency in MHz")->check(positive_number())->capture_default_str();
+  app.add_option("--center-mhz", o.center_mhz, "Pulse centre frequency in MHz, below fs / 2 (the seed's fs: 30 MHz)")->check(positive_number())->capture_default_str();
   app.add_option("--cycles", o.cycles, "Pulse length (Gaussian envelope FWHM) in cycles")->check(positive_number())->capture_default_str();
   app.add_option("--peak", o.peak, "Largest absolute value written (--model seed only; the general models' data peak at 1)")->check(CLI::Range(1.0, 1e9))->capture_default_str();
   // CLI11 reads "-1" (and any number past 2^64 - 1) into the unsigned seed as 2^64 - 1 without a word.
@@ -334,7 +335,8 @@ Command add_simulate(CLI::App& app) {
   app.footer("--model seed: the seed's forward model (all elements fire at once and channel k records every "
              "element's two-way path). The general models: each transmit's wave (plane wave, one element, or a "
              "virtual source) with the delays reconstruct uses, elements as points without directivity; a Gaussian "
-             "pulse of --cycles at --center-mhz. So `usrecon reconstruct` focuses the points back.");
+             "pulse of --cycles at --center-mhz. So `usrecon reconstruct` focuses the points back. The data and --truth "
+             "are put in place together or not at all.");
   return [args] { return run(*args); };
 }
 

@@ -20,8 +20,9 @@ void add_das_options(CLI::App& app, DasArgs& args, recon::ReconstructOptions& op
   args.app = &app;
   args.bound = &options;
   app.add_option("--config", args.config,
-                 "Read options from a TOML or INI file: `name = value` lines with the long option "
-                 "names (e.g. pitch = 0.298e-3); options on the command line take precedence");
+                 "Read options from a TOML or INI file (.ini: ';' comments): `name = value` lines with the long "
+                 "option names (e.g. pitch = 0.298e-3, angles-deg = [-5, 0, 5], x-range = \"-0.02:0.02\", "
+                 "output = \"DIR\"), any option but the inputs; options on the command line take precedence");
   app.add_option("--model", args.model,
                  "Delay model: seed (the seed's fixed geometry), planewave (steered plane waves, "
                  "coherent compounding), sa (synthetic aperture / full matrix capture), dw "
@@ -87,8 +88,9 @@ void add_das_options(CLI::App& app, DasArgs& args, recon::ReconstructOptions& op
       ->check(CLI::IsMember({"auto", "pixel-per-thread", "element-outer", "transmit-blocked"}))
       ->capture_default_str()->group(g);
   app.add_option("--layout", das.input.layout,
-                 "Axes of the channel-data array in order, e.g. samples,elements,transmits (NPY: C "
-                 "order; MAT: MATLAB's order) [default: samples,elements,transmits]")->group(g);
+                 "Axes of the channel-data array in order, e.g. samples,elements,transmits (NPY, HDF5 and "
+                 "source.txt: C order, slowest first; MAT: MATLAB's order) [default: samples,elements,transmits; "
+                 "source.txt: transmits,elements,samples; USTB and PICMUS files: their own]")->group(g);
   app.add_option("--var", das.input.var,
                  "MAT file: the variable holding the channel data; HDF5 file: the dataset's path, or "
                  "a USTB file's uff.channel_data group (default: the file's only uff.channel_data, a "

@@ -31,7 +31,7 @@ Offset parse_offset(std::string_view name);  // "none" | "mean", else throws Err
 /// NPY): one channel of `samples` values per line, transmit by transmit (channel = transmit *
 /// elements + element), i.e. "transmits,elements,samples".
 struct ChannelInput {
-  std::string layout;        ///< empty: samples,elements,transmits
+  std::string layout;        ///< empty: samples,elements,transmits (source.txt: transmits,elements,samples)
   std::string var;           ///< MAT variable (empty: the file's only numeric array)
   Offset offset = Offset::None;  ///< Mean: subtract each channel's mean (MATLAB's RF - mean(RF))
   int samples = 0;           ///< samples per channel: required for source.txt; for other files,
@@ -47,7 +47,7 @@ struct ChannelInput {
 /// when the wavefront crosses the array centre. `source` is empty when the file carries none.
 struct FileGeometry {
   std::string source;  ///< e.g. "PICMUS /US/US_DATASET0000", "USTB UFF /channel_data"
-  /// The axes the file's array was read in when --layout is not given ("" for files without a
+  /// The axes the file's array was read in when --layout is not given (source.txt: channel-major; "" for files without a
   /// convention, which are read as samples,elements,transmits).
   std::string layout;
   std::optional<double> fs, sound_speed, t0, pitch;
