@@ -651,7 +651,7 @@ FS=$(get batch_fps_single)
 fmt() { [[ -n ${1:-} ]] && printf '%.4g' "$1" || printf 'n/a'; }
 # a / b shown to one decimal with an x; its target is checked on the quotient itself (rounding
 # 99.5x to "100x" passed the >= 100x target).
-ratio() { [[ -n ${1:-} && -n ${2:-} ]] && awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.1fx", a / b; else printf "n/a" }' || printf 'n/a'; }
+ratio() { [[ -n ${1:-} && -n ${2:-} ]] && awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2fx", a / b; else printf "n/a" }' || printf 'n/a'; }
 # a / b to 4 digits; nothing (which fmt shows as n/a) unless both are numbers and b > 0 (gawk
 # stops at a division by zero).
 quotient() {
@@ -681,7 +681,9 @@ NUMBA_MS=""
 [[ -n $NUMBA_S ]] && NUMBA_MS=$(awk -v s="$NUMBA_S" 'BEGIN { printf "%.6g", s * 1000 }')
 RATIO_S=$(ratio "$NUMBA_MS" "$KS")
 RATIO_D=$(ratio "$NUMBA_MS" "$KD")
-RATIO_S_EXACT=$(quotient "$NUMBA_MS" "$KS")
+# Unrounded for the target (quotient's 4 digits print 99.996 as 100).
+RATIO_S_EXACT=$(awk -v a="${NUMBA_MS:-}" -v b="${KS:-}" 'BEGIN { n = "^[-+]?[0-9.]+([eE][-+]?[0-9]+)?$"
+  if (a ~ n && b ~ n && b + 0 > 0) printf "%.12g", a / b }')
 # compute-sanitizer: "clean/run/not run" over its steps (a step that timed out or was skipped
 # checked nothing; one that failed found an error, or could not run).
 sanitizer_counts() {
@@ -718,8 +720,12 @@ SANITIZERS=$(sanitizer_counts)
   printf '| %-44s | %12s | %10s | %4s |\n' "GPU tests passed/failed/skipped (GoogleTest)" "$GPU_TESTS" "all ran" "$gpu_met"
   [[ $GPU_TESTS_UNRUN -gt 0 ]] &&
     printf '| %-44s | %12s | %10s | %4s |\n' "  of them skipped for want of a device" "$GPU_TESTS_UNRUN" "0" "NO"
+  # yes: every step ran and was clean; NO: one found an error (or could not run its program);
+  # ?: none found one, but some did not run (skipped, timed out), so not all was checked.
+  IFS=/ read -r san_clean san_ran san_not_run <<<"$SANITIZERS"
   san_met="?"
-  [[ $SANITIZERS == 0/0/* ]] || san_met=$([[ $(cut -d/ -f1 <<<"$SANITIZERS") == $(cut -d/ -f2 <<<"$SANITIZERS") ]] && echo yes || echo NO)
+  ((san_clean < san_ran)) && san_met=NO
+  ((san_clean == san_ran && san_ran > 0 && san_not_run == 0)) && san_met=yes
   printf '| %-44s | %12s | %10s | %4s |\n' "compute-sanitizer steps clean/ran/not run" "$SANITIZERS" "all clean" "$san_met"
   printf '| %-44s | %12s | %10s | %4s |\n' "kernel ms/frame, double (exact)" "$(fmt "$KD")" "" ""
   printf '| %-44s | %12s | %10s | %4s |\n' "kernel ms/frame, single" "$(fmt "$KS")" "<= 5" "$(meets "$KS" '<=' 5)"

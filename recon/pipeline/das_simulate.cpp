@@ -86,7 +86,10 @@ struct Pulse {
 Pulse pulse_of(const DasSimulationOptions& o) {
   const double fwhm = o.cycles * o.acquisition.fs / o.center_frequency;  // samples
   const double sigma = fwhm / (2 * std::sqrt(2 * std::log(2.0)));
-  return {2 * std::numbers::pi * o.center_frequency / o.acquisition.fs, sigma, static_cast<int>(std::ceil(4 * sigma))};
+  // Clamped before the cast (an absurd --cycles overflowed it): a reach past 2^26 samples, more
+  // than any record, already covers the whole record.
+  return {2 * std::numbers::pi * o.center_frequency / o.acquisition.fs, sigma,
+          static_cast<int>(std::min(std::ceil(4 * sigma), double(1 << 26)))};
 }
 
 /// Simulates o's (checked) echoes channel by channel: trace(ch, re, im) receives channel ch's
@@ -110,7 +113,10 @@ void simulate_traces(const DasSimulationOptions& o, std::mt19937_64& rng, Trace 
     ++n;
   }
 
-  const auto [omega, sigma, reach] = pulse_of(o);
+  // Fields named, not bound: clang before 16 cannot capture structured bindings in the lambda.
+  const Pulse pulse = pulse_of(o);
+  const double omega = pulse.omega, sigma = pulse.sigma;
+  const int reach = pulse.reach;
   const EchoTiming timing(acq);
 
   const int elements = acq.probe.elements;

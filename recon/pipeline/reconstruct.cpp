@@ -170,6 +170,28 @@ Reconstructor::Reconstructor(ReconstructOptions options, fs::path out_dir)
 
 Reconstructor::~Reconstructor() = default;
 
+namespace {
+
+// Whether `json`, an earlier run's <stem>.json, names `npy` as its raw image (outputs.raw): only
+// then is that .npy a raw image the new outputs replace. Any other file of the name (channel data
+// simulated as <stem>.npy, a file of the user's) is kept. A JSON that cannot be read says no.
+bool names_its_raw_image(const fs::path& json, const fs::path& npy) {
+  std::error_code ec;
+  if (!fs::is_regular_file(json, ec) || fs::file_size(json, ec) > (1u << 20)) return false;
+  try {
+    const nlohmann::json meta = nlohmann::json::parse(io::read_file(json), nullptr, false);
+    const nlohmann::json* raw =
+        meta.is_object() && meta.contains("outputs") && meta["outputs"].is_object() && meta["outputs"].contains("raw")
+            ? &meta["outputs"]["raw"]
+            : nullptr;
+    return raw && raw->is_string() && raw->get<std::string>() == npy.filename().string();
+  } catch (const std::exception&) {
+    return false;
+  }
+}
+
+}  // namespace
+
 Reconstructor::Targets Reconstructor::plan_outputs(const fs::path& input, int frame) {
   Targets t;
   t.stem = output_stem(input, frame);
@@ -188,7 +210,8 @@ Reconstructor::Targets Reconstructor::plan_outputs(const fs::path& input, int fr
     return id && batch_inputs_.contains(*id);
   };
   std::error_code ec;
-  if (!options_.save_raw && options_.overwrite && fs::is_regular_file(t.npy, ec) && !is_an_input(t.npy))
+  if (!options_.save_raw && options_.overwrite && fs::is_regular_file(t.npy, ec) && !is_an_input(t.npy) &&
+      names_its_raw_image(t.json, t.npy))
     t.stale_raw = t.npy;
   for (const fs::path& target : targets) {
     if (same_file(target, input))

@@ -79,7 +79,10 @@ double pulse_sigma(const SimulationOptions& o) {
   return fwhm / (2.0 * std::sqrt(2.0 * std::log(2.0)));
 }
 
-int pulse_reach(const SimulationOptions& o) { return static_cast<int>(std::ceil(4.0 * pulse_sigma(o))); }
+// Clamped before the cast (an absurd --cycles overflowed it): past 2^26 samples it covers any record.
+int pulse_reach(const SimulationOptions& o) {
+  return static_cast<int>(std::min(std::ceil(4.0 * pulse_sigma(o)), double(1 << 26)));
+}
 
 // Scatterer s's distance from each element, in grid steps.
 void element_distances(const Scatterer& s, std::vector<double>& d) {

@@ -380,6 +380,17 @@ TEST_F(CliCommands, SimulateRefusesDataThatWouldHoldNoEchoOfItsPoints) {
   }
   r = run_command(usrecon("simulate --channels 8 --samples 300 --speckle 50 -o " + quote(txt)));
   EXPECT_EQ(r.exit_code, 0) << r.output;
+  // An absurdly long pulse covers the record, not more: its reach overflowed an int, and the
+  // point inside the record was refused as outside it.
+  r = run_command(usrecon(pw + " --overwrite --elements 16 --samples 400 --point 0,8 --cycles 1e12"));
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  r = run_command(usrecon("simulate --overwrite --channels 8 --samples 300 --point 2,5 --cycles 1e12 -o " + quote(txt)));
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  // A data file name that is not UTF-8 goes into the truth with U+FFFD (it failed on the JSON).
+  r = run_command(usrecon("simulate --model planewave --elements 16 --samples 400 --point 0,8 --truth " +
+                          quote(dir_ / "latin1.json") + " -o " + quote(dir_ / "caf\xe9.npy")));
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_TRUE(fs::exists(dir_ / "latin1.json"));
 }
 
 // `--truth nodir/t.json` failed after the channel data were written: exit 1 with the data left
@@ -475,9 +486,16 @@ TEST_F(CliCommands, MetricsAndViewRefuseTheJsonOfAnotherRun) {
   for (const std::string& command : {measure, view})
     expect_refused(command, another + "name no raw image (that reconstruct ran without --save-raw), so its grid need "
                                       "not be a.npy's; reconstruct again with --save-raw");
+  expect_refused(measure, "; reconstruct again with --save-raw, or name a grid JSON with --grid FILE");
+  // Naming another raw image that lies beside it: that image's JSON. Naming one that is not there:
+  // this pair renamed or copied (run1.npy, run1.json from example.*), taken.
   meta["outputs"]["raw"] = "b.npy";
   usrecon::io::write_file_atomic(json, meta.dump());
-  for (const std::string& command : {measure, view}) expect_refused(command, another + "name \"b.npy\" as the raw image");
+  usrecon::io::write_file_atomic(dir_ / "b.npy", usrecon::io::read_file(image));
+  for (const std::string& command : {measure, view})
+    expect_refused(command, another + "name \"b.npy\", beside it, as the raw image");
+  fs::remove(dir_ / "b.npy");
+  EXPECT_EQ(metrics(quote(image) + " --point 0.001,0.002").at("points").size(), 1u);
   EXPECT_EQ(metrics(quote(image) + " --point 0.001,0.002 --grid " + quote(json)).at("points").size(), 1u);
   meta.erase("outputs");
   usrecon::io::write_file_atomic(json, meta.dump());

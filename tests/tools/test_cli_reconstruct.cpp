@@ -85,21 +85,31 @@ TEST_F(CliReconstruct, AllGoodExitsZeroWithSummaryAndRaw) {
   EXPECT_TRUE(fs::exists(dir_ / "o" / "one.json"));
 }
 
-// ... but an input of that name is never removed: channel data x.npy reconstructed into its own
-// directory with --overwrite keeps it.
+// ... but an input of that name is never removed (channel data x.npy reconstructed into its own
+// directory), nor any .npy that no older JSON named as its raw image (channel data y.npy beside
+// y.uff, reconstructed into the same directory).
 TEST_F(CliReconstruct, OverwriteWithoutRawKeepsAnInputNamedLikeTheRawImage) {
-  const auto sim = run_command(exe_ + " simulate --model planewave --elements 16 --samples 400 --point 0,8 -o " +
-                               quote(dir_ / "x.npy"));
-  ASSERT_EQ(sim.exit_code, 0) << sim.output;
-  const auto size = fs::file_size(dir_ / "x.npy");
-  for (int run = 0; run < 2; ++run) {
-    const auto r = run_command(exe_ + " reconstruct " + quote(dir_ / "x.npy") + " --model planewave --angles-deg 0 " +
-                               "--x-range -3e-3:3e-3 --z-range 4e-3:12e-3 --overwrite -o " + quote(dir_));
-    EXPECT_EQ(r.exit_code, 0) << r.output;
-    ASSERT_TRUE(fs::exists(dir_ / "x.npy"));
-    EXPECT_EQ(fs::file_size(dir_ / "x.npy"), size);
-    EXPECT_TRUE(fs::exists(dir_ / "x.png"));
-  }
+  const auto simulate = [&](const char* name, const char* point) {
+    const auto sim = run_command(exe_ + " simulate --model planewave --elements 16 --samples 400 --point " + point +
+                                 " -o " + quote(dir_ / name));
+    ASSERT_EQ(sim.exit_code, 0) << sim.output;
+  };
+  const auto reconstruct_twice_keeping = [&](const char* input, const char* options, const char* kept) {
+    const auto size = fs::file_size(dir_ / kept);
+    for (int run = 0; run < 2; ++run) {
+      const auto r = run_command(exe_ + " reconstruct " + quote(dir_ / input) + " --model planewave" + options +
+                                 " --x-range -3e-3:3e-3 --z-range 4e-3:12e-3 --overwrite -o " + quote(dir_));
+      EXPECT_EQ(r.exit_code, 0) << r.output;
+      ASSERT_TRUE(fs::exists(dir_ / kept)) << kept << ", run " << run;
+      EXPECT_EQ(fs::file_size(dir_ / kept), size) << kept;
+    }
+  };
+  simulate("x.npy", "0,8");
+  reconstruct_twice_keeping("x.npy", " --angles-deg 0", "x.npy");
+  EXPECT_TRUE(fs::exists(dir_ / "x.png"));
+  simulate("y.uff", "0,6");
+  simulate("y.npy", "0,8");
+  reconstruct_twice_keeping("y.uff", "", "y.npy");
 }
 
 // A file name that is not UTF-8 (Latin-1's "caf\xe9") is reconstructed like any other; in the

@@ -17,7 +17,7 @@
 // named precision and work split (KEY as WorkSplit::key(): single:px8, double:px8_l2_s2_a1, ...),
 // each image checked against the exact one, one seed_kernel launch each in the order given: for
 // a profiler (gpu-check's profile step runs it under Nsight Compute). Exit status: 0 ok, 1 a
-// check failed, 2 no device or bad arguments.
+// check failed, 2 bad arguments, 77 no usable CUDA device (gpu-check.sh: "skipped").
 #include <algorithm>
 #include <chrono>
 #include <cstdint>

@@ -133,8 +133,8 @@ int run(const MetricsArgs& args) {
 Command add_metrics(CLI::App& app) {
   auto args = std::make_shared<MetricsArgs>();
   app.add_option("image", args->image, "Raw image written by reconstruct --save-raw (<stem>.npy)")->required();
-  app.add_option("--grid", args->grid, "JSON with the image's \"grid\" (default: <stem>.json beside the image, which must name this image as "
-                 "its outputs.raw when it lists outputs: a JSON of another run is refused)");
+  app.add_option("--grid", args->grid, "JSON with the image's \"grid\", taken as it is (default: <stem>.json beside the image, refused when it "
+                 "lists reconstruct's outputs but no raw image, or names another raw image lying beside it)");
   app.add_option("--point", args->points, "Point target X,Z in metres (repeatable)");
   app.add_option("--cyst", args->cysts, "Cyst X,Z,RADIUS in metres (repeatable)");
   app.add_option("--truth", args->truth, "JSON with \"points\" [{x, z}] and \"cysts\" [{x, z, radius}] in metres, or x_mm, z_mm in millimetres "

@@ -256,7 +256,8 @@ Command add_reconstruct(CLI::App& app) {
                  "Write a JSON list of every input's status (ok, failed, not_processed), error, "
                  "outputs and stage times to this file (replaced if it exists), also when stopped by Ctrl-C");
   app.add_flag("--overwrite", args->options.overwrite, "Replace existing outputs (otherwise they are kept and the file is reported); without --save-raw an "
-               "older <stem>.npy is removed, since the new <stem>.json does not describe it");
+               "older raw <stem>.npy (one the older <stem>.json names) is removed, since the new <stem>.json does "
+               "not describe it");
   app.add_option("--channels", args->options.problem.channels, "Channels (= elements) per file")
       ->check(CLI::Range(1, 1024))
       ->capture_default_str();

@@ -79,7 +79,7 @@ void put_in_place(io::StagedFile data, const std::string& truth_path, const nloh
   staged.push_back(std::move(data));
   if (!truth_path.empty()) {
     staged.emplace_back(truth_path);
-    staged.back().write(truth.dump(2) + "\n");
+    staged.back().write(truth.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
   }
   io::commit_staged(staged);
 }

@@ -58,17 +58,24 @@ json read_raw_image_json(const fs::path& npy, const std::string& command) {
                          " is missing), so it is probably not a reconstruct output (a raw image): " + command +
                          " needs the <stem>.npy that usrecon reconstruct --save-raw writes, with its <stem>.json");
   json meta = read_json(meta_file);
-  // reconstruct names its outputs there. Without --save-raw it names no raw image, and a
-  // reconstruct --overwrite so can leave an older .npy, of another grid perhaps, beside its .json.
+  // reconstruct names its outputs there. Without --save-raw it names no raw image: an .npy
+  // beside such a JSON is another run's, of another grid perhaps. A JSON naming another raw image
+  // that lies beside it is that image's; one naming a file that is not there is this pair renamed
+  // or copied elsewhere (run1.npy and run1.json from example.*), and is taken.
   if (meta.is_object() && meta.contains("outputs")) {
     const json& outputs = meta["outputs"];
     const auto raw = outputs.is_object() ? outputs.find("raw") : outputs.end();
     const std::string name = npy.filename().string();
-    if (raw == outputs.end() || !raw->is_string() || raw->get<std::string>() != name)
+    const bool no_raw = raw == outputs.end() || !raw->is_string();
+    std::error_code exists_ec;
+    const bool other_raw_beside = !no_raw && raw->get<std::string>() != name &&
+                                  fs::exists(npy.parent_path() / raw->get<std::string>(), exists_ec);
+    if (no_raw || other_raw_beside)
       throw io::InputError(meta_file.string() + " describes another run's output, not " + name + ": its \"outputs\" " +
-                           (raw == outputs.end() ? std::string("name no raw image (that reconstruct ran without --save-raw)")
-                                                 : "name " + raw->dump() + " as the raw image") +
-                           ", so its grid need not be " + name + "'s; reconstruct again with --save-raw");
+                           (no_raw ? std::string("name no raw image (that reconstruct ran without --save-raw)")
+                                   : "name " + raw->dump() + ", beside it, as the raw image") +
+                           ", so its grid need not be " + name + "'s; reconstruct again with --save-raw" +
+                           (command == "metrics" ? ", or name a grid JSON with --grid FILE" : ""));
   }
   return meta;
 }

@@ -197,9 +197,10 @@ class Reconstructor {
   struct Targets {
     std::string stem;
     std::filesystem::path png, npy, json;
-    /// With --overwrite and no --save-raw: an older <stem>.npy that the new JSON will not
-    /// describe, removed once the new outputs are in place (metrics would read it with the new
-    /// grid). Empty when there is none, or when it is an input.
+    /// With --overwrite and no --save-raw: an older <stem>.npy that the older <stem>.json named as
+    /// its raw image and the new JSON will not describe, removed once the new outputs are in place
+    /// (metrics would read it with the new grid). Empty when there is none, when it is an input,
+    /// or when no older JSON names it (another file of that name is kept).
     std::filesystem::path stale_raw;
   };
   // Also claims the stem for this run (released again by release_stem if the input fails).
