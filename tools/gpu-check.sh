@@ -652,11 +652,11 @@ fmt() { [[ -n ${1:-} ]] && printf '%.4g' "$1" || printf 'n/a'; }
 # a / b shown to one decimal with an x; its target is checked on the quotient itself (rounding
 # 99.5x to "100x" passed the >= 100x target).
 ratio() { [[ -n ${1:-} && -n ${2:-} ]] && awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2fx", a / b; else printf "n/a" }' || printf 'n/a'; }
-# a / b to 4 digits; nothing (which fmt shows as n/a) unless both are numbers and b > 0 (gawk
-# stops at a division by zero).
+# a / b to 4 digits (or printf format $3); nothing (which fmt shows as n/a) unless both are
+# numbers and b > 0 (gawk stops at a division by zero).
 quotient() {
-  awk -v a="${1:-}" -v b="${2:-}" 'BEGIN { n = "^[-+]?[0-9.]+([eE][-+]?[0-9]+)?$"
-    if (a ~ n && b ~ n && b + 0 > 0) printf "%.4g", a / b }'
+  awk -v a="${1:-}" -v b="${2:-}" -v f="${3:-%.4g}" 'BEGIN { n = "^[-+]?[0-9.]+([eE][-+]?[0-9]+)?$"
+    if (a ~ n && b ~ n && b + 0 > 0) printf f, a / b }'
 }
 meets() {  # value op target; '?' when the value was not measured
   [[ ${1:-} =~ ^[0-9.eE+-]+$ ]] || { printf '?'; return; }
@@ -681,9 +681,8 @@ NUMBA_MS=""
 [[ -n $NUMBA_S ]] && NUMBA_MS=$(awk -v s="$NUMBA_S" 'BEGIN { printf "%.6g", s * 1000 }')
 RATIO_S=$(ratio "$NUMBA_MS" "$KS")
 RATIO_D=$(ratio "$NUMBA_MS" "$KD")
-# Unrounded for the target (quotient's 4 digits print 99.996 as 100).
-RATIO_S_EXACT=$(awk -v a="${NUMBA_MS:-}" -v b="${KS:-}" 'BEGIN { n = "^[-+]?[0-9.]+([eE][-+]?[0-9]+)?$"
-  if (a ~ n && b ~ n && b + 0 > 0) printf "%.12g", a / b }')
+# Unrounded for the target (4 digits print 99.996 as 100).
+RATIO_S_EXACT=$(quotient "$NUMBA_MS" "$KS" %.12g)
 # compute-sanitizer: "clean/run/not run" over its steps (a step that timed out or was skipped
 # checked nothing; one that failed found an error, or could not run).
 sanitizer_counts() {

@@ -84,12 +84,8 @@ struct Pulse {
 };
 
 Pulse pulse_of(const DasSimulationOptions& o) {
-  const double fwhm = o.cycles * o.acquisition.fs / o.center_frequency;  // samples
-  const double sigma = fwhm / (2 * std::sqrt(2 * std::log(2.0)));
-  // Clamped before the cast (an absurd --cycles overflowed it): a reach past 2^26 samples, more
-  // than any record, already covers the whole record.
-  return {2 * std::numbers::pi * o.center_frequency / o.acquisition.fs, sigma,
-          static_cast<int>(std::min(std::ceil(4 * sigma), double(1 << 26)))};
+  const double sigma = detail::pulse_sigma(o.cycles * o.acquisition.fs / o.center_frequency);  // FWHM in samples
+  return {2 * std::numbers::pi * o.center_frequency / o.acquisition.fs, sigma, detail::pulse_reach(sigma)};
 }
 
 /// Simulates o's (checked) echoes channel by channel: trace(ch, re, im) receives channel ch's

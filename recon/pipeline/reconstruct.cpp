@@ -176,16 +176,10 @@ namespace {
 // then is that .npy a raw image the new outputs replace. Any other file of the name (channel data
 // simulated as <stem>.npy, a file of the user's) is kept. A JSON that cannot be read says no.
 bool names_its_raw_image(const fs::path& json, const fs::path& npy) {
-  std::error_code ec;
-  if (!fs::is_regular_file(json, ec) || fs::file_size(json, ec) > (1u << 20)) return false;
   try {
-    const nlohmann::json meta = nlohmann::json::parse(io::read_file(json), nullptr, false);
-    const nlohmann::json* raw =
-        meta.is_object() && meta.contains("outputs") && meta["outputs"].is_object() && meta["outputs"].contains("raw")
-            ? &meta["outputs"]["raw"]
-            : nullptr;
-    return raw && raw->is_string() && raw->get<std::string>() == npy.filename().string();
-  } catch (const std::exception&) {
+    const nlohmann::json meta = nlohmann::json::parse(io::read_file(json, 1u << 20));
+    return meta.at("outputs").at("raw").get<std::string>() == npy.filename().string();
+  } catch (const std::exception&) {  // no such file, too large, not JSON, no outputs.raw string
     return false;
   }
 }

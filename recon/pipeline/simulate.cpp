@@ -45,6 +45,10 @@ PointsOutsideRecord RecordCoverage::result(const std::vector<std::array<double, 
   return out;
 }
 
+double pulse_sigma(double fwhm_samples) { return fwhm_samples / (2.0 * std::sqrt(2.0 * std::log(2.0))); }
+
+int pulse_reach(double sigma) { return static_cast<int>(std::min(std::ceil(4.0 * sigma), double(1 << 26))); }
+
 void refuse_points_outside_record(const PointsOutsideRecord& outside, std::size_t points) {
   if (points > 0 && outside.points.size() == points)
     throw Error("simulate: no echo of any point lands in the record, so the data would hold none of them: " +
@@ -75,13 +79,7 @@ constexpr double kSamplesPerStep =
 
 // The pulse's Gaussian envelope: standard deviation in samples.
 double pulse_sigma(const SimulationOptions& o) {
-  const double fwhm = o.cycles * seed::Problem::kSamplingMhz / o.center_mhz;  // samples
-  return fwhm / (2.0 * std::sqrt(2.0 * std::log(2.0)));
-}
-
-// Clamped before the cast (an absurd --cycles overflowed it): past 2^26 samples it covers any record.
-int pulse_reach(const SimulationOptions& o) {
-  return static_cast<int>(std::min(std::ceil(4.0 * pulse_sigma(o)), double(1 << 26)));
+  return detail::pulse_sigma(o.cycles * seed::Problem::kSamplingMhz / o.center_mhz);  // FWHM in samples
 }
 
 // Scatterer s's distance from each element, in grid steps.
@@ -96,7 +94,7 @@ void element_distances(const Scatterer& s, std::vector<double>& d) {
 PointsOutsideRecord points_outside_record(const SimulationOptions& o) {
   check_options(o);
   const seed::Problem& p = o.problem;
-  detail::RecordCoverage coverage(o.points.size(), pulse_reach(o), p.samples);
+  detail::RecordCoverage coverage(o.points.size(), detail::pulse_reach(pulse_sigma(o)), p.samples);
   std::vector<std::array<double, 2>> positions;
   std::vector<double> d(std::size_t(p.channels));
   for (std::size_t k = 0; k < o.points.size(); ++k) {
@@ -125,7 +123,7 @@ std::vector<std::int32_t> simulate_seed_channels(const SimulationOptions& o) {
   // Pulse: cosine at the centre frequency under a Gaussian envelope, in samples.
   const double omega = 2.0 * std::numbers::pi * o.center_mhz / seed::Problem::kSamplingMhz;  // rad / sample
   const double sigma = pulse_sigma(o);
-  const int half_width = pulse_reach(o);
+  const int half_width = detail::pulse_reach(sigma);
 
   std::vector<double> signal(std::size_t(p.channels) * p.samples, 0.0);
   kernels::parallel_for(std::size_t(p.channels), 1, 0, [&](std::size_t b, std::size_t e) {

@@ -157,8 +157,10 @@ Frame load_npy(const fs::path& file) {
   std::vector<double> raw;
   if (array.dtype == io::DType::c64)
     for (const std::complex<float> v : array.as<std::complex<float>>()) iq_values.emplace_back(v);
-  else if (array.dtype == io::DType::c128)
-    iq_values.assign(array.as<std::complex<double>>().begin(), array.as<std::complex<double>>().end());
+  else if (array.dtype == io::DType::c128) {
+    const std::span<const std::complex<double>> values = array.as<std::complex<double>>();
+    iq_values.assign(values.begin(), values.end());
+  }
   else
     raw = array.to_double();
   const bool finite = iq ? std::all_of(iq_values.begin(), iq_values.end(),

@@ -72,6 +72,12 @@ class RecordCoverage {
   std::vector<bool> inside_;
 };
 
+/// Both simulators' pulse: a Gaussian envelope of FWHM `fwhm_samples`. Its standard deviation
+/// in samples, and how far it is taken to reach either side of an echo (4 sigma, clamped to 2^26
+/// samples before the int cast: an absurd --cycles overflowed it; that covers any record).
+double pulse_sigma(double fwhm_samples);
+int pulse_reach(double sigma);
+
 /// Throws Error naming the points when there are points and none of them lands in the record.
 void refuse_points_outside_record(const PointsOutsideRecord& outside, std::size_t points);
 
