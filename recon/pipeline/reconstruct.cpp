@@ -162,13 +162,27 @@ Reconstructor::Reconstructor(ReconstructOptions options, fs::path out_dir)
     das_ = std::make_unique<DasBeamformers>(options_.backend, options_.threads, options_.das_cuda_kernel);
   }
   std::error_code ec;
+  // The directories about to be created, deepest first ("out/" names "out"; "." and ".." are
+  // never among them), for the destructor to remove again if nothing was written into them.
+  std::vector<fs::path> missing;
+  for (fs::path p = out_dir_.has_filename() ? out_dir_ : out_dir_.parent_path();
+       !p.empty() && !fs::exists(fs::symlink_status(p, ec)); p = p.parent_path()) {
+    if (p.filename() != "." && p.filename() != "..") missing.push_back(p);
+    if (p == p.parent_path()) break;
+  }
   fs::create_directories(out_dir_, ec);
   if (ec || !fs::is_directory(out_dir_))
     throw io::OutputError("cannot create output directory " + out_dir_.string() + ": " +
                           (ec ? ec.message() : "a file of that name exists"));
+  created_dirs_ = std::move(missing);
 }
 
-Reconstructor::~Reconstructor() = default;
+Reconstructor::~Reconstructor() {
+  // fs::remove removes only an empty directory; one with any file in it stays, silently.
+  std::error_code ec;
+  for (const fs::path& dir : created_dirs_)
+    if (fs::is_directory(fs::symlink_status(dir, ec)) && fs::is_empty(dir, ec) && !ec) fs::remove(dir, ec);
+}
 
 namespace {
 

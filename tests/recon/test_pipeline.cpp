@@ -505,23 +505,29 @@ TEST_F(ReconPipeline, SeedBatchEndsCleanlyWhenTheCallbacksThrow) {
     options.writers = writers;
     const fs::path out = dir_ / ("w" + std::to_string(writers));
 
-    recon::Reconstructor first(options, out / "done_throws");
-    int reported = 0;
-    EXPECT_THROW(first.reconstruct_batch(
-                     inputs,
-                     [&](std::size_t, const recon::FrameReport&) {
-                       ++reported;
-                       std::this_thread::sleep_for(std::chrono::milliseconds(300));  // others write
-                       throw std::runtime_error("the caller gave up");
-                     },
-                     [] { return false; }),
-                 std::runtime_error);
-    EXPECT_EQ(reported, 1);
-    std::vector<std::string> written;
-    for (const fs::directory_entry& f : fs::directory_iterator(out / "done_throws"))
-      written.push_back(f.path().filename());
-    std::sort(written.begin(), written.end());
-    EXPECT_EQ(written, (std::vector<std::string>{"in10.json", "in10.png"}));
+    // done() throws at the first report, after sleeping while the other writers write: a
+    // std::exception, and one that is not (it reaches the caller as it was).
+    const auto done_throws = [&]<class Thrown>(const char* name, Thrown thrown) {
+      SCOPED_TRACE(name);
+      recon::Reconstructor reconstructor(options, out / name);
+      int reported = 0;
+      EXPECT_THROW(reconstructor.reconstruct_batch(
+                       inputs,
+                       [&](std::size_t, const recon::FrameReport&) {
+                         ++reported;
+                         std::this_thread::sleep_for(std::chrono::milliseconds(300));  // others write
+                         throw thrown;
+                       },
+                       [] { return false; }),
+                   Thrown);
+      EXPECT_EQ(reported, 1);
+      std::vector<std::string> written;
+      for (const fs::directory_entry& f : fs::directory_iterator(out / name)) written.push_back(f.path().filename());
+      std::sort(written.begin(), written.end());
+      EXPECT_EQ(written, (std::vector<std::string>{"in10.json", "in10.png"}));
+    };
+    done_throws("done_throws", std::runtime_error("the caller gave up"));
+    done_throws("done_throws_foreign", 42);
 
     recon::Reconstructor second(options, out / "stop_throws");
     int asked = 0;

@@ -85,6 +85,34 @@ TEST_F(CliReconstruct, AllGoodExitsZeroWithSummaryAndRaw) {
   EXPECT_TRUE(fs::exists(dir_ / "o" / "one.json"));
 }
 
+// The output directory is made before any input is read (an unusable -o is said at once), and
+// removed again, with the parents the run made for it, when nothing was written into it.
+TEST_F(CliReconstruct, AnOutputDirectoryThatReceivedNothingIsNotLeftBehind) {
+  const auto r = run_command(reconstruct(quote(dir_ / "nope.txt") + " -o " + quote(dir_ / "new" / "sub") + "/"));
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_NE(r.output.find("nope.txt"), std::string::npos) << r.output;
+  EXPECT_FALSE(fs::exists(dir_ / "new" / "sub"));
+  EXPECT_FALSE(fs::exists(dir_ / "new"));
+  // A directory that was there already stays, empty or not.
+  fs::create_directories(dir_ / "had" / "sub");
+  const auto had = run_command(reconstruct(quote(dir_ / "nope.txt") + " -o " + quote(dir_ / "had" / "sub")));
+  EXPECT_EQ(had.exit_code, 1) << had.output;
+  EXPECT_TRUE(fs::is_directory(dir_ / "had" / "sub"));
+  // The report (whose directory must exist) is written beside the removed one.
+  fs::create_directories(dir_ / "rep");
+  const auto reported = run_command(reconstruct(quote(dir_ / "nope.txt") + " -o " + quote(dir_ / "rep" / "sub") +
+                                                " --report " + quote(dir_ / "rep" / "report.json")));
+  EXPECT_EQ(reported.exit_code, 1) << reported.output;
+  EXPECT_TRUE(fs::exists(dir_ / "rep" / "report.json")) << reported.output;
+  EXPECT_FALSE(fs::exists(dir_ / "rep" / "sub"));
+  // A run with an output keeps its directory.
+  write_good(dir_ / "good.txt", 3.0);
+  const auto good = run_command(reconstruct(quote(dir_ / "good.txt") + " " + quote(dir_ / "nope.txt") + " -o " +
+                                            quote(dir_ / "made" / "sub")));
+  EXPECT_EQ(good.exit_code, 1) << good.output;
+  EXPECT_TRUE(fs::exists(dir_ / "made" / "sub" / "good.png")) << good.output;
+}
+
 // ... but an input of that name is never removed (channel data x.npy reconstructed into its own
 // directory), nor any .npy that no older JSON named as its raw image (channel data y.npy beside
 // y.uff, reconstructed into the same directory).

@@ -224,7 +224,7 @@ Command add_reconstruct(CLI::App& app) {
                  "*.hdf5, *.uff (the general models), sorted by name")
       ->required();
   // Required, but checked after --config is read (output = "DIR" there serves).
-  app.add_option("-o,--output", args->out_dir, "Output directory (created if missing; required)");
+  app.add_option("-o,--output", args->out_dir, "Output directory (created if missing, and removed again if the run wrote nothing into it; required)");
   app.add_option("--backend", args->backend, "Where to beamform: auto (CUDA if a device is there, else CPU), cpu, cuda")
       ->check(CLI::IsMember({"auto", "cpu", "cuda"}))
       ->capture_default_str();

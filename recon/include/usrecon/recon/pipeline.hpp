@@ -148,7 +148,12 @@ std::string output_stem(const std::filesystem::path& input, int frame = 0);
 /// written atomically; a file that fails leaves nothing behind.
 class Reconstructor {
  public:
+  /// Creates out_dir (and its missing parents) at once, so that an unusable output directory is
+  /// said before any input is read.
   Reconstructor(ReconstructOptions options, std::filesystem::path out_dir);
+  /// Removes the directories the constructor created that are still empty (a run whose inputs
+  /// all failed leaves no empty output directory behind); a directory that already existed, or
+  /// holds anything, is kept.
   ~Reconstructor();
 
   /// Never throws for a problem with one input: it is reported in the FrameReport.
@@ -193,6 +198,7 @@ class Reconstructor {
  private:
   ReconstructOptions options_;
   std::filesystem::path out_dir_;
+  std::vector<std::filesystem::path> created_dirs_;  // by the constructor, deepest first
   // One input, whatever the model: where its outputs go (checked before any work)...
   struct Targets {
     std::string stem;
