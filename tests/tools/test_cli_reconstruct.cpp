@@ -113,6 +113,26 @@ TEST_F(CliReconstruct, AnOutputDirectoryThatReceivedNothingIsNotLeftBehind) {
   EXPECT_TRUE(fs::exists(dir_ / "made" / "sub" / "good.png")) << good.output;
 }
 
+// One path spelt two ways is one path: "out/" is the directory "out" (the README's spelling) and
+// a relative name that does not exist yet is the absolute one, for the report's checks and for
+// simulate's refusal to write data and truth into one file.
+TEST_F(CliReconstruct, TwoSpellingsOfOnePathAreOnePath) {
+  write_good(dir_ / "good.txt", 3.0);
+  const std::string in_dir = "cd " + quote(dir_) + " && ";
+  const auto r = run_command(in_dir + reconstruct("good.txt -o out/ --report out/report.json"));
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_TRUE(fs::exists(dir_ / "out" / "report.json")) << r.output;
+  EXPECT_TRUE(fs::exists(dir_ / "out" / "good.png")) << r.output;
+  const auto over = run_command(in_dir + reconstruct("good.txt -o out2/ --report out2/good.json"));
+  EXPECT_NE(over.exit_code, 0) << over.output;
+  EXPECT_NE(over.output.find("is the output good.json"), std::string::npos) << over.output;
+  EXPECT_FALSE(fs::exists(dir_ / "out2")) << over.output;
+  const auto truth = run_command(in_dir + exe_ + " simulate -o s.txt --truth " + quote(dir_ / "s.txt") +
+                                 " --channels 4 --samples 100 --point 1,2");
+  EXPECT_NE(truth.exit_code, 0) << truth.output;
+  EXPECT_FALSE(fs::exists(dir_ / "s.txt")) << truth.output;
+}
+
 // ... but an input of that name is never removed (channel data x.npy reconstructed into its own
 // directory), nor any .npy that no older JSON named as its raw image (channel data y.npy beside
 // y.uff, reconstructed into the same directory).

@@ -7,6 +7,7 @@
 #include <string>
 #include <system_error>
 
+#include "same_file.hpp"
 #include "usrecon/io/file.hpp"
 #include "usrecon/kernels/common.hpp"
 
@@ -60,15 +61,15 @@ BatchReport::BatchReport(fs::path path, const std::vector<recon::BatchInput>& in
   // Checked now, not after the batch: a report that cannot be written would fail the run at its end.
   // The output directory itself may not exist yet (the run makes it).
   const fs::path directory = path_.parent_path().empty() ? fs::path(".") : path_.parent_path();
-  if (!fs::is_directory(directory, ec) && fs::weakly_canonical(directory, ec) != fs::weakly_canonical(out_dir, ec))
+  if (!fs::is_directory(directory, ec) && comparable_path(directory) != comparable_path(out_dir))
     throw Error("--report " + path_.string() + ": its directory " + directory.string() + " does not exist");
   for (const recon::BatchInput& input : inputs_) {
     if (fs::exists(path_, ec) && fs::exists(input.path, ec) && fs::equivalent(path_, input.path, ec))
       throw Error("--report " + path_.string() + " is one of the inputs; it would be overwritten");
   }
   // Nor one of this run's outputs (the report is written last, over it).
-  const fs::path report = fs::weakly_canonical(path_, ec);
-  const fs::path outputs = fs::weakly_canonical(out_dir, ec);
+  const fs::path report = comparable_path(path_);
+  const fs::path outputs = comparable_path(out_dir);
   if (report.parent_path() == outputs) {
     const std::string name = report.filename().string();
     for (const recon::BatchInput& input : inputs_) {
