@@ -106,7 +106,9 @@ void prefer_l1(const gpu::Plan& plan) {
   // The kernels gather from L1: give it all the unified cache that their shared memory leaves.
   // At one pair split they use none (carveout 0). With pair splits each block holds its splits'
   // sums in shared memory, and a carveout below what the resident blocks need would cap them:
-  // ask for what the most blocks a multiprocessor can hold (2048 / 128 threads) need, the
+  // ask for what the blocks a multiprocessor can hold by their registers and threads need (the
+  // occupancy with the largest carveout, where shared memory does not bind: 5 to 8 blocks at
+  // 64 to 108 registers, not the 2048 / 128 threads = 16 that took 80 KB where 35 KB do), the
   // driver's reserved shared memory a block included.
   int device = 0, per_sm = 0, reserved = 0;
   USRECON_CUDA_CHECK(cudaGetDevice(&device));
@@ -117,8 +119,13 @@ void prefer_l1(const gpu::Plan& plan) {
     USRECON_CUDA_CHECK(cudaFuncGetAttributes(&attributes, kernel));
     int percent = 0;
     if (attributes.sharedSizeBytes > 0 && per_sm > 0) {
-      constexpr int kMostBlocks = 2048 / (gpu::kBlockDepths * gpu::kBlockColumns);
-      const long long needed = kMostBlocks * (static_cast<long long>(attributes.sharedSizeBytes) + reserved);
+      constexpr int kThreads = gpu::kBlockDepths * gpu::kBlockColumns;
+      int blocks = 2048 / kThreads;  // the most a multiprocessor holds, if the calculator says nothing
+      USRECON_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout, 100));
+      int resident = 0;
+      USRECON_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&resident, kernel, kThreads, 0));
+      if (resident > 0 && resident < blocks) blocks = resident;
+      const long long needed = blocks * (static_cast<long long>(attributes.sharedSizeBytes) + reserved);
       percent = static_cast<int>(std::min<long long>(100, (100 * needed + per_sm - 1) / per_sm));
     }
     USRECON_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout, percent));
