@@ -66,6 +66,22 @@ inline std::string quote(const std::filesystem::path& p) {
   return quoted;
 }
 
+/// Environment settings that preload `library` (a fault-injecting LD_PRELOAD module of
+/// tests/tools/preload/) into a command: "ASAN_OPTIONS=... LD_PRELOAD='library' ". A sanitizer's
+/// runtime must otherwise come first among the libraries; the order is harmless here.
+inline std::string preload(const char* library) {
+  const char* asan = std::getenv("ASAN_OPTIONS");
+  std::string env = "ASAN_OPTIONS=";
+  if (asan && *asan) {
+    env += asan;
+    env += ':';
+  }
+  env += "verify_asan_link_order=0 LD_PRELOAD=";
+  env += quote(library);
+  env += ' ';
+  return env;
+}
+
 /// A TempDir for tests that run the usrecon executable: exe_ is its path (set by ctest).
 class CliTempDir : public TempDir {
  protected:

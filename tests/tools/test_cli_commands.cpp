@@ -374,7 +374,7 @@ TEST_F(CliCommands, SimulateRefusesDataThatWouldHoldNoEchoOfItsPoints) {
   const std::vector<double> data = usrecon::io::read_npy(out).to_double();
   EXPECT_EQ(*std::max_element(data.begin(), data.end()), 1.0);
   // Speckle alone, shallow or past the record's end, is no error.
-  for (const std::string& speckle : {" --speckle 50", " --speckle 50 --speckle-z-range 40:50"}) {
+  for (const char* speckle : {" --speckle 50", " --speckle 50 --speckle-z-range 40:50"}) {
     r = run_command(usrecon(pw + " --overwrite --elements 16 --samples 600" + speckle));
     EXPECT_EQ(r.exit_code, 0) << r.output;
   }

@@ -133,6 +133,31 @@ TEST_F(CliReconstruct, TwoSpellingsOfOnePathAreOnePath) {
   EXPECT_FALSE(fs::exists(dir_ / "s.txt")) << truth.output;
 }
 
+// With --overwrite and no --save-raw, an older raw <stem>.npy that cannot be removed once the
+// new outputs are in place fails the input, naming the file: the new <stem>.json does not
+// describe it (a preloaded remove/unlink refuses *.npy: tests/tools/preload/fail_remove.cpp).
+TEST_F(CliReconstruct, AnOlderRawImageThatCannotBeRemovedFailsTheInput) {
+  write_good(dir_ / "good.txt", 3.0);
+  const fs::path out = dir_ / "out";
+  const auto first = run_command(reconstruct(quote(dir_ / "good.txt") + " --save-raw -o " + quote(out)));
+  ASSERT_EQ(first.exit_code, 0) << first.output;
+  ASSERT_TRUE(fs::exists(out / "good.npy"));
+  const auto second = run_command("USRECON_TEST_FAIL_REMOVE_SUFFIX=.npy " +
+                                  usrecon::testing::preload(USRECON_FAIL_REMOVE_SO) +
+                                  reconstruct(quote(dir_ / "good.txt") + " --overwrite -o " + quote(out)));
+  EXPECT_EQ(second.exit_code, 1) << second.output;
+  EXPECT_NE(second.output.find("good.npy: cannot remove this older raw image"), std::string::npos) << second.output;
+  EXPECT_NE(second.output.find("0 of 1 reconstructed, 1 failed"), std::string::npos) << second.output;
+  EXPECT_TRUE(fs::exists(out / "good.npy"));
+  // The new JSON is in place and names no raw image, so metrics and view refuse the old one.
+  std::ifstream json_file(out / "good.json");
+  const nlohmann::json meta = nlohmann::json::parse(json_file, nullptr, false);
+  ASSERT_TRUE(meta.is_object()) << second.output;
+  EXPECT_FALSE(meta.at("outputs").contains("raw")) << meta.dump();
+  const auto metrics = run_command(exe_ + " metrics " + quote(out / "good.npy") + " --point 3e-3,5e-3");
+  EXPECT_NE(metrics.exit_code, 0) << metrics.output;
+}
+
 // ... but an input of that name is never removed (channel data x.npy reconstructed into its own
 // directory), nor any .npy that no older JSON named as its raw image (channel data y.npy beside
 // y.uff, reconstructed into the same directory).

@@ -42,13 +42,9 @@ class CliThreadFaults : public usrecon::testing::CliTempDir {
   usrecon::testing::CommandResult run_with(const Case& c, const std::string& fault, const fs::path& out) {
     fs::remove_all(out);
     fs::remove(dir_ / "report.json");
-    // A sanitizer's runtime must otherwise come first among the libraries; the order is harmless.
-    const char* asan = std::getenv("ASAN_OPTIONS");
-    const std::string asan_options = std::string(asan ? asan : "") + (asan && *asan ? ":" : "") +
-                                     "verify_asan_link_order=0";
-    return run_command("ASAN_OPTIONS=" + asan_options + " OPENBLAS_NUM_THREADS=1 " + fault +
-                       " LD_PRELOAD=" + quote(USRECON_FAIL_THREAD_START_SO) + " " + exe_ + " reconstruct " +
-                       c.reconstruct + " --save-raw -o " + quote(out) + " --report " + quote(dir_ / "report.json"));
+    return run_command("OPENBLAS_NUM_THREADS=1 " + fault + " " + usrecon::testing::preload(USRECON_FAIL_THREAD_START_SO) +
+                       exe_ + " reconstruct " + c.reconstruct + " --save-raw -o " + quote(out) + " --report " +
+                       quote(dir_ / "report.json"));
   }
 
   // Sweeps the start numbers, in both modes, and checks each run; returns how many runs failed.
