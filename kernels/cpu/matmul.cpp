@@ -181,6 +181,9 @@ Shape matmul_shape(const Shape& a, const Shape& b) { return plan(a, b).c; }
 
 template <class T>
 void matmul(const In<T>& a, const In<T>& b, const Out<T>& c, MatmulAlgo algo, const Exec& exec) {
+  if (algo != MatmulAlgo::naive && algo != MatmulAlgo::tiled && algo != MatmulAlgo::blas &&
+      algo != MatmulAlgo::automatic)
+    throw Error("matmul: unknown MatmulAlgo " + std::to_string(static_cast<int>(algo)));
   if (a.location == Location::scalar || b.location == Location::scalar)
     throw Error("matmul: operands must be arrays, not scalars");
   const Plan p = plan(a.shape, b.shape);
@@ -194,13 +197,7 @@ void matmul(const In<T>& a, const In<T>& b, const Out<T>& c, MatmulAlgo algo, co
   if (p.g.batch * p.g.m * p.g.n == 0) return;
   // The algorithms read a and b while they write c (row by row, or through restrict pointers):
   // an output over an operand would read what it has already written.
-  const auto overlaps_c = [&](const In<T>& in) {
-    const auto c_lo = reinterpret_cast<std::uintptr_t>(c.data);
-    const auto c_hi = c_lo + static_cast<std::uintptr_t>(c.shape.size()) * sizeof(T);
-    const auto in_lo = reinterpret_cast<std::uintptr_t>(in.data);
-    const auto in_hi = in_lo + static_cast<std::uintptr_t>(in.shape.size()) * sizeof(T);
-    return in_lo < c_hi && c_lo < in_hi;
-  };
+  const auto overlaps_c = [&](const In<T>& in) { return overlaps(c.data, c.shape.size(), in.data, in.shape.size()); };
   if (overlaps_c(a) || overlaps_c(b))
     throw Error("matmul: the output overlaps an operand; write the product to an array of its own");
   if (device) {

@@ -11,7 +11,7 @@ namespace usrecon::kernels {
 std::uint64_t monte_carlo_count(std::uint64_t n, std::uint64_t seed, Backend backend,
                                 const Exec& exec) {
   if (backend == Backend::cuda) return detail::cuda_monte_carlo_count(n, seed, exec.stream);
-  const std::uint64_t counters = (n + 1) / 2;  // two samples per Philox call
+  const std::uint64_t counters = monte_carlo_counters(n);
   std::atomic<std::uint64_t> inside{0};
   parallel_for(counters, 1 << 16, counters < (1 << 17) ? 1 : exec.threads,
                [&](std::size_t begin, std::size_t end) {

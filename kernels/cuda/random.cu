@@ -25,7 +25,7 @@ __global__ void __launch_bounds__(threads) monte_carlo_kernel(std::uint64_t n, s
 std::uint64_t cuda_monte_carlo_count(std::uint64_t n, std::uint64_t seed, StreamView stream) {
   require_cuda("monte_carlo_pi on CUDA");
   if (n == 0) return 0;
-  const auto counters = static_cast<std::int64_t>((n + 1) / 2);
+  const auto counters = static_cast<std::int64_t>(monte_carlo_counters(n));
   const unsigned blocks = cuda::grid_1d(counters, threads, 32 * cuda::sm_count());
   unsigned long long inside = 0;
   {

@@ -4,11 +4,14 @@
 #include <array>
 #include <cmath>
 #include <cstdint>
+#include <limits>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "kernel_test_util.hpp"
 #include "usrecon/kernels/map.hpp"
+#include "usrecon/kernels/matmul.hpp"
 
 namespace uk = usrecon::kernels;
 using uk::HostArray;
@@ -112,6 +115,86 @@ TEST(KernelMap, HostAndDeviceOperandsMixedThrowBeforeAnyKernel) {
   } catch (const usrecon::Error& e) {
     EXPECT_NE(std::string(e.what()).find("host and device arrays mixed"), std::string::npos);
   }
+}
+
+// An output may be an input element for element (in place); any other overlap is refused at the
+// call (a view shifted by one smeared v[0] over the whole output), and so are overlapping outputs.
+TEST(KernelMap, OutputsOverlappingInputsOtherThanInPlaceAreRefused) {
+  for (const int n : {2, 8, 1001}) {  // (at 1 a shift by one does not overlap)
+    SCOPED_TRACE(n);
+    std::vector<float> v(n + 1);
+    for (int i = 0; i <= n; ++i) v[i] = float(i);
+    uk::add(uk::In<float>::host(v.data(), Shape{n}), 1.0f, uk::Out<float>::host(v.data(), Shape{n}));
+    for (int i = 0; i < n; ++i) EXPECT_EQ(v[i], float(i + 1));
+    EXPECT_EQ(v[n], float(n));
+    const std::vector<float> before = v;
+    for (const int shift : {1, -1}) {
+      float* out = shift > 0 ? v.data() + 1 : v.data();
+      const float* in = shift > 0 ? v.data() : v.data() + 1;
+      EXPECT_THROW(uk::add(uk::In<float>::host(in, Shape{n}), 0.0f, uk::Out<float>::host(out, Shape{n})),
+                   usrecon::Error);
+    }
+    // The output's first element broadcast over it: the same pointer, not element for element.
+    EXPECT_THROW(uk::add(uk::In<float>::host(v.data(), Shape{1}), uk::In<float>::host(v.data() + 1, Shape{n}),
+                         uk::Out<float>::host(v.data(), Shape{n})),
+                 usrecon::Error);
+    EXPECT_EQ(v, before) << "a refused call wrote";
+  }
+  std::vector<double> rho(8, 1.0), theta(8, 0.5), xy(9);
+  EXPECT_THROW(uk::polar_to_cartesian(uk::In<double>::host(rho.data(), Shape{8}),
+                                      uk::In<double>::host(theta.data(), Shape{8}),
+                                      uk::Out<double>::host(xy.data(), Shape{8}),
+                                      uk::Out<double>::host(xy.data() + 1, Shape{8})),
+               usrecon::Error);
+}
+
+// The forms that return new arrays decide host or device from the argument types at compile
+// time: an In<T>::device view among host-typed arguments is said plainly, not as "mixed".
+TEST(KernelMap, AllocatingFormWithADeviceViewSaysWhatToPass) {
+  const float* fake_device = reinterpret_cast<const float*>(std::uintptr_t{0x1000});  // never dereferenced
+  try {
+    (void)uk::sqrt(uk::In<float>::device(fake_device, Shape{4}));
+    FAIL() << "no exception";
+  } catch (const usrecon::Error& e) {
+    EXPECT_NE(std::string(e.what()).find("Out<T>::device"), std::string::npos) << e.what();
+  }
+  try {
+    (void)uk::matmul(uk::In<float>::device(fake_device, Shape{2, 2}), uk::In<float>::device(fake_device, Shape{2, 2}));
+    FAIL() << "no exception";
+  } catch (const usrecon::Error& e) {
+    EXPECT_NE(std::string(e.what()).find("Out<T>::device"), std::string::npos) << e.what();
+  }
+}
+
+// hypot's special values are IEEE 754's, as std::hypot's: an infinity wins over a NaN, a NaN
+// otherwise gives NaN, in either argument order (it dropped a NaN in the second argument and gave
+// NaN for inf, inf).
+template <class T>
+void expect_hypot_special_values() {
+  const T inf = std::numeric_limits<T>::infinity(), nan = std::numeric_limits<T>::quiet_NaN();
+  const T values[] = {T(0), T(-0.0), T(3), T(-4), std::numeric_limits<T>::max(), std::numeric_limits<T>::denorm_min(),
+                      inf, -inf, nan};
+  for (const T x : values)
+    for (const T y : values) {
+      const T got = uk::math::hypot(x, y), want = std::hypot(x, y);
+      if (std::isnan(want))
+        EXPECT_TRUE(std::isnan(got)) << x << ", " << y << ": " << got;
+      else if (std::isinf(want))
+        EXPECT_EQ(got, want) << x << ", " << y;
+      else
+        EXPECT_NEAR(got, want, 4 * std::numeric_limits<T>::epsilon() * want) << x << ", " << y;
+    }
+  const HostArray<T> xs = HostArray<T>::from_vector({T(0), nan, inf, inf, nan});
+  const HostArray<T> ys = HostArray<T>::from_vector({nan, T(0), inf, nan, -inf});
+  const HostArray<T> h = uk::hypot(xs, ys);
+  EXPECT_TRUE(std::isnan(h[0]) && std::isnan(h[1]));
+  EXPECT_EQ(h[2], inf);
+  EXPECT_EQ(h[3], inf);
+  EXPECT_EQ(h[4], inf);
+}
+TEST(KernelMap, HypotSpecialValuesAreIeees) {
+  expect_hypot_special_values<float>();
+  expect_hypot_special_values<double>();
 }
 
 TEST(KernelMap, UserOpOnDeviceArraysFromPlainCppThrowsInsteadOfFailingToLink) {

@@ -168,6 +168,12 @@ TEST(KernelMatmul, BlasRefusesDimensionsBeyondItsInt) {
   munmap(b, bytes);
 }
 
+TEST(KernelMatmul, AnUnknownAlgorithmIsRefused) {
+  const auto a = random_array<float>({3, 3}, 1);
+  HostArray<float> c(Shape{3, 3});
+  EXPECT_THROW(uk::matmul(a, a, c, static_cast<MatmulAlgo>(42)), usrecon::Error);
+}
+
 TEST(KernelMatmul, ShapeErrorsThrowAtTheCall) {
   HostArray<float> a(Shape{2, 3}), b(Shape{4, 2}), c(Shape{2, 2});
   EXPECT_THROW(uk::matmul(a, b, c), usrecon::Error);  // 3 != 4

@@ -7,6 +7,7 @@
 #include <string>
 
 #include <type_traits>
+#include <utility>
 
 #include "usrecon/kernels/kernels.hpp"
 
@@ -76,6 +77,52 @@ TEST(KernelMemory, HostArrayShapesAndIndexing) {
   EXPECT_THROW(a.reshape({4}), usrecon::Error);
   EXPECT_THROW((uk::HostArray<int>(uk::Shape{2}, std::vector<int>{1, 2, 3})), usrecon::Error);
   EXPECT_EQ(uk::HostArray<float>::from_vector({1, 2, 3}).shape(), (uk::Shape{3}));
+  // More elements than a host vector can hold: the library's error, not std::length_error.
+  EXPECT_THROW((uk::HostArray<double>(uk::Shape{std::int64_t(1) << 62})), usrecon::Error);
+}
+
+// A default-constructed or moved-from array is empty, shape (0,), and every operation sees it so
+// (it kept the scalar shape () with no element, and sum, at({}) and matmul read through null).
+TEST(KernelMemory, DefaultAndMovedFromArraysAreEmpty) {
+  const uk::Shape empty{0};
+  uk::HostArray<float> a;
+  EXPECT_EQ(a.shape(), empty);
+  EXPECT_EQ(a.size(), 0u);
+  EXPECT_EQ(uk::sum(a), 0.0f);
+  EXPECT_THROW((void)a.at({}), usrecon::Error);
+  EXPECT_EQ(uk::add(a, 1.0f).size(), 0u);
+
+  uk::HostArray<float> b(uk::Shape{4, 4}, 1.0f);
+  uk::HostArray<float> c = std::move(b);
+  EXPECT_EQ(c.size(), 16u);
+  EXPECT_EQ(b.shape(), empty);  // NOLINT(bugprone-use-after-move): what a moved-from array holds
+  EXPECT_EQ(b.size(), 0u);
+  EXPECT_EQ(uk::sum(b), 0.0f);
+  EXPECT_THROW((void)uk::matmul(c, b), usrecon::Error);
+  uk::HostArray<float> d(uk::Shape{2}, 3.0f);
+  d = std::move(c);
+  EXPECT_EQ(d.shape(), (uk::Shape{4, 4}));
+  EXPECT_EQ(c.shape(), empty);  // NOLINT(bugprone-use-after-move)
+  EXPECT_EQ(c.size(), 0u);
+  EXPECT_EQ(uk::sum(d), 16.0f);
+
+  uk::DeviceArray<float> e;  // needs no device
+  EXPECT_EQ(e.shape(), empty);
+  EXPECT_EQ(e.size(), 0u);
+  uk::DeviceArray<float> f = std::move(e);
+  EXPECT_EQ(e.shape(), empty);  // NOLINT(bugprone-use-after-move)
+  EXPECT_EQ(f.shape(), empty);
+}
+
+// A view of raw memory with no pointer but elements to hold is the caller's mistake, said at the
+// view; an empty one may have none. (A null input was taken as the scalar 0.)
+TEST(KernelMemory, NullViewsOfElementsAreRefused) {
+  EXPECT_THROW((void)uk::In<float>::host(nullptr, uk::Shape{4}), usrecon::Error);
+  EXPECT_THROW((void)uk::In<float>::device(nullptr, uk::Shape{4}), usrecon::Error);
+  float* null = nullptr;
+  EXPECT_THROW((void)uk::Out<float>::host(null, uk::Shape{2, 2}), usrecon::Error);
+  EXPECT_EQ(uk::In<float>::host(nullptr, uk::Shape{0}).shape.size(), 0);
+  EXPECT_EQ(uk::Out<float>::host(null, uk::Shape{3, 0}).shape.size(), 0);
 }
 
 }  // namespace

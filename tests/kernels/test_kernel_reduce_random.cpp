@@ -112,6 +112,17 @@ TEST(KernelPhilox, MatchesRandom123KnownAnswers) {
   EXPECT_EQ(pi.v[3], 0x24126ea1u);
 }
 
+// Philox calls for n samples, two a call: at n = 2^64 - 1 too ((n + 1) / 2 wrapped to 0, and the
+// count to no sample at all).
+TEST(KernelMonteCarlo, CountersForEverySampleCount) {
+  EXPECT_EQ(uk::monte_carlo_counters(0), 0u);
+  EXPECT_EQ(uk::monte_carlo_counters(1), 1u);
+  EXPECT_EQ(uk::monte_carlo_counters(2), 1u);
+  EXPECT_EQ(uk::monte_carlo_counters(3), 2u);
+  EXPECT_EQ(uk::monte_carlo_counters(UINT64_MAX), std::uint64_t(1) << 63);
+  EXPECT_EQ(uk::monte_carlo_counters(UINT64_MAX - 1), (std::uint64_t(1) << 63) - 1);
+}
+
 TEST(KernelMonteCarlo, EstimatesPiWithinStatisticalError) {
   for (std::uint64_t n : {100ull, 10'000ull, 1'000'000ull, 10'000'001ull}) {
     const double est = uk::monte_carlo_pi(n, 42);

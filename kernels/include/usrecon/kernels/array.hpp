@@ -22,13 +22,46 @@
 
 namespace usrecon::kernels {
 
+namespace detail {
+/// (0,): the shape of an empty array, which default-constructed and moved-from arrays have.
+inline Shape empty_shape() noexcept {
+  static const Shape empty{0};
+  return empty;
+}
+/// Whether count_a elements of T at a and count_b at b share any byte.
+template <class T>
+bool overlaps(const T* a, std::int64_t count_a, const T* b, std::int64_t count_b) noexcept {
+  if (!a || !b || count_a <= 0 || count_b <= 0) return false;
+  const auto a_lo = reinterpret_cast<std::uintptr_t>(a), b_lo = reinterpret_cast<std::uintptr_t>(b);
+  return a_lo < b_lo + static_cast<std::uintptr_t>(count_b) * sizeof(T) &&
+         b_lo < a_lo + static_cast<std::uintptr_t>(count_a) * sizeof(T);
+}
+/// An array view with no memory but elements to hold: a caller's mistake, said at once.
+[[noreturn]] void throw_null_view(const char* what, const Shape& shape);
+}  // namespace detail
+
 /// An owning, contiguous, row-major array in host memory. Copyable and movable.
 template <class T>
 class HostArray {
  public:
   using value_type = T;
 
+  /// An empty array, shape (0,) (NumPy's np.array([])), as a moved-from one is left.
   HostArray() = default;
+  HostArray(const HostArray&) = default;
+  HostArray& operator=(const HostArray&) = default;
+  HostArray(HostArray&& other) noexcept
+      : shape_(std::exchange(other.shape_, detail::empty_shape())), data_(std::move(other.data_)) {
+    other.data_.clear();
+  }
+  HostArray& operator=(HostArray&& other) noexcept {
+    if (this != &other) {
+      shape_ = std::exchange(other.shape_, detail::empty_shape());
+      data_ = std::move(other.data_);
+      other.data_.clear();
+    }
+    return *this;
+  }
   /// Zero-filled array of the given shape.
   explicit HostArray(const Shape& shape) : shape_(shape), data_(checked_size(shape)) {}
   HostArray(const Shape& shape, T fill) : shape_(shape), data_(checked_size(shape), fill) {}
@@ -71,7 +104,11 @@ class HostArray {
   }
 
  private:
-  static std::size_t checked_size(const Shape& s) { return static_cast<std::size_t>(s.size()); }
+  static std::size_t checked_size(const Shape& s) {
+    if (static_cast<std::uint64_t>(s.size()) > std::vector<T>().max_size())
+      throw Error("HostArray: shape " + s.to_string() + " holds more elements than host memory can");
+    return static_cast<std::size_t>(s.size());
+  }
   std::size_t offset(std::initializer_list<std::int64_t> index) const {
     if (static_cast<int>(index.size()) != shape_.ndim())
       throw Error("HostArray::at: " + std::to_string(index.size()) + " indices for shape " +
@@ -87,7 +124,7 @@ class HostArray {
     return static_cast<std::size_t>(off);
   }
 
-  Shape shape_;
+  Shape shape_ = detail::empty_shape();
   std::vector<T> data_;
 };
 
@@ -98,7 +135,17 @@ class DeviceArray {
  public:
   using value_type = T;
 
+  /// An empty array, shape (0,), as a moved-from one is left.
   DeviceArray() = default;
+  DeviceArray(DeviceArray&& other) noexcept
+      : shape_(std::exchange(other.shape_, detail::empty_shape())), buffer_(std::move(other.buffer_)) {}
+  DeviceArray& operator=(DeviceArray&& other) noexcept {
+    if (this != &other) {
+      shape_ = std::exchange(other.shape_, detail::empty_shape());
+      buffer_ = std::move(other.buffer_);
+    }
+    return *this;
+  }
   /// Uninitialised device array (cuda.device_array).
   explicit DeviceArray(const Shape& shape)
       : shape_(shape), buffer_(static_cast<std::size_t>(shape.size())) {}
@@ -136,7 +183,7 @@ class DeviceArray {
   }
 
  private:
-  Shape shape_;
+  Shape shape_ = detail::empty_shape();
   DeviceBuffer<T> buffer_;
 };
 
@@ -172,11 +219,14 @@ struct In {
   In(T scalar) : value(scalar) {}  // NOLINT: implicit
   In(const HostArray<T>& a) : data(a.data()), shape(a.shape()), location(Location::host) {}
   In(const DeviceArray<T>& a) : data(a.data()), shape(a.shape()), location(Location::device) {}
+  /// Views of memory the caller owns; p may be null only for an empty shape.
   static In host(const T* p, const Shape& s) { return In(p, s, Location::host); }
   static In device(const T* p, const Shape& s) { return In(p, s, Location::device); }
 
  private:
-  In(const T* p, const Shape& s, Location l) : data(p), shape(s), location(l) {}
+  In(const T* p, const Shape& s, Location l) : data(p), shape(s), location(l) {
+    if (!p && s.size() > 0) detail::throw_null_view("In", s);
+  }
 };
 
 /// A writable array operand (host or device, contiguous row-major). Converts implicitly from
@@ -189,11 +239,14 @@ struct Out {
 
   Out(HostArray<T>& a) : data(a.data()), shape(a.shape()), location(Location::host) {}
   Out(DeviceArray<T>& a) : data(a.data()), shape(a.shape()), location(Location::device) {}
+  /// Views of memory the caller owns; p may be null only for an empty shape.
   static Out host(T* p, const Shape& s) { return Out(p, s, Location::host); }
   static Out device(T* p, const Shape& s) { return Out(p, s, Location::device); }
 
  private:
-  Out(T* p, const Shape& s, Location l) : data(p), shape(s), location(l) {}
+  Out(T* p, const Shape& s, Location l) : data(p), shape(s), location(l) {
+    if (!p && s.size() > 0) detail::throw_null_view("Out", s);
+  }
 };
 
 /// The element type of an array-like argument (void for scalars and anything else).

@@ -194,6 +194,21 @@ MapArgs<T, NOut, NIn> make_map_args(const std::string& name, const std::array<Ou
     if (!(outs[j].shape == shape))
       throw Error(name + ": output " + std::to_string(j) + " has shape " +
                   outs[j].shape.to_string() + " but the inputs broadcast to " + shape.to_string());
+  // An output may be an input element for element (in place: each element's inputs are read
+  // before its outputs are written), but no other overlap: a shifted or broadcast view of the
+  // output would read elements already written (and the CPU loop's output is __restrict).
+  for (int j = 0; j < NOut; ++j) {
+    for (int k = 0; k < NIn; ++k) {
+      const In<T>& x = ins[k];
+      if (x.location != Location::scalar && detail::overlaps(outs[j].data, shape.size(), x.data, x.shape.size()) &&
+          !(x.data == outs[j].data && x.shape == shape))
+        throw Error(name + ": output " + std::to_string(j) + " overlaps input " + std::to_string(k) +
+                    " other than element for element (in place); write to an array of its own");
+    }
+    for (int l = j + 1; l < NOut; ++l)
+      if (detail::overlaps(outs[j].data, shape.size(), outs[l].data, shape.size()))
+        throw Error(name + ": outputs " + std::to_string(j) + " and " + std::to_string(l) + " overlap");
+  }
 
   MapArgs<T, NOut, NIn> a{};
   a.n = shape.size();
@@ -442,6 +457,13 @@ class Ufunc {
       const Shape shape = broadcast_shapes(shapes, name_);
       using A = std::conditional_t<any_device<std::tuple<Args...>>(std::make_index_sequence<NIn>{}),
                                    DeviceArray<T>, HostArray<T>>;
+      // Where the new outputs live is decided here, at compile time, by the argument types: an
+      // In<T>::device view says it only at run time.
+      if constexpr (std::is_same_v<A, HostArray<T>>)
+        for (const In<T>& x : ins)
+          if (x.location == Location::device)
+            throw Error(std::string(name_) + ": an In<T>::device view among the inputs and no DeviceArray: "
+                        "this form returns host arrays; pass the outputs (Out<T>::device) or a DeviceArray");
       std::array<A, nout> result;
       std::array<Out<T>, nout> outs = make_outs<A, T>(result, std::make_index_sequence<nout>{},
                                                       shape);

@@ -48,11 +48,21 @@ USRECON_HD constexpr T max(T a, T b) {
   return a < b ? b : a;
 }
 
-/// The tutorial's hypot: sqrt(x² + y²) without overflow for large x, y.
+/// The largest finite float or double (constexpr scalars are usable in device code).
+template <std::floating_point T>
+inline constexpr T kMaxFinite = sizeof(T) == sizeof(float) ? T(3.40282346638528859811704183484516925e+38F)
+                                                            : T(1.79769313486231570814527423731704357e+308);
+
+/// The tutorial's hypot: sqrt(x² + y²) without overflow for large x, y; with IEEE 754's (and
+/// std::hypot's) special values: an infinite argument gives +inf even beside a NaN, and otherwise
+/// a NaN gives NaN (min and max would drop a NaN, and inf / inf is NaN).
 template <std::floating_point T>
 USRECON_HD T hypot(T x, T y) {
   x = fabs(x);
   y = fabs(y);
+  if (x > kMaxFinite<T>) return x;
+  if (y > kMaxFinite<T>) return y;
+  if (x != x || y != y) return x + y;  // NaN
   T t = min(x, y);
   x = max(x, y);
   if (x == T(0)) return T(0);  // the tutorial divides 0 by 0 here; math.hypot gives 0

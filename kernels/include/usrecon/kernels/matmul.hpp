@@ -57,6 +57,11 @@ template <class A, class B>
   using T = element_type_t<A>;
   using R = std::conditional_t<is_device_array_v<std::remove_cvref_t<A>>, DeviceArray<T>,
                                HostArray<T>>;
+  // Where c lives is decided at compile time by a's type: an In<T>::device view says it only at
+  // run time.
+  if (std::is_same_v<R, HostArray<T>> && In<T>(a).location == Location::device)
+    throw Error("matmul: a is an In<T>::device view: this form returns a host array; pass c "
+                "(Out<T>::device) or make a a DeviceArray");
   R c(detail::matmul_shape(In<T>(a).shape, In<T>(b).shape));
   matmul(a, b, c, algo, exec);
   return c;

@@ -48,6 +48,9 @@ USRECON_HD inline unsigned monte_carlo_inside(std::uint64_t c, std::uint64_t see
   return inside;
 }
 
+/// Philox calls for n samples, two a call: ⌈n/2⌉, without the overflow of (n + 1) / 2 at n = 2^64 - 1.
+USRECON_HD constexpr std::uint64_t monte_carlo_counters(std::uint64_t n) { return n / 2 + (n & 1); }
+
 /// The CUDA kernel's block program (cuda/random.cu; the tests run it on the host): thread `tid`
 /// of block `b` of `blocks`, `threads` a block (whole warps), counts the counters
 /// c = b·threads + tid + j·blocks·threads below ⌈n/2⌉; the warp adds its lanes' counts by
@@ -57,7 +60,7 @@ template <class Block>
 USRECON_HD void monte_carlo_block_program(std::uint64_t n, std::uint64_t seed, unsigned b,
                                           unsigned blocks, int threads, int tid,
                                           unsigned long long* inside, const Block& block) {
-  const std::uint64_t counters = (n + 1) / 2;
+  const std::uint64_t counters = monte_carlo_counters(n);
   const std::uint64_t step = std::uint64_t(blocks) * std::uint64_t(threads);
   unsigned long long local = 0;
   for (std::uint64_t c = std::uint64_t(b) * std::uint64_t(threads) + std::uint64_t(tid);
