@@ -1,4 +1,5 @@
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
 #include <optional>
@@ -6,6 +7,7 @@
 #include <utility>
 
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "usrecon/io/file.hpp"
 #include "usrecon/io/hdf5.hpp"
@@ -27,6 +29,18 @@ using detail::seconds_since;
 bool same_file(const fs::path& a, const fs::path& b) {
   std::error_code ec;
   return fs::exists(a, ec) && fs::exists(b, ec) && fs::equivalent(a, b, ec);
+}
+
+// Whether `json`, an earlier run's <stem>.json, names `npy` as its raw image (outputs.raw): only
+// then is that .npy a raw image the new outputs replace. Any other file of the name (channel data
+// simulated as <stem>.npy, a file of the user's) is kept. A JSON that cannot be read says no.
+bool names_its_raw_image(const fs::path& json, const fs::path& npy) {
+  try {
+    const nlohmann::json meta = nlohmann::json::parse(io::read_file(json, 1u << 20));
+    return meta.at("outputs").at("raw").get<std::string>() == npy.filename().string();
+  } catch (const std::exception&) {  // no such file, too large, not JSON, no outputs.raw string
+    return false;
+  }
 }
 
 }  // namespace
@@ -65,10 +79,20 @@ std::vector<fs::path> expand_inputs(const std::vector<fs::path>& paths, ReconMod
   const auto is_input = [&](const fs::path& path) {
     return std::find(extensions.begin(), extensions.end(), io::lower_extension(path)) != extensions.end();
   };
+  // A raw image an earlier run wrote beside its inputs (<stem>.npy, which <stem>.json names as
+  // outputs.raw) is no channel data: a directory's listing leaves it out, so that a run into the
+  // inputs' own directory can be repeated. Named on the command line, it is read.
+  const auto is_our_raw_image = [](const fs::path& file) {
+    if (io::lower_extension(file) != ".npy") return false;
+    fs::path json = file;
+    return names_its_raw_image(json.replace_extension(".json"), file);
+  };
   std::vector<fs::path> inputs;
   for (const fs::path& path : paths) {
     std::error_code ec;
-    if (is_input(path) || !fs::is_directory(path, ec)) {
+    // A path named like an input file is taken as one, even when it is a directory (a shell glob
+    // such as in/*.txt that matched one is not asking for its contents); "frames.txt/" is listed.
+    if ((is_input(path) && path.has_filename()) || !fs::is_directory(path, ec)) {
       inputs.push_back(path);
       continue;
     }
@@ -78,11 +102,11 @@ std::vector<fs::path> expand_inputs(const std::vector<fs::path>& paths, ReconMod
       // Hidden files (.name: editors' backups, macOS's ._ resource forks, half-written copies)
       // are no acquisitions; named on the command line, they are read.
       const bool hidden = entry.path().filename().string().starts_with('.');
-      if (!hidden && is_input(entry.path()) && entry.is_regular_file(entry_ec))
+      if (!hidden && is_input(entry.path()) && entry.is_regular_file(entry_ec) && !is_our_raw_image(entry.path()))
         found.push_back(entry.path());
     }
     if (ec) {
-      inputs.push_back(path);  // unreadable directory: reported when processed
+      inputs.push_back(path);  // a directory that cannot be listed: plan_outputs says why
       continue;
     }
     std::sort(found.begin(), found.end());
@@ -175,6 +199,10 @@ Reconstructor::Reconstructor(ReconstructOptions options, fs::path out_dir)
     throw io::OutputError("cannot create output directory " + out_dir_.string() + ": " +
                           (ec ? ec.message() : "a file of that name exists"));
   created_dirs_ = std::move(missing);
+  // Said now, not after each input's beamforming (its outputs are made in the directory).
+  if (::access(out_dir_.c_str(), W_OK | X_OK) != 0)
+    throw io::OutputError("cannot write into output directory " + out_dir_.string() + ": " +
+                          std::error_code(errno, std::generic_category()).message());
 }
 
 Reconstructor::~Reconstructor() {
@@ -184,29 +212,28 @@ Reconstructor::~Reconstructor() {
     if (fs::is_directory(fs::symlink_status(dir, ec)) && fs::is_empty(dir, ec) && !ec) fs::remove(dir, ec);
 }
 
-namespace {
-
-// Whether `json`, an earlier run's <stem>.json, names `npy` as its raw image (outputs.raw): only
-// then is that .npy a raw image the new outputs replace. Any other file of the name (channel data
-// simulated as <stem>.npy, a file of the user's) is kept. A JSON that cannot be read says no.
-bool names_its_raw_image(const fs::path& json, const fs::path& npy) {
-  try {
-    const nlohmann::json meta = nlohmann::json::parse(io::read_file(json, 1u << 20));
-    return meta.at("outputs").at("raw").get<std::string>() == npy.filename().string();
-  } catch (const std::exception&) {  // no such file, too large, not JSON, no outputs.raw string
-    return false;
-  }
-}
-
-}  // namespace
 
 Reconstructor::Targets Reconstructor::plan_outputs(const fs::path& input, int frame) {
+  // expand_inputs lists every directory it can; one among the inputs could not be listed.
+  std::error_code listing;
+  if (fs::is_directory(input, listing)) {
+    (void)fs::directory_iterator(input, listing);
+    if (listing) throw Error(input.string() + ": cannot list this directory: " + listing.message());
+    throw Error(input.string() + ": is a directory, not a file (one named like an input file is not listed: write " +
+                (input / "").string() + " to list it)");
+  }
   Targets t;
   t.stem = output_stem(input, frame);
   std::lock_guard lock(stems_mutex_);
-  if (std::find(stems_done_.begin(), stems_done_.end(), t.stem) != stems_done_.end())
+  const auto earlier = std::find_if(stems_done_.begin(), stems_done_.end(),
+                                    [&](const auto& done) { return done.first == t.stem; });
+  if (earlier != stems_done_.end()) {
+    if (same_file(input, earlier->second))
+      throw Error(input.string() + ": the same file as the earlier input " + earlier->second.string() +
+                  " of this run (given twice)");
     throw Error(input.string() + ": its outputs would be named '" + t.stem +
                 ".*', like those of an earlier input of this run; rename one of them");
+  }
   t.png = out_dir_ / (t.stem + ".png");
   t.npy = out_dir_ / (t.stem + ".npy");
   t.json = out_dir_ / (t.stem + ".json");
@@ -229,17 +256,18 @@ Reconstructor::Targets Reconstructor::plan_outputs(const fs::path& input, int fr
       if (id && batch_inputs_.contains(*id))
         throw Error(input.string() + ": output " + target.string() + " would overwrite another input of this batch");
     }
-    if (!options_.overwrite && fs::exists(target, ec))
+    // symlink_status: a link at the name is kept too, dangling or not (exists follows it).
+    if (!options_.overwrite && fs::exists(fs::symlink_status(target, ec)))
       throw Error(input.string() + ": output " + target.string() +
                   " already exists (kept; use --overwrite to replace it)");
   }
-  stems_done_.push_back(t.stem);
+  stems_done_.emplace_back(t.stem, input);
   return t;
 }
 
 void Reconstructor::release_stem(const std::string& stem) {
   std::lock_guard lock(stems_mutex_);
-  const auto it = std::find(stems_done_.begin(), stems_done_.end(), stem);
+  const auto it = std::find_if(stems_done_.begin(), stems_done_.end(), [&](const auto& done) { return done.first == stem; });
   if (it != stems_done_.end()) stems_done_.erase(it);
 }
 

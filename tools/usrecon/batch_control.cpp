@@ -1,8 +1,11 @@
 #include "batch_control.hpp"
 
 #include <signal.h>
+#include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
+#include <cerrno>
 #include <csignal>
 #include <string>
 #include <system_error>
@@ -56,22 +59,30 @@ int StopOnSignal::signal() const { return received_signal; }
 BatchReport::BatchReport(fs::path path, const std::vector<recon::BatchInput>& inputs, const fs::path& out_dir)
     : path_(std::move(path)), inputs_(inputs) {
   std::error_code ec;
-  if (fs::is_directory(path_, ec))
-    throw Error("--report " + path_.string() + " is a directory; give a file name");
   // Checked now, not after the batch: a report that cannot be written would fail the run at its end.
-  // The output directory itself may not exist yet (the run makes it).
+  // The output directory may not exist yet (the run makes it): the report may be neither it nor
+  // one of the directories above it, and may lie in it.
+  const fs::path report_path = comparable_path(path_), outputs_path = comparable_path(out_dir);
+  if (fs::is_directory(path_, ec) || !path_.has_filename())
+    throw Error("--report " + path_.string() + " is a directory; give a file name");
+  if (std::mismatch(report_path.begin(), report_path.end(), outputs_path.begin(), outputs_path.end()).first ==
+      report_path.end())
+    throw Error("--report " + path_.string() + " is the output directory (-o " + out_dir.string() +
+                ") or one above it; give the report a file name");
   const fs::path directory = path_.parent_path().empty() ? fs::path(".") : path_.parent_path();
-  if (!fs::is_directory(directory, ec) && comparable_path(directory) != comparable_path(out_dir))
+  create_directory_ = !fs::is_directory(directory, ec) && comparable_path(directory) == outputs_path;
+  if (!fs::is_directory(directory, ec) && !create_directory_)
     throw Error("--report " + path_.string() + ": its directory " + directory.string() + " does not exist");
+  if (!create_directory_ && ::access(directory.c_str(), W_OK | X_OK) != 0)
+    throw Error("--report " + path_.string() + ": its directory " + directory.string() +
+                " cannot be written: " + std::error_code(errno, std::generic_category()).message());
   for (const recon::BatchInput& input : inputs_) {
     if (fs::exists(path_, ec) && fs::exists(input.path, ec) && fs::equivalent(path_, input.path, ec))
       throw Error("--report " + path_.string() + " is one of the inputs; it would be overwritten");
   }
   // Nor one of this run's outputs (the report is written last, over it).
-  const fs::path report = comparable_path(path_);
-  const fs::path outputs = comparable_path(out_dir);
-  if (report.parent_path() == outputs) {
-    const std::string name = report.filename().string();
+  if (report_path.parent_path() == outputs_path) {
+    const std::string name = report_path.filename().string();
     for (const recon::BatchInput& input : inputs_) {
       const std::string stem = recon::output_stem(input.path, input.frame);
       for (const char* ext : {".png", ".json", ".npy"})
@@ -102,6 +113,9 @@ void BatchReport::write() const {
   }
   if (text.size() > 2) text.resize(text.size() - 2);  // the last ",\n"
   text += "\n]\n";
+  // In the output directory, which a run that failed before making it has not made.
+  std::error_code ec;
+  if (create_directory_ && !fs::is_directory(path_.parent_path(), ec)) fs::create_directories(path_.parent_path(), ec);
   io::write_file_atomic(path_, text);
 }
 

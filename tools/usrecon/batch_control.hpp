@@ -38,8 +38,10 @@ class StopOnSignal {
 /// long batches.
 class BatchReport {
  public:
-  /// Refuses (usrecon::Error), before any work, a path that is a directory, lies in a directory
-  /// that does not exist, or names one of the inputs or one of their outputs in out_dir.
+  /// Refuses (usrecon::Error), before any work, a path that is a directory (or the output
+  /// directory, or one above it), lies in a directory that does not exist (but the output
+  /// directory, which write() makes if the run has not) or cannot be written, or names one of the
+  /// inputs or one of their outputs in out_dir.
   BatchReport(std::filesystem::path path, const std::vector<recon::BatchInput>& inputs,
               const std::filesystem::path& out_dir);
 
@@ -52,6 +54,7 @@ class BatchReport {
   std::vector<recon::BatchInput> inputs_;
   std::string entries_;  // the entries so far, each followed by ",\n"
   std::size_t added_ = 0;
+  bool create_directory_ = false;  // the report lies in the output directory, not made yet
 };
 
 }  // namespace usrecon::cli

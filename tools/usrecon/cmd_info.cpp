@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "commands.hpp"
+#include "same_file.hpp"
 #include "usrecon/io/file.hpp"
 #include "usrecon/io/hdf5.hpp"
 #include "usrecon/io/mat.hpp"
@@ -86,6 +87,14 @@ json geometry_json(const recon::FileGeometry& g) {
 /// Everything `info` says about one file. Throws when the file cannot be listed at all.
 json describe(const fs::path& path, const InfoArgs& args) {
   json d = {{"file", path.string()}, {"arrays", json::array()}};
+  // Said as it is: missing, a directory, or "Not a directory" (a file named with a trailing '/'),
+  // before the name's extension is looked at.
+  std::error_code ec;
+  const fs::file_status status = fs::status(path, ec);
+  if (ec) throw io::InputError(path.string() + ": " + status_problem(ec));
+  if (fs::is_directory(status))
+    throw io::InputError(path.string() + ": a directory; info lists files (name them, e.g. " +
+                         (path / "*.mat").string() + ")");
   const std::string ext = io::lower_extension(path);
   if (ext == ".mat") {
     d["format"] = "MAT";

@@ -42,6 +42,10 @@ double metres(const nlohmann::json& item, const std::string& key, const std::str
 
 int run(const MetricsArgs& args) {
   const fs::path image_path = args.image;
+  // Said as it is ("pw.npy/" is "Not a directory", not a missing "pw.npy/.json").
+  std::error_code ec;
+  (void)fs::status(image_path, ec);
+  if (ec) throw io::InputError(image_path.string() + ": " + status_problem(ec));
   const fs::path grid_path = args.grid.empty() ? fs::path(image_path).replace_extension(".json") : fs::path(args.grid);
   // The JSON written at the end would replace an input (the image, its grid, or the truth).
   if (!args.output.empty())
@@ -49,6 +53,7 @@ int run(const MetricsArgs& args) {
       if (!input.empty() && same_file(args.output, input))
         throw Error("-o " + args.output + " is the input " + input.string() +
                     ": write the metrics to a file of their own");
+  if (!args.output.empty()) check_output_file(args.output, true, "-o " + args.output);  // replaced, unless a directory
   // The grid: from the JSON beside the image, which must be its own reconstruction's (none there:
   // not a reconstruct output; another run's: refused), or --grid's, taken as it is.
   const nlohmann::json meta = args.grid.empty() ? viewer::read_raw_image_json(image_path, "metrics")

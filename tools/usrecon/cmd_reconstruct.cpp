@@ -192,11 +192,13 @@ int run(const ReconstructArgs& args) {
   if (args.profile)
     profile.print(std::chrono::duration<double>(Clock::now() - batch_start).count(),
                   std::chrono::duration<double>(batch_start - start).count(), ok);
+  // With no input reconstructed, the directory the run made is removed again (~Reconstructor).
+  const std::string where =
+      ok ? "outputs in " + fs::absolute(args.out_dir).lexically_normal().string() : std::string("no outputs written");
   std::printf("usrecon: %zu of %zu reconstructed, %zu failed, in %.2f s (beamforming %.2f s per "
-              "frame on %s); outputs in %s\n",
+              "frame on %s); %s\n",
               ok, inputs.size(), failed, wall, ok ? beamform_s / double(ok) : 0.0,
-              reconstructor.backend_name().c_str(),
-              fs::absolute(args.out_dir).lexically_normal().string().c_str());
+              reconstructor.backend_name().c_str(), where.c_str());
   bool report_failed = false;
   if (batch_report) {
     try {

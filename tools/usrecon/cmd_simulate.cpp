@@ -220,17 +220,19 @@ int run_das(SimulateArgs& args) {
   return 0;
 }
 
+// The channel data and the truth file: names a file may be written at (check_output_file).
+void check_outputs(const SimulateArgs& args) {
+  check_output_file(args.output, args.overwrite, args.output);
+  if (!args.truth.empty()) check_output_file(args.truth, args.overwrite, "--truth " + args.truth);
+}
+
 int run(SimulateArgs& args) {
   // The truth written last would replace the channel data just written.
   if (!args.truth.empty() && same_file(args.output, args.truth))
     throw Error("--truth " + args.truth + " names the same file as -o " + args.output +
                 ": give the truth JSON a file of its own");
   if (args.model != "seed") {
-    for (const fs::path& target : {fs::path(args.output), fs::path(args.truth)}) {
-      std::error_code ec;
-      if (!target.empty() && !args.overwrite && fs::exists(target, ec))
-        throw Error(target.string() + " already exists (kept; use --overwrite to replace it)");
-    }
+    check_outputs(args);
     return run_das(args);
   }
   // The seed's geometry is fixed: an option of the general models would be silently ignored.
@@ -248,11 +250,7 @@ int run(SimulateArgs& args) {
   for (const std::string& text : args.points) args.options.points.push_back(parse_point(text));
   if (args.options.points.empty() && args.options.speckle == 0)
     throw Error("nothing to simulate: give --point and/or --speckle");
-  for (const fs::path& target : {fs::path(args.output), fs::path(args.truth)}) {
-    std::error_code ec;
-    if (!target.empty() && !args.overwrite && fs::exists(target, ec))
-      throw Error(target.string() + " already exists (kept; use --overwrite to replace it)");
-  }
+  check_outputs(args);
   const recon::seed::Problem& p = args.options.problem;
   warn_of_points_outside_record(recon::points_outside_record(args.options), args.options.points.size());
   const std::vector<std::int32_t> rf = recon::simulate_seed_channels(args.options);

@@ -53,9 +53,7 @@ int export_view(const ViewArgs& args, const fs::path& target) {
   if (fs::is_directory(target))
     throw Error(target.string() + ": --export renders one FILE, not a directory");
   // As reconstruct and simulate do: an existing file is kept unless --overwrite.
-  std::error_code ec;
-  if (!args.overwrite && fs::exists(out, ec))
-    throw Error("--export " + out.string() + " already exists (kept; use --overwrite to replace it)");
+  check_output_file(out, args.overwrite, "--export " + out.string());
   const viewer::Frame frame = viewer::load_frame(target);
   const cv::Mat view = viewer::render_view(frame, settings_for(args, &frame));
   io::write_png_bgr8(out, view.cols, view.rows,
@@ -67,7 +65,9 @@ int export_view(const ViewArgs& args, const fs::path& target) {
 int run(const ViewArgs& args) {
   const fs::path target = args.target;
   std::error_code ec;
-  if (!fs::exists(target, ec)) throw io::InputError(target.string() + ": no such file or directory");
+  // Said as it is ("fig.npy/" is "Not a directory").
+  (void)fs::status(target, ec);
+  if (ec) throw io::InputError(target.string() + ": " + status_problem(ec));
   if (!args.export_png.empty()) return export_view(args, target);
 
   // The files n/p step through: the directory's, or those beside FILE.

@@ -1,9 +1,12 @@
-// Whether two paths name one file or directory, shared by the subcommands that refuse to write
-// over an input.
+// Path checks shared by the subcommands: whether two paths name one file or directory (they refuse
+// to write over an input), and whether a file may be written at a name.
 #pragma once
 
 #include <filesystem>
+#include <string>
 #include <system_error>
+
+#include "usrecon/kernels/common.hpp"
 
 namespace usrecon::cli {
 
@@ -29,6 +32,26 @@ inline bool same_file(const std::filesystem::path& a, const std::filesystem::pat
   std::error_code ec;
   if (fs::exists(a, ec) && fs::exists(b, ec) && fs::equivalent(a, b, ec)) return true;
   return comparable_path(a) == comparable_path(b);
+}
+
+/// What fs::status's error says of a path, in words: "no such file or directory" for one that is
+/// not there, else the system's message ("Not a directory" for "file.npy/").
+inline std::string status_problem(const std::error_code& ec) {
+  return ec == std::errc::no_such_file_or_directory ? "no such file or directory" : ec.message();
+}
+
+/// Throws usrecon::Error, naming the output as `what` (e.g. "--export fig.png"), unless a file
+/// may be written at `target` now: it must not be or name a directory ("out/", an existing
+/// directory, a link to one), and without `overwrite` nothing may be at the name (a link, even a
+/// dangling one, counts: std::filesystem::exists would follow it). Checked before the work, so
+/// that a run does not compute what it cannot write.
+inline void check_output_file(const std::filesystem::path& target, bool overwrite, const std::string& what) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  if (!target.has_filename() || fs::is_directory(target, ec))
+    throw Error(what + " is a directory; give a file name");
+  if (!overwrite && fs::exists(fs::symlink_status(target, ec)))
+    throw Error(what + " already exists (kept; use --overwrite to replace it)");
 }
 
 }  // namespace usrecon::cli

@@ -253,7 +253,7 @@ class Reconstructor {
   std::string notice_;
   // Stems claimed in this run, to refuse collisions; claimed when an input's outputs are
   // planned, released if it fails. Guarded by stems_mutex_ (the batch plans on its reader thread).
-  std::vector<std::string> stems_done_;
+  std::vector<std::pair<std::string, std::filesystem::path>> stems_done_;  // (stem, input)
   mutable std::mutex stems_mutex_;
   // (device, inode) of the running batch's inputs, which no output may replace; set before a
   // batch's threads start and cleared after they end (BatchInputsGuard in batch.cpp).
