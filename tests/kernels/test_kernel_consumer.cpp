@@ -78,4 +78,17 @@ TEST_F(KernelConsumer, AConsumerBuiltByClangLinks) {
   EXPECT_TRUE(build_and_run("-DCMAKE_CXX_COMPILER=" USRECON_TEST_CLANGXX));
 }
 
+// A consumer's own BLAS (BLAS::BLAS, BLAS_*) is neither used nor changed by find_package(usrecon),
+// whether found before it (its BLAS::BLAS once stood in for OpenBLAS: "undefined reference to
+// symbol 'openblas_get_num_threads'") or after it (BLAS_FOUND was already set, to OpenBLAS).
+TEST_F(KernelConsumer, AConsumerBlasFoundBeforeThePackageIsLeftAlone) {
+  ASSERT_TRUE(install(USRECON_BINARY_DIR));
+  EXPECT_TRUE(build_and_run("-DCONSUMER_BLAS=before"));
+}
+
+TEST_F(KernelConsumer, AConsumerBlasFoundAfterThePackageIsItsOwn) {
+  ASSERT_TRUE(install(USRECON_BINARY_DIR));
+  EXPECT_TRUE(build_and_run("-DCONSUMER_BLAS=after"));
+}
+
 }  // namespace
