@@ -91,4 +91,16 @@ TEST_F(KernelConsumer, AConsumerBlasFoundAfterThePackageIsItsOwn) {
   EXPECT_TRUE(build_and_run("-DCONSUMER_BLAS=after"));
 }
 
+// A .cu file of the consumer's own with its own op on device arrays (cuda/map.cuh): nvcc needs
+// -std=c++20 from the package (std::span). Without a device it throws CudaUnavailable, which the
+// program accepts.
+TEST_F(KernelConsumer, AConsumerCudaOpBuildsAndRuns) {
+#if !defined(USRECON_HAVE_CUDA)
+  GTEST_SKIP() << "this build has no CUDA (see ACudaOpBuildsAgainstAPackageWithoutCuda)";
+#else
+  ASSERT_TRUE(install(USRECON_BINARY_DIR));
+  EXPECT_TRUE(build_and_run("-DCONSUMER_CUDA=ON -DCMAKE_CUDA_COMPILER=" USRECON_TEST_NVCC));
+#endif
+}
+
 }  // namespace
