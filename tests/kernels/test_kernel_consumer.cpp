@@ -103,4 +103,20 @@ TEST_F(KernelConsumer, AConsumerCudaOpBuildsAndRuns) {
 #endif
 }
 
+// The same .cu file against a package built without CUDA (made here: only its kernels library)
+// compiles, cuda/map.cuh being map.hpp alone there, and its device call throws CudaUnavailable.
+TEST_F(KernelConsumer, ACudaOpBuildsAgainstAPackageWithoutCuda) {
+  if (std::string(USRECON_TEST_NVCC).empty()) GTEST_SKIP() << "no nvcc";
+  const fs::path package = work_ / "package";
+  ASSERT_TRUE(run("cmake -S " + shell_quoted(USRECON_SOURCE_DIR) + " -B " + shell_quoted(package) +
+                      " -DCMAKE_BUILD_TYPE=Release -DUSRECON_CUDA=OFF -DUSRECON_BUILD_TESTS=OFF"
+                      " -DUSRECON_BUILD_BENCHMARKS=OFF -DCMAKE_CXX_COMPILER=" USRECON_TEST_CXX,
+                  log_))
+      << "configuring the package without CUDA failed; see " << log_;
+  ASSERT_TRUE(run("cmake --build " + shell_quoted(package) + " --target usrecon_kernels -j2", log_))
+      << "building the kernels library without CUDA failed; see " << log_;
+  ASSERT_TRUE(install(package));
+  EXPECT_TRUE(build_and_run("-DCONSUMER_CUDA=ON -DCMAKE_CUDA_COMPILER=" USRECON_TEST_NVCC));
+}
+
 }  // namespace
