@@ -1,5 +1,7 @@
 // The installed package works for an outside project: install this build into a temporary prefix,
-// configure and build tests/consumer against it with find_package(usrecon), run the program.
+// configure and build tests/consumer against it with find_package(usrecon), run its programs. Each
+// test has a directory of its own under <build>/kernel-consumer-test/ (its consumer.log says what
+// failed), so that ctest may run them side by side.
 #include <gtest/gtest.h>
 
 #include <cstdlib>
@@ -8,35 +10,113 @@
 
 namespace {
 
-int run(const std::string& command) {
-  const int status = std::system((command + " > consumer.log 2>&1").c_str());
-  return status;
+namespace fs = std::filesystem;
+
+std::string shell_quoted(const fs::path& p) { return "\"" + p.string() + "\""; }
+
+// Runs a shell command with its output appended to `log`; true when it exits 0.
+bool run(const std::string& command, const fs::path& log) {
+  return std::system((command + " >> " + shell_quoted(log) + " 2>&1").c_str()) == 0;
 }
 
-TEST(KernelConsumer, FindPackageBuildsAndRunsAgainstTheInstalledLibrary) {
-  namespace fs = std::filesystem;
-  const fs::path work = fs::path(USRECON_BINARY_DIR) / "kernel-consumer-test";
-  fs::remove_all(work);
-  fs::create_directories(work);
-  fs::current_path(work);
-  const std::string prefix = (work / "prefix").string();
-  const std::string build = (work / "build").string();
-  const std::string source = std::string(USRECON_SOURCE_DIR) + "/tests/consumer";
+class KernelConsumer : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
+    work_ = fs::path(USRECON_BINARY_DIR) / "kernel-consumer-test" / info->name();
+    fs::remove_all(work_);
+    fs::create_directories(work_);
+    log_ = work_ / "consumer.log";
+  }
 
-  ASSERT_EQ(run("cmake --install \"" USRECON_BINARY_DIR "\" --component kernels --prefix \"" +
-                prefix + "\""),
-            0)
-      << "cmake --install failed; see " << (work / "consumer.log");
-  EXPECT_TRUE(fs::exists(fs::path(prefix) / "include/usrecon/kernels/map.hpp"));
-  EXPECT_TRUE(fs::exists(fs::path(prefix) / "include/usrecon/kernels/cuda_memory.hpp"));
-  ASSERT_EQ(run("cmake -S \"" + source + "\" -B \"" + build + "\" -DCMAKE_PREFIX_PATH=\"" +
-                prefix + "\" -DCMAKE_BUILD_TYPE=Release"),
-            0)
-      << "configuring the consumer failed; see " << (work / "consumer.log");
-  ASSERT_EQ(run("cmake --build \"" + build + "\" -j2"), 0)
-      << "building the consumer failed; see " << (work / "consumer.log");
-  EXPECT_EQ(run("\"" + build + "/consumer\""), 0)
-      << "the consumer's check failed; see " << (work / "consumer.log");
+  // Installs the package of the build in `build_dir` into <work>/prefix.
+  ::testing::AssertionResult install(const fs::path& build_dir) {
+    if (!run("cmake --install " + shell_quoted(build_dir) + " --component kernels --prefix " +
+                 shell_quoted(prefix()),
+             log_))
+      return ::testing::AssertionFailure() << "cmake --install failed; see " << log_;
+    return ::testing::AssertionSuccess();
+  }
+
+  // Configures tests/consumer against <work>/prefix with the extra CMake arguments `args`, builds
+  // it, runs the programs it made (consumer, and consumer_blas or consumer_cuda where asked for).
+  ::testing::AssertionResult build_and_run(const std::string& args = "") {
+    const fs::path build = work_ / "build";
+    const std::string source = std::string(USRECON_SOURCE_DIR) + "/tests/consumer";
+    if (!run("cmake -S " + shell_quoted(source) + " -B " + shell_quoted(build) + " -DCMAKE_PREFIX_PATH=" +
+                 shell_quoted(prefix()) + " -DCMAKE_BUILD_TYPE=Release " + args,
+             log_))
+      return ::testing::AssertionFailure() << "configuring the consumer failed; see " << log_;
+    if (!run("cmake --build " + shell_quoted(build) + " -j2", log_))
+      return ::testing::AssertionFailure() << "building the consumer failed; see " << log_;
+    for (const char* program : {"consumer", "consumer_blas", "consumer_cuda"}) {
+      if (fs::exists(build / program) && !run(shell_quoted(build / program), log_))
+        return ::testing::AssertionFailure() << program << "'s check failed; see " << log_;
+    }
+    return ::testing::AssertionSuccess();
+  }
+
+  fs::path prefix() const { return work_ / "prefix"; }
+
+  fs::path work_;
+  fs::path log_;
+};
+
+TEST_F(KernelConsumer, FindPackageBuildsAndRunsAgainstTheInstalledLibrary) {
+  ASSERT_TRUE(install(USRECON_BINARY_DIR));
+  EXPECT_TRUE(fs::exists(prefix() / "include/usrecon/kernels/map.hpp"));
+  EXPECT_TRUE(fs::exists(prefix() / "include/usrecon/kernels/cuda_memory.hpp"));
+  EXPECT_TRUE(build_and_run());
+}
+
+// The library's exported templates (sum's detail::sum, cpu_sum) once had sum_type_t<T> spelt with
+// std::is_integral_v in their signatures, which GCC and clang mangle differently: a clang-built
+// program could not link sum() from the g++-built library.
+TEST_F(KernelConsumer, AConsumerBuiltByClangLinks) {
+  if (std::string(USRECON_TEST_CLANGXX).empty()) GTEST_SKIP() << "no clang++";
+  ASSERT_TRUE(install(USRECON_BINARY_DIR));
+  EXPECT_TRUE(build_and_run("-DCMAKE_CXX_COMPILER=" USRECON_TEST_CLANGXX));
+}
+
+// A consumer's own BLAS (BLAS::BLAS, BLAS_*) is neither used nor changed by find_package(usrecon),
+// whether found before it (its BLAS::BLAS once stood in for OpenBLAS: "undefined reference to
+// symbol 'openblas_get_num_threads'") or after it (BLAS_FOUND was already set, to OpenBLAS).
+TEST_F(KernelConsumer, AConsumerBlasFoundBeforeThePackageIsLeftAlone) {
+  ASSERT_TRUE(install(USRECON_BINARY_DIR));
+  EXPECT_TRUE(build_and_run("-DCONSUMER_BLAS=before"));
+}
+
+TEST_F(KernelConsumer, AConsumerBlasFoundAfterThePackageIsItsOwn) {
+  ASSERT_TRUE(install(USRECON_BINARY_DIR));
+  EXPECT_TRUE(build_and_run("-DCONSUMER_BLAS=after"));
+}
+
+// A .cu file of the consumer's own with its own op on device arrays (cuda/map.cuh): nvcc needs
+// -std=c++20 from the package (std::span). Without a device it throws CudaUnavailable, which the
+// program accepts.
+TEST_F(KernelConsumer, AConsumerCudaOpBuildsAndRuns) {
+#if !defined(USRECON_HAVE_CUDA)
+  GTEST_SKIP() << "this build has no CUDA (see ACudaOpBuildsAgainstAPackageWithoutCuda)";
+#else
+  ASSERT_TRUE(install(USRECON_BINARY_DIR));
+  EXPECT_TRUE(build_and_run("-DCONSUMER_CUDA=ON -DCMAKE_CUDA_COMPILER=" USRECON_TEST_NVCC));
+#endif
+}
+
+// The same .cu file against a package built without CUDA (made here: only its kernels library)
+// compiles, cuda/map.cuh being map.hpp alone there, and its device call throws CudaUnavailable.
+TEST_F(KernelConsumer, ACudaOpBuildsAgainstAPackageWithoutCuda) {
+  if (std::string(USRECON_TEST_NVCC).empty()) GTEST_SKIP() << "no nvcc";
+  const fs::path package = work_ / "package";
+  ASSERT_TRUE(run("cmake -S " + shell_quoted(USRECON_SOURCE_DIR) + " -B " + shell_quoted(package) +
+                      " -DCMAKE_BUILD_TYPE=Release -DUSRECON_CUDA=OFF -DUSRECON_BUILD_TESTS=OFF"
+                      " -DUSRECON_BUILD_BENCHMARKS=OFF -DCMAKE_CXX_COMPILER=" USRECON_TEST_CXX,
+                  log_))
+      << "configuring the package without CUDA failed; see " << log_;
+  ASSERT_TRUE(run("cmake --build " + shell_quoted(package) + " --target usrecon_kernels -j2", log_))
+      << "building the kernels library without CUDA failed; see " << log_;
+  ASSERT_TRUE(install(package));
+  EXPECT_TRUE(build_and_run("-DCONSUMER_CUDA=ON -DCMAKE_CUDA_COMPILER=" USRECON_TEST_NVCC));
 }
 
 }  // namespace

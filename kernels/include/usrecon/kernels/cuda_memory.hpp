@@ -9,21 +9,24 @@
 // In a build without CUDA every constructor that would need CUDA throws usrecon::CudaUnavailable
 // ("... built without CUDA"); with CUDA but no device they throw CudaUnavailable too.
 //
-// Typical use (the pattern the CUDA reconstruction backend follows):
+// Typical use (the pattern the CUDA reconstruction backend follows). A namespace alias, not
+// `using namespace usrecon::kernels`: the library's ufuncs are variables named sqrt, hypot, add, so
+// that directive would make unqualified sqrt(x) and hypot(x, y) ambiguous in user code, and in CUDA's
+// own math headers in a .cu file.
 //
-//   using namespace usrecon::kernels;
-//   Stream stream;                          // a non-blocking stream
-//   PinnedBuffer<float> staging(n);         // page-locked host memory: copies are truly async
-//   DeviceBuffer<float> d_in(n), d_out(n);  // uninitialised device memory
-//   Event start, stop;
+//   namespace uk = usrecon::kernels;
+//   uk::Stream stream;                              // a non-blocking stream
+//   uk::PinnedBuffer<float> staging(n);             // page-locked host memory: truly async copies
+//   uk::DeviceBuffer<float> d_in(n), d_out(n);      // uninitialised device memory
+//   uk::Event start, stop;
 //   fill(staging.span());
 //   start.record(stream);
-//   copy_async(d_in.span(), staging.cspan(), stream);     // host -> device, enqueued
+//   uk::copy_async(d_in.span(), staging.cspan(), stream);     // host -> device, enqueued
 //   my_launcher(d_in.data(), d_out.data(), n, stream.get());
-//   copy_async(staging.span(), d_out.cspan(), stream);    // device -> host, enqueued
+//   uk::copy_async(staging.span(), d_out.cspan(), stream);    // device -> host, enqueued
 //   stop.record(stream);
-//   stream.synchronize();                   // or stop.synchronize()
-//   float ms = Event::elapsed_ms(start, stop);
+//   stream.synchronize();                           // or stop.synchronize()
+//   float ms = uk::Event::elapsed_ms(start, stop);
 #pragma once
 
 #include <cstddef>

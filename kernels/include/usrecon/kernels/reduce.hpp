@@ -11,8 +11,15 @@ namespace usrecon::kernels {
 
 /// The type a sum of T is returned in: int64_t for integers (exact, as long as the true sum fits),
 /// T itself for floating point.
+///
+/// A class template, not a std::conditional_t on std::is_integral_v: sum_type_t<T> is in the
+/// signatures of the library's exported templates (detail::sum, cpu_sum), and GCC and clang mangle
+/// a variable template inside a dependent type differently, so a clang-compiled program could not
+/// link against a GCC-built library. `sum_type<T>::type` mangles the same with both.
 template <class T>
-using sum_type_t = std::conditional_t<std::is_integral_v<T>, std::int64_t, T>;
+struct sum_type : std::conditional<std::is_integral<T>::value, std::int64_t, T> {};
+template <class T>
+using sum_type_t = typename sum_type<T>::type;
 
 namespace detail {
 template <class T>

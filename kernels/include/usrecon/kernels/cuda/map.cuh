@@ -1,8 +1,17 @@
 // The generic CUDA elementwise kernel behind Ufunc, templated on the op. Include this header in a
 // .cu file to run a new op (a struct with a USRECON_HD operator(), or an __host__ __device__
 // lambda with --extended-lambda) on device arrays; see usrecon/kernels/map.hpp.
+//
+// With a usrecon built without CUDA (-DUSRECON_CUDA=OFF, usrecon_HAVE_CUDA OFF) this header is
+// map.hpp alone: its cuda_map throws CudaUnavailable ("... built without CUDA"), as every other CUDA
+// request of such a build does, so one .cu file builds against either package and its device calls
+// fail at run time, as on a machine without a GPU. (Defining the kernel here too would redefine
+// map.hpp's cuda_map: "function template cuda_map has already been defined".)
 #pragma once
 
+#if !defined(USRECON_HAVE_CUDA)
+#include "usrecon/kernels/map.hpp"
+#else
 #include <cuda_runtime.h>
 
 #include <cstdint>
@@ -52,3 +61,4 @@ void cuda_map(const Op& op, const MapArgs<T, NOut, NIn>& a, StreamView stream) {
 }
 
 }  // namespace usrecon::kernels
+#endif  // USRECON_HAVE_CUDA
