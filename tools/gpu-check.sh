@@ -520,9 +520,9 @@ else
     sanitizer_step memcheck-seed 120 "$SANITIZER" --tool memcheck --error-exitcode 3 "$RECON_TESTS" \
       --gtest_filter='ReconSeedCuda.BitExact*:ReconSeedCuda.Overlapped*'
     # The seed kernel's pair splits hand their sums over in shared memory behind a barrier; the
-    # other splits use no shared memory, so only those (keys with "_s2") are built here, a third
+    # other splits use no shared memory, so only those (keys with "_s2") are built here, 11 of 23
     # of the test's beamformers (USRECON_TEST_SEED_SPLITS).
-    USRECON_TEST_SEED_SPLITS=_s2 sanitizer_step racecheck-recon 90 "$SANITIZER" --tool racecheck \
+    USRECON_TEST_SEED_SPLITS=_s2 sanitizer_step racecheck-recon 120 "$SANITIZER" --tool racecheck \
       --error-exitcode 3 "$RECON_TESTS" --gtest_filter='ReconSeedCuda.BitExact*'
   fi
 fi

@@ -2,6 +2,7 @@
 // block program is host-device, in usrecon/kernels/random.hpp.
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <cstdint>
 
 #include "../internal/cuda_entry.hpp"
@@ -25,7 +26,8 @@ __global__ void __launch_bounds__(threads) monte_carlo_kernel(std::uint64_t n, s
 std::uint64_t cuda_monte_carlo_count(std::uint64_t n, std::uint64_t seed, StreamView stream) {
   require_cuda("monte_carlo_pi on CUDA");
   if (n == 0) return 0;
-  const auto counters = static_cast<std::int64_t>(monte_carlo_counters(n));
+  // Only the grid's size: at most 2^63 - 1 (n = 2^64 - 1 has 2^63 counters, past int64).
+  const auto counters = static_cast<std::int64_t>(std::min<std::uint64_t>(monte_carlo_counters(n), INT64_MAX));
   const unsigned blocks = cuda::grid_1d(counters, threads, 32 * cuda::sm_count());
   unsigned long long inside = 0;
   {

@@ -107,8 +107,8 @@ void prefer_l1(const gpu::Plan& plan) {
   // At one pair split they use none (carveout 0). With pair splits each block holds its splits'
   // sums in shared memory, and a carveout below what the resident blocks need would cap them:
   // ask for what the blocks a multiprocessor can hold by their registers and threads need (the
-  // occupancy with the largest carveout, where shared memory does not bind: 5 to 8 blocks at
-  // 64 to 108 registers, not the 2048 / 128 threads = 16 that took 80 KB where 35 KB do), the
+  // occupancy with the largest carveout, where shared memory does not bind: 5 to 9 blocks at
+  // 56 to 108 registers, not the 2048 / 128 threads = 16 that took 80 KB where 35 KB do), the
   // driver's reserved shared memory a block included.
   int device = 0, per_sm = 0, reserved = 0;
   USRECON_CUDA_CHECK(cudaGetDevice(&device));

@@ -185,33 +185,46 @@ Reconstructor::Reconstructor(ReconstructOptions options, fs::path out_dir)
     if (options_.backend == BackendKind::Cuda) require_cuda("--backend cuda");
     das_ = std::make_unique<DasBeamformers>(options_.backend, options_.threads, options_.das_cuda_kernel);
   }
+  // The output directory is made with the first output (make_output_dir): a run whose inputs all
+  // fail leaves none behind, and no run removes one that another run is about to write into.
+  // What can be said now, before any input is read, is said: the nearest existing directory on
+  // the way (out_dir itself, or one above it) must be a directory that can be written.
   std::error_code ec;
-  // The directories about to be created, deepest first ("out/" names "out"; "." and ".." are
-  // never among them), for the destructor to remove again if nothing was written into them.
+  fs::path existing = out_dir_;
+  while (!existing.empty() && !fs::exists(existing, ec)) existing = existing.parent_path();
+  if (existing.empty()) existing = ".";
+  const bool there = existing == out_dir_;  // out_dir exists already
+  if (!fs::is_directory(existing, ec))
+    throw io::OutputError("cannot create output directory " + out_dir_.string() + ": " +
+                          (there ? std::string("a file of that name exists") : existing.string() + " is a file"));
+  if (::access(existing.c_str(), W_OK | X_OK) != 0)
+    throw io::OutputError(there ? "cannot write into output directory " + out_dir_.string() + ": " +
+                                     std::error_code(errno, std::generic_category()).message()
+                               : "cannot create output directory " + out_dir_.string() + ": " + existing.string() +
+                                     ": " + std::error_code(errno, std::generic_category()).message());
+}
+
+Reconstructor::~Reconstructor() = default;
+
+void Reconstructor::make_output_dir() const {
+  std::error_code ec;
+  if (fs::is_directory(out_dir_, ec)) return;
+  // The directories about to be made, deepest first, to be removed again if the deepest cannot
+  // be ("newA/<a name past NAME_MAX>" made newA first).
   std::vector<fs::path> missing;
   for (fs::path p = out_dir_.has_filename() ? out_dir_ : out_dir_.parent_path();
        !p.empty() && !fs::exists(fs::symlink_status(p, ec)); p = p.parent_path()) {
     if (p.filename() != "." && p.filename() != "..") missing.push_back(p);
     if (p == p.parent_path()) break;
   }
-  fs::create_directories(out_dir_, ec);
-  if (ec || !fs::is_directory(out_dir_))
-    throw io::OutputError("cannot create output directory " + out_dir_.string() + ": " +
-                          (ec ? ec.message() : "a file of that name exists"));
-  created_dirs_ = std::move(missing);
-  // Said now, not after each input's beamforming (its outputs are made in the directory).
-  if (::access(out_dir_.c_str(), W_OK | X_OK) != 0)
-    throw io::OutputError("cannot write into output directory " + out_dir_.string() + ": " +
-                          std::error_code(errno, std::generic_category()).message());
+  fs::create_directories(out_dir_, ec);  // safe beside other writers and runs: an existing one is fine
+  std::error_code is_dir_ec;
+  if (fs::is_directory(out_dir_, is_dir_ec)) return;
+  std::error_code ignored;
+  for (const fs::path& dir : missing) fs::remove(dir, ignored);  // only while empty
+  throw io::OutputError("cannot create output directory " + out_dir_.string() + ": " +
+                        (ec ? ec.message() : is_dir_ec ? is_dir_ec.message() : "a file of that name exists"));
 }
-
-Reconstructor::~Reconstructor() {
-  // fs::remove removes only an empty directory; one with any file in it stays, silently.
-  std::error_code ec;
-  for (const fs::path& dir : created_dirs_)
-    if (fs::is_directory(fs::symlink_status(dir, ec)) && fs::is_empty(dir, ec) && !ec) fs::remove(dir, ec);
-}
-
 
 Reconstructor::Targets Reconstructor::plan_outputs(const fs::path& input, int frame) {
   // expand_inputs lists every directory it can; one among the inputs could not be listed.
@@ -343,6 +356,7 @@ void Reconstructor::finish_seed(const fs::path& input, Frame& frame, FrameReport
 std::vector<io::StagedFile> Reconstructor::stage_outputs(const Targets& targets, Frame& frame,
                                                          FrameReport& report, Clock::time_point start) const {
   const auto t = Clock::now();
+  make_output_dir();
   nlohmann::json& meta = frame.meta;
   meta["outputs"] = {{"png", targets.png.filename().string()}};
   if (options_.save_raw) {

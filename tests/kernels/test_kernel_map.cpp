@@ -139,6 +139,11 @@ TEST(KernelMap, OutputsOverlappingInputsOtherThanInPlaceAreRefused) {
                          uk::Out<float>::host(v.data(), Shape{n})),
                  usrecon::Error);
     EXPECT_EQ(v, before) << "a refused call wrote";
+    // The same memory with as many elements is in place, whatever the size-1 dimensions: (n,) in
+    // and (1, n) out.
+    uk::add(uk::In<float>::host(v.data(), Shape{n}), uk::In<float>::host(v.data(), Shape{1, n}),
+            uk::Out<float>::host(v.data(), Shape{1, n}));
+    for (int i = 0; i < n; ++i) EXPECT_EQ(v[i], 2 * before[i]);
   }
   std::vector<double> rho(8, 1.0), theta(8, 0.5), xy(9);
   EXPECT_THROW(uk::polar_to_cartesian(uk::In<double>::host(rho.data(), Shape{8}),
@@ -158,11 +163,15 @@ TEST(KernelMap, AllocatingFormWithADeviceViewSaysWhatToPass) {
   } catch (const usrecon::Error& e) {
     EXPECT_NE(std::string(e.what()).find("Out<T>::device"), std::string::npos) << e.what();
   }
-  try {
-    (void)uk::matmul(uk::In<float>::device(fake_device, Shape{2, 2}), uk::In<float>::device(fake_device, Shape{2, 2}));
-    FAIL() << "no exception";
-  } catch (const usrecon::Error& e) {
-    EXPECT_NE(std::string(e.what()).find("Out<T>::device"), std::string::npos) << e.what();
+  const HostArray<float> host(Shape{2, 2}, 1.0f);
+  for (const bool a_on_device : {true, false}) {
+    try {
+      const uk::In<float> device = uk::In<float>::device(fake_device, Shape{2, 2});
+      (void)(a_on_device ? uk::matmul(device, device) : uk::matmul(host, device));
+      FAIL() << "no exception";
+    } catch (const usrecon::Error& e) {
+      EXPECT_NE(std::string(e.what()).find("Out<T>::device"), std::string::npos) << e.what();
+    }
   }
 }
 

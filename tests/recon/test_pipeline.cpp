@@ -354,7 +354,7 @@ TEST_F(ReconPipeline, BadInputLeavesNothingAndExistingOutputsAreKept) {
   auto report = reconstructor.reconstruct(dir_ / "short.txt");
   EXPECT_FALSE(report.ok);
   EXPECT_NE(report.error.find("short.txt"), std::string::npos) << report.error;
-  EXPECT_TRUE(fs::is_empty(dir_ / "out"));
+  EXPECT_FALSE(fs::exists(dir_ / "out")) << "nothing written, so no output directory made";
 
   report = reconstructor.reconstruct(dir_ / "missing.txt");
   EXPECT_FALSE(report.ok);
@@ -455,6 +455,27 @@ TEST(ReconPipelineNames, GeneralModelsTakeEveryChannelDataFormatFromADirectory) 
   EXPECT_EQ(recon::expand_inputs({dir / "d.UFF"}, recon::ReconModel::DivergingWave),
             std::vector<fs::path>{dir / "d.UFF"});  // kept as given: reported when processed
   fs::remove_all(dir);
+}
+
+// A run makes its output directory with its first output, and never removes one: two runs into
+// one new directory, one of whose inputs all fail, must not lose the other's directory (the
+// failing one removed the directory it had made, empty while the other was still beamforming).
+TEST_F(ReconPipeline, ARunNeverRemovesItsOutputDirectory) {
+  recon::ReconstructOptions options;
+  options.backend = recon::BackendKind::Cpu;
+  const fs::path out = dir_ / "shared" / "run";
+  {
+    recon::Reconstructor failing(options, out);
+    EXPECT_FALSE(fs::exists(dir_ / "shared")) << "made before any output";
+    EXPECT_FALSE(failing.reconstruct(dir_ / "absent.txt").ok);
+    EXPECT_FALSE(fs::exists(dir_ / "shared"));
+    fs::create_directories(out);  // the other run, about to write
+  }
+  EXPECT_TRUE(fs::is_directory(out));
+  // An unusable -o is still said before any input: a file where a directory must be.
+  std::ofstream(dir_ / "file") << "x";
+  EXPECT_THROW(recon::Reconstructor(options, dir_ / "file" / "sub"), usrecon::io::OutputError);
+  EXPECT_THROW(recon::Reconstructor(options, dir_ / "file"), usrecon::io::OutputError);
 }
 
 TEST(ReconBackend, CudaRequestFailsClearlyAndAutoFallsBack) {

@@ -85,9 +85,10 @@ TEST_F(CliReconstruct, AllGoodExitsZeroWithSummaryAndRaw) {
   EXPECT_TRUE(fs::exists(dir_ / "o" / "one.json"));
 }
 
-// The output directory is made before any input is read (an unusable -o is said at once), and
-// removed again, with the parents the run made for it, when nothing was written into it.
+// The output directory is made with the first output (an unusable -o is said before any input is
+// read): a run that writes nothing leaves none, nor the parents it would have made.
 TEST_F(CliReconstruct, AnOutputDirectoryThatReceivedNothingIsNotLeftBehind) {
+  write_good(dir_ / "good.txt", 3.0);
   const auto r = run_command(reconstruct(quote(dir_ / "nope.txt") + " -o " + quote(dir_ / "new" / "sub") + "/"));
   EXPECT_EQ(r.exit_code, 1) << r.output;
   EXPECT_NE(r.output.find("nope.txt"), std::string::npos) << r.output;
@@ -105,8 +106,14 @@ TEST_F(CliReconstruct, AnOutputDirectoryThatReceivedNothingIsNotLeftBehind) {
   EXPECT_EQ(reported.exit_code, 1) << reported.output;
   EXPECT_TRUE(fs::exists(dir_ / "rep" / "report.json")) << reported.output;
   EXPECT_FALSE(fs::exists(dir_ / "rep" / "sub"));
+  // A directory that cannot be made (a name past NAME_MAX) fails each input, and leaves none of
+  // the directories above it behind.
+  const auto long_name = run_command(reconstruct(quote(dir_ / "nope.txt") + " " + quote(dir_ / "good.txt") + " -o " +
+                                                 quote(dir_ / "newA" / std::string(300, 'x'))));
+  EXPECT_EQ(long_name.exit_code, 1) << long_name.output;
+  EXPECT_NE(long_name.output.find("cannot create output directory"), std::string::npos) << long_name.output;
+  EXPECT_FALSE(fs::exists(dir_ / "newA")) << long_name.output;
   // A run with an output keeps its directory.
-  write_good(dir_ / "good.txt", 3.0);
   const auto good = run_command(reconstruct(quote(dir_ / "good.txt") + " " + quote(dir_ / "nope.txt") + " -o " +
                                             quote(dir_ / "made" / "sub")));
   EXPECT_EQ(good.exit_code, 1) << good.output;
@@ -148,6 +155,7 @@ TEST_F(CliReconstruct, AnOlderRawImageThatCannotBeRemovedFailsTheInput) {
   EXPECT_EQ(second.exit_code, 1) << second.output;
   EXPECT_NE(second.output.find("good.npy: cannot remove this older raw image"), std::string::npos) << second.output;
   EXPECT_NE(second.output.find("0 of 1 reconstructed, 1 failed"), std::string::npos) << second.output;
+  EXPECT_NE(second.output.find("outputs in"), std::string::npos) << "its new outputs are in place: " << second.output;
   EXPECT_TRUE(fs::exists(out / "good.npy"));
   // The new JSON is in place and names no raw image, so metrics and view refuse the old one.
   std::ifstream json_file(out / "good.json");

@@ -165,7 +165,7 @@ int run(const ReconstructArgs& args) {
     std::fprintf(stderr, "usrecon: %s\n", reconstructor.backend_notice().c_str());
 
   Progress progress(inputs.size());
-  std::size_t failed = 0;
+  std::size_t failed = 0, wrote = 0;
   double beamform_s = 0.0;
   StageProfile profile;
   std::size_t processed = 0;
@@ -175,6 +175,7 @@ int run(const ReconstructArgs& args) {
         inputs,
         [&](std::size_t idx, const recon::FrameReport& report) {
           if (!report.ok) ++failed;
+          if (!report.outputs.empty()) ++wrote;  // a failed frame may have put its outputs in place
           // Summed over the frames it is divided by: a failed frame's time would inflate it.
           if (report.ok) beamform_s += report.timing_s.value("beamform", 0.0);
           if (report.ok) profile.add(report.timing_s);
@@ -192,9 +193,9 @@ int run(const ReconstructArgs& args) {
   if (args.profile)
     profile.print(std::chrono::duration<double>(Clock::now() - batch_start).count(),
                   std::chrono::duration<double>(batch_start - start).count(), ok);
-  // With no input reconstructed, the directory the run made is removed again (~Reconstructor).
-  const std::string where =
-      ok ? "outputs in " + fs::absolute(args.out_dir).lexically_normal().string() : std::string("no outputs written");
+  // A run that wrote nothing has made no output directory to point to.
+  const std::string where = wrote ? "outputs in " + fs::absolute(args.out_dir).lexically_normal().string()
+                                  : std::string("no outputs written");
   std::printf("usrecon: %zu of %zu reconstructed, %zu failed, in %.2f s (beamforming %.2f s per "
               "frame on %s); %s\n",
               ok, inputs.size(), failed, wall, ok ? beamform_s / double(ok) : 0.0,
@@ -226,7 +227,7 @@ Command add_reconstruct(CLI::App& app) {
                  "*.hdf5, *.uff (the general models), sorted by name")
       ->required();
   // Required, but checked after --config is read (output = "DIR" there serves).
-  app.add_option("-o,--output", args->out_dir, "Output directory (created if missing, and removed again if the run wrote nothing into it; required)");
+  app.add_option("-o,--output", args->out_dir, "Output directory (made with the first output if missing, checked before any input is read; required)");
   app.add_option("--backend", args->backend, "Where to beamform: auto (CUDA if a device is there, else CPU), cpu, cuda")
       ->check(CLI::IsMember({"auto", "cpu", "cuda"}))
       ->capture_default_str();

@@ -195,13 +195,14 @@ MapArgs<T, NOut, NIn> make_map_args(const std::string& name, const std::array<Ou
       throw Error(name + ": output " + std::to_string(j) + " has shape " +
                   outs[j].shape.to_string() + " but the inputs broadcast to " + shape.to_string());
   // An output may be an input element for element (in place: each element's inputs are read
-  // before its outputs are written), but no other overlap: a shifted or broadcast view of the
-  // output would read elements already written (and the CPU loop's output is __restrict).
+  // before its outputs are written; the same memory with as many elements, (4,) as (1, 4), is
+  // that), but no other overlap: a shifted or broadcast view of the output would read elements
+  // already written (and the CPU loop's output is __restrict).
   for (int j = 0; j < NOut; ++j) {
     for (int k = 0; k < NIn; ++k) {
       const In<T>& x = ins[k];
       if (x.location != Location::scalar && detail::overlaps(outs[j].data, shape.size(), x.data, x.shape.size()) &&
-          !(x.data == outs[j].data && x.shape == shape))
+          !(x.data == outs[j].data && x.shape.size() == shape.size()))
         throw Error(name + ": output " + std::to_string(j) + " overlaps input " + std::to_string(k) +
                     " other than element for element (in place); write to an array of its own");
     }

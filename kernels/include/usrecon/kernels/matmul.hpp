@@ -59,9 +59,10 @@ template <class A, class B>
                                HostArray<T>>;
   // Where c lives is decided at compile time by a's type: an In<T>::device view says it only at
   // run time.
-  if (std::is_same_v<R, HostArray<T>> && In<T>(a).location == Location::device)
-    throw Error("matmul: a is an In<T>::device view: this form returns a host array; pass c "
-                "(Out<T>::device) or make a a DeviceArray");
+  if (std::is_same_v<R, HostArray<T>> &&
+      (In<T>(a).location == Location::device || In<T>(b).location == Location::device))
+    throw Error("matmul: an In<T>::device view and a not a DeviceArray: this form returns a host array; "
+                "pass c (Out<T>::device), with a and b both on the device");
   R c(detail::matmul_shape(In<T>(a).shape, In<T>(b).shape));
   matmul(a, b, c, algo, exec);
   return c;

@@ -148,12 +148,11 @@ std::string output_stem(const std::filesystem::path& input, int frame = 0);
 /// written atomically; a file that fails leaves nothing behind.
 class Reconstructor {
  public:
-  /// Creates out_dir (and its missing parents) at once, so that an unusable output directory is
-  /// said before any input is read.
+  /// Checks out_dir before any input is read: it, or when it does not exist yet the nearest
+  /// directory above it, must be a directory that can be written (io::OutputError otherwise).
+  /// out_dir and its missing parents are made with the first output, so a run whose inputs all
+  /// fail leaves no output directory behind.
   Reconstructor(ReconstructOptions options, std::filesystem::path out_dir);
-  /// Removes the directories the constructor created that are still empty (a run whose inputs
-  /// all failed leaves no empty output directory behind); a directory that already existed, or
-  /// holds anything, is kept.
   ~Reconstructor();
 
   /// Never throws for a problem with one input: it is reported in the FrameReport.
@@ -198,7 +197,8 @@ class Reconstructor {
  private:
   ReconstructOptions options_;
   std::filesystem::path out_dir_;
-  std::vector<std::filesystem::path> created_dirs_;  // by the constructor, deepest first
+  // Makes out_dir_ and its missing parents, if they are not there (before a frame's outputs).
+  void make_output_dir() const;
   // One input, whatever the model: where its outputs go (checked before any work)...
   struct Targets {
     std::string stem;
