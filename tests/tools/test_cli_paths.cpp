@@ -145,7 +145,13 @@ TEST_F(CliPaths, PathsThatAreNotWhatTheyShouldBeAreSaidBeforeTheWork) {
       {"view out/ex.npy/ --export v.png", "out/ex.npy/: Not a directory"},
       {"metrics absent.npy --point 0,1e-3", "absent.npy: no such file or directory"},
       {"info out", "out: a directory; info lists files"},
+      // A link to nowhere at -o, or on its way, is said as one before the work (it was passed
+      // over as missing, and making the directory then failed after the beamforming).
+      {"reconstruct ex.txt -o nowhere --backend cpu",
+       "cannot create output directory nowhere: a link of that name leads to no directory"},
+      {"reconstruct ex.txt -o nowhere/deeper --backend cpu", "nowhere is a link that leads to no directory"},
   };
+  fs::create_symlink(dir_ / "absent", dir_ / "nowhere");
   for (const auto& c : cases) {
     SCOPED_TRACE(c.args);
     const auto r = usrecon(c.args);
