@@ -344,7 +344,7 @@ Grid GridRequest::resolve(const Acquisition& acq, int samples) const {
   const auto pick = [](double v, double fallback) { return std::isnan(v) ? fallback : v; };
   const double half_span = 0.5 * (acq.probe.elements - 1) * acq.probe.pitch;
   const double z_first = std::max(0.0, acq.t0 * acq.sound_speed / 2);
-  const double z_last = (acq.t0 + samples / acq.fs) * acq.sound_speed / 2;
+  const double z_last = (acq.t0 + (samples - 1) / acq.fs) * acq.sound_speed / 2;  // the last sample's depth
   return Grid::from_ranges(pick(x_min, -half_span), pick(x_max, half_span), pick(dx, acq.probe.pitch / 2),
                            pick(z_min, z_first), pick(z_max, z_last),
                            pick(dz, acq.sound_speed / (4 * acq.fs)));

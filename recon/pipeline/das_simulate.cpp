@@ -37,7 +37,7 @@ void check_options(const DasSimulationOptions& o) {
 SpeckleRegion speckle_region(const DasSimulationOptions& o) {
   const Acquisition& acq = o.acquisition;
   const double half_span = 0.5 * (acq.probe.elements - 1) * acq.probe.pitch;
-  const double last_depth = acq.t0 * acq.sound_speed / 2 + o.samples / acq.fs * acq.sound_speed / 2;
+  const double last_depth = (acq.t0 + (o.samples - 1) / acq.fs) * acq.sound_speed / 2;  // the last sample's depth
   SpeckleRegion r{o.x_max > o.x_min ? o.x_min : -half_span, o.x_max > o.x_min ? o.x_max : half_span,
                   o.z_max > o.z_min ? o.z_min : 2e-3, o.z_max > o.z_min ? o.z_max : last_depth};
   r.z_max = std::max(r.z_min, r.z_max);
@@ -169,7 +169,7 @@ PointsOutsideRecord points_outside_record(const DasSimulationOptions& o) {
   return coverage.result(positions, "the record (" + std::to_string(o.samples) + " samples at " +
                                         number_text(acq.fs * 1e-6) + " MHz from t0 = " + number_text(acq.t0) +
                                         " s) covers depths of about " + number_text(std::max(0.0, acq.t0 * half_c) * 1e3) +
-                                        " to " + number_text((acq.t0 + o.samples / acq.fs) * half_c * 1e3) +
+                                        " to " + number_text((acq.t0 + (o.samples - 1) / acq.fs) * half_c * 1e3) +
                                         " mm below the array (c = " + number_text(acq.sound_speed) + " m/s)");
 }
 

@@ -323,7 +323,11 @@ TEST_F(CliDas, OutputsAndReportsNeverReplaceInputsOrEachOther) {
   if (usrecon::cuda_device_count() == 0)  // refused before any input is read, as the seed model does
     expect_usrecon_refused(one + " --backend cuda", "--backend cuda: ");
   EXPECT_FALSE(fs::exists(out / "p.png"));
-  EXPECT_EQ(run_usrecon(one + " --window tukey --tukey-alpha 0.3").exit_code, 0);  // where it applies
+  // A window needs an aperture to weigh: without one every weight is 1 (hann and tukey gave rect's
+  // image bit for bit, silently).
+  expect_usrecon_refused(one + " --window hann", "--window hann weighs the receive aperture of --fnumber F > 0");
+  EXPECT_EQ(run_usrecon(one + " --window rect").exit_code, 0);
+  EXPECT_EQ(run_usrecon(one + " --fnumber 1 --window tukey --tukey-alpha 0.3 --overwrite").exit_code, 0);  // where it applies
 }
 
 // Options that fix nothing but themselves are checked once, before any input is read: one error,
@@ -345,7 +349,7 @@ TEST_F(CliDas, BadOptionsAreRefusedOnceBeforeAnyInput) {
       {" --angles-deg -5,0,89", "steering angles must lie within +-85 degrees"},
       {" --angles-deg -5,0,5 --x-range -2e3:0", "the image grid reaches more than 1 km"},
       {" --angles-deg -5,0,5 --x-range -1e-2:1e-2 --dx 1e-9 --dz 1e-9", "more than 4e8 pixels"},
-      {" --angles-deg -5,0,5 --window tukey --tukey-alpha nan", "Tukey alpha must be in (0, 1]"},
+      {" --angles-deg -5,0,5 --fnumber 1 --window tukey --tukey-alpha nan", "Tukey alpha must be in (0, 1]"},
   };
   for (const auto& [extra, why] : cases) {
     SCOPED_TRACE(extra);

@@ -590,7 +590,8 @@ TEST(ReconDasInput, RangesAndLists) {
   EXPECT_EQ(parse_number_list("4", "--angles-deg"), (std::vector<double>{4}));
   EXPECT_THROW(parse_number_list("1:0:2", "--angles-deg"), Error);
   EXPECT_THROW(parse_number_list("1,x", "--angles-deg"), Error);
-  // Grid defaults: the array's span, zero to the last sample's depth.
+  // Grid defaults: the array's span, zero to the last sample's depth (sample 3: 1.5 m, not the
+  // 2 m of a sample past the record).
   Acquisition acq;
   acq.probe = {11, 1e-3};
   acq.fs = 1540;  // one sample = 1 m of round trip = 0.5 m of depth
@@ -598,7 +599,8 @@ TEST(ReconDasInput, RangesAndLists) {
   EXPECT_DOUBLE_EQ(g.x0, -5e-3);
   EXPECT_EQ(g.nx, 11 * 2 - 1);
   EXPECT_DOUBLE_EQ(g.z0, 0.0);
-  EXPECT_NEAR(g.z(g.nz - 1), 2.0, 0.25);
+  EXPECT_EQ(g.nz, 7);  // dz = c / (4 fs) = 0.25 m
+  EXPECT_DOUBLE_EQ(g.z(g.nz - 1), 1.5);
 }
 
 }  // namespace

@@ -352,7 +352,7 @@ TEST_F(CliCommands, SimulateRefusesDataThatWouldHoldNoEchoOfItsPoints) {
   expect_refused(pw + " --point 0,10 --center-mhz 5e6", "the centre frequency 5e+06 MHz is not below");
   expect_refused(pw + " --point 0,100 --samples 600",
                  "point 1 at (0, 100) mm (echoes at samples 2597 to 2621) lies outside the recorded time; the "
-                 "record (600 samples at 20 MHz from t0 = 0 s) covers depths of about 0 to 23.1 mm below the array");
+                 "record (600 samples at 20 MHz from t0 = 0 s) covers depths of about 0 to 23.0615 mm below the array");
   expect_refused("simulate --model sa --elements 8 --samples 600 --speckle 10 --point 0,100 --point 3,200 -o " +
                      quote(out),
                  "point 1 at (0, 100) mm (echoes at samples 2597 to 2598), point 2 at (3, 200) mm (echoes at samples "

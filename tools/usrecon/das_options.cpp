@@ -57,12 +57,13 @@ void add_das_options(CLI::App& app, DasArgs& args, recon::ReconstructOptions& op
                  "> 0 in front of it (fw): one for all, or one per source")
       ->group(g);
   app.add_option("--x-range", args.x_range, "Image lateral range MIN:MAX in metres (default: the array's span)")->group(g);
-  app.add_option("--z-range", args.z_range, "Image depth range MIN:MAX in metres (default: 0 to the last sample)")->group(g);
+  app.add_option("--z-range", args.z_range, "Image depth range MIN:MAX in metres (default: from max(0, c t0 / 2) to the last sample's depth, c (t0 + (samples - 1) / fs) / 2)")->group(g);
   app.add_option("--dx", das.grid.dx, "Lateral pixel step in metres (default: pitch / 2)")->check(positive_number())->group(g);
   app.add_option("--dz", das.grid.dz, "Depth pixel step in metres (default: c / (4 fs))")->check(positive_number())->group(g);
   app.add_option("--fnumber", das.options.fnumber, "Receive F-number (aperture z / F); 0 = full aperture")
       ->check(CLI::Range(0.0, 100.0))->capture_default_str()->group(g);
-  app.add_option("--window", args.window, "Receive apodization window over the aperture")
+  app.add_option("--window", args.window, "Apodization window over the receive aperture of --fnumber (and the transmit cone of --tx-fnumber); "
+                 "needs one of them > 0")
       ->check(CLI::IsMember({"rect", "hann", "tukey"}))->capture_default_str()->group(g);
   app.add_option("--tukey-alpha", args.tukey_alpha, "Tapered fraction of the Tukey window")
       ->check(CLI::Range(0.01, 1.0))->capture_default_str()->group(g);
@@ -76,7 +77,8 @@ void add_das_options(CLI::App& app, DasArgs& args, recon::ReconstructOptions& op
                  "point; never narrower than the distance to the next source), weighted by --window; 0 = every "
                  "transmit everywhere")
       ->check(CLI::Range(0.0, 100.0))->capture_default_str()->group(g);
-  app.add_option("--interp", args.interp, "Interpolation of the delayed samples")
+  app.add_option("--interp", args.interp, "Interpolation of the delayed samples. The record is taken as zero before sample 0 and after the last: "
+                 "nearest reads an edge sample up to half a sample outside, linear ramps from it to zero over one sample")
       ->check(CLI::IsMember({"nearest", "linear"}))->capture_default_str()->group(g);
   app.add_option("--cuda-kernel", args.cuda_kernel,
                  "CUDA backend: the beamforming kernel. auto (for plane waves transmit-blocked while the "
@@ -201,6 +203,15 @@ void finish_das_options(const DasArgs& args, recon::ReconstructOptions& options)
   if (das.options.tx_fnumber > 0 && !recon::has_virtual_sources(recon::das_model(options.model)))
     throw Error("--tx-fnumber applies to --model dw and fw only");
   das.options.tukey_alpha = args.tukey_alpha;
+  // A window weighs elements across an aperture (--fnumber) or transmits across a cone
+  // (--tx-fnumber); with neither there is none to weigh, and every weight would be 1.
+  if (given("--window") && das.options.window != recon::Window::Rect && !(das.options.fnumber > 0) &&
+      !(das.options.tx_fnumber > 0))
+    throw Error("--window " + args.window + " weighs the receive aperture of --fnumber F > 0" +
+                (recon::has_virtual_sources(recon::das_model(options.model))
+                     ? std::string(" or the transmit cone of --tx-fnumber F > 0")
+                     : std::string()) +
+                "; with --fnumber 0 every element takes part with weight 1, as with rect");
   options.das_cuda_kernel = recon::parse_das_cuda_kernel(args.cuda_kernel);
   das.input.offset = recon::parse_offset(args.offset);
   // Given or not: 0 lets the file say (a source.txt needs it given); the seed's default of 2000
