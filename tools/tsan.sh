@@ -25,7 +25,7 @@ supp=$(mktemp)
 trap 'rm -f "$supp"' EXIT
 printf 'deadlock:libgdal.so\n' >"$supp"
 export TSAN_OPTIONS="halt_on_error=1:suppressions=$supp"
-"$build_dir/tests/tests_recon" --gtest_filter='*ReconDasBatch*:ReconPipeline.Seed*:ReconPipeline.Abandoned*:ReconBatchStages.*' --gtest_repeat="$repeats" \
+"$build_dir/tests/tests_recon" --gtest_filter='*ReconDasBatch*:ReconPipeline.*:ReconBatchStages.*' --gtest_repeat="$repeats" \
   --gtest_brief=1
 "$build_dir/tests/tests_recon" --gtest_filter='*ReconDasCpu.*:ReconSeedCpu.MatchesReference*:ReconSeedCpu.SeedSized*' --gtest_brief=1
 "$build_dir/tests/tests_io" --gtest_filter='IoHdf5.*' --gtest_brief=1
