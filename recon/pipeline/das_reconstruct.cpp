@@ -60,7 +60,9 @@ PreparedDas Reconstructor::prepare_das_frame(const fs::path& input, int frame_nu
   DasSetup setup = options_.das;
   if (frame_number > 0) setup.input.frame = frame_number;
   setup.acquisition.model = das_model(options_.model);
-  return prepare_das(input, setup, options_.threads, &report.timing_s);
+  PreparedDas prepared = prepare_das(input, setup, options_.threads, &report.timing_s);
+  report.warnings = prepared.warnings;
+  return prepared;
 }
 
 Reconstructor::Frame Reconstructor::beamform_das(const fs::path& input, int frame_number, FrameReport& report) {
@@ -118,6 +120,15 @@ PreparedDas prepare_das(const fs::path& input, const DasSetup& setup, int thread
   take("pitch", given.pitch, file.pitch.has_value(), [&] { acq.probe.pitch = *file.pitch; });
   take("elements", given.elements, file.elements > 0, [&] { acq.probe.elements = file.elements; });
   take("time_zero", given.time_zero, file.time_zero.has_value(), [&] { acq.time_zero = *file.time_zero; });
+  // The sampling rate and the pitch have no value that fits most data (unlike c = 1540 m/s and
+  // t0 = 0): data beamformed with another's are an image of nothing, so a file that carries
+  // neither needs them given.
+  std::string missing;
+  if (!given.fs && !file.fs) missing += " --fs HZ (the sampling rate)";
+  if (!given.pitch && !file.pitch) missing += std::string(missing.empty() ? "" : " and") + " --pitch M (the element pitch)";
+  if (!missing.empty())
+    throw Error(input.string() + ": the file does not say its acquisition's geometry: give" + missing +
+                ", on the command line or in --config (info shows what a file carries)");
   if (file.model && *file.model != acq.model)
     throw Error(input.string() +
                 (*file.model == Model::SyntheticAperture
@@ -153,11 +164,23 @@ PreparedDas prepare_das(const fs::path& input, const DasSetup& setup, int thread
   if (setup.input.samples > 0 && rf.samples != setup.input.samples)
     throw Error(input.string() + ": the data hold " + std::to_string(rf.samples) + " samples per channel but --samples says " +
                 std::to_string(setup.input.samples));
+  // Axes counted wrong are most often axes named in the wrong order: say how they were read.
+  const std::string layout = !setup.input.layout.empty() ? setup.input.layout
+                             : !file.layout.empty()      ? file.layout
+                                                         : "samples,elements,transmits";
+  const std::string read_as = "; the array read as " + layout + " gave " + std::to_string(rf.samples) + " samples x " +
+                              std::to_string(rf.elements) + " elements x " + std::to_string(rf.transmits) +
+                              " transmits (--layout names its axes in order; info shows the array's shape)";
   if (acq.probe.elements == 0) acq.probe.elements = rf.elements;
   if (rf.elements != acq.probe.elements)
     throw Error(input.string() + ": the data hold " + std::to_string(rf.elements) +
-                " receive elements but --elements says " + std::to_string(acq.probe.elements));
-  acq.validate(rf.transmits);
+                " receive elements but --elements says " + std::to_string(acq.probe.elements) + read_as);
+  try {
+    acq.validate(rf.transmits);
+  } catch (const Error& e) {
+    if (rf.transmits == acq.transmits()) throw;
+    throw Error(e.what() + read_as);
+  }
 
   // Baseband IQ data are beamformed as their analytic signal at a multiple of their rate
   // (analytic_from_baseband); RF data at theirs.
@@ -202,10 +225,9 @@ PreparedDas prepare_das(const fs::path& input, const DasSetup& setup, int thread
       {"window", to_string(problem.options.window)},
       {"interp", to_string(problem.options.interp)},
       {"offset", setup.input.offset == Offset::Mean ? "mean" : "none"},
-      {"time_zero", to_string(acq.time_zero)},
-      {"layout", !setup.input.layout.empty() ? setup.input.layout
-                 : !file.layout.empty()        ? file.layout
-                                               : "samples,elements,transmits"}};
+      {"layout", layout}};
+  // A synthetic-aperture transmit starts when its element fires: no wavefront to time.
+  if (acq.model != Model::SyntheticAperture) frame.parameters["time_zero"] = to_string(acq.time_zero);
   if (acq.model == Model::PlaneWave) frame.parameters["angles_deg"] = angles_deg;
   if (problem.options.tx_apodization != TxApodization::None)
     frame.parameters["tx_apodization"] = to_string(problem.options.tx_apodization);
@@ -227,6 +249,18 @@ PreparedDas prepare_das(const fs::path& input, const DasSetup& setup, int thread
     frame.parameters["iq"] = {{"modulation_frequency_hz", rf.modulation_frequency},
                               {"upsampled_to_hz", problem.acquisition.fs},
                               {"time0_s", rf.iq_time0}};
+  // RF is signed around zero; samples all >= 0 are an unsigned recording's (RFdata1's uint8
+  // around 128) whose offset, beamformed, swamps the echoes: an image of one bright blur.
+  if (!rf.is_iq() && setup.input.offset == Offset::None && !rf.data.empty() &&
+      *std::min_element(rf.data.begin(), rf.data.end()) >= 0.0f &&
+      *std::max_element(rf.data.begin(), rf.data.end()) > 0.0f)
+    frame.warnings.push_back(input.string() + ": every sample is >= 0, as an unsigned recording's are: --offset mean "
+                                              "removes each channel's mean, without which the offset swamps the echoes");
+  // A record is longer than the array is wide (RFdata1: 2688 samples, 128 elements); the other
+  // way round, the axes were most likely named out of order, and the image is of nothing.
+  if (rf.elements > rf.samples)
+    frame.warnings.push_back(input.string() + ": more elements than samples per channel" + read_as);
+  if (!frame.warnings.empty()) frame.parameters["warnings"] = frame.warnings;
   if (file.frames > 0) {
     frame.parameters["frame"] = file.frame;
     frame.parameters["frames"] = file.frames;

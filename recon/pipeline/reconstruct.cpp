@@ -85,6 +85,7 @@ nlohmann::json to_json(const FrameReport& report) {
                           {"outputs", std::move(outputs)},
                           {"timing_s", report.timing_s}};
   if (report.frame > 0) entry["frame"] = report.frame;
+  if (!report.warnings.empty()) entry["warnings"] = report.warnings;
   return entry;
 }
 

@@ -55,6 +55,7 @@ class ReconDasBatch : public usrecon::testing::TempDir, public ::testing::WithPa
     o.writers = GetParam();
     o.model = ReconModel::PlaneWave;
     o.das.acquisition = acquisition();
+    o.das.given.fs = o.das.given.pitch = true;  // an NPY file says neither
     o.das.input.layout = "transmits,elements,samples";
     o.das.grid.x_min = -3e-3;
     o.das.grid.x_max = 3e-3;

@@ -3,6 +3,9 @@
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
 #include <filesystem>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -190,18 +193,18 @@ TEST_F(CliDas, ConfigFileTakesListsTheOutputAndIniCommentsAndIsChecked) {
     SCOPED_TRACE("angles-deg = " + list);
     const fs::path config = dir_ / ("c" + std::to_string(++n) + ".toml"), out = dir_ / ("out" + std::to_string(n));
     io::write_file_atomic(config, "model = \"planewave\"\nangles-deg = " + list + "\noutput = \"" + out.string() +
-                                      "\"\n");
+                                      "\"\nfs = 20e6\npitch = 0.3e-3\n");  // the geometry an NPY file lacks
     r = run_usrecon("reconstruct " + quote(rf) + grid + " --config " + quote(config));
     ASSERT_EQ(r.exit_code, 0) << r.output;
     EXPECT_EQ(angles_of(out / "pw.json"), angles);
   }
-  io::write_file_atomic(dir_ / "c.ini", "; INI\n[reconstruct]\nmodel = planewave ; the model\nangles-deg = -5,0,5\n");
+  io::write_file_atomic(dir_ / "c.ini", "; INI\n[reconstruct]\nmodel = planewave ; the model\nangles-deg = -5,0,5\nfs = 20e6\npitch = 0.3e-3\n");
   r = run_usrecon("reconstruct " + quote(rf) + grid + " --config " + quote(dir_ / "c.ini") + " -o " +
                   quote(dir_ / "out_ini"));
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_EQ(angles_of(dir_ / "out_ini" / "pw.json"), angles);
 
-  const std::string plain = "reconstruct " + quote(rf) + grid + " --model planewave --angles-deg -5,0,5";
+  const std::string plain = "reconstruct " + quote(rf) + grid + " --model planewave --angles-deg -5,0,5 --fs 20e6 --pitch 0.3e-3";
   expect_usrecon_refused(plain + " --config " + quote(dir_) + " -o " + quote(dir_ / "x"),
                          ": not a regular file");
   ASSERT_EQ(::mkfifo((dir_ / "fifo").c_str(), 0600), 0);
@@ -215,9 +218,22 @@ TEST_F(CliDas, ConfigFileTakesListsTheOutputAndIniCommentsAndIsChecked) {
                          "is the --config file; it would be overwritten");
   EXPECT_EQ(io::read_file(dir_ / "c.ini"), config_text);
   expect_usrecon_refused(plain, "--output (-o) is required");
+  // An NPY file says no sampling rate or pitch: they must be given (defaults of 20 MHz and 0.3 mm
+  // gave an image of nothing for data of another rate, with exit 0).
+  const std::string no_geometry = "reconstruct " + quote(rf) + grid + " --model planewave --angles-deg -5,0,5 -o " +
+                                  quote(dir_ / "z");
+  expect_usrecon_refused(no_geometry, "pw.npy: the file does not say its acquisition's geometry: give --fs HZ (the "
+                                      "sampling rate) and --pitch M (the element pitch), on the command line or in --config");
+  expect_usrecon_refused(no_geometry + " --pitch 0.3e-3", "geometry: give --fs HZ (the sampling rate), on the command line");
+  expect_usrecon_refused(no_geometry + " --fs 20e6", "geometry: give --pitch M (the element pitch), on the command line");
   // --samples is the file's to say for NPY; given, it must agree (it was ignored).
   expect_usrecon_refused(plain + " --samples 1000 -o " + quote(dir_ / "y"),
                          "pw.npy: the data hold 800 samples per channel but --samples says 1000");
+  // Axes named out of order: the message says how the array was read and points at --layout.
+  expect_usrecon_refused(plain + " --layout transmits,elements,samples -o " + quote(dir_ / "y"),
+                         "pw.npy: the data hold 800 transmits but the planewave acquisition describes 3 (one per "
+                         "steering angle); the array read as transmits,elements,samples gave 3 samples x 16 elements x "
+                         "800 transmits (--layout names its axes in order");
   // A data file given as the config: refused with a message of a few hundred characters.
   r = run_usrecon(plain + " --config " + quote(fs::path(USRECON_SOURCE_DIR) / "data/example.txt") + " -o " +
                   quote(dir_ / "x"));
@@ -225,6 +241,44 @@ TEST_F(CliDas, ConfigFileTakesListsTheOutputAndIniCommentsAndIsChecked) {
   EXPECT_NE(r.output.find("--config"), std::string::npos) << r.output.substr(0, 500);
   EXPECT_LT(r.output.size(), 1000u) << r.output.substr(0, 500);
   EXPECT_FALSE(fs::exists(dir_ / "x"));
+}
+
+// Channel data whose samples are all >= 0 (an unsigned recording, RFdata1's uint8 around 128)
+// without --offset mean gave a blur with exit 0 and no word: reconstruct warns (stderr, the
+// frame's JSON, the report) and info says so; with --offset mean neither does.
+TEST_F(CliDas, UnsignedLookingDataWithoutAnOffsetAreWarnedOf) {
+  ASSERT_FALSE(usrecon_exe().empty()) << "USRECON_EXE is not set";
+  const fs::path signed_rf = dir_ / "s.npy", unsigned_rf = dir_ / "u.npy";
+  auto r = run_usrecon("simulate --model planewave --elements 16 --samples 400 --point 0,6 -o " + quote(signed_rf));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const io::NpyArray a = io::read_npy(signed_rf);
+  std::vector<std::uint8_t> shifted;
+  double peak = 0;
+  for (double v : a.to_double()) peak = std::max(peak, std::abs(v));
+  for (double v : a.to_double()) shifted.push_back(static_cast<std::uint8_t>(std::lround(128 + 120 * v / peak)));
+  io::write_npy(unsigned_rf, std::span<const std::uint8_t>(shifted), std::span<const std::size_t>(a.shape));
+  const std::string run = " --model planewave --angles-deg 0 --fs 20e6 --pitch 0.3e-3 --backend cpu --report ";
+  r = run_usrecon("reconstruct " + quote(unsigned_rf) + run + quote(dir_ / "r1.json") + " -o " + quote(dir_ / "o1"));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const std::string warning = "u.npy: every sample is >= 0, as an unsigned recording's are: --offset mean";
+  EXPECT_NE(r.output.find("usrecon: warning: "), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find(warning), std::string::npos) << r.output;
+  const auto frame = nlohmann::json::parse(io::read_file(dir_ / "o1" / "u.json"));
+  ASSERT_TRUE(frame.at("parameters").contains("warnings")) << frame.dump();
+  EXPECT_NE(frame["parameters"]["warnings"][0].get<std::string>().find(warning), std::string::npos);
+  const auto report = nlohmann::json::parse(io::read_file(dir_ / "r1.json"));
+  ASSERT_TRUE(report.at(0).contains("warnings")) << report.dump();
+  const auto info = run_usrecon("info " + quote(unsigned_rf));
+  EXPECT_NE(info.output.find("every sample is >= 0, as an unsigned recording's are: give --offset mean"),
+            std::string::npos) << info.output;
+  for (const std::string& quiet : {quote(unsigned_rf) + " --offset mean", quote(signed_rf)}) {
+    SCOPED_TRACE(quiet);
+    r = run_usrecon("reconstruct " + quiet + run + quote(dir_ / "r2.json") + " -o " + quote(dir_ / "o2") + " --overwrite");
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    EXPECT_EQ(r.output.find("warning"), std::string::npos) << r.output;
+    EXPECT_FALSE(nlohmann::json::parse(io::read_file(dir_ / "r2.json")).at(0).contains("warnings"));
+  }
+  EXPECT_EQ(run_usrecon("info " + quote(signed_rf)).output.find("every sample is >= 0"), std::string::npos);
 }
 
 // A directory given to the general models contributes its NPY, MAT and HDF5 files (and
@@ -696,7 +750,7 @@ TEST_F(CliDas, DivergingWavesFromUstbFilesAndFromTheCommandLine) {
   expect_usrecon_refused("reconstruct " + quote(dir_ / "sim.npy") + " --model planewave --angles-deg 0 --sources-x 0 "
                      "--sources-z -1e-3 -o " + quote(dir_ / "no"),
                  "--sources-x and --sources-z apply to --model dw and fw only");
-  expect_usrecon_refused("reconstruct " + quote(dir_ / "sim.npy") + " --model dw --elements 48 -o " + quote(dir_ / "no"),
+  expect_usrecon_refused("reconstruct " + quote(dir_ / "sim.npy") + " --model dw --elements 48 --pitch 0.3e-3 --fs 20e6 -o " + quote(dir_ / "no"),
                  "diverging waves: give the virtual sources (--sources-x, --sources-z)");
   // Sources on elements at z = 0 are fine in NPY, but a .uff file would read them back as
   // synthetic aperture (another clock), so that writer refuses them and leaves no file.
@@ -789,7 +843,7 @@ TEST_F(CliDas, FocusedWavesFromUstbFilesAndFromTheCommandLine) {
                      quote(dir_ / "behind.npy"),
                  "--sources-z: a focused wave's focal point lies in front of the array (z > 0), not at z = -0.005000 "
                  "(sources behind it are --model dw)");
-  expect_usrecon_refused("reconstruct " + quote(dir_ / "sim.npy") + " --model fw --elements 48 -o " + quote(dir_ / "no"),
+  expect_usrecon_refused("reconstruct " + quote(dir_ / "sim.npy") + " --model fw --elements 48 --pitch 0.3e-3 --fs 20e6 -o " + quote(dir_ / "no"),
                  "focused waves: give the focal points (--sources-x, --sources-z)");
   EXPECT_FALSE(fs::exists(dir_ / "behind.npy"));
 }

@@ -164,6 +164,7 @@ TEST_F(CliPaths, PathsThatAreNotWhatTheyShouldBeAreSaidBeforeTheWork) {
   EXPECT_EQ(none.exit_code, 1) << none.output;
   EXPECT_TRUE(says(none, "no outputs written")) << none.output;
   EXPECT_FALSE(says(none, "outputs in")) << none.output;
+  EXPECT_FALSE(says(none, "beamforming")) << "a time per frame of no frame: " << none.output;
 }
 
 // A report in an -o the run has not made yet is still written when the run fails before making

@@ -186,7 +186,7 @@ TEST_F(CliReconstruct, OverwriteWithoutRawKeepsAnInputNamedLikeTheRawImage) {
     }
   };
   simulate("x.npy", "0,8");
-  reconstruct_twice_keeping("x.npy", " --angles-deg 0", "x.npy");
+  reconstruct_twice_keeping("x.npy", " --angles-deg 0 --fs 20e6 --pitch 0.3e-3", "x.npy");
   EXPECT_TRUE(fs::exists(dir_ / "x.png"));
   simulate("y.uff", "0,6");
   simulate("y.npy", "0,8");

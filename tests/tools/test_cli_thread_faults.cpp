@@ -113,7 +113,7 @@ TEST_F(CliThreadFaults, GeneralModelBatchDegradesOrFailsCleanly) {
                                         "--point 2,12 --speckle 50 -o " + quote(dir_ / "in" / (std::string(stem) + ".npy")));
     ASSERT_EQ(sim.exit_code, 0) << sim.output;
   }
-  sweep({quote(dir_ / "in") + " --model planewave --angles-deg 0 --x-range -5e-3:5e-3 --z-range 5e-3:15e-3",
+  sweep({quote(dir_ / "in") + " --model planewave --angles-deg 0 --fs 20e6 --pitch 0.3e-3 --x-range -5e-3:5e-3 --z-range 5e-3:15e-3",
          {"f1", "f2", "f3"}});
 }
 

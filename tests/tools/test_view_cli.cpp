@@ -150,7 +150,7 @@ TEST_F(CliView, ExportOfAGeneralModelsRawIqImageIsItsPng) {
   ASSERT_EQ(run_command(quote(usrecon_exe()) + " simulate --model planewave --elements 32 --samples 900 "
                         "--point 0,10 --point 2,15 -o " + quote(channels)).exit_code, 0);
   const auto made = run_command(quote(usrecon_exe()) + " reconstruct " + quote(channels) +
-                                " --model planewave --angles-deg 0 --save-raw --backend cpu -o " + quote(out));
+                                " --model planewave --angles-deg 0 --fs 20e6 --pitch 0.3e-3 --save-raw --backend cpu -o " + quote(out));
   ASSERT_EQ(made.exit_code, 0) << made.output;
   ASSERT_EQ(usrecon::io::read_npy(out / "pw.npy").dtype, usrecon::io::DType::c64);
   const fs::path from_npy = dir_ / "npy.png", from_png = dir_ / "png.png";

@@ -141,6 +141,10 @@ json describe(const fs::path& path, const InfoArgs& args) {
               {"iq", rf.is_iq()},
               {"layout", !geometry.layout.empty() ? geometry.layout : "samples,elements,transmits"}};
     if (!geometry.source.empty()) c["from_file"] = geometry_json(geometry);
+    if (!rf.is_iq() && !rf.data.empty() && *std::min_element(rf.data.begin(), rf.data.end()) >= 0.0f &&
+        *std::max_element(rf.data.begin(), rf.data.end()) > 0.0f)
+      c["note"] = "every sample is >= 0, as an unsigned recording's are: give --offset mean to remove each "
+                  "channel's mean";
     d["channel_data"] = c;
   } catch (const std::exception& e) {
     d["not_read_because"] = e.what();
@@ -186,8 +190,10 @@ void print_text(const json& d) {
   const json& c = d["channel_data"];
   std::printf("  reconstruct reads %d transmit(s) x %d element(s) x %d samples, %s\n", c["transmits"].get<int>(),
               c["elements"].get<int>(), c["samples"].get<int>(), c["iq"].get<bool>() ? "baseband IQ" : "RF");
+  if (c.contains("note")) std::printf("  %s\n", c["note"].get<std::string>().c_str());
   if (!c.contains("from_file")) {
-    std::printf("  (axes as --layout %s, the default; the geometry must be given)\n",
+    std::printf("  (axes as --layout %s, the default; the file says no geometry: give --fs and --pitch, and "
+                "--sound-speed and --t0 unless 1540 m/s and 0)\n",
                 c["layout"].get<std::string>().c_str());
     return;
   }

@@ -40,7 +40,11 @@ class Progress {
     if (!r.ok) {
       clear_bar();
       std::fprintf(stderr, "usrecon: error: %s\n", r.error.c_str());
-    } else if (!tty_) {
+    } else if (!r.warnings.empty()) {
+      clear_bar();
+      for (const std::string& warning : r.warnings) std::fprintf(stderr, "usrecon: warning: %s\n", warning.c_str());
+    }
+    if (r.ok && !tty_) {
       std::printf("[%zu/%zu] %s%s -> %s (%.2f s)\n", index + 1, total_, r.input.string().c_str(),
                   r.frame > 0 ? (" frame " + std::to_string(r.frame)).c_str() : "",
                   r.outputs.empty() ? "" : r.outputs.front().string().c_str(),
@@ -196,10 +200,13 @@ int run(const ReconstructArgs& args) {
   // A run that wrote nothing has made no output directory to point to.
   const std::string where = wrote ? "outputs in " + fs::absolute(args.out_dir).lexically_normal().string()
                                   : std::string("no outputs written");
-  std::printf("usrecon: %zu of %zu reconstructed, %zu failed, in %.2f s (beamforming %.2f s per "
-              "frame on %s); %s\n",
-              ok, inputs.size(), failed, wall, ok ? beamform_s / double(ok) : 0.0,
-              reconstructor.backend_name().c_str(), where.c_str());
+  // The beamforming time per frame, of the frames made (none made: none to say).
+  char beamforming[128] = "";
+  if (ok > 0)
+    std::snprintf(beamforming, sizeof beamforming, " (beamforming %.2f s per frame on %s)", beamform_s / double(ok),
+                  reconstructor.backend_name().c_str());
+  std::printf("usrecon: %zu of %zu reconstructed, %zu failed, in %.2f s%s; %s\n", ok, inputs.size(), failed, wall,
+              beamforming, where.c_str());
   bool report_failed = false;
   if (batch_report) {
     try {

@@ -190,6 +190,7 @@ int run_das(SimulateArgs& args) {
              {"seed", o.seed},
              {"points", nlohmann::json::array()},
              {"cysts", nlohmann::json::array()}};
+    if (acq.model == recon::Model::SyntheticAperture) truth.erase("time_zero");  // no wavefront to time
     if (o.speckle > 0) {
       const recon::SpeckleRegion r = recon::speckle_region(o);
       truth["speckle_region"] = {{"x_min", r.x_min}, {"x_max", r.x_max}, {"z_min", r.z_min}, {"z_max", r.z_max}};

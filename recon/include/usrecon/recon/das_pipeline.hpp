@@ -154,7 +154,8 @@ enum class BackendKind;
 struct PreparedDas {
   DasProblem problem;
   AnalyticData analytic;
-  nlohmann::json parameters;
+  nlohmann::json parameters;          ///< for the frame's JSON; "warnings" too when there are any
+  std::vector<std::string> warnings;  ///< what the data suggest is amiss, naming the file
 };
 
 /// Reads `input`, completes the geometry from the data, checks it and forms the analytic signal

@@ -101,13 +101,15 @@ struct FrameReport {
   bool ok = false;
   std::string error;                          ///< the reason, naming the file, when !ok
   std::vector<std::filesystem::path> outputs; ///< files written
+  std::vector<std::string> warnings;          ///< the frame was made, but its data look amiss
   nlohmann::json timing_s;                    ///< seconds per stage; "total" from the start of
                                               ///< reading to the outputs written (in a batch
                                               ///< that includes waiting between stages)
 };
 
 /// {"input", "status": "ok" | "failed", "error" (null when ok), "outputs", "timing_s"}, and
-/// "frame" for a frame of a multi-frame file: one entry of `usrecon reconstruct --report`.
+/// "frame" for a frame of a multi-frame file, "warnings" when there are any: one entry of
+/// `usrecon reconstruct --report`.
 nlohmann::json to_json(const FrameReport& report);
 
 /// Largest source.txt accepted for a problem, in bytes: 32 bytes per value (an int32 needs at most
