@@ -143,7 +143,16 @@ void write_synced_new_file(const std::filesystem::path& file, const std::filesys
                        errno_text(error_number));
   };
   const int fd = ::open(file.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
-  if (fd < 0) throw failure("cannot create temporary file " + quoted(file), errno);
+  if (fd < 0) {
+    const int error_number = errno;
+    // A missing directory is the target's problem, not the temporary file's name.
+    const std::filesystem::path dir = target.has_parent_path() ? target.parent_path() : ".";
+    std::error_code ec;
+    if (error_number == ENOENT && !std::filesystem::exists(dir, ec))
+      throw OutputError("output file " + quoted(target) + " cannot be written: its directory " + quoted(dir) +
+                        " does not exist");
+    throw failure("cannot create temporary file " + quoted(file), error_number);
+  }
 
   const auto discard = [&] { ::unlink(file.c_str()); };
   if (const int error_number = write_all(fd, bytes); error_number != 0) {

@@ -5,6 +5,7 @@
 #include <limits>
 
 #include "usrecon/recon/bmode.hpp"
+#include "usrecon/recon/das_pipeline.hpp"  // number_text
 
 namespace usrecon::recon {
 namespace {
@@ -77,8 +78,9 @@ PointMetrics measure_point(std::span<const double> env, const Grid& g, double x,
       }
     }
   if (best_x < 0)
-    throw Error("metrics: no pixel within " + std::to_string(search_radius) + " m of (" +
-                std::to_string(x) + ", " + std::to_string(z) + ")");
+    throw Error("metrics: no pixel within " + number_text(search_radius) + " m of (" + number_text(x) + ", " +
+                number_text(z) + ") m: the image spans x " + number_text(g.x0) + " to " + number_text(g.x(g.nx - 1)) +
+                " m, z " + number_text(g.z0) + " to " + number_text(g.z(g.nz - 1)) + " m (points are in metres)");
   // An envelope of 0 there holds no echo (an all-zero image, or no data there): any of its
   // pixels would do as the maximum, at a made-up position of peak 0.
   if (!(best > 0))

@@ -296,9 +296,17 @@ ChannelData read_channel_data(const fs::path& path, const ChannelInput& in, int 
     return arrange_channels(a.to_double(), a.shape, false, in.layout, in.offset, path.string());
   }
   // source.txt: channel-major integers.
-  if (elements < 1 || transmits < 1 || in.samples < 1)
-    throw Error(path.string() + ": a source.txt input needs --elements, --samples and the transmits "
-                                "(--angles-deg for planewave, --sources-x/-z for dw and fw) to be given");
+  if (elements < 1 || transmits < 1 || in.samples < 1) {
+    std::vector<std::string> missing;  // only what was not given
+    if (elements < 1) missing.push_back("--elements");
+    if (in.samples < 1) missing.push_back("--samples");
+    if (transmits < 1) missing.push_back("the transmits (--angles-deg for planewave, --sources-x/-z for dw and fw)");
+    std::string list;
+    for (std::size_t i = 0; i < missing.size(); ++i)
+      list += (i == 0 ? "" : i + 1 == missing.size() ? " and " : ", ") + missing[i];
+    throw Error(path.string() + ": a source.txt input says only its values: give " + list +
+                " (values = elements x transmits x samples)");
+  }
   const std::vector<std::int32_t> raw =
       io::read_source_txt(path, std::size_t(elements) * transmits, std::size_t(in.samples));
   const std::vector<double> values(raw.begin(), raw.end());

@@ -308,7 +308,8 @@ void Reconstructor::record_failure(FrameReport& report, const std::exception& e)
   // Every message names the input; io errors already do, others get it prefixed.
   const std::string name = report.input.string();
   if (report.error.find(name) == std::string::npos) report.error = name + ": " + report.error;
-  if (report.frame > 0) report.error += " (frame " + std::to_string(report.frame) + ")";
+  if (report.frame > 0 && report.error.find("--frame " + std::to_string(report.frame) + " ") == std::string::npos)
+    report.error += " (frame " + std::to_string(report.frame) + ")";
 }
 
 void Reconstructor::read_seed(const fs::path& input, std::span<std::int32_t> rf,

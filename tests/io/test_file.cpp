@@ -173,7 +173,8 @@ TEST_F(IoFile, AtomicWriteIntoMissingDirectoryFailsCleanly) {
   const std::string message =
       message_of<OutputError>([&] { write_file_atomic(path, std::string_view("x")); });
   EXPECT_TRUE(contains(message, path.string()));
-  EXPECT_TRUE(contains(message, "No such file or directory"));
+  EXPECT_TRUE(contains(message, "its directory \"" + (dir_ / "missing-dir").string() + "\" does not exist")) << message;
+  EXPECT_FALSE(contains(message, ".tmp")) << "names the temporary file: " << message;
   EXPECT_TRUE(directory_listing().empty());
 }
 

@@ -586,7 +586,7 @@ TEST_F(CliDas, UstbUffFilesCarryTheirOwnGeometry) {
     EXPECT_NE(refused.exit_code, 0) << refused.output;
     EXPECT_NE(refused.output.find(why), std::string::npos) << refused.output;
   };
-  expect_refused("ustb_one_wave_two_frames.uff", " --frame 3", "--frame 3 is not among its 2 frame(s)");
+  expect_refused("ustb_one_wave_two_frames.uff", " --frame 3", "--frame 3 is not among its 2 frame(s)\n");  // said once
   expect_refused("ustb_one_wave_two_frames.uff", " --frame 0", "--frame 0: expected a frame number (1 = the first) or all");
   expect_refused("ustb_one_wave_two_frames.uff", " --frame 1.5", "--frame 1.5: expected a frame number");
 

@@ -206,6 +206,7 @@ TEST_F(CliCommands, MetricsMeasuresWhatItCanAndNamesWhatItCannot) {
                                      "--cyst 0.5,0.5,0.001 -o " + quote(out)));
   EXPECT_EQ(r.exit_code, 1) << r.output;
   EXPECT_NE(r.output.find("no pixel within"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("(points are in metres)"), std::string::npos) << r.output;
   const nlohmann::json m = nlohmann::json::parse(usrecon::io::read_file(out));
   ASSERT_EQ(m.at("points").size(), 2u) << m.dump();
   EXPECT_FALSE(m["points"][0].contains("not_measured")) << m.dump();

@@ -145,6 +145,15 @@ TEST_F(CliPaths, PathsThatAreNotWhatTheyShouldBeAreSaidBeforeTheWork) {
       {"view out/ex.npy/ --export v.png", "out/ex.npy/: Not a directory"},
       {"metrics absent.npy --point 0,1e-3", "absent.npy: no such file or directory"},
       {"info out", "out: a directory; info lists files"},
+      // A missing directory is said as one (the message named a hidden temporary file in it).
+      {"view out/ex.npy --export nodir/f.png", "output file \"nodir/f.png\" cannot be written: its directory "
+                                               "\"nodir\" does not exist"},
+      // A PNG is refused as what it is (it was "out/ex.json describes another run's output").
+      {"metrics out/ex.png --point 0.5e-3,1e-3",
+       "out/ex.png: metrics measures the raw image <stem>.npy that reconstruct --save-raw writes"},
+      // What a source.txt lacks is named, and only that.
+      {"reconstruct ex.txt --model planewave --fs 20e6 --pitch 3e-4 --angles-deg 0 --elements 128 -o o2 --backend cpu",
+       "ex.txt: a source.txt input says only its values: give --samples (values = elements x transmits x samples)"},
       // A link to nowhere at -o, or on its way, is said as one before the work (it was passed
       // over as missing, and making the directory then failed after the beamforming).
       {"reconstruct ex.txt -o nowhere --backend cpu",

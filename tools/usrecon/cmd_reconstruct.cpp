@@ -268,13 +268,14 @@ Command add_reconstruct(CLI::App& app) {
   app.add_flag("--overwrite", args->options.overwrite, "Replace existing outputs (otherwise they are kept and the file is reported); without --save-raw an "
                "older raw <stem>.npy (one the older <stem>.json names) is removed, since the new <stem>.json does "
                "not describe it");
-  app.add_option("--channels", args->options.problem.channels, "Channels (= elements) per file")
-      ->check(CLI::Range(1, 1024))
-      ->capture_default_str();
-  app.add_option("--samples", args->options.problem.samples, "Samples per channel (the seed model; the general models: required for "
-                 "source.txt, and for other files, if given, it must match the file's count)")
-      ->check(CLI::Range(1, 1 << 24))
-      ->capture_default_str();
+  // The defaults are the seed's (128 x 2000): said in the text, not as "=2000", which would read as
+  // every model's.
+  app.add_option("--channels", args->options.problem.channels, "The seed model: channels (= elements) per file "
+                 "(default 128)")
+      ->check(CLI::Range(1, 1024));
+  app.add_option("--samples", args->options.problem.samples, "Samples per channel (the seed model: default 2000; the "
+                 "general models: required for source.txt, and for other files, if given, it must match the file's count)")
+      ->check(CLI::Range(1, 1 << 24));
   add_das_options(app, args->das, args->options);
   app.footer(
       "Each input <stem> gives <stem>.png (8-bit B-mode, depth down the rows), <stem>.json (grid in "

@@ -32,11 +32,15 @@ void add_das_options(CLI::App& app, DasArgs& args, recon::ReconstructOptions& op
       ->capture_default_str();
   app.add_option("--elements", acq.probe.elements, "Array elements (default: from the data)")
       ->check(CLI::Range(1, 65536))->group(g);
-  app.add_option("--pitch", acq.probe.pitch, "Element pitch in metres; element i at x = (i - (N-1)/2) pitch")
-      ->check(positive_number())->capture_default_str()->group(g);
+  // --pitch and --fs have no default: a file that does not say them needs them given.
+  app.add_option("--pitch", acq.probe.pitch,
+                 "Element pitch in metres; element i at x = (i - (N-1)/2) pitch (required unless the file says it: "
+                 "USTB and PICMUS files)")
+      ->check(positive_number())->group(g);
   app.add_option("--sound-speed", acq.sound_speed, "Speed of sound, m/s")
       ->check(positive_number())->capture_default_str()->group(g);
-  app.add_option("--fs", acq.fs, "Sampling frequency, Hz")->check(positive_number())->capture_default_str()->group(g);
+  app.add_option("--fs", acq.fs, "Sampling frequency, Hz (required unless the file says it)")
+      ->check(positive_number())->group(g);
   app.add_option("--t0", acq.t0, "Time of sample 0 after the transmit (s)")->capture_default_str()->group(g);
   app.add_option("--angles-deg", args.angles_deg,
                  "Plane-wave steering angles in degrees: START:STEP:STOP or A,B,C; angle > 0 means "
@@ -180,10 +184,8 @@ void finish_das_options(const DasArgs& args, recon::ReconstructOptions& options)
     return opt != nullptr && opt->count() > 0;
   };
   // Options that the general models would silently ignore.
-  for (const char* seed_only : {"--channels", "--precision"})
-    if (given(seed_only))
-      throw Error(std::string(seed_only) + " applies to --model seed only (the general models take --elements "
-                                           "and beamform in float)");
+  if (given("--channels")) throw Error("--channels applies to --model seed only (the general models take --elements)");
+  if (given("--precision")) throw Error("--precision applies to --model seed only (the general models beamform in float)");
   if (options.model == recon::ReconModel::SyntheticAperture && given("--time-zero"))
     throw Error("--time-zero applies to plane, diverging and focused waves (--model planewave, dw, fw): "
                 "a synthetic-aperture transmit starts when its element fires");
