@@ -21,7 +21,12 @@ void require_cuda(const std::string& what) {
   const cudaError_t status = cudaGetDeviceCount(&count);
   if (status != cudaSuccess) {
     cudaGetLastError();
-    throw CudaUnavailable(what + ": no usable CUDA device (" + cudaGetErrorString(status) + ")");
+    // The runtime says "driver version is insufficient" also when there is no driver at all.
+    throw CudaUnavailable(what + ": no usable CUDA device (" +
+                          (status == cudaErrorInsufficientDriver
+                               ? std::string("no NVIDIA driver, or one older than this build's CUDA runtime needs")
+                               : std::string(cudaGetErrorString(status))) +
+                          ")");
   }
   if (count == 0) throw CudaUnavailable(what + ": no CUDA device found");
 }

@@ -204,7 +204,13 @@ Reconstructor::Reconstructor(ReconstructOptions options, fs::path out_dir)
     validate_given(given);
     if (options_.backend == BackendKind::Cuda) require_cuda("--backend cuda");
     das_ = std::make_unique<DasBeamformers>(options_.backend, options_.threads, options_.das_cuda_kernel);
+    // auto on a machine without CUDA runs on the CPU from the start; said as the seed model says it.
+    if (options_.backend == BackendKind::Auto && cuda_device_count() == 0)
+      notice_ = std::string("no CUDA device (") + (built_with_cuda() ? "none found" : "built without CUDA") +
+                "); using the CPU";
   }
+  if (!notice_.empty() && options_.model == ReconModel::Seed && options_.precision == seed::Precision::Single)
+    notice_ += " (--precision single is the CUDA kernel's: the CPU is exact)";
   // The output directory is made with the first output (make_output_dir): a run whose inputs all
   // fail leaves none behind, and no run removes one that another run is about to write into.
   // What can be said now, before any input is read, is said: the nearest existing directory on

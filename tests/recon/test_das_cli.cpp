@@ -243,6 +243,25 @@ TEST_F(CliDas, ConfigFileTakesListsTheOutputAndIniCommentsAndIsChecked) {
   EXPECT_FALSE(fs::exists(dir_ / "x"));
 }
 
+// --backend auto without a device says it runs on the CPU for the general models too (only the
+// seed model said so), and a seed run asking for --precision single hears that the CPU is exact.
+TEST_F(CliDas, AutoWithoutADeviceSaysItUsesTheCpu) {
+  ASSERT_FALSE(usrecon_exe().empty()) << "USRECON_EXE is not set";
+  if (usrecon::cuda_device_count() > 0) GTEST_SKIP() << "a CUDA device is present: auto uses it";
+  const fs::path rf = dir_ / "pw.uff";
+  auto r = run_usrecon("simulate --model planewave --elements 16 --samples 400 --point 0,6 -o " + quote(rf));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  r = run_usrecon("reconstruct " + quote(rf) + " --model planewave -o " + quote(dir_ / "a"));
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("usrecon: no CUDA device ("), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("); using the CPU\n"), std::string::npos) << r.output;
+  r = run_usrecon("reconstruct " + quote(fs::path(USRECON_SOURCE_DIR) / "data" / "example.txt") +
+                  " --precision single -o " + quote(dir_ / "b"));
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("using the CPU (--precision single is the CUDA kernel's: the CPU is exact)"),
+            std::string::npos) << r.output;
+}
+
 // Channel data whose samples are all >= 0 (an unsigned recording, RFdata1's uint8 around 128)
 // without --offset mean gave a blur with exit 0 and no word: reconstruct warns (stderr, the
 // frame's JSON, the report) and info says so; with --offset mean neither does.

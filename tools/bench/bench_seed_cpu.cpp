@@ -90,7 +90,18 @@ int main(int argc, char** argv) {
     else if (arg == "--numba" && a + 1 < argc) numba = argv[++a];
     else if (arg == "--no-numba") with_numba = false;
     else if (arg == "--runs" && a + 1 < argc) runs = std::max(1, std::atoi(argv[++a]));
-    else rest.push_back(argv[a]);
+    else {
+      // Google Benchmark's --help lists only its own flags; this program's come first.
+      if (arg == "--help" || arg == "-h")
+        std::printf("usage: %s [--input FILE] [--numba SCRIPT] [--no-numba] [--runs N] [google-benchmark flags]\n"
+                    "  --input FILE     source.txt to time (default: data/example.txt)\n"
+                    "  --numba SCRIPT   the seed's Numba program run side by side (default: "
+                    "../shared/bench/seed_numba_cpu.py)\n"
+                    "  --no-numba       skip the Numba comparison\n"
+                    "  --runs N         repetitions of each timing (default 3)\n\n",
+                    argv[0]);
+      rest.push_back(argv[a]);
+    }
   }
   g_rf = usrecon::io::read_source_txt(input, 128, 2000);
 

@@ -19,7 +19,7 @@ int main(int argc, char** argv) {
   example::Timer t0;
   uk::HostArray<float> loop(uk::Shape{n, 1});
   for (std::int64_t i = 0; i < n; ++i) loop[i] = x[i] + y[i];
-  std::printf("loop time: %.30f s\n", t0.seconds());
+  std::printf("loop time: %.6f s\n", t0.seconds());
 
   uk::HostArray<float> result(uk::Shape{n, 1});
   const char* where = cuda ? "cuda" : "cpu";
@@ -30,7 +30,7 @@ int main(int argc, char** argv) {
     } else {
       uk::add(x, y, result);
     }
-    std::printf("usrecon add [%s] time %s: %.30f s\n", where, label, t.seconds());
+    std::printf("usrecon add [%s] time %s: %.6f s\n", where, label, t.seconds());
   }
   const bool same = example::allclose(result, loop);
   std::printf("results agree: %s\n", same ? "True" : "False");

@@ -6,25 +6,49 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <initializer_list>
 #include <string>
 
 #include "usrecon/kernels/kernels.hpp"
 
 namespace example {
 
-/// True when the command line has --cuda; exits with a message when no device can serve it.
-inline bool want_cuda(int argc, char** argv) {
+/// The examples' command line: [--cuda], and the options in `valued` that take one value each
+/// (monte_carlo_pi's --seed N, which the example reads itself). True with --cuda; exits with a
+/// message when no device can serve it. -h/--help prints the usage; anything else is refused
+/// with it (exit 2), rather than ignored.
+inline bool want_cuda(int argc, char** argv, std::initializer_list<const char*> valued = {}) {
+  const auto usage = [&](std::FILE* to) {
+    std::fprintf(to, "usage: %s [--cuda]", argv[0]);
+    for (const char* option : valued) std::fprintf(to, " [%s N]", option);
+    std::fprintf(to, "\n");
+  };
+  bool cuda = false;
   for (int i = 1; i < argc; ++i) {
-    if (std::strcmp(argv[i], "--cuda") == 0) {
-      if (usrecon::cuda_device_count() == 0) {
-        std::printf("--cuda: no CUDA device available (built with CUDA: %s)\n",
-                    usrecon::built_with_cuda() ? "yes" : "no");
-        std::exit(2);
-      }
-      return true;
+    const std::string arg = argv[i];
+    if (arg == "--cuda") {
+      cuda = true;
+      continue;
     }
+    if (arg == "-h" || arg == "--help") {
+      usage(stdout);
+      std::exit(0);
+    }
+    bool takes_value = false;
+    for (const char* option : valued) takes_value = takes_value || arg == option;
+    if (takes_value && i + 1 < argc) {
+      ++i;
+      continue;
+    }
+    std::fprintf(stderr, "%s: %s %s\n", argv[0], takes_value ? "no value after" : "unknown option", arg.c_str());
+    usage(stderr);
+    std::exit(2);
   }
-  return false;
+  if (cuda && usrecon::cuda_device_count() == 0) {
+    std::printf("--cuda: no CUDA device available (built with CUDA: %s)\n", usrecon::built_with_cuda() ? "yes" : "no");
+    std::exit(2);
+  }
+  return cuda;
 }
 
 class Timer {

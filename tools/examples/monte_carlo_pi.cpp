@@ -9,7 +9,7 @@
 namespace uk = usrecon::kernels;
 
 int main(int argc, char** argv) {
-  const bool cuda = example::want_cuda(argc, argv);
+  const bool cuda = example::want_cuda(argc, argv, {"--seed"});
   std::uint64_t seed = 2024;
   for (int i = 1; i + 1 < argc; ++i)
     if (std::string(argv[i]) == "--seed") seed = std::strtoull(argv[i + 1], nullptr, 10);
