@@ -270,6 +270,10 @@ TEST_F(CliDas, UnsignedLookingDataWithoutAnOffsetAreWarnedOf) {
   const fs::path signed_rf = dir_ / "s.npy", unsigned_rf = dir_ / "u.npy";
   auto r = run_usrecon("simulate --model planewave --elements 16 --samples 400 --point 0,6 -o " + quote(signed_rf));
   ASSERT_EQ(r.exit_code, 0) << r.output;
+  // What reconstruct will need given, since an NPY file cannot say it.
+  EXPECT_NE(r.output.find("s.npy holds no geometry: reconstruct it with --model planewave --fs 2e+07 --pitch 0.0003 "
+                          "--sound-speed 1540 --t0 0 and the same --angles-deg and --time-zero"),
+            std::string::npos) << r.output;
   const io::NpyArray a = io::read_npy(signed_rf);
   std::vector<std::uint8_t> shifted;
   double peak = 0;

@@ -218,6 +218,16 @@ int run_das(SimulateArgs& args) {
               args.output.c_str(), args.model.c_str(), rf.samples, rf.elements, rf.transmits,
               o.points.size(), o.cysts.size(), o.speckle, args.truth.empty() ? "" : "; truth in ",
               args.truth.c_str());
+  // An NPY file holds the samples alone: reconstruct needs the geometry given again.
+  if (!hdf5)
+    std::printf("usrecon: %s holds no geometry: reconstruct it with --model %s --fs %s --pitch %s --sound-speed %s "
+                "--t0 %s%s\n",
+                args.output.c_str(), args.model.c_str(), recon::number_text(acq.fs).c_str(),
+                recon::number_text(acq.probe.pitch).c_str(), recon::number_text(acq.sound_speed).c_str(),
+                recon::number_text(acq.t0).c_str(),
+                acq.model == recon::Model::PlaneWave ? " and the same --angles-deg and --time-zero"
+                : acq.model == recon::Model::SyntheticAperture ? " and the same --tx-elements"
+                                                               : " and the same --sources-x, --sources-z and --time-zero");
   return 0;
 }
 
