@@ -251,9 +251,8 @@ PreparedDas prepare_das(const fs::path& input, const DasSetup& setup, int thread
                               {"time0_s", rf.iq_time0}};
   // RF is signed around zero; samples all >= 0 are an unsigned recording's (RFdata1's uint8
   // around 128) whose offset, beamformed, swamps the echoes: an image of one bright blur.
-  if (!rf.is_iq() && setup.input.offset == Offset::None && !rf.data.empty() &&
-      *std::min_element(rf.data.begin(), rf.data.end()) >= 0.0f &&
-      *std::max_element(rf.data.begin(), rf.data.end()) > 0.0f)
+  const auto [lowest, highest] = std::minmax_element(rf.data.begin(), rf.data.end());
+  if (!rf.is_iq() && setup.input.offset == Offset::None && !rf.data.empty() && *lowest >= 0.0f && *highest > 0.0f)
     frame.warnings.push_back(input.string() + ": every sample is >= 0, as an unsigned recording's are: --offset mean "
                                               "removes each channel's mean, without which the offset swamps the echoes");
   // A record is longer than the array is wide (RFdata1: 2688 samples, 128 elements); the other
