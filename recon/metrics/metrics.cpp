@@ -28,10 +28,16 @@ double half_width(std::span<const double> profile, int peak, int dir) {
   return kNaN;
 }
 
-// The largest envelope value (0 for an all-zero image).
+// A pixel with data: a positive, finite envelope. 0 is no data (no aperture reached it, past the
+// last sample); NaN and infinities are no level at all, and one infinite pixel would otherwise
+// be every target's maximum and the image's peak (every dB value -inf).
+bool has_data(double v) { return v > 0 && v < std::numeric_limits<double>::infinity(); }
+
+// The largest envelope value with data (0 when no pixel has any).
 double peak_of(std::span<const double> env) {
   double peak = 0;
-  for (double v : env) peak = std::max(peak, v);
+  for (double v : env)
+    if (has_data(v)) peak = std::max(peak, v);
   return peak;
 }
 
@@ -62,6 +68,7 @@ PointMetrics measure_point(std::span<const double> env, const Grid& g, double x,
   m.true_x = x;
   m.true_z = z;
   int best_x = -1, best_z = -1;
+  bool searched_any = false;
   double best = -1;
   const int ix0 = std::max(0, clamped_index(std::floor((x - search_radius - g.x0) / g.dx), g.nx));
   const int ix1 = std::min(g.nx - 1, clamped_index(std::ceil((x + search_radius - g.x0) / g.dx), g.nx));
@@ -70,22 +77,24 @@ PointMetrics measure_point(std::span<const double> env, const Grid& g, double x,
   for (int ix = ix0; ix <= ix1; ++ix)
     for (int iz = iz0; iz <= iz1; ++iz) {
       if (std::hypot(g.x(ix) - x, g.z(iz) - z) > search_radius) continue;
+      searched_any = true;
       const double v = env[std::size_t(ix) * g.nz + iz];
-      if (v > best) {
+      if (has_data(v) && v > best) {
         best = v;
         best_x = ix;
         best_z = iz;
       }
     }
-  if (best_x < 0)
+  if (!searched_any)
     throw Error("metrics: no pixel within " + number_text(search_radius) + " m of (" + number_text(x) + ", " +
                 number_text(z) + ") m: the image spans x " + number_text(g.x0) + " to " + number_text(g.x(g.nx - 1)) +
                 " m, z " + number_text(g.z0) + " to " + number_text(g.z(g.nz - 1)) + " m (points are in metres)");
   // An envelope of 0 there holds no echo (an all-zero image, or no data there): any of its
   // pixels would do as the maximum, at a made-up position of peak 0.
   if (!(best > 0))
-    throw Error("metrics: no echo within " + std::to_string(search_radius) + " m of (" + std::to_string(x) + ", " +
-                std::to_string(z) + "): the envelope is 0 there" + (peak_of(env) > 0 ? "" : " (the image is all zero)"));
+    throw Error("metrics: no echo within " + number_text(search_radius) + " m of (" + number_text(x) + ", " +
+                number_text(z) + "): no pixel there has data (an envelope above 0 and finite)" +
+                (peak_of(env) > 0 ? "" : "; none in the whole image does"));
   m.x = g.x(best_x);
   m.z = g.z(best_z);
   m.error = std::hypot(m.x - x, m.z - z);
@@ -114,7 +123,7 @@ CystMetrics measure_cyst(std::span<const double> env, const Grid& g, double x, d
   m.z = z;
   m.radius = radius;
   const double peak = peak_of(env);
-  if (!(peak > 0)) throw Error("metrics: the image is all zero");
+  if (!(peak > 0)) throw Error("metrics: no pixel of the image has data (an envelope above 0 and finite)");
   // dB values of the two regions. A pixel of envelope 0 holds no data (no element's aperture
   // reached it, or it lies past the last sample): as a level it would be -6000 dB (PICMUS's
   // eps: -313 dB) and swamp both statistics, so it is left out and counted.
@@ -125,7 +134,7 @@ CystMetrics measure_cyst(std::span<const double> env, const Grid& g, double x, d
       const double v = env[std::size_t(ix) * g.nz + iz];
       const bool inside = r <= inner * radius, background = !inside && r >= 1.25 * radius && r <= 1.6 * radius;
       if (!inside && !background) continue;
-      if (!(v > 0)) {
+      if (!has_data(v)) {
         ++(inside ? m.inside_no_data : m.background_no_data);
         continue;
       }
@@ -148,6 +157,12 @@ CystMetrics measure_cyst(std::span<const double> env, const Grid& g, double x, d
   };
   const auto [mi, vi] = stats(in);
   const auto [mo, vo] = stats(out);
+  if (!(vi + vo > 0))
+    throw Error("metrics: the cyst at (" + number_text(x) + ", " + number_text(z) + ") and its background ring hold one "
+                "level each (no spread: a constant image?), so CNR is undefined");
+  // Regions cut by the image's edge are measured on what lies inside, and said to be.
+  m.cut_by_image_edge = x - 1.6 * radius < g.x0 || x + 1.6 * radius > g.x(g.nx - 1) || z - 1.6 * radius < g.z0 ||
+                        z + 1.6 * radius > g.z(g.nz - 1);
   m.contrast_db = mi - mo;
   m.cnr = std::abs(mi - mo) / std::sqrt((vi + vo) / 2);
   m.cnr_db = 20 * std::log10(m.cnr);
@@ -165,22 +180,28 @@ CystMetrics measure_cyst(std::span<const double> env, const Grid& g, double x, d
   for (double v : out) hout[bin(v)] += 1.0 / double(out.size());
   double overlap = 0;
   for (int b = 0; b < kBins; ++b) overlap += std::min(hin[b], hout[b]);
-  m.gcnr = 1 - overlap;
+  m.gcnr = std::clamp(1 - overlap, 0.0, 1.0);  // the bins' fractions may sum to 1 +- an ulp
   return m;
 }
 
 nlohmann::json to_json(const PointMetrics& m) {
   const auto num = [](double v) { return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr); };
-  return {{"true_x", m.true_x}, {"true_z", m.true_z}, {"x", m.x}, {"z", m.z},
-          {"error", m.error}, {"fwhm_axial", num(m.fwhm_axial)}, {"fwhm_lateral", num(m.fwhm_lateral)},
-          {"peak", m.peak}, {"at_region_edge", m.at_region_edge}};
+  nlohmann::json j = {{"true_x", m.true_x}, {"true_z", m.true_z}, {"x", m.x}, {"z", m.z},
+                      {"error", m.error}, {"fwhm_axial", num(m.fwhm_axial)}, {"fwhm_lateral", num(m.fwhm_lateral)},
+                      {"peak", m.peak}, {"at_region_edge", m.at_region_edge}};
+  // A null width says why.
+  for (const auto& [key, width] : {std::pair{"fwhm_axial", m.fwhm_axial}, std::pair{"fwhm_lateral", m.fwhm_lateral}})
+    if (!std::isfinite(width))
+      j[std::string(key) + "_not_measured"] = "the profile through the maximum does not fall 6 dB below it on both "
+                                              "sides before the image's edge or a pixel without data";
+  return j;
 }
 
 nlohmann::json to_json(const CystMetrics& m) {
   return {{"x", m.x}, {"z", m.z}, {"radius", m.radius}, {"cnr_db", m.cnr_db}, {"cnr", m.cnr},
           {"contrast_db", m.contrast_db}, {"gcnr", m.gcnr}, {"inside_pixels", m.inside_pixels},
           {"background_pixels", m.background_pixels}, {"inside_no_data", m.inside_no_data},
-          {"background_no_data", m.background_no_data}};
+          {"background_no_data", m.background_no_data}, {"cut_by_image_edge", m.cut_by_image_edge}};
 }
 
 }  // namespace usrecon::recon

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <random>
 
 #include "usrecon/recon/metrics.hpp"
@@ -68,14 +69,72 @@ TEST(ReconMetrics, APointWithNoEchoInItsSearchRegionIsNotMeasured) {
     }
     return std::string("measured");
   };
-  EXPECT_NE(refusal(0, 12e-3).find("no echo within 0.000500 m of (0.000000, 0.012000): the envelope is 0 there "
-                                   "(the image is all zero)"),
+  EXPECT_NE(refusal(0, 12e-3).find("no echo within 0.0005 m of (0, 0.012): no pixel there has data (an envelope "
+                                   "above 0 and finite); none in the whole image does"),
             std::string::npos)
       << refusal(0, 12e-3);
   env[std::size_t(g.nx - 1) * g.nz] = 1;  // an echo in the far corner only
-  EXPECT_NE(refusal(0, 12e-3).find("the envelope is 0 there"), std::string::npos) << refusal(0, 12e-3);
-  EXPECT_EQ(refusal(0, 12e-3).find("all zero"), std::string::npos) << refusal(0, 12e-3);
+  EXPECT_NE(refusal(0, 12e-3).find("no pixel there has data"), std::string::npos) << refusal(0, 12e-3);
+  EXPECT_EQ(refusal(0, 12e-3).find("whole image"), std::string::npos) << refusal(0, 12e-3);
   EXPECT_EQ(measure_point(env, g, 1.9e-3, 10.2e-3, 0.5e-3).peak, 1.0);
+}
+
+// Pixels that are not finite hold no data, as 0 does: an infinite pixel is no target's maximum
+// (it was taken as the maximum, with a null peak and widths, and exit 0) and not the image's peak
+// (every dB level of a cyst was -inf: null contrast, gCNR 0).
+TEST(ReconMetrics, PixelsThatAreNotFiniteHoldNoData) {
+  const Grid g = Grid::from_ranges(-2e-3, 2e-3, 0.05e-3, 10e-3, 14e-3, 0.05e-3);
+  std::vector<double> env(g.pixels());
+  const auto index = [&](double x, double z) {
+    return std::size_t(std::lround((x - g.x0) / g.dx)) * g.nz + std::size_t(std::lround((z - g.z0) / g.dz));
+  };
+  // A Gaussian spot at (0, 12 mm) over a floor, and a cyst of level 0.1 at (0, 11 mm), 0.4 mm.
+  for (int ix = 0; ix < g.nx; ++ix)
+    for (int iz = 0; iz < g.nz; ++iz) {
+      const double dx = g.x(ix), dz = g.z(iz) - 12e-3;
+      const bool in_cyst = std::hypot(g.x(ix), g.z(iz) - 11e-3) < 0.4e-3;
+      env[std::size_t(ix) * g.nz + iz] =
+          std::exp(-(dx * dx + dz * dz) / (2 * 0.1e-3 * 0.1e-3)) + (in_cyst ? 0.01 : 0.05 + 0.01 * ((ix * 7 + iz * 3) % 5));
+    }
+  const PointMetrics clean = measure_point(env, g, 0, 12e-3, 0.5e-3);
+  const CystMetrics clean_cyst = measure_cyst(env, g, 0, 11e-3, 0.4e-3);
+  for (const double bad : {std::numeric_limits<double>::infinity(), std::numeric_limits<double>::quiet_NaN()}) {
+    SCOPED_TRACE(bad);
+    std::vector<double> spoilt = env;
+    spoilt[index(0.2e-3, 12.1e-3)] = bad;  // within the point's search disc
+    spoilt[index(0, 11e-3)] = bad;         // inside the cyst
+    const PointMetrics p = measure_point(spoilt, g, 0, 12e-3, 0.5e-3);
+    EXPECT_EQ(p.x, clean.x);
+    EXPECT_EQ(p.z, clean.z);
+    EXPECT_EQ(p.peak, clean.peak);
+    EXPECT_TRUE(std::isfinite(p.fwhm_axial) && std::isfinite(p.fwhm_lateral));
+    const CystMetrics c = measure_cyst(spoilt, g, 0, 11e-3, 0.4e-3);
+    EXPECT_EQ(c.inside_no_data, 1u);
+    EXPECT_EQ(c.inside_pixels + 1, clean_cyst.inside_pixels);
+    EXPECT_TRUE(std::isfinite(c.cnr) && std::isfinite(c.contrast_db)) << c.cnr << " " << c.contrast_db;
+    EXPECT_NEAR(c.contrast_db, clean_cyst.contrast_db, 0.05);
+    EXPECT_GE(c.gcnr, 0.0);
+    EXPECT_LE(c.gcnr, 1.0);
+  }
+  // A constant image has no CNR to give (0 / 0): not measured, said why.
+  const std::vector<double> flat(g.pixels(), 1.0);
+  try {
+    measure_cyst(flat, g, 0, 11e-3, 0.4e-3);
+    ADD_FAILURE() << "a constant image gave a CNR";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("CNR is undefined"), std::string::npos) << e.what();
+  }
+  // A cyst whose ring reaches past the image is measured and said to be cut.
+  EXPECT_FALSE(clean_cyst.cut_by_image_edge);
+  EXPECT_TRUE(measure_cyst(env, g, 1.7e-3, 11e-3, 0.4e-3).cut_by_image_edge);
+  // A width that does not close says why in the JSON.
+  std::vector<double> edge = env;
+  const nlohmann::json j = to_json(measure_point(env, g, 0, 12e-3, 0.5e-3));
+  EXPECT_FALSE(j.contains("fwhm_axial_not_measured")) << j.dump();
+  for (int iz = 0; iz < g.nz; ++iz) edge[index(0, g.z0) + std::size_t(iz)] = 1.0;  // a flat column through x = 0
+  const nlohmann::json open = to_json(measure_point(edge, g, 0, 12e-3, 0.5e-3));
+  EXPECT_TRUE(open["fwhm_axial"].is_null()) << open.dump();
+  EXPECT_TRUE(open.contains("fwhm_axial_not_measured")) << open.dump();
 }
 
 TEST(ReconMetrics, FwhmOfAProfileThatNeverFallsIsUndefined) {

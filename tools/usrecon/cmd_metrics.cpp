@@ -1,4 +1,6 @@
 // usrecon metrics IMAGE.npy [--point X,Z]... [--cyst X,Z,R]... [--truth FILE] [-o FILE]
+#include <cmath>
+#include <complex>
 #include <cstdio>
 #include <filesystem>
 #include <nlohmann/json.hpp>
@@ -71,16 +73,12 @@ int run(const MetricsArgs& args) {
   const viewer::Grid vg = viewer::read_grid(meta, grid_path, int(a.shape[0]), int(a.shape[1]));
   const recon::Grid g{vg.x0, vg.dx, vg.nx, vg.z0, vg.dz, vg.nz};
   std::vector<double> env;
-  if (a.dtype == io::DType::c64 || a.dtype == io::DType::c128) {
-    recon::Image img;
-    img.grid = g;
-    if (a.dtype == io::DType::c64) {
-      const auto v = a.as<std::complex<float>>();
-      img.data.assign(v.begin(), v.end());
-    } else {
-      for (std::complex<double> c : a.as<std::complex<double>>()) img.data.emplace_back(c);
-    }
-    env = recon::envelope(img);
+  // The modulus of IQ in double: a finite complex64 pixel near float's largest value has a
+  // modulus past it, and complex128 keeps its own range.
+  if (a.dtype == io::DType::c64) {
+    for (std::complex<float> c : a.as<std::complex<float>>()) env.push_back(std::abs(std::complex<double>(c)));
+  } else if (a.dtype == io::DType::c128) {
+    for (std::complex<double> c : a.as<std::complex<double>>()) env.push_back(std::abs(c));
   } else {
     env = recon::envelope_along_depth(a.to_double(), g.nx, g.nz);  // real RF image: Hilbert along depth
   }
@@ -130,6 +128,22 @@ int run(const MetricsArgs& args) {
                      "region (at_region_edge): it may not be the target's\n", p[0], p[1]);
       return recon::to_json(m);
     }));
+  // A maximum nearer another listed point than its own is most likely that one's (two targets
+  // closer than the search radius): measured as PICMUS defines it, and flagged.
+  for (std::size_t i = 0; i < points.size(); ++i) {
+    nlohmann::json& entry = out["points"][i];
+    if (!entry.contains("x") || !entry.contains("z")) continue;  // not measured
+    const double x = entry["x"].get<double>(), z = entry["z"].get<double>();
+    const double own = std::hypot(x - points[i][0], z - points[i][1]);
+    for (std::size_t j = 0; j < points.size(); ++j)
+      if (j != i && std::hypot(x - points[j][0], z - points[j][1]) < own) {
+        entry["nearer_another_point"] = {points[j][0], points[j][1]};
+        std::fprintf(stderr, "usrecon: metrics: warning: the maximum found for (%g, %g) lies nearer the point (%g, %g): "
+                     "it is most likely that one's (nearer_another_point)\n", points[i][0], points[i][1], points[j][0],
+                     points[j][1]);
+        break;
+      }
+  }
   for (const auto& c : cysts)
     out["cysts"].push_back(measure({{"x", c[0]}, {"z", c[1]}, {"radius", c[2]}},
                                    [&] { return recon::to_json(recon::measure_cyst(env, g, c[0], c[1], c[2])); }));
@@ -154,10 +168,12 @@ Command add_metrics(CLI::App& app) {
       ->check(positive_number())->capture_default_str();
   app.add_option("-o,--output", args->output, "Write the JSON here instead of standard output (replaced if it exists)");
   app.footer("Points: position of the envelope maximum within the search radius (at_region_edge when it lies on "
-             "the region's edge), its distance from the truth, axial and lateral -6 dB widths on the dB profiles "
-             "through it, linearly interpolated. Cysts: CNR on the dB image (inside 0.8 R, background ring "
-             "1.25-1.6 R; pixels without data left out and counted) and gCNR (256-bin histograms of the dB "
-             "image). As PICMUS. A target that cannot be measured is listed with \"not_measured\" and the "
+             "the region's edge, nearer_another_point when another --point lies nearer it), its distance from the "
+             "truth, axial and lateral -6 dB widths on the dB profiles through it, linearly interpolated (null, "
+             "with the reason, when a profile does not fall 6 dB). Cysts: CNR on the dB image (inside 0.8 R, "
+             "background ring 1.25-1.6 R, cut_by_image_edge when the ring reaches past the image) and gCNR "
+             "(256-bin histograms of the dB image). Pixels without data (envelope 0, NaN or infinite) are never "
+             "a maximum and are left out of cysts, counted. As PICMUS. A target that cannot be measured is listed with \"not_measured\" and the "
              "reason; the others are measured, and the command exits 1.");
   return [args] { return run(*args); };
 }

@@ -28,9 +28,9 @@ struct PointMetrics {
 };
 
 /// Finds the envelope maximum within `search_radius` of (x, z) and measures its -6 dB widths
-/// along depth and across. env[ix * nz + iz] on `grid`. Throws Error when the search region
-/// holds no pixel or no echo (an envelope of 0 throughout), or the point, the radius (> 0) or
-/// the grid is not finite.
+/// along depth and across. env[ix * nz + iz] on `grid`; pixels of envelope 0, NaN or infinity
+/// hold no data and are never the maximum. Throws Error when the search region holds no pixel or
+/// no echo (no data throughout), or the point, the radius (> 0) or the grid is not finite.
 PointMetrics measure_point(std::span<const double> env, const Grid& grid, double x, double z,
                            double search_radius);
 
@@ -45,13 +45,14 @@ struct CystMetrics {
   double contrast_db = 0;  ///< mean dB inside minus mean dB outside
   double gcnr = 0;    ///< 1 - overlap of the inside and background histograms (256 bins, dB)
   std::size_t inside_pixels = 0, background_pixels = 0;  ///< pixels measured (with data)
-  std::size_t inside_no_data = 0, background_no_data = 0;  ///< pixels of envelope 0, left out
+  std::size_t inside_no_data = 0, background_no_data = 0;  ///< pixels without data (0, NaN, inf), left out
+  bool cut_by_image_edge = false;  ///< the background ring reaches past the image: measured on what is in it
 };
 
 /// Inside: the disk of radius inner * radius; background: the ring between 1.25 and 1.6 radius
 /// (PICMUS-style regions that keep clear of the cyst's edge). Variances are sample variances
-/// (n - 1). Pixels of envelope 0 (no data) are left out and counted; throws Error when either
-/// region keeps fewer than 2 pixels.
+/// (n - 1). Pixels without data (envelope 0, NaN or infinite) are left out and counted; throws
+/// Error when either region keeps fewer than 2 pixels or neither has any spread of levels.
 CystMetrics measure_cyst(std::span<const double> env, const Grid& grid, double x, double z,
                          double radius, double inner = 0.8);
 
