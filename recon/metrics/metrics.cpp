@@ -12,26 +12,28 @@ namespace {
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
+// A pixel with data: a positive, finite envelope. 0 is no data (no aperture reached it, past the
+// last sample); NaN and infinities are no level at all, and one infinite pixel would otherwise
+// be every target's maximum and the image's peak (every dB value -inf).
+bool has_data(double v) { return v > 0 && v < std::numeric_limits<double>::infinity(); }
+
 double to_db(double v, double peak) { return 20.0 * std::log10(std::max(v, 1e-300) / peak); }
 
 // Distance (in samples, fractional) from the peak to where the dB profile, linearly interpolated
-// between samples, first drops below -6 dB, walking in direction `dir`; NaN if it never does.
+// between samples, first drops below -6 dB, walking in direction `dir`; NaN if it never does
+// before the profile's end or a pixel without data (whose "level" of 0 would close any width).
 // PICMUS interpolates the dB profile linearly at 10x (interp1) and keeps the sub-samples above
 // -6 dB; the crossing of the same line is taken here exactly rather than to a tenth of a sample.
 double half_width(std::span<const double> profile, int peak, int dir) {
   const double top = profile[peak];
   const int n = static_cast<int>(profile.size());
   for (int k = peak; k + dir >= 0 && k + dir < n; k += dir) {
+    if (!has_data(profile[k + dir])) return kNaN;
     const double a = to_db(profile[k], top), b = to_db(profile[k + dir], top);
     if (b < -6.0) return std::abs(k - peak) + (a + 6.0) / (a - b);  // a >= -6 > b
   }
   return kNaN;
 }
-
-// A pixel with data: a positive, finite envelope. 0 is no data (no aperture reached it, past the
-// last sample); NaN and infinities are no level at all, and one infinite pixel would otherwise
-// be every target's maximum and the image's peak (every dB value -inf).
-bool has_data(double v) { return v > 0 && v < std::numeric_limits<double>::infinity(); }
 
 // The largest envelope value with data (0 when no pixel has any).
 double peak_of(std::span<const double> env) {
@@ -157,9 +159,9 @@ CystMetrics measure_cyst(std::span<const double> env, const Grid& g, double x, d
   };
   const auto [mi, vi] = stats(in);
   const auto [mo, vo] = stats(out);
-  if (!(vi + vo > 0))
-    throw Error("metrics: the cyst at (" + number_text(x) + ", " + number_text(z) + ") and its background ring hold one "
-                "level each (no spread: a constant image?), so CNR is undefined");
+  if (mi == mo && !(vi + vo > 0))
+    throw Error("metrics: the cyst at (" + number_text(x) + ", " + number_text(z) + ") and its background ring hold "
+                "one and the same level (a constant image?): no contrast to measure, CNR is 0 / 0");
   // Regions cut by the image's edge are measured on what lies inside, and said to be.
   m.cut_by_image_edge = x - 1.6 * radius < g.x0 || x + 1.6 * radius > g.x(g.nx - 1) || z - 1.6 * radius < g.z0 ||
                         z + 1.6 * radius > g.z(g.nz - 1);
@@ -198,10 +200,17 @@ nlohmann::json to_json(const PointMetrics& m) {
 }
 
 nlohmann::json to_json(const CystMetrics& m) {
-  return {{"x", m.x}, {"z", m.z}, {"radius", m.radius}, {"cnr_db", m.cnr_db}, {"cnr", m.cnr},
-          {"contrast_db", m.contrast_db}, {"gcnr", m.gcnr}, {"inside_pixels", m.inside_pixels},
-          {"background_pixels", m.background_pixels}, {"inside_no_data", m.inside_no_data},
-          {"background_no_data", m.background_no_data}, {"cut_by_image_edge", m.cut_by_image_edge}};
+  nlohmann::json j = {{"x", m.x}, {"z", m.z}, {"radius", m.radius}, {"cnr_db", m.cnr_db}, {"cnr", m.cnr},
+                      {"contrast_db", m.contrast_db}, {"gcnr", m.gcnr}, {"inside_pixels", m.inside_pixels},
+                      {"background_pixels", m.background_pixels}, {"inside_no_data", m.inside_no_data},
+                      {"background_no_data", m.background_no_data}, {"cut_by_image_edge", m.cut_by_image_edge}};
+  // Two regions of one level each but different levels (a two-level phantom): contrast and gCNR
+  // are measured, CNR is infinite, which JSON cannot hold.
+  if (std::isinf(m.cnr)) {
+    j["cnr"] = j["cnr_db"] = nullptr;
+    j["cnr_not_measured"] = "each region holds one level (no spread): the CNR is infinite";
+  }
+  return j;
 }
 
 }  // namespace usrecon::recon

@@ -300,7 +300,9 @@ ChannelData read_channel_data(const fs::path& path, const ChannelInput& in, int 
     std::vector<std::string> missing;  // only what was not given
     if (elements < 1) missing.push_back("--elements");
     if (in.samples < 1) missing.push_back("--samples");
-    if (transmits < 1) missing.push_back("the transmits (--angles-deg for planewave, --sources-x/-z for dw and fw)");
+    if (transmits < 1)
+      missing.push_back("the transmits (planewave: --angles-deg; dw and fw: --sources-x/-z; sa: one per element, "
+                        "or --tx-elements)");
     std::string list;
     for (std::size_t i = 0; i < missing.size(); ++i)
       list += (i == 0 ? "" : i + 1 == missing.size() ? " and " : ", ") + missing[i];
@@ -346,6 +348,12 @@ void write_picmus(io::StagedFile& out, const ChannelData& rf, const Acquisition&
   io::write_hdf5(out, {real, imag, probe, io::Hdf5Array{picmus_path("angles"), "", {acq.angles.size()}, acq.angles},
                         scalar("sampling_frequency", acq.fs), scalar("sound_speed", acq.sound_speed),
                         scalar("initial_time", acq.t0), scalar("modulation_frequency", 0.0)});
+}
+
+bool looks_unsigned(const ChannelData& rf) {
+  if (rf.is_iq() || rf.data.empty()) return false;
+  const auto [lowest, highest] = std::minmax_element(rf.data.begin(), rf.data.end());
+  return *lowest >= 0.0f && *highest > 0.0f;
 }
 
 Grid GridRequest::resolve(const Acquisition& acq, int samples) const {

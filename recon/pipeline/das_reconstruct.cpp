@@ -120,15 +120,31 @@ PreparedDas prepare_das(const fs::path& input, const DasSetup& setup, int thread
   take("pitch", given.pitch, file.pitch.has_value(), [&] { acq.probe.pitch = *file.pitch; });
   take("elements", given.elements, file.elements > 0, [&] { acq.probe.elements = file.elements; });
   take("time_zero", given.time_zero, file.time_zero.has_value(), [&] { acq.time_zero = *file.time_zero; });
+  // A value given wins over the file's, for every input of the run: where they differ, the file
+  // (one of a batch mixing rates, say) is beamformed with the given one, which is said.
+  std::vector<std::string> warnings;
+  const auto overridden = [&](const char* option, bool is_given, std::optional<double> in_file, double used) {
+    if (is_given && in_file && !(std::abs(*in_file - used) <= 1e-9 * std::abs(*in_file)))
+      warnings.push_back(input.string() + ": the file says " + option + " " + number_text(*in_file) + ", but " +
+                         option + " " + number_text(used) + " was given, and is used");
+  };
+  overridden("--fs", given.fs, file.fs, acq.fs);
+  overridden("--sound-speed", given.sound_speed, file.sound_speed, acq.sound_speed);
+  overridden("--t0", given.t0, file.t0, acq.t0);
+  overridden("--pitch", given.pitch, file.pitch, acq.probe.pitch);
   // The sampling rate and the pitch have no value that fits most data (unlike c = 1540 m/s and
-  // t0 = 0): data beamformed with another's are an image of nothing, so a file that carries
-  // neither needs them given.
+  // t0 = 0): data beamformed with another's are an image of nothing, so a file that says neither
+  // needs them given. (One element has no pitch to know when the grid's lateral step is given.)
   std::string missing;
   if (!given.fs && !file.fs) missing += " --fs HZ (the sampling rate)";
-  if (!given.pitch && !file.pitch) missing += std::string(missing.empty() ? "" : " and") + " --pitch M (the element pitch)";
+  const bool pitch_matters = rf.elements != 1 || std::isnan(setup.grid.dx) || std::isnan(setup.grid.x_min) ||
+                             std::isnan(setup.grid.x_max);
+  if (!given.pitch && !file.pitch && pitch_matters)
+    missing += std::string(missing.empty() ? "" : " and") + " --pitch M (the element pitch)";
   if (!missing.empty())
-    throw Error(input.string() + ": the file does not say its acquisition's geometry: give" + missing +
-                ", on the command line or in --config (info shows what a file carries)");
+    throw Error(input.string() + ": usrecon reads no acquisition geometry from this file: give" + missing +
+                ", on the command line or in --config (for every input of the run; info shows what a file "
+                "carries)");
   if (file.model && *file.model != acq.model)
     throw Error(input.string() +
                 (*file.model == Model::SyntheticAperture
@@ -164,13 +180,17 @@ PreparedDas prepare_das(const fs::path& input, const DasSetup& setup, int thread
   if (setup.input.samples > 0 && rf.samples != setup.input.samples)
     throw Error(input.string() + ": the data hold " + std::to_string(rf.samples) + " samples per channel but --samples says " +
                 std::to_string(setup.input.samples));
-  // Axes counted wrong are most often axes named in the wrong order: say how they were read.
+  // Axes counted wrong are most often axes named in the wrong order: where --layout or its default
+  // decided them (not a USTB or PICMUS file's own), say how they were read.
   const std::string layout = !setup.input.layout.empty() ? setup.input.layout
                              : !file.layout.empty()      ? file.layout
                                                          : "samples,elements,transmits";
-  const std::string read_as = "; the array read as " + layout + " gave " + std::to_string(rf.samples) + " samples x " +
-                              std::to_string(rf.elements) + " elements x " + std::to_string(rf.transmits) +
-                              " transmits (--layout names its axes in order; info shows the array's shape)";
+  const std::string read_as = !file.source.empty()
+                                  ? std::string()
+                                  : "; the array read as " + layout + " gave " + std::to_string(rf.samples) +
+                                        " samples x " + std::to_string(rf.elements) + " elements x " +
+                                        std::to_string(rf.transmits) +
+                                        " transmits (--layout names its axes in order; info shows the array's shape)";
   if (acq.probe.elements == 0) acq.probe.elements = rf.elements;
   if (rf.elements != acq.probe.elements)
     throw Error(input.string() + ": the data hold " + std::to_string(rf.elements) +
@@ -178,7 +198,7 @@ PreparedDas prepare_das(const fs::path& input, const DasSetup& setup, int thread
   try {
     acq.validate(rf.transmits);
   } catch (const Error& e) {
-    if (rf.transmits == acq.transmits()) throw;
+    if (acq.transmits() < 1 || rf.transmits == acq.transmits()) throw;  // not a count that disagrees
     throw Error(e.what() + read_as);
   }
 
@@ -200,7 +220,9 @@ PreparedDas prepare_das(const fs::path& input, const DasSetup& setup, int thread
   problem.acquisition = acq;
   problem.acquisition.fs = acq.fs * upsample;
   problem.samples = rf.samples * upsample + extra;
-  problem.grid = setup.grid.resolve(problem.acquisition, problem.samples);
+  // The default depth range ends at the last sample recorded: for IQ upsampled k times, sample
+  // (samples - 1) k (the rows past it are the interpolation's wrap-around).
+  problem.grid = setup.grid.resolve(problem.acquisition, (rf.samples - 1) * upsample + 1 + extra);
   problem.options = setup.options;
   problem.validate();
 
@@ -251,13 +273,12 @@ PreparedDas prepare_das(const fs::path& input, const DasSetup& setup, int thread
                               {"time0_s", rf.iq_time0}};
   // RF is signed around zero; samples all >= 0 are an unsigned recording's (RFdata1's uint8
   // around 128) whose offset, beamformed, swamps the echoes: an image of one bright blur.
-  const auto [lowest, highest] = std::minmax_element(rf.data.begin(), rf.data.end());
-  if (!rf.is_iq() && setup.input.offset == Offset::None && !rf.data.empty() && *lowest >= 0.0f && *highest > 0.0f)
-    frame.warnings.push_back(input.string() + ": every sample is >= 0, as an unsigned recording's are: --offset mean "
-                                              "removes each channel's mean, without which the offset swamps the echoes");
+  frame.warnings = std::move(warnings);
+  if (setup.input.offset == Offset::None && looks_unsigned(rf))
+    frame.warnings.push_back(input.string() + ": " + kLooksUnsigned + ", without which the offset swamps the echoes");
   // A record is longer than the array is wide (RFdata1: 2688 samples, 128 elements); the other
-  // way round, the axes were most likely named out of order, and the image is of nothing.
-  if (rf.elements > rf.samples)
+  // way round, axes that --layout decided were most likely named out of order.
+  if (rf.elements > rf.samples && !read_as.empty())
     frame.warnings.push_back(input.string() + ": more elements than samples per channel" + read_as);
   if (!frame.warnings.empty()) frame.parameters["warnings"] = frame.warnings;
   if (file.frames > 0) {

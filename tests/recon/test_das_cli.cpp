@@ -222,10 +222,10 @@ TEST_F(CliDas, ConfigFileTakesListsTheOutputAndIniCommentsAndIsChecked) {
   // gave an image of nothing for data of another rate, with exit 0).
   const std::string no_geometry = "reconstruct " + quote(rf) + grid + " --model planewave --angles-deg -5,0,5 -o " +
                                   quote(dir_ / "z");
-  expect_usrecon_refused(no_geometry, "pw.npy: the file does not say its acquisition's geometry: give --fs HZ (the "
+  expect_usrecon_refused(no_geometry, "pw.npy: usrecon reads no acquisition geometry from this file: give --fs HZ (the "
                                       "sampling rate) and --pitch M (the element pitch), on the command line or in --config");
-  expect_usrecon_refused(no_geometry + " --pitch 0.3e-3", "geometry: give --fs HZ (the sampling rate), on the command line");
-  expect_usrecon_refused(no_geometry + " --fs 20e6", "geometry: give --pitch M (the element pitch), on the command line");
+  expect_usrecon_refused(no_geometry + " --pitch 0.3e-3", "this file: give --fs HZ (the sampling rate), on the command line");
+  expect_usrecon_refused(no_geometry + " --fs 20e6", "this file: give --pitch M (the element pitch), on the command line");
   // --samples is the file's to say for NPY; given, it must agree (it was ignored).
   expect_usrecon_refused(plain + " --samples 1000 -o " + quote(dir_ / "y"),
                          "pw.npy: the data hold 800 samples per channel but --samples says 1000");
@@ -241,6 +241,55 @@ TEST_F(CliDas, ConfigFileTakesListsTheOutputAndIniCommentsAndIsChecked) {
   EXPECT_NE(r.output.find("--config"), std::string::npos) << r.output.substr(0, 500);
   EXPECT_LT(r.output.size(), 1000u) << r.output.substr(0, 500);
   EXPECT_FALSE(fs::exists(dir_ / "x"));
+}
+
+// Warnings and hints fire where they apply, and only there: more elements than samples where
+// --layout decided the axes (not a USTB file's own), a layout hint only for a count that
+// disagrees, a given value that differs from the file's, no pitch needed for one element on a
+// given lateral grid, and no time zero in a synthetic aperture's JSON.
+TEST_F(CliDas, WarningsAndHintsFireWhereTheyApply) {
+  ASSERT_FALSE(usrecon_exe().empty()) << "USRECON_EXE is not set";
+  const fs::path npy = dir_ / "p.npy", uff = dir_ / "u.uff";
+  auto r = run_usrecon("simulate --model planewave --elements 32 --samples 400 --point 0,5 -o " + quote(npy));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const std::string small = " --x-range -1e-3:1e-3 --z-range 2e-3:3e-3 --backend cpu";
+  r = run_usrecon("reconstruct " + quote(npy) + " --model planewave --angles-deg 0 --fs 20e6 --pitch 3e-4 "
+                  "--layout elements,samples,transmits" + small + " -o " + quote(dir_ / "a"));
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("p.npy: more elements than samples per channel; the array read as elements,samples,"
+                          "transmits gave 32 samples x 400 elements x 1 transmits"),
+            std::string::npos) << r.output;
+  // A USTB file of a wide probe and a short record: its own layout, nothing to warn of, and a
+  // given rate that differs from the file's is said.
+  r = run_usrecon("simulate --model planewave --elements 128 --samples 120 --point 0,2 -o " + quote(uff));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  r = run_usrecon("reconstruct " + quote(uff) + " --model planewave" + small + " -o " + quote(dir_ / "b"));
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_EQ(r.output.find("warning"), std::string::npos) << r.output;
+  r = run_usrecon("reconstruct " + quote(uff) + " --model planewave --fs 40e6" + small + " -o " + quote(dir_ / "c"));
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("u.uff: the file says --fs 2e+07, but --fs 4e+07 was given, and is used"), std::string::npos)
+      << r.output;
+  // No angles is no count that disagrees: no layout hint.
+  r = run_usrecon("reconstruct " + quote(npy) + " --model planewave --fs 20e6 --pitch 3e-4" + small + " -o " +
+                  quote(dir_ / "d"));
+  EXPECT_NE(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("--angles-deg"), std::string::npos) << r.output;
+  EXPECT_EQ(r.output.find("the array read as"), std::string::npos) << r.output;
+  // One element: its pitch matters only to a default lateral grid.
+  const fs::path one = dir_ / "one.npy";
+  r = run_usrecon("simulate --model sa --elements 1 --samples 400 --point 0,5 -o " + quote(one));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  r = run_usrecon("reconstruct " + quote(one) + " --model sa --fs 20e6 --x-range -1e-3:1e-3 --dx 1e-4 --z-range "
+                  "2e-3:6e-3 --save-raw --backend cpu -o " + quote(dir_ / "e"));
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  expect_usrecon_refused("reconstruct " + quote(one) + " --model sa --fs 20e6 --z-range 2e-3:6e-3 -o " +
+                             quote(dir_ / "f"),
+                         "give --pitch M (the element pitch)");
+  const nlohmann::json sa = nlohmann::json::parse(io::read_file(dir_ / "e" / "one.json")).at("parameters");
+  EXPECT_FALSE(sa.contains("time_zero")) << sa.dump();
+  const nlohmann::json pw = nlohmann::json::parse(io::read_file(dir_ / "b" / "u.json")).at("parameters");
+  EXPECT_TRUE(pw.contains("time_zero")) << pw.dump();
 }
 
 // --backend auto without a device says it runs on the CPU for the general models too (only the
@@ -270,10 +319,16 @@ TEST_F(CliDas, UnsignedLookingDataWithoutAnOffsetAreWarnedOf) {
   const fs::path signed_rf = dir_ / "s.npy", unsigned_rf = dir_ / "u.npy";
   auto r = run_usrecon("simulate --model planewave --elements 16 --samples 400 --point 0,6 -o " + quote(signed_rf));
   ASSERT_EQ(r.exit_code, 0) << r.output;
-  // What reconstruct will need given, since an NPY file cannot say it.
-  EXPECT_NE(r.output.find("s.npy holds no geometry: reconstruct it with --model planewave --fs 2e+07 --pitch 0.0003 "
-                          "--sound-speed 1540 --t0 0 and the same --angles-deg and --time-zero"),
-            std::string::npos) << r.output;
+  // What reconstruct will need given, since an NPY file cannot say it: all of it, as the run
+  // with just those options shows.
+  const std::string advice = "s.npy holds no geometry: reconstruct it with ";
+  const std::size_t at = r.output.find(advice);
+  ASSERT_NE(at, std::string::npos) << r.output;
+  const std::string options = r.output.substr(at + advice.size(), r.output.find('\n', at) - at - advice.size());
+  EXPECT_EQ(options, "--model planewave --fs 2e+07 --pitch 3e-04 --sound-speed 1540 --t0 0 --time-zero first-element "
+                     "--angles-deg 0");
+  const auto advised = run_usrecon("reconstruct " + quote(signed_rf) + " " + options + " -o " + quote(dir_ / "advised"));
+  EXPECT_EQ(advised.exit_code, 0) << advised.output;
   const io::NpyArray a = io::read_npy(signed_rf);
   std::vector<std::uint8_t> shifted;
   double peak = 0;
@@ -292,7 +347,7 @@ TEST_F(CliDas, UnsignedLookingDataWithoutAnOffsetAreWarnedOf) {
   const auto report = nlohmann::json::parse(io::read_file(dir_ / "r1.json"));
   ASSERT_TRUE(report.at(0).contains("warnings")) << report.dump();
   const auto info = run_usrecon("info " + quote(unsigned_rf));
-  EXPECT_NE(info.output.find("every sample is >= 0, as an unsigned recording's are: give --offset mean"),
+  EXPECT_NE(info.output.find("every sample is >= 0, as an unsigned recording's are: --offset mean removes"),
             std::string::npos) << info.output;
   for (const std::string& quiet : {quote(unsigned_rf) + " --offset mean", quote(signed_rf)}) {
     SCOPED_TRACE(quiet);
@@ -648,6 +703,19 @@ TEST_F(CliDas, UstbUffFilesCarryTheirOwnGeometry) {
   EXPECT_NEAR(iq.at("iq").at("time0_s").get<double>(), 1e-6, 1e-12);
   EXPECT_EQ(iq.at("sampling_hz"), 10e6);
   for (const auto& point : measure(npy, truth)) EXPECT_LE(point.at("error").get<double>(), quarter_wavelength);
+  // The default depth range of IQ data ends at the last IQ sample's depth (it ended past it, on
+  // the interpolation's wrap-around rows).
+  std::tie(run, npy) = reconstruct("ustb_iq.uff", " --x-range -5e-3:5e-3", dir_ / "iq_default");
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  const nlohmann::json iq_default = nlohmann::json::parse(io::read_file(dir_ / "iq_default" / "ustb_iq.json"));
+  const auto& dg = iq_default.at("grid");
+  const auto& dp = iq_default.at("parameters");
+  const double last_sample_depth = (dp.at("t0_s").get<double>() + (dp.at("samples").get<int>() - 1) /
+                                                                      dp.at("sampling_hz").get<double>()) *
+                                   dp.at("sound_speed_m_per_s").get<double>() / 2;
+  const double grid_end = dg.at("z0").get<double>() + (dg.at("nz").get<int>() - 1) * dg.at("dz").get<double>();
+  EXPECT_LE(grid_end, last_sample_depth + 1e-12) << iq_default.dump();
+  EXPECT_GT(grid_end, last_sample_depth - dg.at("dz").get<double>()) << iq_default.dump();
   std::tie(run, npy) = reconstruct("ustb_planewave.uff", grid, dir_ / "rf");
   ASSERT_EQ(run.exit_code, 0) << run.output;
   const Image from_iq = read_raw(dir_ / "iq" / "ustb_iq.npy", dir_ / "iq" / "ustb_iq.json");

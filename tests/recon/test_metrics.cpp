@@ -122,8 +122,27 @@ TEST(ReconMetrics, PixelsThatAreNotFiniteHoldNoData) {
     measure_cyst(flat, g, 0, 11e-3, 0.4e-3);
     ADD_FAILURE() << "a constant image gave a CNR";
   } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find("CNR is undefined"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("CNR is 0 / 0"), std::string::npos) << e.what();
   }
+  // A two-level phantom (-40 dB inside, 0 dB around): contrast and gCNR measured, CNR infinite,
+  // said so in the JSON (it was refused as a constant image).
+  std::vector<double> two_levels(g.pixels(), 1.0);
+  for (int ix = 0; ix < g.nx; ++ix)
+    for (int iz = 0; iz < g.nz; ++iz)
+      if (std::hypot(g.x(ix), g.z(iz) - 11e-3) < 0.4e-3) two_levels[std::size_t(ix) * g.nz + iz] = 0.01;
+  const CystMetrics phantom = measure_cyst(two_levels, g, 0, 11e-3, 0.4e-3);
+  EXPECT_NEAR(phantom.contrast_db, -40.0, 1e-9);
+  EXPECT_EQ(phantom.gcnr, 1.0);
+  const nlohmann::json pj = to_json(phantom);
+  EXPECT_TRUE(pj["cnr"].is_null() && pj["cnr_db"].is_null()) << pj.dump();
+  EXPECT_TRUE(pj.contains("cnr_not_measured")) << pj.dump();
+  // Pixels without data next to the peak stop a width, as the image's edge does (a 0 pixel was
+  // taken as a -6000 dB drop: half the width).
+  std::vector<double> cut = env;
+  for (std::size_t iz = index(0, 12e-3) + 1; iz < index(0, g.z0) + std::size_t(g.nz); ++iz) cut[iz] = 0.0;
+  const PointMetrics cut_point = measure_point(cut, g, 0, 12e-3, 0.5e-3);
+  EXPECT_TRUE(std::isnan(cut_point.fwhm_axial)) << cut_point.fwhm_axial;
+  EXPECT_TRUE(std::isfinite(cut_point.fwhm_lateral));
   // A cyst whose ring reaches past the image is measured and said to be cut.
   EXPECT_FALSE(clean_cyst.cut_by_image_edge);
   EXPECT_TRUE(measure_cyst(env, g, 1.7e-3, 11e-3, 0.4e-3).cut_by_image_edge);

@@ -421,8 +421,6 @@ TEST_F(CliCommands, SimulateWritesDataAndTruthAllOrNone) {
                                              "s3.uff", "s3.uff.json"}));
 }
 
-// A point on an all-zero image was reported with peak 0 at a made-up position, exit 0, while a
-// cyst on the same image was not measured. Both are now listed as not measured; exit 1.
 // A second point closer than the search radius: the weaker one's maximum is the stronger's, as
 // PICMUS defines it, and flagged (it was reported as measured without a word).
 TEST_F(CliCommands, MetricsFlagsAMaximumNearerAnotherPoint) {
@@ -461,6 +459,8 @@ TEST_F(CliCommands, MetricsTakesTheModulusOfLargeIqInDouble) {
   EXPECT_NEAR(m["points"][0]["z"].get<double>(), 0.002, 1e-9) << m.dump();
 }
 
+// A point on an all-zero image was reported with peak 0 at a made-up position, exit 0, while a
+// cyst on the same image was not measured. Both are now listed as not measured; exit 1.
 TEST_F(CliCommands, MetricsMeasuresNoPointOnAnAllZeroImage) {
   const fs::path image = write_image("a");
   const std::vector<float> zeros(std::size_t(kNx) * kNz, 0.f);

@@ -141,10 +141,7 @@ json describe(const fs::path& path, const InfoArgs& args) {
               {"iq", rf.is_iq()},
               {"layout", !geometry.layout.empty() ? geometry.layout : "samples,elements,transmits"}};
     if (!geometry.source.empty()) c["from_file"] = geometry_json(geometry);
-    const auto [lowest, highest] = std::minmax_element(rf.data.begin(), rf.data.end());
-    if (!rf.is_iq() && !rf.data.empty() && *lowest >= 0.0f && *highest > 0.0f)
-      c["note"] = "every sample is >= 0, as an unsigned recording's are: give --offset mean to remove each "
-                  "channel's mean";
+    if (recon::looks_unsigned(rf)) c["note"] = recon::kLooksUnsigned;
     d["channel_data"] = c;
   } catch (const std::exception& e) {
     d["not_read_because"] = e.what();

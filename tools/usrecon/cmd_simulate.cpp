@@ -218,16 +218,28 @@ int run_das(SimulateArgs& args) {
               args.output.c_str(), args.model.c_str(), rf.samples, rf.elements, rf.transmits,
               o.points.size(), o.cysts.size(), o.speckle, args.truth.empty() ? "" : "; truth in ",
               args.truth.c_str());
-  // An NPY file holds the samples alone: reconstruct needs the geometry given again.
-  if (!hdf5)
-    std::printf("usrecon: %s holds no geometry: reconstruct it with --model %s --fs %s --pitch %s --sound-speed %s "
-                "--t0 %s%s\n",
-                args.output.c_str(), args.model.c_str(), recon::number_text(acq.fs).c_str(),
-                recon::number_text(acq.probe.pitch).c_str(), recon::number_text(acq.sound_speed).c_str(),
-                recon::number_text(acq.t0).c_str(),
-                acq.model == recon::Model::PlaneWave ? " and the same --angles-deg and --time-zero"
-                : acq.model == recon::Model::SyntheticAperture ? " and the same --tx-elements"
-                                                               : " and the same --sources-x, --sources-z and --time-zero");
+  // An NPY file holds the samples alone: reconstruct needs the geometry given again, in full
+  // (reconstruct has no default angles or sources) and to the last digit (%.6g would round a rate
+  // of 41666666.67 Hz).
+  if (!hdf5) {
+    const auto exact = [](double v) {
+      char buffer[32];
+      const auto end = std::to_chars(buffer, buffer + sizeof buffer, v).ptr;
+      return std::string(buffer, end);
+    };
+    std::string options = "--model " + args.model + " --fs " + exact(acq.fs) + " --pitch " + exact(acq.probe.pitch) +
+                          " --sound-speed " + exact(acq.sound_speed) + " --t0 " + exact(acq.t0);
+    if (acq.model != recon::Model::SyntheticAperture)
+      options += " --time-zero " + recon::to_string(acq.time_zero);
+    if (acq.model == recon::Model::PlaneWave) options += " --angles-deg " + args.angles_deg;
+    if (recon::has_virtual_sources(acq.model)) options += " --sources-x " + args.sources_x + " --sources-z " + args.sources_z;
+    if (acq.model == recon::Model::SyntheticAperture && !acq.tx_elements.empty()) {
+      options += " --tx-elements ";
+      for (std::size_t i = 0; i < acq.tx_elements.size(); ++i)
+        options += (i ? "," : "") + std::to_string(acq.tx_elements[i]);
+    }
+    std::printf("usrecon: %s holds no geometry: reconstruct it with %s\n", args.output.c_str(), options.c_str());
+  }
   return 0;
 }
 

@@ -108,6 +108,13 @@ ChannelData arrange_channels(const std::vector<double>& values, const std::vecto
                              bool column_major, std::string_view layout, Offset offset,
                              const std::string& name);
 
+/// Whether RF channel data look like an unsigned recording's: every sample >= 0 and some > 0 (RF
+/// is signed around zero; RFdata1's uint8 samples lie around 128). IQ data never do.
+bool looks_unsigned(const ChannelData& rf);
+/// What reconstruct and info say of such data.
+inline constexpr const char* kLooksUnsigned =
+    "every sample is >= 0, as an unsigned recording's are: --offset mean removes each channel's mean";
+
 /// The image grid as asked for; NaN fields take defaults from the geometry: x over the array's
 /// span, z from max(0, t0 c / 2) to the depth of the last sample, dx = pitch / 2, dz = c / (4 fs).
 struct GridRequest {
