@@ -271,9 +271,9 @@ PreparedDas prepare_das(const fs::path& input, const DasSetup& setup, int thread
     frame.parameters["iq"] = {{"modulation_frequency_hz", rf.modulation_frequency},
                               {"upsampled_to_hz", problem.acquisition.fs},
                               {"time0_s", rf.iq_time0}};
+  frame.warnings = std::move(warnings);
   // RF is signed around zero; samples all >= 0 are an unsigned recording's (RFdata1's uint8
   // around 128) whose offset, beamformed, swamps the echoes: an image of one bright blur.
-  frame.warnings = std::move(warnings);
   if (setup.input.offset == Offset::None && looks_unsigned(rf))
     frame.warnings.push_back(input.string() + ": " + kLooksUnsigned + ", without which the offset swamps the echoes");
   // A record is longer than the array is wide (RFdata1: 2688 samples, 128 elements); the other

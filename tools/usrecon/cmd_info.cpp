@@ -189,7 +189,7 @@ void print_text(const json& d) {
               c["elements"].get<int>(), c["samples"].get<int>(), c["iq"].get<bool>() ? "baseband IQ" : "RF");
   if (c.contains("note")) std::printf("  %s\n", c["note"].get<std::string>().c_str());
   if (!c.contains("from_file")) {
-    std::printf("  (axes as --layout %s, the default; the file says no geometry: give --fs and --pitch, and "
+    std::printf("  (axes as --layout %s, the default; usrecon reads no geometry from it: give --fs and --pitch, and "
                 "--sound-speed and --t0 unless 1540 m/s and 0)\n",
                 c["layout"].get<std::string>().c_str());
     return;

@@ -49,11 +49,10 @@ int run(const MetricsArgs& args) {
   (void)fs::status(image_path, ec);
   if (ec) throw io::InputError(image_path.string() + ": " + status_problem(ec));
   // A PNG is a picture of the envelope, log-compressed to 8 bits: nothing to measure in.
-  if (io::lower_extension(image_path) != ".npy")
+  if (const std::string ext = io::lower_extension(image_path); ext != ".npy")
     throw io::InputError(image_path.string() + ": metrics measures the raw image <stem>.npy that reconstruct "
                          "--save-raw writes (beside its <stem>.json), not a " +
-                         (io::lower_extension(image_path).empty() ? std::string("file without the .npy extension")
-                                                                  : io::lower_extension(image_path) + " file"));
+                         (ext.empty() ? std::string("file without the .npy extension") : ext + " file"));
   const fs::path grid_path = args.grid.empty() ? fs::path(image_path).replace_extension(".json") : fs::path(args.grid);
   // The JSON written at the end would replace an input (the image, its grid, or the truth).
   if (!args.output.empty())

@@ -61,7 +61,7 @@ template <class A, class B>
   // run time.
   if (std::is_same_v<R, HostArray<T>> &&
       (In<T>(a).location == Location::device || In<T>(b).location == Location::device))
-    throw Error("matmul: an In<T>::device view and a not a DeviceArray: this form returns a host array; "
+    throw Error("matmul: an In<T>::device view, and a is not a DeviceArray: this form returns a host array; "
                 "pass c (Out<T>::device), with a and b both on the device");
   R c(detail::matmul_shape(In<T>(a).shape, In<T>(b).shape));
   matmul(a, b, c, algo, exec);
