@@ -35,8 +35,6 @@ extern "C" void on_stop_signal(int signal_number) {
   received_signal = signal_number;
 }
 
-struct sigaction previous_int {}, previous_term {};
-
 }  // namespace
 
 StopOnSignal::StopOnSignal() {
@@ -45,13 +43,8 @@ StopOnSignal::StopOnSignal() {
   action.sa_handler = on_stop_signal;
   sigemptyset(&action.sa_mask);
   action.sa_flags = SA_RESTART;  // reads, writes and fsync carry on; only the flag changes
-  ::sigaction(SIGINT, &action, &previous_int);
-  ::sigaction(SIGTERM, &action, &previous_term);
-}
-
-StopOnSignal::~StopOnSignal() {
-  ::sigaction(SIGINT, &previous_int, nullptr);
-  ::sigaction(SIGTERM, &previous_term, nullptr);
+  ::sigaction(SIGINT, &action, nullptr);
+  ::sigaction(SIGTERM, &action, nullptr);
 }
 
 int StopOnSignal::signal() const { return received_signal; }

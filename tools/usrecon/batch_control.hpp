@@ -17,11 +17,14 @@ namespace usrecon::cli {
 /// frames: the frame in progress is finished (its outputs are written atomically, so nothing is
 /// ever half-written) and the loop stops. A second signal gets the default action (the process
 /// dies at once; at most a hidden ".<name>.tmp-<pid>-<n>" temporary can then remain, never a
-/// truncated output). The previous handlers are restored on destruction.
+/// truncated output).
+/// The handler is not taken down on destruction: the command has then done its work and only
+/// returns to exit, and the default action restored there turned a Ctrl-C in those last instants
+/// into a death by SIGINT (exit 130) after a run that had written everything and was to exit 0.
+/// A first signal after destruction is noted and changes nothing.
 class StopOnSignal {
  public:
   StopOnSignal();
-  ~StopOnSignal();
   StopOnSignal(const StopOnSignal&) = delete;
   StopOnSignal& operator=(const StopOnSignal&) = delete;
 
