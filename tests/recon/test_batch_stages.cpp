@@ -108,6 +108,21 @@ void run(int writers, std::size_t n, Log& log, Write write, Commit commit,
   detail::release_queued(beamformed, [&](Job& job) { log.add(log.released, job.index); });
 }
 
+// Waits (up to 30 s, polling: a starved machine may take long) until some job for which `wanted`
+// holds has been written and logged. Returns whether one was.
+template <class Wanted>
+bool wait_until_written(Log& log, Wanted wanted) {
+  const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (std::chrono::steady_clock::now() < give_up) {
+    {
+      std::lock_guard lock(log.mutex);
+      if (std::any_of(log.written.begin(), log.written.end(), wanted)) return true;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  return false;
+}
+
 std::vector<std::size_t> iota(std::size_t n) {
   std::vector<std::size_t> v(n);
   for (std::size_t i = 0; i < n; ++i) v[i] = i;
@@ -120,7 +135,10 @@ std::vector<std::size_t> sorted(std::vector<std::size_t> v) {
 }
 
 // Writes of random lengths (0 to 3 ms) on several writers end out of order; commits and reports
-// must still come in input order, one at a time, each job's commit before its report.
+// must still come in input order, one at a time, each job's commit before its report. With more
+// than one writer, job 0's write ends only once job 1's is logged, so that the writes end out of
+// order for certain, not only when the sleeps happen to overlap (on a starved machine the writer
+// threads can run one after the other, and did).
 TEST(ReconBatchStages, WritersCommitAndReportInInputOrderWhateverOrderTheWritesEndIn) {
   for (const int writers : {1, 2, 4, 7}) {
     SCOPED_TRACE("writers " + std::to_string(writers));
@@ -133,7 +151,13 @@ TEST(ReconBatchStages, WritersCommitAndReportInInputOrderWhateverOrderTheWritesE
     std::vector<bool> ok_when_reported(n, false);
     std::vector<bool> committed_when_reported(n, false);
     run(
-        writers, n, log, [&](Job& job) { std::this_thread::sleep_for(std::chrono::microseconds(sleep_us[job.index])); },
+        writers, n, log,
+        [&](Job& job) {
+          std::this_thread::sleep_for(std::chrono::microseconds(sleep_us[job.index]));
+          if (writers > 1 && job.index == 0) {
+            EXPECT_TRUE(wait_until_written(log, [](std::size_t i) { return i == 1; })) << "job 1 was never written";
+          }
+        },
         // A commit that takes time, so that one outside its turn would overlap another.
         [](Job&) { std::this_thread::sleep_for(std::chrono::microseconds(200)); },
         [&](std::size_t index, const recon::FrameReport& report) {
@@ -156,8 +180,9 @@ TEST(ReconBatchStages, WritersCommitAndReportInInputOrderWhateverOrderTheWritesE
   }
 }
 
-// done() throws for job 2 while the other writers have written later jobs: those are released
+// done() throws for job 2 once another writer has written a later job: those are released
 // (their staged outputs dropped), never committed, and nothing more is written or reported.
+// (It waits for that write rather than sleeping: 100 ms were once too few on a starved machine.)
 TEST(ReconBatchStages, NothingIsCommittedPastAFailedReport) {
   for (const int writers : {1, 3}) {
     SCOPED_TRACE("writers " + std::to_string(writers));
@@ -168,7 +193,9 @@ TEST(ReconBatchStages, NothingIsCommittedPastAFailedReport) {
         writers, n, log, [](Job&) {}, [](Job&) {},
         [&](std::size_t index, const recon::FrameReport&) {
           if (index == 2) {
-            std::this_thread::sleep_for(std::chrono::milliseconds(100));  // the others write on
+            if (writers > 1) {
+              EXPECT_TRUE(wait_until_written(log, [](std::size_t i) { return i > 2; })) << "no later job was written";
+            }
             throw std::runtime_error("the caller gave up");
           }
         },

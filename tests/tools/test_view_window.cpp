@@ -388,16 +388,18 @@ TEST_F(CliViewWindow, CursorReadoutAndKeysStepSaveAndQuit) {
   ASSERT_EQ(wait_for_picture(viewer::render_window(b, settings, readout_b)), at) << viewer_log();
   EXPECT_NE(windows().find("\"usrecon view: b.npy (2/2)\""), std::string::npos) << windows();
 
-  // s: the view (without the status line) saved as <stem>.view.png in --save-dir.
+  // s: the view (without the status line) saved as <stem>.view.png in --save-dir. The viewer
+  // says "saved" once the file is in place (it is renamed there whole): waited for first, since
+  // the file can appear a moment before the line does.
   xdotool("key s");
   const fs::path saved = dir_ / "saved" / "b.view.png";
-  ASSERT_TRUE(wait_until([&] { return fs::exists(saved); }, 30s)) << viewer_log();
-  cv::Mat png;
-  ASSERT_TRUE(wait_until([&] { return !(png = cv::imread(saved.string(), cv::IMREAD_COLOR)).empty(); }, 5s));
+  ASSERT_TRUE(wait_until([&] { return viewer_log().find("saved " + saved.string()) != std::string::npos; }, 30s))
+      << viewer_log();
+  const cv::Mat png = cv::imread(saved.string(), cv::IMREAD_COLOR);
+  ASSERT_FALSE(png.empty()) << saved;
   const cv::Mat expected_b = viewer::render_view(b, settings);
   ASSERT_EQ(png.size(), expected_b.size());
   EXPECT_EQ(cv::norm(png, expected_b, cv::NORM_INF), 0.0);
-  EXPECT_NE(viewer_log().find("saved " + saved.string()), std::string::npos) << viewer_log();
 
   // p: back to the first file (and n from the last wraps around to it as well).
   xdotool("key p");

@@ -1,7 +1,9 @@
-// The writer stage of a batch, piece by piece: what one frame costs after it is beamformed
-// (B-mode: envelope and log compression; the PNG and NPY writes). In `usrecon reconstruct DIR`
-// the writer threads (--writers) do this for every frame, so it bounds a batch's frames/s
-// whatever the beamformer's speed (on CUDA the beamformer takes ~3 ms a frame).
+// The stages of a batch around the beamformer, piece by piece. The writer stage: what one frame
+// costs after it is beamformed (B-mode: envelope and log compression; the PNG and NPY writes). In
+// `usrecon reconstruct DIR` the writer threads (--writers) do this for every frame, so it bounds a
+// batch's frames/s whatever the beamformer's speed (on CUDA the beamformer takes ~3 ms a frame).
+// The reader's share for the seed's input: parsing a full-size source.txt (128 x 2000 integers)
+// already in memory.
 //
 //   bench_bmode [--out DIR] [google-benchmark flags]
 //
@@ -20,6 +22,7 @@
 
 #include "usrecon/io/npy.hpp"
 #include "usrecon/io/png.hpp"
+#include "usrecon/io/source_txt.hpp"
 #include "usrecon/kernels/parallel.hpp"
 #include "usrecon/recon/bmode.hpp"
 
@@ -109,8 +112,28 @@ void BM_WriteNpy(benchmark::State& state) {
   state.SetBytesProcessed(std::int64_t(state.iterations()) * std::int64_t(img.size() * sizeof(double)));
 }
 
+// source.txt's text: 128 channels of 2000 seeded random integers in the data's range (the
+// bundled file's are 16-bit), one channel a line.
+void BM_ParseSourceTxt(benchmark::State& state) {
+  constexpr std::size_t kChannels = 128, kSamples = 2000;
+  std::mt19937 gen(9);
+  std::uniform_int_distribution<int> value(-32768, 32767);
+  std::string text;
+  for (std::size_t channel = 0; channel < kChannels; ++channel)
+    for (std::size_t sample = 0; sample < kSamples; ++sample) {
+      text += std::to_string(value(gen));
+      text += sample + 1 < kSamples ? ' ' : '\n';
+    }
+  for (auto _ : state) {
+    std::vector<std::int32_t> rf = usrecon::io::parse_source_txt(text, kChannels, kSamples, "bench");
+    benchmark::DoNotOptimize(rf.data());
+  }
+  state.SetBytesProcessed(std::int64_t(state.iterations()) * std::int64_t(text.size()));
+}
+
 }  // namespace
 
+BENCHMARK(BM_ParseSourceTxt)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_EnvelopeSeed)->Arg(1)->Arg(0)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_ModulusDas)->Arg(1)->Arg(0)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_LogCompress<kSeed>)->Name("BM_LogCompressSeed")->Arg(1)->Arg(0)->Unit(benchmark::kMillisecond)->UseRealTime();
