@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <string>
+#include <tuple>
 
 #include "usrecon/recon/bmode.hpp"
 #include "usrecon/recon/das_pipeline.hpp"  // number_text
@@ -113,6 +115,8 @@ PointMetrics measure_point(std::span<const double> env, const Grid& g, double x,
   for (int ix = 0; ix < g.nx; ++ix) lateral[ix] = env[std::size_t(ix) * g.nz + best_z];
   m.fwhm_axial = fwhm_samples(axial, best_z) * g.dz;
   m.fwhm_lateral = fwhm_samples(lateral, best_x) * g.dx;
+  m.fwhm_axial_coarse = m.fwhm_axial < kFinestWidthSteps * g.dz;  // false for NaN (not measured)
+  m.fwhm_lateral_coarse = m.fwhm_lateral < kFinestWidthSteps * g.dx;
   return m;
 }
 
@@ -191,11 +195,19 @@ nlohmann::json to_json(const PointMetrics& m) {
   nlohmann::json j = {{"true_x", m.true_x}, {"true_z", m.true_z}, {"x", m.x}, {"z", m.z},
                       {"error", m.error}, {"fwhm_axial", num(m.fwhm_axial)}, {"fwhm_lateral", num(m.fwhm_lateral)},
                       {"peak", m.peak}, {"at_region_edge", m.at_region_edge}};
-  // A null width says why.
-  for (const auto& [key, width] : {std::pair{"fwhm_axial", m.fwhm_axial}, std::pair{"fwhm_lateral", m.fwhm_lateral}})
+  // A null width says why; one narrower than the grid measures well says so.
+  for (const auto& [key, width, coarse, step] :
+       {std::tuple{"fwhm_axial", m.fwhm_axial, m.fwhm_axial_coarse, "dz"},
+        std::tuple{"fwhm_lateral", m.fwhm_lateral, m.fwhm_lateral_coarse, "dx"}}) {
     if (!std::isfinite(width))
       j[std::string(key) + "_not_measured"] = "the profile through the maximum does not fall 6 dB below it on both "
                                               "sides before the image's edge or a pixel without data";
+    if (coarse)
+      j[std::string(key) + "_coarse"] = "the width spans fewer than " + number_text(kFinestWidthSteps) +
+                                        " grid steps (" + step +
+                                        "): the grid decides it (up to 25 % off at 1.5 steps); a finer " + step +
+                                        " measures it";
+  }
   return j;
 }
 

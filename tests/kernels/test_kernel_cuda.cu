@@ -1,4 +1,5 @@
 // CUDA backends against the CPU ones and cuBLAS. Tests that need a device skip cleanly without one.
+#include <dlfcn.h>
 #include <gtest/gtest.h>
 
 #include <array>
@@ -67,6 +68,24 @@ TEST(KernelCuda, CheckClassifiesUnusableDevicesAsUnavailable) {
       EXPECT_NE(what.find("test_kernel_cuda.cu:"), std::string::npos) << what;
       EXPECT_NE(what.find(cudaGetErrorName(failure)), std::string::npos) << what;
     }
+  }
+}
+
+// Without any NVIDIA driver (the independent check: libcuda.so.1 cannot be loaded) the runtime
+// says "CUDA driver version is insufficient for CUDA runtime version"; require_cuda, which
+// --backend cuda's error and auto's notice quote, says what that means.
+TEST(KernelCuda, RequireCudaWithoutADriverSaysThereIsNone) {
+  if (void* driver = ::dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL)) {
+    ::dlclose(driver);
+    GTEST_SKIP() << "an NVIDIA driver (libcuda.so.1) is installed";
+  }
+  try {
+    usrecon::require_cuda("the test's work");
+    ADD_FAILURE() << "no exception without a driver";
+  } catch (const usrecon::CudaUnavailable& e) {
+    EXPECT_STREQ(e.what(),
+                 "the test's work: no usable CUDA device (no NVIDIA driver, or one older than this build's CUDA "
+                 "runtime needs)");
   }
 }
 

@@ -459,6 +459,34 @@ TEST_F(CliCommands, MetricsTakesTheModulusOfLargeIqInDouble) {
   EXPECT_NEAR(m["points"][0]["z"].get<double>(), 0.002, 1e-9) << m.dump();
 }
 
+// A spot narrower than 2 grid steps across (lateral FWHM 1.2 dx, axial 7 dz): its lateral width
+// is given and flagged, in the JSON and on stderr with the width in steps; the axial is not.
+TEST_F(CliCommands, MetricsFlagsAWidthTheGridDecides) {
+  std::vector<std::complex<float>> iq(std::size_t(kNx) * kNz);
+  const double sx = 1.2 / 2.3548200450309493, sz = 7.0 / 2.3548200450309493;
+  for (int ix = 0; ix < kNx; ++ix)
+    for (int iz = 0; iz < kNz; ++iz) {
+      const double u = iz - 20.0, w = ix - 10.0;
+      iq[std::size_t(ix) * kNz + iz] = float(std::exp(-w * w / (2 * sx * sx) - u * u / (2 * sz * sz)));
+    }
+  write_image("c");  // its grid JSON
+  const std::size_t shape[2] = {kNx, kNz};
+  usrecon::io::write_npy(dir_ / "c.npy", usrecon::io::DType::c64, shape, iq.data());
+  const fs::path out = dir_ / "m.json";
+  const auto r = run_command(usrecon("metrics " + quote(dir_ / "c.npy") + " --point 0.001,0.002 -o " + quote(out)));
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  const nlohmann::json m = nlohmann::json::parse(usrecon::io::read_file(out));
+  const nlohmann::json& p = m["points"][0];
+  EXPECT_TRUE(p.contains("fwhm_lateral_coarse")) << m.dump();
+  EXPECT_FALSE(p.contains("fwhm_axial_coarse")) << m.dump();
+  ASSERT_TRUE(p["fwhm_lateral"].is_number()) << m.dump();
+  EXPECT_LT(p["fwhm_lateral"].get<double>(), 2 * kStep) << m.dump();
+  EXPECT_NE(r.output.find("warning: the lateral width at (0.001, 0.002) is "), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("grid steps of 0.0001 m: under 2 steps the grid decides it (fwhm_lateral_coarse)"),
+            std::string::npos) << r.output;
+  EXPECT_EQ(r.output.find("axial width"), std::string::npos) << r.output;
+}
+
 // A point on an all-zero image was reported with peak 0 at a made-up position, exit 0, while a
 // cyst on the same image was not measured. Both are now listed as not measured; exit 1.
 TEST_F(CliCommands, MetricsMeasuresNoPointOnAnAllZeroImage) {

@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "commands.hpp"
@@ -125,6 +126,12 @@ int run(const MetricsArgs& args) {
       if (m.at_region_edge)
         std::fprintf(stderr, "usrecon: metrics: warning: the maximum near (%g, %g) lies on the edge of the search "
                      "region (at_region_edge): it may not be the target's\n", p[0], p[1]);
+      for (const auto& [coarse, which, width, step] :
+           {std::tuple{m.fwhm_axial_coarse, "axial", m.fwhm_axial, g.dz}, {m.fwhm_lateral_coarse, "lateral", m.fwhm_lateral, g.dx}})
+        if (coarse)
+          std::fprintf(stderr, "usrecon: metrics: warning: the %s width at (%g, %g) is %g m, %.2g grid steps of %g m: "
+                       "under %g steps the grid decides it (fwhm_%s_coarse)\n", which, p[0], p[1], width,
+                       width / step, step, recon::kFinestWidthSteps, which);
       return recon::to_json(m);
     }));
   // A maximum nearer another listed point than its own is most likely that one's (two targets
@@ -169,7 +176,8 @@ Command add_metrics(CLI::App& app) {
   app.footer("Points: position of the envelope maximum within the search radius (at_region_edge when it lies on "
              "the region's edge, nearer_another_point when another --point lies nearer it), its distance from the "
              "truth, axial and lateral -6 dB widths on the dB profiles through it, linearly interpolated (null, "
-             "with the reason, when a profile does not fall 6 dB). Cysts: CNR on the dB image (inside 0.8 R, "
+             "with the reason, when a profile does not fall 6 dB; fwhm_axial_coarse or fwhm_lateral_coarse when a width "
+             "spans under 2 grid steps, where the grid decides it). Cysts: CNR on the dB image (inside 0.8 R, "
              "background ring 1.25-1.6 R, cut_by_image_edge when the ring reaches past the image) and gCNR "
              "(256-bin histograms of the dB image). Pixels without data (envelope 0, NaN or infinite) are never "
              "a maximum and are left out of cysts, counted. As PICMUS. A target that cannot be measured is listed with \"not_measured\" and the "
