@@ -6,8 +6,10 @@
 #include <algorithm>
 #include <cmath>
 #include <complex>
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "../test_support.hpp"
@@ -45,6 +47,22 @@ class CliCommands : public usrecon::testing::CliTempDir {
         {"outputs", {{"png", stem + ".png"}, {"raw", stem + ".npy"}}}};
     usrecon::io::write_file_atomic(dir_ / (stem + ".json"), meta.dump(2) + "\n");
     return npy;
+  }
+
+  // An IQ image c.npy (complex64, iq(ix, iz) on write_image's grid) measured at the blob's
+  // position (1, 2) mm: the run and its JSON (null when none was written).
+  std::pair<usrecon::testing::CommandResult, nlohmann::json> metrics_of_iq(
+      const std::function<std::complex<float>(int ix, int iz)>& iq_at) {
+    std::vector<std::complex<float>> iq(std::size_t(kNx) * kNz);
+    for (int ix = 0; ix < kNx; ++ix)
+      for (int iz = 0; iz < kNz; ++iz) iq[std::size_t(ix) * kNz + iz] = iq_at(ix, iz);
+    write_image("c");  // its grid JSON
+    const std::size_t shape[2] = {kNx, kNz};
+    usrecon::io::write_npy(dir_ / "c.npy", usrecon::io::DType::c64, shape, iq.data());
+    const fs::path out = dir_ / "m.json";
+    auto r = run_command(usrecon("metrics " + quote(dir_ / "c.npy") + " --point 0.001,0.002 -o " + quote(out)));
+    nlohmann::json m = fs::exists(out) ? nlohmann::json::parse(usrecon::io::read_file(out)) : nlohmann::json();
+    return {std::move(r), std::move(m)};
   }
 
   // Runs `args`, which must be refused with `message` and leave `kept` as it was.
@@ -440,19 +458,11 @@ TEST_F(CliCommands, MetricsFlagsAMaximumNearerAnotherPoint) {
 // IQ's modulus is taken in double: a finite complex64 pixel near float's largest value (3e38 +
 // 3e38i) has a modulus past it, which was infinite: the maximum, with a null peak and widths.
 TEST_F(CliCommands, MetricsTakesTheModulusOfLargeIqInDouble) {
-  std::vector<std::complex<float>> iq(std::size_t(kNx) * kNz);
-  for (int ix = 0; ix < kNx; ++ix)
-    for (int iz = 0; iz < kNz; ++iz) {
-      const double u = iz - 20.0, w = ix - 10.0;
-      iq[std::size_t(ix) * kNz + iz] = std::complex<float>(float(3e38 * std::exp(-(u * u + w * w) / 18.0)), 3e38f);
-    }
-  write_image("c");  // its grid JSON
-  const std::size_t shape[2] = {kNx, kNz};
-  usrecon::io::write_npy(dir_ / "c.npy", usrecon::io::DType::c64, shape, iq.data());
-  const fs::path out = dir_ / "m.json";
-  const auto r = run_command(usrecon("metrics " + quote(dir_ / "c.npy") + " --point 0.001,0.002 -o " + quote(out)));
+  const auto [r, m] = metrics_of_iq([](int ix, int iz) {
+    const double u = iz - 20.0, w = ix - 10.0;
+    return std::complex<float>(float(3e38 * std::exp(-(u * u + w * w) / 18.0)), 3e38f);
+  });
   EXPECT_EQ(r.exit_code, 0) << r.output;
-  const nlohmann::json m = nlohmann::json::parse(usrecon::io::read_file(out));
   ASSERT_TRUE(m["points"][0]["peak"].is_number()) << m.dump();
   EXPECT_NEAR(m["points"][0]["peak"].get<double>(), 3e38 * std::sqrt(2.0), 1e33) << m.dump();
   EXPECT_NEAR(m["points"][0]["x"].get<double>(), 0.001, 1e-9) << m.dump();
@@ -462,20 +472,12 @@ TEST_F(CliCommands, MetricsTakesTheModulusOfLargeIqInDouble) {
 // A spot narrower than 2 grid steps across (lateral FWHM 1.2 dx, axial 7 dz): its lateral width
 // is given and flagged, in the JSON and on stderr with the width in steps; the axial is not.
 TEST_F(CliCommands, MetricsFlagsAWidthTheGridDecides) {
-  std::vector<std::complex<float>> iq(std::size_t(kNx) * kNz);
   const double sx = 1.2 / 2.3548200450309493, sz = 7.0 / 2.3548200450309493;
-  for (int ix = 0; ix < kNx; ++ix)
-    for (int iz = 0; iz < kNz; ++iz) {
-      const double u = iz - 20.0, w = ix - 10.0;
-      iq[std::size_t(ix) * kNz + iz] = float(std::exp(-w * w / (2 * sx * sx) - u * u / (2 * sz * sz)));
-    }
-  write_image("c");  // its grid JSON
-  const std::size_t shape[2] = {kNx, kNz};
-  usrecon::io::write_npy(dir_ / "c.npy", usrecon::io::DType::c64, shape, iq.data());
-  const fs::path out = dir_ / "m.json";
-  const auto r = run_command(usrecon("metrics " + quote(dir_ / "c.npy") + " --point 0.001,0.002 -o " + quote(out)));
+  const auto [r, m] = metrics_of_iq([&](int ix, int iz) {
+    const double u = iz - 20.0, w = ix - 10.0;
+    return std::complex<float>(float(std::exp(-w * w / (2 * sx * sx) - u * u / (2 * sz * sz))));
+  });
   EXPECT_EQ(r.exit_code, 0) << r.output;
-  const nlohmann::json m = nlohmann::json::parse(usrecon::io::read_file(out));
   const nlohmann::json& p = m["points"][0];
   EXPECT_TRUE(p.contains("fwhm_lateral_coarse")) << m.dump();
   EXPECT_FALSE(p.contains("fwhm_axial_coarse")) << m.dump();
