@@ -469,6 +469,22 @@ TEST_F(CliCommands, MetricsTakesTheModulusOfLargeIqInDouble) {
   EXPECT_NEAR(m["points"][0]["z"].get<double>(), 0.002, 1e-9) << m.dump();
 }
 
+// A ranged option says what it takes: a whole number or any number, and the range. CLI11's
+// Range said "Value abc not in range 0 to 4096" of a word, and the same of 3.5.
+TEST_F(CliCommands, RangedOptionsSayWhatTheyTake) {
+  const std::string input = quote(fs::path(USRECON_SOURCE_DIR) / "data" / "example.txt");
+  const std::string out = " -o " + quote(dir_ / "out");
+  expect_refused("reconstruct " + input + out + " --threads abc", "--threads: must be a whole number from 0 to 4096, not abc");
+  expect_refused("reconstruct " + input + out + " --threads 3.5", "--threads: must be a whole number from 0 to 4096, not 3.5");
+  expect_refused("reconstruct " + input + out + " --threads 5000", "--threads: must be from 0 to 4096, not 5000");
+  expect_refused("simulate -o " + quote(dir_ / "s.txt") + " --speckle -1", "--speckle: must be from 0 to 1000000, not -1");
+  expect_refused("view " + input + " --gain loud", "--gain: must be a number from -40 to 40, not loud");
+  expect_refused("view " + input + " --gain 41", "--gain: must be from -40 to 40, not 41");
+  EXPECT_FALSE(fs::exists(dir_ / "out"));
+  const auto help = run_command(usrecon("reconstruct --help"));
+  EXPECT_NE(help.output.find("--threads INT:[0 - 4096]"), std::string::npos) << help.output;
+}
+
 // A spot narrower than 2 grid steps across (lateral FWHM 1.2 dx, axial 7 dz): its lateral width
 // is given and flagged, in the JSON and on stderr with the width in steps; the axial is not.
 TEST_F(CliCommands, MetricsFlagsAWidthTheGridDecides) {

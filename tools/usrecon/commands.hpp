@@ -5,7 +5,9 @@
 #include <CLI/CLI.hpp>
 #include <cmath>
 #include <functional>
+#include <sstream>
 #include <string>
+#include <type_traits>
 
 namespace usrecon::cli {
 
@@ -23,6 +25,28 @@ inline CLI::Validator positive_number(bool allow_zero = false) {
         return std::string(allow_zero ? "must be a number >= 0" : "must be a positive number") + ", not " + text;
       },
       allow_zero ? "NONNEGATIVE" : "POSITIVE");
+}
+
+/// A number from lo to hi, a whole one when T is an integer type. CLI::Range said "Value abc not
+/// in range 0 to 4096" of a value that is no number at all, and "3.5 not in range" of one that is
+/// in it but not whole.
+template <class T>
+CLI::Validator in_range(T lo, T hi) {
+  const auto text_of = [](T v) {
+    std::ostringstream out;
+    out << v;
+    return out.str();
+  };
+  return CLI::Validator(
+      [=](std::string& text) -> std::string {
+        T value{};
+        if (!CLI::detail::lexical_cast(text, value))
+          return std::string(std::is_integral_v<T> ? "must be a whole number" : "must be a number") + " from " +
+                 text_of(lo) + " to " + text_of(hi) + ", not " + text;
+        if (!(value >= lo && value <= hi)) return "must be from " + text_of(lo) + " to " + text_of(hi) + ", not " + text;
+        return {};
+      },
+      "[" + text_of(lo) + " - " + text_of(hi) + "]");
 }
 
 Command add_reconstruct(CLI::App& app);
