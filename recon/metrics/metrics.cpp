@@ -205,8 +205,8 @@ nlohmann::json to_json(const PointMetrics& m) {
     if (coarse)
       j[std::string(key) + "_coarse"] = "the width spans fewer than " + number_text(kFinestWidthSteps) +
                                         " grid steps (" + step +
-                                        "): the grid decides it (up to 25 % off at 1.5 steps); a finer " + step +
-                                        " measures it";
+                                        "): the grid decides it (a Gaussian spot's is up to 25 % off at 1.5 "
+                                        "steps, 50 % at 1)";
   }
   return j;
 }

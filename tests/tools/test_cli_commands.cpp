@@ -477,10 +477,18 @@ TEST_F(CliCommands, RangedOptionsSayWhatTheyTake) {
   expect_refused("reconstruct " + input + out + " --threads abc", "--threads: must be a whole number from 0 to 4096, not abc");
   expect_refused("reconstruct " + input + out + " --threads 3.5", "--threads: must be a whole number from 0 to 4096, not 3.5");
   expect_refused("reconstruct " + input + out + " --threads 5000", "--threads: must be from 0 to 4096, not 5000");
+  expect_refused("reconstruct " + input + out + " --threads 99999999999",
+                 "--threads: must be from 0 to 4096, not 99999999999");  // whole, past an int
+  expect_refused("reconstruct " + input + out + " --fnumber nan", "--fnumber: must be a number from 0 to 100, not nan");
   expect_refused("simulate -o " + quote(dir_ / "s.txt") + " --speckle -1", "--speckle: must be from 0 to 1000000, not -1");
   expect_refused("view " + input + " --gain loud", "--gain: must be a number from -40 to 40, not loud");
   expect_refused("view " + input + " --gain 41", "--gain: must be from -40 to 40, not 41");
   EXPECT_FALSE(fs::exists(dir_ / "out"));
+  // Whole numbers are decimal: CLI11 took 010 for octal 8 (and refused 08).
+  const auto run = run_command(usrecon("reconstruct " + input + out + " --backend cpu --threads 010"));
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  const nlohmann::json meta = nlohmann::json::parse(usrecon::io::read_file(dir_ / "out" / "example.json"));
+  EXPECT_EQ(meta["backend"]["threads"], 10) << meta.dump();
   const auto help = run_command(usrecon("reconstruct --help"));
   EXPECT_NE(help.output.find("--threads INT:[0 - 4096]"), std::string::npos) << help.output;
 }
@@ -500,9 +508,30 @@ TEST_F(CliCommands, MetricsFlagsAWidthTheGridDecides) {
   ASSERT_TRUE(p["fwhm_lateral"].is_number()) << m.dump();
   EXPECT_LT(p["fwhm_lateral"].get<double>(), 2 * kStep) << m.dump();
   EXPECT_NE(r.output.find("warning: the lateral width at (0.001, 0.002) is "), std::string::npos) << r.output;
-  EXPECT_NE(r.output.find("grid steps of 0.0001 m: under 2 steps the grid decides it (fwhm_lateral_coarse)"),
+  EXPECT_NE(r.output.find("grid steps of 0.0001 m: under 2 steps the grid decides it (fwhm_lateral_coarse); a "
+                          "finer grid measures it\n"),
             std::string::npos) << r.output;
   EXPECT_EQ(r.output.find("axial width"), std::string::npos) << r.output;
+  // The advice follows the grid's maker, as its JSON names it: the seed model's grid is fixed, a
+  // general model's is reconstruct's --dx.
+  for (const auto& [model, advice] : {std::pair{"seed", "the seed model's grid is fixed\n"},
+                                      std::pair{"planewave", "reconstruct --dx gives a finer grid\n"}}) {
+    nlohmann::json meta = nlohmann::json::parse(usrecon::io::read_file(dir_ / "c.json"));
+    meta["model"] = model;
+    usrecon::io::write_file_atomic(dir_ / "c.json", meta.dump(2) + "\n");
+    const auto again = run_command(usrecon("metrics " + quote(dir_ / "c.npy") + " --point 0.001,0.002"));
+    EXPECT_EQ(again.exit_code, 0) << again.output;
+    EXPECT_NE(again.output.find("(fwhm_lateral_coarse); " + std::string(advice)), std::string::npos) << again.output;
+  }
+  // Just under 2 steps (FWHM 1.99 dx, centred on a pixel: measured 1.973 steps): steps are
+  // rounded down, never to a flagged "2" (two significant digits said that).
+  const double s199 = 1.99 / 2.3548200450309493;
+  const auto [near, near_m] = metrics_of_iq([&](int ix, int iz) {
+    const double u = iz - 20.0, w = ix - 10.0;
+    return std::complex<float>(float(std::exp(-w * w / (2 * s199 * s199) - u * u / (2 * sz * sz))));
+  });
+  EXPECT_TRUE(near_m["points"][0].contains("fwhm_lateral_coarse")) << near_m.dump();
+  EXPECT_NE(near.output.find(", 1.97 grid steps of 0.0001 m"), std::string::npos) << near.output;
 }
 
 // A point on an all-zero image was reported with peak 0 at a made-up position, exit 0, while a

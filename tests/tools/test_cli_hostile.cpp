@@ -436,6 +436,10 @@ TEST_F(CliHostile, SignalAfterTheLastInputChangesNothing) {
 // (the test above saw exit by SIGINT in CI, once).
 TEST_F(CliHostile, ASignalWhileTheProcessExitsChangesNothing) {
   good_files(2);
+  // The library is loaded and signals: a command that installs no handler dies of it.
+  const auto version = run_command("USRECON_TEST_SIGNAL_AT_EXIT=" + std::to_string(SIGINT) + " " +
+                                   usrecon::testing::preload(USRECON_SIGNAL_AT_EXIT_SO) + exe_ + " --version");
+  ASSERT_EQ(version.exit_code, 128 + SIGINT) << version.output;
   for (const int signal_number : {SIGINT, SIGTERM}) {
     SCOPED_TRACE(signal_number);
     fs::remove_all(dir_ / "out");

@@ -266,7 +266,7 @@ Command add_info(CLI::App& app) {
   app.add_option("--var", args->var, "MAT variable, HDF5 dataset or USTB channel_data group to read, as for reconstruct");
   app.add_option("--frame", args->frame, "USTB UFF files: the frame to describe (1 = the first; the file's frame "
                  "count is listed, and reconstruct --frame all reads each)")
-      ->check(in_range(1, 1 << 30).description("a frame number from 1"));
+      ->transform(in_range(1, 1 << 30).description("a frame number from 1"));
   app.add_flag("--json", args->as_json, "Print one JSON array (an object per file) instead of text");
   app.footer("Exit status 1 when a file cannot be listed at all; a file that lists but that reconstruct "
              "cannot read as it stands says why (and what to give) and counts as success.");

@@ -126,12 +126,20 @@ int run(const MetricsArgs& args) {
       if (m.at_region_edge)
         std::fprintf(stderr, "usrecon: metrics: warning: the maximum near (%g, %g) lies on the edge of the search "
                      "region (at_region_edge): it may not be the target's\n", p[0], p[1]);
-      for (const auto& [coarse, which, width, step] :
-           {std::tuple{m.fwhm_axial_coarse, "axial", m.fwhm_axial, g.dz}, {m.fwhm_lateral_coarse, "lateral", m.fwhm_lateral, g.dx}})
-        if (coarse)
-          std::fprintf(stderr, "usrecon: metrics: warning: the %s width at (%g, %g) is %g m, %.2g grid steps of %g m: "
-                       "under %g steps the grid decides it (fwhm_%s_coarse)\n", which, p[0], p[1], width,
-                       width / step, step, recon::kFinestWidthSteps, which);
+      for (const auto& [coarse, which, width, step, option] :
+           {std::tuple{m.fwhm_axial_coarse, "axial", m.fwhm_axial, g.dz, "--dz"},
+            {m.fwhm_lateral_coarse, "lateral", m.fwhm_lateral, g.dx, "--dx"}})
+        if (coarse) {
+          // The advice depends on who made the grid: the seed model's is fixed.
+          const std::string model = meta.value("model", "");
+          const std::string advice = model == "seed" ? "the seed model's grid is fixed"
+                                     : model.empty() ? "a finer grid measures it"
+                                                     : std::string("reconstruct ") + option + " gives a finer grid";
+          // Steps rounded down, so that a flagged width never reads as 2.00 steps.
+          std::fprintf(stderr, "usrecon: metrics: warning: the %s width at (%g, %g) is %g m, %.2f grid steps of %g m: "
+                       "under %g steps the grid decides it (fwhm_%s_coarse); %s\n", which, p[0], p[1], width,
+                       std::floor(width / step * 100) / 100, step, recon::kFinestWidthSteps, which, advice.c_str());
+        }
       return recon::to_json(m);
     }));
   // A maximum nearer another listed point than its own is most likely that one's (two targets

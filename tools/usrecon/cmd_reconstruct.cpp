@@ -249,15 +249,15 @@ Command add_reconstruct(CLI::App& app) {
                "setup: building a beamformer for a new geometry, general models, not counted in beamform) "
                "and the batch throughput, with the start-up before the batch apart");
   app.add_option("--threads", args->options.threads, "CPU threads (0 = all hardware threads)")
-      ->check(in_range(0, 4096))
+      ->transform(in_range(0, 4096))
       ->capture_default_str();
   app.add_option("--writers", args->options.writers,
                  "Frames of a batch given B-mode and written side by side (0 = a quarter of the hardware "
                  "threads, 1 to 4: one writer falls behind a GPU); outputs and reports stay in input order")
-      ->check(in_range(0, 64))
+      ->transform(in_range(0, 64))
       ->capture_default_str();
   app.add_option("--dynamic-range", args->options.dynamic_range_db, "B-mode dynamic range in dB")
-      ->check(in_range(1.0, 300.0))
+      ->transform(in_range(1.0, 300.0))
       ->capture_default_str();
   app.add_flag("--save-raw", args->options.save_raw,
                "Also write <stem>.npy: the raw beamformed array [lateral][depth] (the seed model: float64, "
@@ -272,10 +272,10 @@ Command add_reconstruct(CLI::App& app) {
   // every model's.
   app.add_option("--channels", args->options.problem.channels, "The seed model: channels (= elements) per file "
                  "(default 128)")
-      ->check(in_range(1, 1024));
+      ->transform(in_range(1, 1024));
   app.add_option("--samples", args->options.problem.samples, "Samples per channel (the seed model: default 2000; the "
                  "general models: required for source.txt, and for other files, if given, it must match the file's count)")
-      ->check(in_range(1, 1 << 24));
+      ->transform(in_range(1, 1 << 24));
   add_das_options(app, args->das, args->options);
   app.footer(
       "Each input <stem> gives <stem>.png (8-bit B-mode, depth down the rows), <stem>.json (grid in "

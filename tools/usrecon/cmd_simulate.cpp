@@ -308,12 +308,12 @@ Command add_simulate(CLI::App& app) {
                  "Point target X_MM,Z_MM[,AMPLITUDE]: x lateral from element 0 (seed) or from the "
                  "array centre (planewave, sa, dw, fw), z depth (repeatable; numbers, not ranges). "
                  "Refused when no point's echo lands in the record (a warning when some do not)");
-  app.add_option("--speckle", o.speckle, "Number of random weak scatterers")->check(in_range(0, 1000000))->capture_default_str();
+  app.add_option("--speckle", o.speckle, "Number of random weak scatterers")->transform(in_range(0, 1000000))->capture_default_str();
   app.add_option("--speckle-amplitude", o.speckle_amplitude, "Amplitude a >= 0 of speckle scatterers: uniform in [-a, a] (seed); normal with standard deviation a (planewave, sa, dw, fw)")->capture_default_str();
   app.add_option("--noise", o.noise, "White noise standard deviation, in output units (seed: of data peaking at --peak; planewave, sa, dw, fw: of data peaking at 1)")->check(positive_number(/*allow_zero=*/true))->capture_default_str();
   app.add_option("--center-mhz", o.center_mhz, "Pulse centre frequency in MHz, below fs / 2 (the seed's fs: 30 MHz)")->check(positive_number())->capture_default_str();
   app.add_option("--cycles", o.cycles, "Pulse length (Gaussian envelope FWHM) in cycles")->check(positive_number())->capture_default_str();
-  app.add_option("--peak", o.peak, "Largest absolute value written (--model seed only; the general models' data peak at 1)")->check(in_range(1.0, 1e9))->capture_default_str();
+  app.add_option("--peak", o.peak, "Largest absolute value written (--model seed only; the general models' data peak at 1)")->transform(in_range(1.0, 1e9))->capture_default_str();
   // CLI11 reads "-1" (and any number past 2^64 - 1) into the unsigned seed as 2^64 - 1 without a word.
   app.add_option("--seed", o.seed, "Random seed for speckle and noise (0 to 2^64 - 1)")
       ->check(CLI::Validator(
@@ -326,8 +326,8 @@ Command add_simulate(CLI::App& app) {
           },
           "UINT64"))
       ->capture_default_str();
-  app.add_option("--channels", o.problem.channels, "Channels (= elements; --model seed only, the general models take --elements)")->check(in_range(1, 1024))->capture_default_str();
-  app.add_option("--samples", o.problem.samples, "Samples per channel")->check(in_range(1, 1 << 24))->capture_default_str();
+  app.add_option("--channels", o.problem.channels, "Channels (= elements; --model seed only, the general models take --elements)")->transform(in_range(1, 1024))->capture_default_str();
+  app.add_option("--samples", o.problem.samples, "Samples per channel")->transform(in_range(1, 1 << 24))->capture_default_str();
   app.add_option("--truth", args->truth, "Also write the true target positions as JSON");
   app.add_flag("--overwrite", args->overwrite, "Replace existing files");
   args->app = &app;
@@ -335,7 +335,7 @@ Command add_simulate(CLI::App& app) {
   auto& acq = args->das.acquisition;
   app.add_option("--model", args->model, "seed (the seed's geometry, source.txt out), planewave, sa, dw or fw")
       ->check(CLI::IsMember({"seed", "planewave", "sa", "dw", "fw"}))->capture_default_str();
-  app.add_option("--elements", acq.probe.elements, "Array elements")->check(in_range(1, 4096))->capture_default_str()->group(g);
+  app.add_option("--elements", acq.probe.elements, "Array elements")->transform(in_range(1, 4096))->capture_default_str()->group(g);
   app.add_option("--pitch", acq.probe.pitch, "Element pitch, metres")->check(positive_number())->capture_default_str()->group(g);
   app.add_option("--sound-speed", acq.sound_speed, "Speed of sound, m/s")->check(positive_number())->capture_default_str()->group(g);
   app.add_option("--fs", acq.fs, "Sampling frequency, Hz")->check(positive_number())->capture_default_str()->group(g);

@@ -115,22 +115,22 @@ Command add_view(CLI::App& app) {
   auto* dr = app.add_option("--dynamic-range", args->dynamic_range_db,
                             "Dynamic range in dB: levels below -DR are black (window trackbar: "
                             "1..300, as reconstruct takes; default 60, or a PNG's own from its .json)")
-                 ->check(in_range(1.0, 300.0));
+                 ->transform(in_range(1.0, 300.0));
   app.add_option("--gain", args->gain_db, "Gain in dB added before clipping at 0 dB")
-      ->check(in_range(-40.0, 40.0))
+      ->transform(in_range(-40.0, 40.0))
       ->capture_default_str();
   app.add_option("--colormap", args->colormap, "Colour map of image and colour bar")
       ->check(CLI::IsMember(viewer::colormap_names()))
       ->capture_default_str();
   app.add_option("--max-image", args->max_image_px,
                  "Size in screen pixels of the image's longer side (pixels stay square)")
-      ->check(in_range(100, 8000))
+      ->transform(in_range(100, 8000))
       ->capture_default_str();
   app.add_option("--save-dir", args->save_dir, "Where the window's 's' key saves <stem>.view.png")
       ->capture_default_str();
   app.add_option("--exit-after-ms", args->exit_after_ms,
                  "Close the window by itself after this many milliseconds (for tests)")
-      ->check(in_range(0, 3600000))
+      ->transform(in_range(0, 3600000))
       ->group("");  // hidden
   app.footer(
       "Window: trackbars set dynamic range and gain; the status line gives x, z (mm) and the level "

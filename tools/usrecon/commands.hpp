@@ -3,10 +3,12 @@
 #pragma once
 
 #include <CLI/CLI.hpp>
+#include <charconv>
 #include <cmath>
 #include <functional>
 #include <sstream>
 #include <string>
+#include <system_error>
 #include <type_traits>
 
 namespace usrecon::cli {
@@ -27,9 +29,10 @@ inline CLI::Validator positive_number(bool allow_zero = false) {
       allow_zero ? "NONNEGATIVE" : "POSITIVE");
 }
 
-/// A number from lo to hi, a whole one when T is an integer type. CLI::Range said "Value abc not
-/// in range 0 to 4096" of a value that is no number at all, and "3.5 not in range" of one that is
-/// in it but not whole.
+/// A number from lo to hi, a whole one in decimal when T is an integer type. CLI::Range said
+/// "Value abc not in range 0 to 4096" of a word and of 3.5, let NaN through, and CLI11 then read
+/// 010 as octal 8 and 08 not at all. Give it with ->transform(), not ->check(): it rewrites a whole
+/// number in decimal for CLI11 to convert, which check() would not keep.
 template <class T>
 CLI::Validator in_range(T lo, T hi) {
   const auto text_of = [](T v) {
@@ -39,11 +42,20 @@ CLI::Validator in_range(T lo, T hi) {
   };
   return CLI::Validator(
       [=](std::string& text) -> std::string {
+        const std::string range = " from " + text_of(lo) + " to " + text_of(hi) + ", not " + text;
         T value{};
-        if (!CLI::detail::lexical_cast(text, value))
-          return std::string(std::is_integral_v<T> ? "must be a whole number" : "must be a number") + " from " +
-                 text_of(lo) + " to " + text_of(hi) + ", not " + text;
-        if (!(value >= lo && value <= hi)) return "must be from " + text_of(lo) + " to " + text_of(hi) + ", not " + text;
+        if constexpr (std::is_integral_v<T>) {
+          const char* first = text.data();
+          const char* const last = first + text.size();
+          if (first != last && *first == '+') ++first;
+          const auto [end, error] = std::from_chars(first, last, value);
+          if (first == last || end != last) return "must be a whole number" + range;
+          if (error == std::errc::result_out_of_range || value < lo || value > hi) return "must be" + range;
+          text = std::to_string(value);  // what CLI11 converts next: 010 is ten, not octal eight
+        } else {
+          if (!CLI::detail::lexical_cast(text, value) || std::isnan(value)) return "must be a number" + range;
+          if (!(value >= lo && value <= hi)) return "must be" + range;
+        }
         return {};
       },
       "[" + text_of(lo) + " - " + text_of(hi) + "]");

@@ -31,7 +31,7 @@ void add_das_options(CLI::App& app, DasArgs& args, recon::ReconstructOptions& op
       ->check(CLI::IsMember({"seed", "planewave", "sa", "dw", "fw"}))
       ->capture_default_str();
   app.add_option("--elements", acq.probe.elements, "Array elements (default: from the data)")
-      ->check(in_range(1, 65536))->group(g);
+      ->transform(in_range(1, 65536))->group(g);
   // --pitch and --fs have no default: a file that does not say them needs them given.
   app.add_option("--pitch", acq.probe.pitch,
                  "Element pitch in metres; element i at x = (i - (N-1)/2) pitch (required unless the file says it: "
@@ -65,12 +65,12 @@ void add_das_options(CLI::App& app, DasArgs& args, recon::ReconstructOptions& op
   app.add_option("--dx", das.grid.dx, "Lateral pixel step in metres (default: pitch / 2)")->check(positive_number())->group(g);
   app.add_option("--dz", das.grid.dz, "Depth pixel step in metres (default: c / (4 fs))")->check(positive_number())->group(g);
   app.add_option("--fnumber", das.options.fnumber, "Receive F-number (aperture z / F); 0 = full aperture")
-      ->check(in_range(0.0, 100.0))->capture_default_str()->group(g);
+      ->transform(in_range(0.0, 100.0))->capture_default_str()->group(g);
   app.add_option("--window", args.window, "Apodization window over the receive aperture of --fnumber (and the transmit cone of --tx-fnumber); "
                  "needs one of them > 0")
       ->check(CLI::IsMember({"rect", "hann", "tukey"}))->capture_default_str()->group(g);
   app.add_option("--tukey-alpha", args.tukey_alpha, "Tapered fraction of the Tukey window")
-      ->check(in_range(0.01, 1.0))->capture_default_str()->group(g);
+      ->transform(in_range(0.01, 1.0))->capture_default_str()->group(g);
   app.add_option("--tx-apodization", args.tx_apodization,
                  "Transmit apodization: none (every transmit at every pixel), or scanline (focused waves: "
                  "each image column takes the transmit focused nearest to it, line-by-line imaging)")
@@ -80,7 +80,7 @@ void add_das_options(CLI::App& app, DasArgs& args, recon::ReconstructOptions& op
                  "|x - xs| <= |z - zs| / (2 F) around its virtual source (focused: the hourglass through the focal "
                  "point; never narrower than the distance to the next source), weighted by --window; 0 = every "
                  "transmit everywhere")
-      ->check(in_range(0.0, 100.0))->capture_default_str()->group(g);
+      ->transform(in_range(0.0, 100.0))->capture_default_str()->group(g);
   app.add_option("--interp", args.interp, "Interpolation of the delayed samples. The record is taken as zero before sample 0 and after the last: "
                  "nearest reads an edge sample up to half a sample outside, linear ramps from it to zero over one sample")
       ->check(CLI::IsMember({"nearest", "linear"}))->capture_default_str()->group(g);
