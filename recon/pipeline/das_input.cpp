@@ -173,6 +173,8 @@ ChannelData arrange_channels(const std::vector<double>& values, const std::vecto
   static const char* const kAxes[3] = {"samples", "elements", "transmits"};
   const std::string layout_text = layout.empty() ? "samples,elements,transmits" : std::string(layout);
   const auto names = split(layout_text, ',');
+  if (std::find(names.begin(), names.end(), std::string_view()) != names.end())
+    throw Error(name + ": --layout '" + layout_text + "' has an empty axis name (use samples, elements, transmits)");
   if (names.size() > 3)
     throw Error(name + ": --layout '" + layout_text + "' names more than three axes");
   std::vector<int> role(names.size());  // role[axis] = 0 samples, 1 elements, 2 transmits

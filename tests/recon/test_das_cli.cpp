@@ -668,6 +668,10 @@ TEST_F(CliDas, UstbUffFilesCarryTheirOwnGeometry) {
   expect_refused("ustb_one_wave_two_frames.uff", " --frame 3", "--frame 3 is not among its 2 frame(s)\n");  // said once
   expect_refused("ustb_one_wave_two_frames.uff", " --frame 0", "--frame 0: expected a frame number (1 = the first) or all");
   expect_refused("ustb_one_wave_two_frames.uff", " --frame 1.5", "--frame 1.5: expected a frame number");
+  // No list, range or exponent (5:1 was told to be START:STEP:STOP, 1:1:1 and 1e0 were taken).
+  for (const char* frame : {"5:1", "1:1:1", "1,2", "1e0", "abc"})
+    expect_refused("ustb_one_wave_two_frames.uff", std::string(" --frame ") + frame,
+                   std::string("--frame ") + frame + ": expected a frame number (1 = the first) or all");
 
   // --frame all: each frame of the two-frame file to <stem>_frameNNNN.*, with its own point; a
   // file of one frame in the same batch keeps its stem. The report lists the frames.

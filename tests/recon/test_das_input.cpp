@@ -128,6 +128,16 @@ TEST_F(ReconDasInputFiles, NpyMatAndSourceTxtReadAlike) {
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("unknown axis 'channels'"), std::string::npos) << e.what();
   }
+  // An empty item (a doubled or trailing comma) is said as such: it was "names more than three axes".
+  for (const char* layout : {"samples,,elements,transmits", "samples,elements,transmits,", "samples,,elements"}) {
+    t.layout = layout;
+    try {
+      (void)read_channel_data(dir_ / "rf.txt", t, 3, 2);
+      ADD_FAILURE() << "an empty axis was accepted: " << layout;
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find("' has an empty axis name"), std::string::npos) << e.what();
+    }
+  }
 }
 
 TEST_F(ReconDasInputFiles, Hdf5DatasetsAndPicmusGeometry) {

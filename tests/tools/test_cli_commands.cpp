@@ -483,6 +483,19 @@ TEST_F(CliCommands, RangedOptionsSayWhatTheyTake) {
   expect_refused("simulate -o " + quote(dir_ / "s.txt") + " --speckle -1", "--speckle: must be from 0 to 1000000, not -1");
   expect_refused("view " + input + " --gain loud", "--gain: must be a number from -40 to 40, not loud");
   expect_refused("view " + input + " --gain 41", "--gain: must be from -40 to 40, not 41");
+  // Each item of --tx-elements alike (0x10 was element 16, "" element 0, 010 element 8).
+  const std::string sa = "simulate --model sa --elements 16 --samples 400 --point 0,6 -o " + quote(dir_ / "sa.npy");
+  expect_refused(sa + " --tx-elements 0x10", "--tx-elements: must be a whole number from 0 to 65535, not 0x10");
+  expect_refused(sa + " --tx-elements 1,abc", "--tx-elements: must be a whole number from 0 to 65535, not abc");
+  expect_refused(sa + " --tx-elements ''", "--tx-elements: must be a whole number from 0 to 65535, not \n");
+  const auto tx = run_command(usrecon(sa + " --tx-elements 3,010"));
+  ASSERT_EQ(tx.exit_code, 0) << tx.output;
+  EXPECT_NE(tx.output.find("--tx-elements 3,10\n"), std::string::npos) << tx.output;
+  // A cyst of no radius is refused by simulate, as metrics refuses it.
+  expect_refused("simulate --model planewave --elements 16 --samples 400 --point 0,6 --cyst 0,6,-1 -o " +
+                     quote(dir_ / "c.npy"),
+                 "--cyst '0,6,-1': the radius must be > 0 mm");
+  EXPECT_FALSE(fs::exists(dir_ / "c.npy"));
   EXPECT_FALSE(fs::exists(dir_ / "out"));
   // Whole numbers are decimal: CLI11 took 010 for octal 8 (and refused 08).
   const auto run = run_command(usrecon("reconstruct " + input + out + " --backend cpu --threads 010"));

@@ -145,6 +145,7 @@ int run_das(SimulateArgs& args) {
   }
   for (const std::string& text : args.cysts) {
     const std::vector<double> v = millimetres(text, "--cyst", 3);
+    if (!(v[2] > 0)) throw Error("--cyst '" + text + "': the radius must be > 0 mm");  // metrics refuses it later
     o.cysts.push_back({v[0], v[1], v[2]});
   }
   for (auto [text, option, lo, hi] : {std::tuple{&args.speckle_x_range, "--speckle-x-range", &o.x_min, &o.x_max},
@@ -345,7 +346,7 @@ Command add_simulate(CLI::App& app) {
                  "Plane, diverging and focused waves (not sa): t = 0 at the first element's firing (default) or when the wavefront "
                  "crosses the array centre (center: the default, and the only choice, for HDF5 and UFF output)")
       ->check(CLI::IsMember({"first-element", "center"}))->group(g);
-  app.add_option("--tx-elements", acq.tx_elements, "Synthetic aperture: transmitting elements (default: all)")->delimiter(',')->group(g);
+  app.add_option("--tx-elements", acq.tx_elements, "Synthetic aperture: transmitting elements (default: all)")->delimiter(',')->transform(in_range(0, 65535))->group(g);
   app.add_option("--sources-x", args->sources_x, "Diverging and focused waves: virtual sources' (focal points') x, metres (START:STEP:STOP or A,B,C)")->group(g);
   app.add_option("--sources-z", args->sources_z, "Diverging and focused waves: their depth, metres, <= 0 for dw, > 0 for fw (one, or one per source)")->group(g);
   app.add_option("--cyst", args->cysts, "Anechoic cyst X_MM,Z_MM,R_MM (x from the array centre; repeatable)")->group(g);

@@ -1,5 +1,7 @@
 #include "das_options.hpp"
 
+#include <charconv>
+#include <system_error>
 #include <cmath>
 #include <filesystem>
 #include <numbers>
@@ -51,7 +53,7 @@ void add_das_options(CLI::App& app, DasArgs& args, recon::ReconstructOptions& op
       ->check(CLI::IsMember({"first-element", "center"}))->capture_default_str()->group(g);
   app.add_option("--tx-elements", acq.tx_elements,
                  "Synthetic aperture: the element firing in each transmit (default: every element in order)")
-      ->delimiter(',')->group(g);
+      ->delimiter(',')->transform(in_range(0, 65535))->group(g);  // each item; the array's own count later
   app.add_option("--sources-x", args.sources_x,
                  "Diverging and focused waves: the virtual sources' (focal points') x in metres, "
                  "START:STEP:STOP or A,B,C (one transmit each)")
@@ -223,10 +225,14 @@ void finish_das_options(const DasArgs& args, recon::ReconstructOptions& options)
   das.input.all_frames = args.frame == "all";
   das.input.frame = 1;
   if (!das.input.all_frames) {
-    const std::vector<double> frame = recon::parse_number_list(args.frame, "--frame");
-    if (frame.size() != 1 || !(frame[0] >= 1 && frame[0] <= (1 << 30)) || frame[0] != std::floor(frame[0]))
+    // One whole number in decimal: a list or range (5:1 was told to be START:STEP:STOP, 1:1:1
+    // was taken) and 1e3 are no frame number.
+    int frame = 0;
+    const char* const end = args.frame.data() + args.frame.size();
+    const auto [stop, error] = std::from_chars(args.frame.data(), end, frame);
+    if (args.frame.empty() || stop != end || error != std::errc() || frame < 1 || frame > (1 << 30))
       throw Error("--frame " + args.frame + ": expected a frame number (1 = the first) or all");
-    das.input.frame = static_cast<int>(frame[0]);
+    das.input.frame = frame;
   }
   if (!args.x_range.empty())
     std::tie(das.grid.x_min, das.grid.x_max) = recon::parse_range(args.x_range, "--x-range");
