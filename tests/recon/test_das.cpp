@@ -173,6 +173,25 @@ TEST(ReconDasCpuEdges, FNumbersOutsideFloatsRoomAreRefused) {
   EXPECT_NO_THROW(p.validate());
 }
 
+// NaN F-numbers and a Tukey alpha outside (0, 1] are the library's to refuse: the CLI now refuses
+// them where it reads its options, so no CLI test reaches these checks any more.
+TEST(ReconDasCpuEdges, NanFNumbersAndATukeyAlphaOutsideItsRangeAreRefused) {
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  DasProblem p = small_problem(Model::DivergingWave);
+  p.options.fnumber = nan;
+  EXPECT_TRUE(message_contains([&] { p.validate(); }, "--fnumber must be a finite number >= 0"));
+  p.options.fnumber = 1.5;
+  p.options.tx_fnumber = nan;
+  EXPECT_TRUE(message_contains([&] { p.validate(); }, "--tx-fnumber must be a finite number >= 0"));
+  p.options.tx_fnumber = 0;
+  for (const double alpha : {nan, 0.0, -0.5, 1.5}) {
+    p.options.tukey_alpha = alpha;
+    EXPECT_TRUE(message_contains([&] { p.validate(); }, "the Tukey alpha must be in (0, 1]")) << alpha;
+  }
+  p.options.tukey_alpha = 1.0;
+  EXPECT_NO_THROW(p.validate());
+}
+
 INSTANTIATE_TEST_SUITE_P(
     ReconDas, ReconDasCpu,
     ::testing::Values(Variant{Model::PlaneWave, Window::Rect, Interp::Linear, 1.5},
