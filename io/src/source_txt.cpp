@@ -53,25 +53,16 @@ TokenResult parse_int32_token(std::string_view token, std::int32_t& value) {
   return TokenResult::ok;
 }
 
-}  // namespace
-
-std::vector<std::int32_t> parse_source_txt(std::string_view text, std::size_t channels,
-                                           std::size_t samples, const std::string& name) {
-  std::vector<std::int32_t> rf(value_count(channels, samples));
-  parse_source_txt_into(text, rf, channels, samples, name);
-  return rf;
-}
-
-void parse_source_txt_into(std::string_view text, std::span<std::int32_t> rf, std::size_t channels,
-                           std::size_t samples, const std::string& name) {
+/// The parser: stores the values in rf[0, expected) when rf is not null, and with a null rf only
+/// validates and counts them (a text too short for the frame is then refused with the same
+/// messages, "found N values" included, without the frame's memory).
+void parse_values(std::string_view text, std::int32_t* rf, std::size_t channels, std::size_t samples,
+                  const std::string& name) {
   const std::size_t expected = value_count(channels, samples);
   const auto layout = [&] {
     return std::to_string(expected) + " (" + std::to_string(channels) + " channels x " +
            std::to_string(samples) + " samples)";
   };
-  if (rf.size() != expected)
-    throw Error("parse_source_txt_into(" + name + "): destination holds " +
-                std::to_string(rf.size()) + " values, expected " + layout());
   std::size_t found = 0;
   std::size_t line = 1;           // 1-based; only '\n' ends a line, so CRLF counts once
   std::size_t line_start = 0;     // byte offset of the current line's first byte
@@ -105,7 +96,7 @@ void parse_source_txt_into(std::string_view text, std::span<std::int32_t> rf, st
     }
     // Past the expected count keep validating and counting, so the message can say how many
     // values the file really holds.
-    if (found < expected) rf[found] = value;
+    if (rf != nullptr && found < expected) rf[found] = value;
     ++found;
   }
 
@@ -115,6 +106,41 @@ void parse_source_txt_into(std::string_view text, std::span<std::int32_t> rf, st
   if (found != expected) {
     throw InputError(name + ": found " + std::to_string(found) + " values, expected " + layout());
   }
+}
+
+/// Each value takes at least one byte and every two a separator between them, so a text of b
+/// bytes holds at most (b + 1) / 2 values.
+bool too_short_for(std::string_view text, std::size_t expected) {
+  return text.size() / 2 + text.size() % 2 < expected;
+}
+
+}  // namespace
+
+std::vector<std::int32_t> parse_source_txt(std::string_view text, std::size_t channels,
+                                           std::size_t samples, const std::string& name) {
+  check_source_txt_size(text, channels, samples, name);
+  std::vector<std::int32_t> rf(value_count(channels, samples));
+  parse_values(text, rf.data(), channels, samples, name);
+  return rf;
+}
+
+void check_source_txt_size(std::string_view text, std::size_t channels, std::size_t samples,
+                           const std::string& name) {
+  const std::size_t expected = value_count(channels, samples);
+  if (!too_short_for(text, expected)) return;
+  parse_values(text, nullptr, channels, samples, name);  // throws: it finds fewer values than expected
+  throw Error("check_source_txt_size(" + name + "): a text of " + std::to_string(text.size()) +
+              " bytes held " + std::to_string(expected) + " values");  // cannot happen
+}
+
+void parse_source_txt_into(std::string_view text, std::span<std::int32_t> rf, std::size_t channels,
+                           std::size_t samples, const std::string& name) {
+  const std::size_t expected = value_count(channels, samples);
+  if (rf.size() != expected)
+    throw Error("parse_source_txt_into(" + name + "): destination holds " + std::to_string(rf.size()) +
+                " values, expected " + std::to_string(expected) + " (" + std::to_string(channels) +
+                " channels x " + std::to_string(samples) + " samples)");
+  parse_values(text, rf.data(), channels, samples, name);
 }
 
 std::vector<std::int32_t> read_source_txt(const std::filesystem::path& path, std::size_t channels,

@@ -1,5 +1,7 @@
 // Backend selection: the CPU beamformer, and CUDA when it is there.
 #include <algorithm>
+#include <array>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -16,7 +18,7 @@ class CpuSeedBackend final : public SeedBackend {
   CpuSeedBackend(const seed::Problem& problem, int threads)
       : beamformer_(problem, seed::full_window(problem)),
         threads_(threads > 0 ? threads : kernels::hardware_threads()),
-        inputs_(3, std::vector<std::int32_t>(std::size_t(problem.channels) * problem.samples)) {}
+        frame_values_(std::size_t(problem.channels) * std::size_t(problem.samples)) {}
 
   void beamform(std::span<const std::int32_t> rf, std::span<double> out) override {
     beamformer_.beamform(rf, out, threads_);
@@ -26,7 +28,14 @@ class CpuSeedBackend final : public SeedBackend {
   }
   // Three slots: the next frame is parsed while one is beamformed and one waits for it.
   int slots() const override { return int(inputs_.size()); }
-  std::span<std::int32_t> input(int slot) override { return inputs_.at(std::size_t(slot)); }
+  // Allocated at first use, not with the backend: a batch of one frame needs one slot, and a
+  // --samples far larger than the files hold is refused by the reader before it asks for one.
+  // Left uninitialised: the parser writes every value before the frame is used.
+  std::span<std::int32_t> input(int slot) override {
+    std::unique_ptr<std::int32_t[]>& buffer = inputs_.at(std::size_t(slot));
+    if (!buffer) buffer = std::make_unique_for_overwrite<std::int32_t[]>(frame_values_);
+    return {buffer.get(), frame_values_};
+  }
   void submit(int) override {}
   void collect(int slot, std::span<double> out) override { beamform(input(slot), out); }
   void discard(int) override {}
@@ -34,7 +43,8 @@ class CpuSeedBackend final : public SeedBackend {
  private:
   seed::SeedCpuBeamformer beamformer_;
   int threads_;
-  std::vector<std::vector<std::int32_t>> inputs_;
+  std::size_t frame_values_;  // channels x samples
+  std::array<std::unique_ptr<std::int32_t[]>, 3> inputs_;  // rf[ch * samples + s] each
 };
 
 // The seed model on the GPU (seed_cuda.hpp). Double precision is bit-exact with the CPU.

@@ -261,7 +261,7 @@ std::size_t Reconstructor::reconstruct_batch_seed(
         job.start = Clock::now();
         try {
           job.targets = plan_outputs(inputs[idx], 0);
-          read_seed(inputs[idx], backend_->input(job.slot), job.report);
+          read_seed(inputs[idx], [&] { return backend_->input(job.slot); }, job.report);
         } catch (const std::exception& e) {
           fail(job, e);
           slots.give(job.slot);

@@ -2,6 +2,7 @@
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
+#include <new>
 #include <optional>
 #include <system_error>
 #include <utility>
@@ -310,7 +311,11 @@ void Reconstructor::release_stem(const std::string& stem) {
 
 void Reconstructor::record_failure(FrameReport& report, const std::exception& e) {
   report.ok = false;
-  report.error = e.what();
+  // std::bad_alloc's own text ("std::bad_alloc") says nothing to a user.
+  report.error = dynamic_cast<const std::bad_alloc*>(&e)
+                     ? "out of memory: this input, or the options (--channels, --samples, the image grid), need "
+                       "more memory than this machine could give"
+                     : e.what();
   // Every message names the input; io errors already do, others get it prefixed.
   const std::string name = report.input.string();
   if (report.error.find(name) == std::string::npos) report.error = name + ": " + report.error;
@@ -318,7 +323,7 @@ void Reconstructor::record_failure(FrameReport& report, const std::exception& e)
     report.error += " (frame " + std::to_string(report.frame) + ")";
 }
 
-void Reconstructor::read_seed(const fs::path& input, std::span<std::int32_t> rf,
+void Reconstructor::read_seed(const fs::path& input, const std::function<std::span<std::int32_t>()>& destination,
                               FrameReport& report) const {
   const seed::Problem& p = options_.problem;
   const auto t = Clock::now();
@@ -328,15 +333,19 @@ void Reconstructor::read_seed(const fs::path& input, std::span<std::int32_t> rf,
     throw io::InputError(input.string() + ": --model seed reads source.txt text, not a " + ext +
                      " file; give the general model the file holds (--model planewave, sa, dw or fw: "
                      "usrecon info " + input.filename().string() + " says which)");
-  io::parse_source_txt_into(io::read_file(input, input_byte_limit(p)), rf, p.channels, p.samples,
-                            input.string());
+  const std::string text = io::read_file(input, input_byte_limit(p));
+  io::check_source_txt_size(text, std::size_t(p.channels), std::size_t(p.samples), input.string());
+  io::parse_source_txt_into(text, destination(), p.channels, p.samples, input.string());
   report.timing_s["read"] = seconds_since(t);
 }
 
 Reconstructor::Frame Reconstructor::beamform_seed(const fs::path& input, FrameReport& report) {
   const seed::Problem& p = options_.problem;
-  std::vector<std::int32_t> rf(std::size_t(p.channels) * p.samples);
-  read_seed(input, rf, report);
+  std::vector<std::int32_t> rf;
+  read_seed(input, [&] {
+    rf.resize(std::size_t(p.channels) * p.samples);
+    return std::span<std::int32_t>(rf);
+  }, report);
   const auto t = Clock::now();
   Frame frame;
   frame.raw_real.resize(std::size_t(p.nx) * p.nz);

@@ -131,6 +131,31 @@ TEST_F(IoSourceTxt, TooFewValuesAtFullSize) {
                            "found 255999 values, expected 256000 (128 channels x 2000 samples)"));
 }
 
+// A text shorter than the frame's values could be written in (one digit each, one separator
+// between two) is refused before the frame's memory is asked for, with the parser's own message:
+// its values are counted, not stored. One byte more and the check passes it to the parser. The
+// text's own length is the independent reference: 6 values written "1 1 1 1 1 1" are 11 bytes.
+TEST_F(IoSourceTxt, SizeCheckRefusesOnlyTextsTooShortForTheFrame) {
+  const auto size_error = [](std::string_view text, std::size_t channels, std::size_t samples) {
+    return message_of<InputError>([&] { check_source_txt_size(text, channels, samples, kName); });
+  };
+  EXPECT_NO_THROW(check_source_txt_size("1 1 1 1 1 1", 2, 3, kName));
+  EXPECT_NO_THROW(check_source_txt_size("1 1 1 1 1  ", 2, 3, kName));  // long enough; the parser counts
+  EXPECT_EQ(size_error("1 1 1 1 1", 2, 3), kName + ": found 5 values, expected 6 (2 channels x 3 samples)");
+  EXPECT_EQ(size_error("12 34", 2, 3), kName + ": found 2 values, expected 6 (2 channels x 3 samples)");
+  EXPECT_EQ(size_error("", 1, 1), kName + ": contains no values, expected 1 (1 channels x 1 samples)");
+  EXPECT_EQ(size_error("1 x", 2, 3), kName + ": \"x\" at line 1, column 3 is not a decimal integer");
+  EXPECT_NO_THROW(check_source_txt_size("7", 1, 1, kName));
+  // The seed's largest options, 1024 x 2^24 values, against a text of 990 bytes: refused by
+  // counting, with no 64 GiB frame.
+  std::string text;
+  for (int i = 0; i < 330; ++i) text += "-5 ";
+  EXPECT_EQ(size_error(text, 1024, std::size_t{1} << 24),
+            kName + ": found 330 values, expected 17179869184 (1024 channels x 16777216 samples)");
+  EXPECT_EQ(parse_error(text, 1024, std::size_t{1} << 24),
+            kName + ": found 330 values, expected 17179869184 (1024 channels x 16777216 samples)");
+}
+
 TEST_F(IoSourceTxt, TooManyValuesAreAllCounted) {
   EXPECT_TRUE(refused_with("1 2 3\n4 5 6\n7 8 9\n10 11 12\n", 2, 3,
                            "found 12 values, expected 6 (2 channels x 3 samples)"));

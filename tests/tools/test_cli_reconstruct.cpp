@@ -284,18 +284,50 @@ TEST_F(CliReconstruct, CudaBackendRequestFailsClearlyWithoutADevice) {
   EXPECT_FALSE(fs::exists(dir_ / "o" / "one.png"));
 }
 
-// More memory than the machine gives (here: a 4 GB address-space limit against the seed backend's
-// 68 GB of slots for 1024 channels of 2^24 samples) is said in words, not as "std::bad_alloc".
+// More memory than the machine gives is said in words, not as "std::bad_alloc": here a 4 GB
+// address-space limit against a source.txt of 2^32 - 1 bytes (sparse, as long as the smallest
+// text of 128 x 2^24 values) that reading alone cannot hold.
 TEST_F(CliReconstruct, OutOfMemoryIsSaidInWords) {
 #if defined(__SANITIZE_ADDRESS__)
   GTEST_SKIP() << "AddressSanitizer's allocator aborts on an allocation it cannot serve instead of throwing";
 #endif
-  write_good(dir_ / "one.txt", 3.0);
-  const auto r = run_command("ulimit -v 4000000; " + exe_ + " reconstruct --channels 1024 --samples 16777216 " +
-                             "--backend cpu " + quote(dir_ / "one.txt") + " -o " + quote(dir_ / "o"));
+  const fs::path big = dir_ / "big.txt";
+  { std::ofstream{big}; }
+  fs::resize_file(big, (std::uintmax_t{1} << 32) - 1);
+  const auto r = run_command("ulimit -v 4000000; " + exe_ + " reconstruct --samples 16777216 --backend cpu " +
+                             quote(big) + " -o " + quote(dir_ / "o"));
   EXPECT_EQ(r.exit_code, 1) << r.output;
-  EXPECT_NE(r.output.find("usrecon: error: out of memory"), std::string::npos) << r.output;
-  EXPECT_FALSE(fs::exists(dir_ / "o" / "one.png"));
+  EXPECT_NE(r.output.find("big.txt: out of memory: this input, or the options (--channels, --samples"),
+            std::string::npos) << r.output;
+  EXPECT_EQ(r.output.find("bad_alloc"), std::string::npos) << r.output;
+  EXPECT_FALSE(fs::exists(dir_ / "o" / "big.png"));
+  fs::remove(big);
+}
+
+// A --samples far beyond what the files hold costs no frame-sized memory: a file too short for
+// the frame has its values counted, and is refused, before a frame's buffer is allocated. Under a 4 GB address-space limit, the
+// backend's slots for 1024 x 2^24 samples (64 GiB each) would fail at once, and without the limit
+// they were allocated and zeroed until the machine killed the process.
+TEST_F(CliReconstruct, SamplesBeyondWhatTheFilesHoldAllocateNoFrame) {
+  write_good(dir_ / "one.txt", 3.0);
+  write_good(dir_ / "two.txt", 2.0);
+  const auto r = run_command("ulimit -v 4000000; " + exe_ + " reconstruct --channels 1024 --samples 16777216 " +
+                             "--backend cpu " + quote(dir_ / "one.txt") + " " + quote(dir_ / "two.txt") + " -o " +
+                             quote(dir_ / "o"));
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_NE(r.output.find("one.txt: found 2400 values, expected 17179869184 (1024 channels x 16777216 samples)"),
+            std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("two.txt: "), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("0 of 2 reconstructed, 2 failed"), std::string::npos) << r.output;
+  EXPECT_EQ(r.output.find("out of memory"), std::string::npos) << r.output;
+  // The general models read source.txt through the same check (they allocated the frame, and a
+  // copy in double, first).
+  const auto das = run_command("ulimit -v 4000000; " + exe_ + " reconstruct --model planewave --elements 128 " +
+                               "--samples 16777216 --angles-deg 0 --fs 40e6 --pitch 3e-4 --backend cpu " +
+                               quote(dir_ / "one.txt") + " -o " + quote(dir_ / "o"));
+  EXPECT_EQ(das.exit_code, 1) << das.output;
+  EXPECT_NE(das.output.find("one.txt: found 2400 values, expected 2147483648 (128 channels x 16777216 samples)"),
+            std::string::npos) << das.output;
 }
 
 TEST_F(CliReconstruct, UsageErrorsAndHelp) {

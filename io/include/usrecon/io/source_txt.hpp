@@ -24,6 +24,14 @@ std::vector<std::int32_t> parse_source_txt(std::string_view text, std::size_t ch
 void parse_source_txt_into(std::string_view text, std::span<std::int32_t> rf, std::size_t channels,
                            std::size_t samples, const std::string& name);
 
+/// Refuses a text too short to hold channels * samples values (each value takes at least one
+/// byte, and every two a separator: b bytes hold at most (b + 1) / 2), with parse_source_txt's
+/// own message ("found N values, expected ...", or a bad token), counting the values without
+/// storing them: a caller checks a text before it allocates the frame (parse_source_txt does).
+/// Returns at once for a text long enough; that one may still hold too few values.
+void check_source_txt_size(std::string_view text, std::size_t channels, std::size_t samples,
+                           const std::string& name);
+
 /// Reads and parses a source.txt file (see parse_source_txt); errors name the path.
 std::vector<std::int32_t> read_source_txt(const std::filesystem::path& path, std::size_t channels,
                                           std::size_t samples);

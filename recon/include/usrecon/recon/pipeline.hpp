@@ -224,7 +224,10 @@ class Reconstructor {
   };
   Frame beamform_seed(const std::filesystem::path& input, FrameReport& report);
   // The seed model in stages (beamform_seed is read -> backend -> finish_seed on one thread).
-  void read_seed(const std::filesystem::path& input, std::span<std::int32_t> rf, FrameReport& report) const;
+  // `destination` is asked for the frame's memory only once the text is read and long enough to
+  // hold the frame, so that a wrong --samples costs no frame-sized allocation.
+  void read_seed(const std::filesystem::path& input, const std::function<std::span<std::int32_t>()>& destination,
+                 FrameReport& report) const;
   void finish_seed(const std::filesystem::path& input, Frame& frame, FrameReport& report, int bmode_threads) const;
   std::size_t reconstruct_batch_seed(const std::vector<std::filesystem::path>& inputs,
                                      const std::function<void(std::size_t, const FrameReport&)>& done,
