@@ -19,6 +19,7 @@ namespace {
 // Geometry past this many metres from the array centre is refused (Acquisition::validate,
 // DasProblem::validate).
 constexpr double kMaxExtentM = 1000.0;
+constexpr double kMaxPixelsAlong = 1e6;
 
 void require(bool ok, const std::string& message) {
   if (!ok) throw Error(message);
@@ -51,6 +52,11 @@ Grid Grid::from_ranges(double x_min, double x_max, double dx, double z_min, doub
   const double nx = std::floor((x_max - x_min) / dx + 1e-9) + 1;
   const double nz = std::floor((z_max - z_min) / dz + 1e-9) + 1;
   require(nx * nz <= 4e8, "grid: more than 4e8 pixels; use a larger --dx/--dz or smaller ranges");
+  // A PNG (libpng's limit) holds at most 1e6 rows and columns: refused here, not after beamforming.
+  require(nx <= kMaxPixelsAlong && nz <= kMaxPixelsAlong,
+          "grid: " + number_text(nx) + " x " + number_text(nz) + " pixels, more than 1e6 along " +
+              (nx > kMaxPixelsAlong ? "x" : "z") + " (a PNG's most); use a larger --" +
+              (nx > kMaxPixelsAlong ? "dx" : "dz") + " or a smaller range (in metres)");
   Grid g;
   g.x0 = x_min;
   g.dx = dx;
@@ -238,14 +244,15 @@ void DasOptions::validate(Model model) const {
   require(tx_apodization == TxApodization::None || model == Model::FocusedWave,
           "DAS: a scanline transmit apodization applies to focused waves (--model fw) only");
   // 0, or a number the float arithmetic of every backend holds with room: 1e-50 is 0 in float
-  // (the full aperture) and 1e39 infinite (no aperture).
-  const auto sane = [](double f) { return f == 0 || (f >= 1e-3 && f <= 1e3); };
+  // (the full aperture) and 1e39 infinite (no aperture). The top is the CLI's (--fnumber takes 0
+  // to 100): a message naming 1e3 for an option that refuses 101 said two ranges.
+  const auto sane = [](double f) { return f == 0 || (f >= 1e-3 && f <= 100); };
   require(tx_fnumber >= 0 && std::isfinite(tx_fnumber), "DAS: --tx-fnumber must be a finite number >= 0");
-  require(sane(tx_fnumber), "DAS: --tx-fnumber must be 0 or between 1e-3 and 1e3");
+  require(sane(tx_fnumber), "DAS: --tx-fnumber must be 0 or between 1e-3 and 100");
   require(tx_fnumber == 0 || has_virtual_sources(model),
           "DAS: a transmit F-number applies to diverging and focused waves (--model dw, fw) only");
   require(fnumber >= 0 && std::isfinite(fnumber), "DAS: --fnumber must be a finite number >= 0");
-  require(sane(fnumber), "DAS: --fnumber must be 0 (the full aperture) or between 1e-3 and 1e3");
+  require(sane(fnumber), "DAS: --fnumber must be 0 (the full aperture) or between 1e-3 and 100");
   require(tukey_alpha > 0 && tukey_alpha <= 1, "DAS: the Tukey alpha must be in (0, 1]");
 }
 

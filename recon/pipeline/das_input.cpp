@@ -362,7 +362,23 @@ Grid GridRequest::resolve(const Acquisition& acq, int samples) const {
   const auto pick = [](double v, double fallback) { return std::isnan(v) ? fallback : v; };
   const double half_span = 0.5 * (acq.probe.elements - 1) * acq.probe.pitch;
   const double z_first = std::max(0.0, acq.t0 * acq.sound_speed / 2);
-  const double z_last = (acq.t0 + (samples - 1) / acq.fs) * acq.sound_speed / 2;  // the last sample's depth
+  const double t_last = acq.t0 + (samples - 1) / acq.fs;  // the last sample's time after the transmit (s)
+  const double z_last = t_last * acq.sound_speed / 2;      // and its depth
+  // The default depths need a record that reaches past the transmit: a --t0 (or a file's) that
+  // puts every sample before it leaves none, which "the z range must be MIN <= MAX" did not say.
+  if (std::isnan(z_min) && std::isnan(z_max) && z_last < z_first)
+    throw Error("no depth to image by default: with t0 " + number_text(acq.t0) + " s, the last of " +
+                std::to_string(samples) + " samples at " + number_text(acq.fs) + " Hz comes " +
+                number_text(-t_last) + " s before the transmit (t0 is in seconds after it); give --z-range "
+                "MIN:MAX in metres, or a --t0 that puts the record after the transmit");
+  // And a record that lasts seconds (a --t0 in us or an --fs in MHz taken for s and Hz) reaches
+  // kilometres deep, which "the image grid reaches more than 1 km" blamed on the grid.
+  if (std::isnan(z_min) && std::isnan(z_max) && std::max(z_first, z_last) > 1000.0)
+    throw Error("the default depths reach " + number_text(std::max(z_first, z_last)) +
+                " m, past the grid's 1 km: the record, " + std::to_string(samples) + " samples at " +
+                number_text(acq.fs) + " Hz from t0 " + number_text(acq.t0) + " s at " +
+                number_text(acq.sound_speed) + " m/s, lasts till " + number_text(t_last) +
+                " s after the transmit (--fs is in Hz, --t0 in seconds); give --z-range MIN:MAX in metres");
   return Grid::from_ranges(pick(x_min, -half_span), pick(x_max, half_span), pick(dx, acq.probe.pitch / 2),
                            pick(z_min, z_first), pick(z_max, z_last),
                            pick(dz, acq.sound_speed / (4 * acq.fs)));

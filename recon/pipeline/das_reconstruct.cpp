@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <numbers>
 
 #include "usrecon/recon/bmode.hpp"
 #include "usrecon/recon/das_pipeline.hpp"
@@ -13,6 +14,37 @@ namespace fs = std::filesystem;
 
 namespace usrecon::recon {
 namespace {
+
+// Transmit lists, the file's and the given: the same where each value is within 1e-6 of the other
+// relatively (files store angles and positions as float32), or 1e-12 absolutely (an angle of 0).
+bool same_values(const std::vector<double>& a, const std::vector<double>& b) {
+  if (a.size() != b.size()) return false;
+  for (std::size_t i = 0; i < a.size(); ++i)
+    if (!(std::abs(a[i] - b[i]) <= 1e-6 * std::max(std::abs(a[i]), std::abs(b[i])) + 1e-12)) return false;
+  return true;
+}
+
+// "-1.5, -1, 0 degrees"; a long list as its first three and last two values and the count.
+std::string values_text(const std::vector<double>& values, double scale, const char* unit) {
+  std::string text;
+  const std::size_t n = values.size();
+  // A position the file stores as 6e-19 (a sine's rounding) is said as 0.
+  double largest = 0;
+  for (double v : values) largest = std::max(largest, std::abs(v));
+  for (std::size_t i = 0; i < n; ++i) {
+    if (n > 8 && i == 3) {
+      text += ", ...";
+      i = n - 3;
+      continue;
+    }
+    const double shown = std::abs(values[i]) <= 1e-12 * largest ? 0.0 : values[i];
+    text += (i == 0 ? "" : ", ") + number_text(shown * scale);
+  }
+  if (n == 0) text = "none";
+  text += unit;
+  if (n > 8) text += ", " + std::to_string(n) + " in all";
+  return text;
+}
 
 using detail::Clock;
 using detail::seconds_since;
@@ -154,6 +186,23 @@ PreparedDas prepare_das(const fs::path& input, const DasSetup& setup, int thread
                  : *file.model == Model::FocusedWave
                      ? ": the file holds focused waves (focal points in front of the array): use --model fw"
                      : ": the file holds plane waves: use --model planewave"));
+  // The transmits given likewise win over the file's, and are said where they differ.
+  const auto overridden_list = [&](const char* what, const char* option, const std::vector<double>& in_file,
+                                   const std::vector<double>& used, double scale, const char* unit) {
+    if (in_file.empty() || same_values(in_file, used)) return;
+    warnings.push_back(input.string() + ": the file's " + what + " (" + values_text(in_file, scale, unit) +
+                       ") differ from " + option + "'s (" + values_text(used, scale, unit) + "), which are used");
+  };
+  if (acq.model == Model::PlaneWave && given.angles)
+    overridden_list("angles", "--angles-deg", file.angles, acq.angles, 180.0 / std::numbers::pi, " degrees");
+  if (has_virtual_sources(acq.model) && given.sources) {
+    overridden_list("virtual sources' x", "--sources-x", file.source_x, acq.source_x, 1.0, " m");
+    overridden_list("virtual sources' z", "--sources-z", file.source_z, acq.source_z, 1.0, " m");
+  }
+  if (acq.model == Model::SyntheticAperture && given.tx_elements)
+    overridden_list("transmitting elements", "--tx-elements",
+                    std::vector<double>(file.tx_elements.begin(), file.tx_elements.end()),
+                    std::vector<double>(acq.tx_elements.begin(), acq.tx_elements.end()), 1.0, "");
   if (acq.model == Model::PlaneWave)
     take("angles", given.angles, !file.angles.empty(), [&] { acq.angles = file.angles; });
   else if (has_virtual_sources(acq.model))

@@ -159,17 +159,19 @@ TEST(ReconDasCpuEdges, VectorKernelsMatchTheScalarOnePastTheChannelEnds) {
 // F-numbers float cannot hold with room are refused: 1e-50 is 0 in float (the full aperture, and
 // the rows above the array lit), 1e39 infinite (an empty image).
 TEST(ReconDasCpuEdges, FNumbersOutsideFloatsRoomAreRefused) {
-  for (const double f : {1e-50, 1e-4, 1e4, 1e39}) {
+  // The range said is the CLI's (--fnumber and --tx-fnumber take 0 to 100).
+  for (const double f : {1e-50, 1e-4, 100.5, 1e4, 1e39}) {
     DasProblem p = small_problem(Model::DivergingWave);
     p.options.fnumber = f;
-    EXPECT_TRUE(message_contains([&] { p.validate(); }, "--fnumber must be 0")) << f;
+    EXPECT_TRUE(message_contains([&] { p.validate(); }, "--fnumber must be 0 (the full aperture) or between 1e-3 and 100"))
+        << f;
     p.options.fnumber = 1.5;
     p.options.tx_fnumber = f;
-    EXPECT_TRUE(message_contains([&] { p.validate(); }, "--tx-fnumber must be 0 or between")) << f;
+    EXPECT_TRUE(message_contains([&] { p.validate(); }, "--tx-fnumber must be 0 or between 1e-3 and 100")) << f;
   }
   DasProblem p = small_problem(Model::DivergingWave);
   p.options.fnumber = 1e-3;
-  p.options.tx_fnumber = 1e3;
+  p.options.tx_fnumber = 100;
   EXPECT_NO_THROW(p.validate());
 }
 

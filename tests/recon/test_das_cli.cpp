@@ -292,6 +292,94 @@ TEST_F(CliDas, WarningsAndHintsFireWhereTheyApply) {
   EXPECT_TRUE(pw.contains("time_zero")) << pw.dump();
 }
 
+// Transmits given on the command line win over a USTB file's own, as --fs does, and where they
+// differ it is said, in the frame's JSON too (angles were replaced silently). The same transmits
+// given say nothing.
+TEST_F(CliDas, GivenTransmitsThatDifferFromTheFilesAreSaid) {
+  ASSERT_FALSE(usrecon_exe().empty()) << "USRECON_EXE is not set";
+  const std::string small = " --x-range -1e-3:1e-3 --z-range 2e-3:3e-3 --backend cpu";
+  const fs::path pw = dir_ / "pw.uff", sa = dir_ / "sa.uff", dw = dir_ / "dw.uff", wide = dir_ / "wide.uff";
+  for (const std::string& args :
+       {"--model planewave --elements 32 --angles-deg -1,0,1 -o " + quote(pw),
+        "--model sa --elements 16 --tx-elements 0,5,10 -o " + quote(sa),
+        "--model dw --elements 16 --sources-x -1e-3,0,1e-3 --sources-z -5e-3 -o " + quote(dw),
+        "--model planewave --elements 32 --angles-deg -10:0.5:10 -o " + quote(wide)}) {
+    const auto r = run_usrecon("simulate --samples 400 --point 0,5 " + args);
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+  }
+  const auto warned = [&](const fs::path& input, const std::string& args, const std::string& warning) {
+    SCOPED_TRACE(args);
+    const fs::path out = dir_ / ("out_" + input.stem().string());
+    const auto r = run_usrecon("reconstruct " + quote(input) + " " + args + small + " --overwrite -o " + quote(out));
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    if (warning.empty()) {
+      EXPECT_EQ(r.output.find("warning"), std::string::npos) << r.output;
+      return;
+    }
+    EXPECT_NE(r.output.find("usrecon: warning: " + input.string() + ": " + warning), std::string::npos) << r.output;
+    const nlohmann::json frame = nlohmann::json::parse(io::read_file(out / (input.stem().string() + ".json")));
+    ASSERT_TRUE(frame.at("parameters").contains("warnings")) << frame.dump();
+    EXPECT_NE(frame.at("parameters").at("warnings").dump().find("differ from"), std::string::npos) << frame.dump();
+  };
+  warned(pw, "--model planewave --angles-deg -2,0,2",
+         "the file's angles (-1, 0, 1 degrees) differ from --angles-deg's (-2, 0, 2 degrees), which are used");
+  warned(pw, "--model planewave --angles-deg -1:1:1", "");
+  warned(sa, "--model sa --tx-elements 0,6,10",
+         "the file's transmitting elements (0, 5, 10) differ from --tx-elements's (0, 6, 10), which are used");
+  warned(sa, "--model sa --tx-elements 0,5,10", "");
+  // The file stores the middle source's x as a sine's rounding (6e-19 m): said as 0.
+  warned(dw, "--model dw --sources-x -1e-3,0,2e-3 --sources-z -5e-3",
+         "the file's virtual sources' x (-0.001, 0, 0.001 m) differ from --sources-x's (-0.001, 0, 0.002 m)");
+  warned(dw, "--model dw --sources-x -1e-3,0,1e-3 --sources-z -5e-3", "");
+  warned(wide, "--model planewave --angles-deg -20:1:20",
+         "the file's angles (-10, -9.5, -9, ..., 9.5, 10 degrees, 41 in all) differ from --angles-deg's "
+         "(-20, -19, -18, ..., 19, 20 degrees, 41 in all), which are used");
+}
+
+// Values that read as another unit than the option's (mm for m, us for s, MHz for Hz, mm/us for
+// m/s) are warned of with the value written in the smaller unit; a grid they make too deep or too
+// long for a PNG is refused before beamforming, saying why (it was "the z range must be MIN:MAX",
+// "the image grid reaches more than 1 km" and, after beamforming, libpng's "Invalid IHDR data").
+TEST_F(CliDas, ValuesInTheWrongUnitAreSaid) {
+  ASSERT_FALSE(usrecon_exe().empty()) << "USRECON_EXE is not set";
+  const fs::path rf = dir_ / "pw.npy";
+  auto r = run_usrecon("simulate --model planewave --elements 32 --samples 400 --point 0,5 -o " + quote(rf));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const std::string base = "reconstruct " + quote(rf) + " --model planewave --angles-deg 0 --backend cpu --overwrite -o " +
+                           quote(dir_ / "o");
+  const std::string geometry = " --fs 20e6 --pitch 3e-4";
+  const auto ran = [&](const std::string& args, bool ok, const std::vector<std::string>& said) {
+    SCOPED_TRACE(args);
+    const auto run = run_usrecon(base + args);
+    EXPECT_EQ(run.exit_code == 0, ok) << run.output;
+    for (const std::string& text : said) EXPECT_NE(run.output.find(text), std::string::npos) << run.output;
+  };
+  ran(geometry, true, {});
+  EXPECT_EQ(run_usrecon(base + geometry).output.find("warning"), std::string::npos);
+  ran(" --fs 20e6 --pitch 0.3", true,
+      {"usrecon: warning: --pitch 0.3 is in metres (30 cm): for 0.3 mm give 0.3e-3"});
+  ran(geometry + " --dx 0.1", true, {"usrecon: warning: --dx 0.1 is in metres (10 cm): for 0.1 mm give 0.1e-3"});
+  ran(geometry + " --x-range -5:5 --dx 0.5", true,
+      {"usrecon: warning: --x-range -5:5 is in metres (reaching 5 m): for -5:5 mm give -5e-3:5e-3"});
+  ran(geometry + " --sound-speed 1.54", true, {"usrecon: warning: --sound-speed 1.54 is in m/s: for 1.54 mm/us give 1540"});
+  ran(geometry + " --z-range 5:90", false,
+      {"usrecon: warning: --z-range 5:90 is in metres (reaching 90 m): for 5:90 mm give 5e-3:90e-3",
+       "pw.npy: grid: 63 x 4.41558e+06 pixels, more than 1e6 along z (a PNG's most); use a larger --dz"});
+  ran(" --fs 20 --pitch 3e-4", false,
+      {"usrecon: warning: --fs 20 is in Hz: for 20 MHz give 20e6",
+       "pw.npy: the default depths reach 15361.5 m, past the grid's 1 km: the record, 400 samples at 20 Hz from t0 0 s"});
+  ran(geometry + " --t0 5", false,
+      {"usrecon: warning: --t0 5 is in seconds: for 5 us give 5e-6", "the default depths reach 3850.02 m"});
+  ran(geometry + " --t0 -1", false,
+      {"pw.npy: no depth to image by default: with t0 -1 s, the last of 400 samples at 2e+07 Hz comes 0.99998 s "
+       "before the transmit"});
+  // Given with an exponent, the value was meant: its unit is still said, with no rewriting.
+  ran(geometry + " --dz 2e-2", true, {"usrecon: warning: --dz 2e-2 is in metres (2 cm)\n"});
+  // From --config too.
+  io::write_file_atomic(dir_ / "mm.toml", "pitch = 0.3\nfs = 20e6\n");
+  ran(" --config " + quote(dir_ / "mm.toml"), true, {"usrecon: warning: --pitch 0.3 is in metres (30 cm)"});
+}
+
 // --backend auto without a device says it runs on the CPU for the general models too (only the
 // seed model said so), and a seed run asking for --precision single hears that the CPU is exact.
 TEST_F(CliDas, AutoWithoutADeviceSaysItUsesTheCpu) {

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <functional>
+#include <string>
 #include <numbers>
 
 #include "usrecon/recon/das.hpp"
@@ -79,6 +80,26 @@ void check_points_on_both_clocks(Model model, double lateral_lo, double lateral_
     c.problem.acquisition.time_zero = clock;
     check_points(c, lateral_lo, lateral_hi);
   }
+}
+
+// The simulators refuse a speckle amplitude that is no finite number >= 0 themselves (the CLI
+// now refuses such a value where it reads its options, so no CLI test reaches this check).
+TEST(ReconDasSimulated, SpeckleAmplitudesThatAreNoFiniteNonNegativeNumberAreRefused) {
+  for (const double amplitude : {std::nan(""), -0.1, HUGE_VAL}) {
+    Case c = make_case(Model::PlaneWave, 1.0);
+    c.sim.speckle = 3;
+    c.sim.speckle_amplitude = amplitude;
+    try {
+      (void)simulate_das_channels(c.sim);
+      ADD_FAILURE() << amplitude << " was taken";
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find("must be a finite number >= 0"), std::string::npos) << e.what();
+    }
+  }
+  Case c = make_case(Model::PlaneWave, 1.0);
+  c.sim.speckle = 3;
+  c.sim.speckle_amplitude = 0.5;
+  EXPECT_NO_THROW((void)simulate_das_channels(c.sim));
 }
 
 TEST(ReconDasSimulated, PlaneWavePointsAtTheirPositionsWithTheApertureWidth) {

@@ -285,10 +285,9 @@ TEST_F(CliCommands, SimulateRefusesASpeckleAmplitudeThatIsNotAFiniteNonNegativeN
   const std::string pw = "simulate --model planewave --elements 8 --samples 300 --speckle 20 -o " +
                          quote(dir_ / "s.npy");
   for (const std::string& model : {seed, pw})
-    for (const char* amplitude : {"nan", "-0.1", "inf"})
+    for (const char* amplitude : {"nan", "-0.1", "inf", "1e400"})  // 1e400 was echoed as inf
       expect_refused(model + " --speckle-amplitude " + amplitude,
-                     "the speckle amplitude (--speckle-amplitude) must be a finite number >= 0, not " +
-                         std::string(amplitude));
+                     "--speckle-amplitude: must be a number >= 0, not " + std::string(amplitude));
   EXPECT_FALSE(fs::exists(dir_ / "s.txt"));
   EXPECT_FALSE(fs::exists(dir_ / "s.npy"));
   // Zero is no speckle to speak of, but no error.
@@ -471,6 +470,34 @@ TEST_F(CliCommands, MetricsTakesTheModulusOfLargeIqInDouble) {
 
 // A ranged option says what it takes: a whole number or any number, and the range. CLI11's
 // Range said "Value abc not in range 0 to 4096" of a word, and the same of 3.5.
+// An option given an empty value was taken for the option not given, its default silently used
+// (--x-range '' imaged the default range; a shell variable left unset does it). Now every
+// option with a value refuses one, on the command line and in --config.
+TEST_F(CliCommands, EmptyValuesAreRefused) {
+  const std::string input = quote(fs::path(USRECON_SOURCE_DIR) / "data" / "example.txt");
+  const std::string out = " -o " + quote(dir_ / "out");
+  const std::string pw = "reconstruct " + input + out + " --model planewave --elements 128 --samples 2000";
+  for (const char* option : {"--x-range", "--z-range", "--layout", "--var", "--angles-deg", "--sources-x", "--config",
+                             "--report"})
+    expect_refused(pw + " " + option + " ''", std::string(option) + ": must not be empty (leave the option out for its "
+                                                                  "default)");
+  expect_refused("reconstruct " + input + " -o ''", "--output: must not be empty");
+  expect_refused("reconstruct " + input + out + " --t0 ''", "--t0: must be a number, not an empty string");
+  expect_refused("info " + input + " --var ''", "--var: must not be empty");
+  expect_refused("simulate -o " + quote(dir_ / "s.npy") + " --model planewave --angles-deg ''", "--angles-deg: must not be empty");
+  expect_refused("metrics " + input + " --truth ''", "--truth: must not be empty");
+  // Flags carry no value, and are not refused.
+  const auto help = run_command(usrecon("reconstruct --help"));
+  EXPECT_EQ(help.exit_code, 0) << help.output;
+  // In --config: an empty value, and a key given twice (CLI11 made one value "2e-4,3e-4" of it).
+  usrecon::io::write_file_atomic(dir_ / "empty.toml", "x-range = \"\"\n");
+  expect_refused(pw + " --config " + quote(dir_ / "empty.toml"),
+                 "empty.toml: x-range (from the file): must not be empty (leave it out for its default)");
+  usrecon::io::write_file_atomic(dir_ / "twice.toml", "[a]\npitch = 2e-4\n# pitch = 1\n[b]\n  pitch = 3e-4\n");
+  expect_refused(pw + " --config " + quote(dir_ / "twice.toml"), "twice.toml: pitch is given 2 times; give it once");
+  EXPECT_FALSE(fs::exists(dir_ / "out"));
+}
+
 TEST_F(CliCommands, RangedOptionsSayWhatTheyTake) {
   const std::string input = quote(fs::path(USRECON_SOURCE_DIR) / "data" / "example.txt");
   const std::string out = " -o " + quote(dir_ / "out");
@@ -488,9 +515,23 @@ TEST_F(CliCommands, RangedOptionsSayWhatTheyTake) {
   expect_refused(sa + " --tx-elements 0x10", "--tx-elements: must be a whole number from 0 to 65535, not 0x10");
   expect_refused(sa + " --tx-elements 1,abc", "--tx-elements: must be a whole number from 0 to 65535, not abc");
   expect_refused(sa + " --tx-elements ''", "--tx-elements: must be a whole number from 0 to 65535, not \n");
+  // An empty item is refused, not dropped ("1,,2" was elements 1 and 2).
+  expect_refused(sa + " --tx-elements 1,,2", "--tx-elements: has an empty item in 1,,2: whole numbers from 0 to 65535");
+  expect_refused(sa + " --tx-elements 1,2,", "--tx-elements: has an empty item in 1,2,");
+  expect_refused("reconstruct " + input + out + " --model sa --tx-elements ,1", "--tx-elements: has an empty item in ,1");
   const auto tx = run_command(usrecon(sa + " --tx-elements 3,010"));
   ASSERT_EQ(tx.exit_code, 0) << tx.output;
   EXPECT_NE(tx.output.find("--tx-elements 3,10\n"), std::string::npos) << tx.output;
+  // Numbers a double cannot hold, and words, are refused where the options are read ("inf" was
+  // echoed later; "Could not convert: --t0 = abc").
+  expect_refused("simulate -o " + quote(dir_ / "s.txt") + " --speckle-amplitude 1e400",
+                 "--speckle-amplitude: must be a number >= 0, not 1e400");
+  expect_refused("reconstruct " + input + out + " --model planewave --t0 abc", "--t0: must be a number, not abc");
+  expect_refused("reconstruct " + input + out + " --model planewave --t0 1e400", "--t0: must be a number, not 1e400");
+  expect_refused("simulate --model planewave -o " + quote(dir_ / "t.npy") + " --t0 nan", "--t0: must be a number, not nan");
+  // The F-number's range is said as the option's (0 to 100), not as 1e-3 to 1e3.
+  expect_refused("reconstruct " + input + out + " --model planewave --fnumber 1e-4",
+                 "--fnumber must be 0 (the full aperture) or between 1e-3 and 100");
   // A cyst of no radius is refused by simulate, as metrics refuses it.
   expect_refused("simulate --model planewave --elements 16 --samples 400 --point 0,6 --cyst 0,6,-1 -o " +
                      quote(dir_ / "c.npy"),

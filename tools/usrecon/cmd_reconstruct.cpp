@@ -118,6 +118,9 @@ int run(const ReconstructArgs& args) {
   const StopOnSignal stop;
   recon::ReconstructOptions options = args.options;
   finish_das_options(args.das, options);
+  if (args.das.app)
+    for (const std::string& warning : unlikely_units(*args.das.app))
+      std::fprintf(stderr, "usrecon: warning: %s\n", warning.c_str());
   if (args.out_dir.empty())
     throw Error("--output (-o) is required: the output directory, on the command line or as output = \"DIR\" in "
                 "--config");

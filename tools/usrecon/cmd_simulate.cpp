@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "commands.hpp"
+#include "das_options.hpp"
 #include "number_fields.hpp"
 #include "same_file.hpp"
 #include "usrecon/io/file.hpp"
@@ -45,6 +46,7 @@ struct SimulateArgs {
   std::string angles_deg = "0";
   std::string time_zero;  // "" = first-element, or center for HDF5 (PICMUS) output
   std::string sources_x, sources_z;  // diverging and focused waves (metres)
+  std::string tx_elements;           // synthetic aperture: whole_number_list's canonical text
   std::vector<std::string> cysts;
   std::string speckle_x_range, speckle_z_range;  // millimetres, MIN:MAX
   recon::DasSimulationOptions das;
@@ -114,6 +116,7 @@ int run_das(SimulateArgs& args) {
     std::tie(acq.source_x, acq.source_z) = recon::parse_virtual_sources(args.sources_x, args.sources_z, acq.model);
   else if (!args.sources_x.empty() || !args.sources_z.empty())
     throw Error("--sources-x and --sources-z apply to --model dw and fw only");
+  acq.tx_elements = whole_numbers(args.tx_elements);
   if (acq.model != recon::Model::SyntheticAperture && !acq.tx_elements.empty())
     throw Error("--tx-elements applies to --model sa only");
   // HDF5 output: a .uff file is USTB's layout (any of the four models), a .h5/.hdf5 file PICMUS's
@@ -257,6 +260,9 @@ int run(SimulateArgs& args) {
                 ": give the truth JSON a file of its own");
   if (args.model != "seed") {
     check_outputs(args);
+    if (args.app)
+      for (const std::string& warning : unlikely_units(*args.app))
+        std::fprintf(stderr, "usrecon: warning: %s\n", warning.c_str());
     return run_das(args);
   }
   // The seed's geometry is fixed: an option of the general models would be silently ignored.
@@ -310,7 +316,7 @@ Command add_simulate(CLI::App& app) {
                  "array centre (planewave, sa, dw, fw), z depth (repeatable; numbers, not ranges). "
                  "Refused when no point's echo lands in the record (a warning when some do not)");
   app.add_option("--speckle", o.speckle, "Number of random weak scatterers")->transform(in_range(0, 1000000))->capture_default_str();
-  app.add_option("--speckle-amplitude", o.speckle_amplitude, "Amplitude a >= 0 of speckle scatterers: uniform in [-a, a] (seed); normal with standard deviation a (planewave, sa, dw, fw)")->capture_default_str();
+  app.add_option("--speckle-amplitude", o.speckle_amplitude, "Amplitude a >= 0 of speckle scatterers: uniform in [-a, a] (seed); normal with standard deviation a (planewave, sa, dw, fw)")->check(positive_number(/*allow_zero=*/true))->capture_default_str();
   app.add_option("--noise", o.noise, "White noise standard deviation, in output units (seed: of data peaking at --peak; planewave, sa, dw, fw: of data peaking at 1)")->check(positive_number(/*allow_zero=*/true))->capture_default_str();
   app.add_option("--center-mhz", o.center_mhz, "Pulse centre frequency in MHz, below fs / 2 (the seed's fs: 30 MHz)")->check(positive_number())->capture_default_str();
   app.add_option("--cycles", o.cycles, "Pulse length (Gaussian envelope FWHM) in cycles")->check(positive_number())->capture_default_str();
@@ -340,13 +346,14 @@ Command add_simulate(CLI::App& app) {
   app.add_option("--pitch", acq.probe.pitch, "Element pitch, metres")->check(positive_number())->capture_default_str()->group(g);
   app.add_option("--sound-speed", acq.sound_speed, "Speed of sound, m/s")->check(positive_number())->capture_default_str()->group(g);
   app.add_option("--fs", acq.fs, "Sampling frequency, Hz")->check(positive_number())->capture_default_str()->group(g);
-  app.add_option("--t0", acq.t0, "Time of sample 0 after the transmit, s")->capture_default_str()->group(g);
+  app.add_option("--t0", acq.t0, "Time of sample 0 after the transmit, s")
+      ->check(finite_number())->capture_default_str()->group(g);
   app.add_option("--angles-deg", args->angles_deg, "Plane-wave angles (--model planewave only): START:STEP:STOP or A,B,C")->capture_default_str()->group(g);
   app.add_option("--time-zero", args->time_zero,
                  "Plane, diverging and focused waves (not sa): t = 0 at the first element's firing (default) or when the wavefront "
                  "crosses the array centre (center: the default, and the only choice, for HDF5 and UFF output)")
       ->check(CLI::IsMember({"first-element", "center"}))->group(g);
-  app.add_option("--tx-elements", acq.tx_elements, "Synthetic aperture: transmitting elements (default: all)")->delimiter(',')->transform(in_range(0, 65535))->group(g);
+  app.add_option("--tx-elements", args->tx_elements, "Synthetic aperture: transmitting elements (default: all)")->transform(whole_number_list(0, 65535))->group(g);
   app.add_option("--sources-x", args->sources_x, "Diverging and focused waves: virtual sources' (focal points') x, metres (START:STEP:STOP or A,B,C)")->group(g);
   app.add_option("--sources-z", args->sources_z, "Diverging and focused waves: their depth, metres, <= 0 for dw, > 0 for fw (one, or one per source)")->group(g);
   app.add_option("--cyst", args->cysts, "Anechoic cyst X_MM,Z_MM,R_MM (x from the array centre; repeatable)")->group(g);

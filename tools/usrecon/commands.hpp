@@ -10,6 +10,7 @@
 #include <string>
 #include <system_error>
 #include <type_traits>
+#include <vector>
 
 namespace usrecon::cli {
 
@@ -27,6 +28,25 @@ inline CLI::Validator positive_number(bool allow_zero = false) {
         return std::string(allow_zero ? "must be a number >= 0" : "must be a positive number") + ", not " + text;
       },
       allow_zero ? "NONNEGATIVE" : "POSITIVE");
+}
+
+/// Any finite number (a time that may be negative, say). CLI11 said "Could not convert: --t0 = abc",
+/// and an empty string was read as 0.
+inline CLI::Validator finite_number() {
+  return CLI::Validator(
+      [](std::string& text) -> std::string {
+        double value = 0;
+        if (!text.empty() && CLI::detail::lexical_cast(text, value) && std::isfinite(value)) return {};
+        return "must be a number, not " + (text.empty() ? std::string("an empty string") : text);
+      },
+      "NUMBER");
+}
+
+/// Text that is not empty: an option given as "" (a shell variable left unset, say) was taken for
+/// the option not given, its default silently used.
+inline CLI::Validator not_empty() {
+  return CLI::Validator([](std::string& text) -> std::string { return text.empty() ? "must not be empty" : ""; },
+                        "");
 }
 
 /// A number from lo to hi, a whole one in decimal when T is an integer type. CLI::Range said
@@ -59,6 +79,58 @@ CLI::Validator in_range(T lo, T hi) {
         return {};
       },
       "[" + text_of(lo) + " - " + text_of(hi) + "]");
+}
+
+/// A comma-separated list of whole numbers from lo to hi (--tx-elements 0,5,10), each read as
+/// in_range reads one; rewritten with each in decimal. Give it with ->transform() to a string
+/// option: CLI11's ->delimiter(',') dropped an empty item ("1,,2" was elements 1 and 2).
+inline CLI::Validator whole_number_list(int lo, int hi) {
+  const CLI::Validator item = in_range(lo, hi);
+  return CLI::Validator(
+      [=](std::string& text) -> std::string {
+        if (text.empty()) return item(text);
+        std::string canonical;
+        std::size_t start = 0;
+        for (std::size_t i = 0; i <= text.size(); ++i) {
+          if (i < text.size() && text[i] != ',') continue;
+          std::string part = text.substr(start, i - start);
+          if (part.empty())
+            return "has an empty item in " + text + ": whole numbers from " + std::to_string(lo) + " to " +
+                   std::to_string(hi) + ", one comma between two";
+          if (std::string error = item(part); !error.empty()) return error;
+          canonical += (canonical.empty() ? "" : ",") + part;
+          start = i + 1;
+        }
+        text = canonical;
+        return {};
+      },
+      "INT,...:[" + std::to_string(lo) + " - " + std::to_string(hi) + "]");
+}
+
+/// The numbers of a list that whole_number_list accepted.
+inline std::vector<int> whole_numbers(const std::string& list) {
+  std::vector<int> values;
+  std::size_t start = 0;
+  for (std::size_t i = 0; i <= list.size() && !list.empty(); ++i) {
+    if (i < list.size() && list[i] != ',') continue;
+    int value = 0;
+    std::from_chars(list.data() + start, list.data() + i, value);
+    values.push_back(value);
+    start = i + 1;
+  }
+  return values;
+}
+
+/// Refuses an option given an empty value ("--x-range ''", a shell variable left unset): it was
+/// taken for the option not given, and its default silently used. Flags carry no value, and an
+/// empty positional argument is a file name the command says it cannot find.
+inline void refuse_empty_values(const CLI::App& app) {
+  for (const CLI::App* sub : app.get_subcommands())
+    for (const CLI::Option* opt : sub->get_options())
+      if (opt->nonpositional() && opt->get_type_size() != 0 && opt->count() > 0)
+        for (const std::string& value : opt->results())
+          if (value.empty())
+            throw CLI::ValidationError(opt->get_name(), "must not be empty (leave the option out for its default)");
 }
 
 Command add_reconstruct(CLI::App& app);

@@ -1,11 +1,14 @@
 #include "das_options.hpp"
 
+#include <algorithm>
 #include <charconv>
 #include <system_error>
 #include <cmath>
 #include <filesystem>
+#include <limits>
 #include <numbers>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -43,7 +46,8 @@ void add_das_options(CLI::App& app, DasArgs& args, recon::ReconstructOptions& op
       ->check(positive_number())->capture_default_str()->group(g);
   app.add_option("--fs", acq.fs, "Sampling frequency, Hz (required unless the file says it)")
       ->check(positive_number())->group(g);
-  app.add_option("--t0", acq.t0, "Time of sample 0 after the transmit (s)")->capture_default_str()->group(g);
+  app.add_option("--t0", acq.t0, "Time of sample 0 after the transmit (s)")
+      ->check(finite_number())->capture_default_str()->group(g);
   app.add_option("--angles-deg", args.angles_deg,
                  "Plane-wave steering angles in degrees: START:STEP:STOP or A,B,C; angle > 0 means "
                  "element 0 fires first")->group(g);
@@ -51,9 +55,9 @@ void add_das_options(CLI::App& app, DasArgs& args, recon::ReconstructOptions& op
                  "Plane, diverging and focused waves: t = 0 (and --t0) counts from the first element's firing, "
                  "or from the wavefront crossing the array centre (USTB, PICMUS)")
       ->check(CLI::IsMember({"first-element", "center"}))->capture_default_str()->group(g);
-  app.add_option("--tx-elements", acq.tx_elements,
+  app.add_option("--tx-elements", args.tx_elements,
                  "Synthetic aperture: the element firing in each transmit (default: every element in order)")
-      ->delimiter(',')->transform(in_range(0, 65535))->group(g);  // each item; the array's own count later
+      ->transform(whole_number_list(0, 65535))->group(g);  // the array's own count later
   app.add_option("--sources-x", args.sources_x,
                  "Diverging and focused waves: the virtual sources' (focal points') x in metres, "
                  "START:STEP:STOP or A,B,C (one transmit each)")
@@ -137,8 +141,30 @@ void apply_config(const DasArgs& args) {
   } catch (const CLI::Error& e) {
     throw Error("--config " + args.config + ": " + shortened(e.what()));
   }
+  // CLI11 merges a key given twice into one item of two values, which read as a list ("2e-4,3e-4"
+  // for --pitch): the file's lines say whether a key was written more than once.
+  const std::string text = io::read_file(args.config);
+  const auto times_written = [&](const std::string& key) {
+    int count = 0;
+    std::size_t line_start = 0;
+    while (line_start < text.size()) {
+      const std::size_t line_end = std::min(text.find('\n', line_start), text.size());
+      std::string_view line(text.data() + line_start, line_end - line_start);
+      while (!line.empty() && (line.front() == ' ' || line.front() == '\t')) line.remove_prefix(1);
+      if (line.size() > key.size() && line.substr(0, key.size()) == key) {
+        std::string_view rest = line.substr(key.size());
+        while (!rest.empty() && (rest.front() == ' ' || rest.front() == '\t')) rest.remove_prefix(1);
+        if (!rest.empty() && (rest.front() == '=' || rest.front() == ':')) ++count;
+      }
+      line_start = line_end + 1;
+    }
+    return count;
+  };
   for (const CLI::ConfigItem& item : items) {
     if (item.name == "++" || item.name == "--" || item.name.empty()) continue;  // section markers
+    if (const int times = times_written(item.name); times > 1)
+      throw Error("--config " + args.config + ": " + shortened(item.name) + " is given " + std::to_string(times) +
+                  " times; give it once");
     CLI::Option* opt = nullptr;
     try {
       opt = args.app->get_option("--" + item.name);
@@ -149,6 +175,10 @@ void apply_config(const DasArgs& args) {
     // A list (TOML's [-5, 0, 5], or -5,0,5 unquoted) for an option of one value: that value is
     // the list written with commas, as on the command line (--angles-deg -5,0,5).
     std::vector<std::string> inputs = item.inputs;
+    // As on the command line (refuse_empty_values): "" is no value, and no default either.
+    if (inputs.empty() || std::find(inputs.begin(), inputs.end(), std::string()) != inputs.end())
+      throw Error("--config " + args.config + ": " + item.name + " (from the file): must not be empty "
+                  "(leave it out for its default)");
     if (inputs.size() > 1 && opt->get_items_expected_max() == 1) {
       std::string joined;
       for (const std::string& part : inputs) joined += (joined.empty() ? "" : ",") + part;
@@ -178,6 +208,7 @@ void finish_das_options(const DasArgs& args, recon::ReconstructOptions& options)
                                         "--model seed has the seed's fixed geometry");
     return;
   }
+  options.das.acquisition.tx_elements = whole_numbers(args.tx_elements);
   if (options.model != recon::ReconModel::SyntheticAperture && !options.das.acquisition.tx_elements.empty())
     throw Error("--tx-elements applies to --model sa only");
   // Whether the user gave an option (here or in --config), not just its default.
@@ -268,6 +299,70 @@ void finish_das_options(const DasArgs& args, recon::ReconstructOptions& options)
   das.given.time_zero = given("--time-zero");
   das.given.tx_elements = given("--tx-elements");
   das.given.sources = given("--sources-x") || given("--sources-z");
+}
+
+std::vector<std::string> unlikely_units(const CLI::App& app) {
+  enum class Kind { Step, Position, Time, Frequency, Speed };
+  // Steps past 1 cm, positions past 1 m, |t0| past 1 ms, rates under 100 kHz, speeds under 100 m/s.
+  static constexpr std::pair<const char*, Kind> kOptions[] = {
+      {"--pitch", Kind::Step},        {"--dx", Kind::Step},           {"--dz", Kind::Step},
+      {"--x-range", Kind::Position},  {"--z-range", Kind::Position},  {"--sources-x", Kind::Position},
+      {"--sources-z", Kind::Position}, {"--t0", Kind::Time},          {"--fs", Kind::Frequency},
+      {"--sound-speed", Kind::Speed}};
+  std::vector<std::string> warnings;
+  for (const auto& [name, kind] : kOptions) {
+    const CLI::Option* opt = app.get_option_no_throw(name);
+    if (opt == nullptr || opt->count() == 0) continue;
+    std::string text;
+    for (const std::string& result : opt->results()) text += (text.empty() ? "" : ",") + result;
+    // The numbers of a value, a MIN:MAX range or a START:STEP:STOP / A,B,C list; the same text
+    // with each written in the smaller unit ("5:90" -> "5e-3:90e-3"), where none has an exponent.
+    double largest = 0, smallest = std::numeric_limits<double>::infinity();
+    std::string smaller_unit;
+    bool has_exponent = false;
+    std::size_t start = 0;
+    const char* suffix = kind == Kind::Time ? "e-6" : kind == Kind::Frequency ? "e6" : "e-3";
+    for (std::size_t i = 0; i <= text.size(); ++i) {
+      if (i < text.size() && text[i] != ':' && text[i] != ',') continue;
+      const std::string token = text.substr(start, i - start);
+      double value = 0;
+      if (!CLI::detail::lexical_cast(token, value) || !std::isfinite(value)) return warnings;  // refused elsewhere
+      largest = std::max(largest, std::fabs(value));
+      smallest = std::min(smallest, value);
+      has_exponent |= token.find_first_of("eE") != std::string::npos;
+      smaller_unit += token + suffix + (i < text.size() ? std::string(1, text[i]) : "");
+      start = i + 1;
+    }
+    const std::string given = std::string(name) + " " + text;
+    const std::string instead = has_exponent ? std::string() : ": for " + text;
+    switch (kind) {
+      case Kind::Step:
+        if (largest >= 1e-2)
+          warnings.push_back(given + " is in metres (" + recon::number_text(largest * 100) + " cm)" + instead +
+                             (instead.empty() ? "" : " mm give " + smaller_unit));
+        break;
+      case Kind::Position:
+        if (largest >= 1)
+          warnings.push_back(given + " is in metres (reaching " + recon::number_text(largest) + " m)" + instead +
+                             (instead.empty() ? "" : " mm give " + smaller_unit));
+        break;
+      case Kind::Time:
+        if (largest >= 1e-3)
+          warnings.push_back(given + " is in seconds" + instead + (instead.empty() ? "" : " us give " + smaller_unit));
+        break;
+      case Kind::Frequency:
+        if (smallest < 1e5)
+          warnings.push_back(given + " is in Hz" + instead + (instead.empty() ? "" : " MHz give " + smaller_unit));
+        break;
+      case Kind::Speed:
+        if (smallest < 100)
+          warnings.push_back(given + " is in m/s" +
+                             (has_exponent ? std::string() : ": for " + text + " mm/us give " +
+                                                                 recon::number_text(smallest * 1000)));
+        break;
+    }
+  }
+  return warnings;
 }
 
 }  // namespace usrecon::cli

@@ -5,6 +5,7 @@
 
 #include <CLI/CLI.hpp>
 #include <string>
+#include <vector>
 
 #include "usrecon/recon/pipeline.hpp"
 
@@ -19,6 +20,7 @@ struct DasArgs {
   std::string config;
   std::string model = "seed";
   std::string x_range, z_range, angles_deg, sources_x, sources_z;
+  std::string tx_elements;  // whole_number_list's canonical text
   std::string window = "rect", interp = "linear", offset = "none", time_zero = "first-element";
   std::string frame = "1";  // --frame N | all
   std::string tx_apodization = "none";
@@ -35,5 +37,12 @@ void add_das_options(CLI::App& app, DasArgs& args, recon::ReconstructOptions& op
 /// Applies --config (options the command line did not give), then converts what add_das_options stored (model, ranges, angles, names) into options. Throws Error
 /// with the option's name for a bad value.
 void finish_das_options(const DasArgs& args, recon::ReconstructOptions& options);
+
+/// Values given (on the command line or in --config) that read as another unit than the option's
+/// SI one: millimetres for metres (--pitch 0.3, --z-range 5:90), microseconds for seconds (--t0 5),
+/// MHz for Hz (--fs 20), mm/us for m/s (--sound-speed 1.54). Such a run is refused nowhere (sonar
+/// images metres, and a slow medium exists), so each is a warning that says what the value reads as
+/// and how the smaller unit is written. Options `app` does not have are passed over.
+std::vector<std::string> unlikely_units(const CLI::App& app);
 
 }  // namespace usrecon::cli

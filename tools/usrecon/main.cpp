@@ -34,6 +34,7 @@ int main(int argc, char** argv) {
   const usrecon::cli::Command run_info = usrecon::cli::add_info(*info);
   try {
     app.parse(argc, argv);
+    usrecon::cli::refuse_empty_values(app);
   } catch (const CLI::ParseError& e) {
     return app.exit(e);
   }
