@@ -75,6 +75,66 @@ void BM_MapGaussianPdf(benchmark::State& state) {
 }
 BENCHMARK(BM_MapGaussianPdf)->Arg(kMapN)->UseRealTime()->Unit(benchmark::kMillisecond);
 
+// In place (the output is the input): the map's loop reads each element before it writes it.
+// Cache-resident (1 MiB), so that the loop's own speed shows, not memory's.
+void BM_MapGaussianPdfInPlace(benchmark::State& state) {
+  const std::int64_t n = state.range(0);
+  const auto x = random_floats(n, 8);
+  uk::HostArray<float> y(uk::Shape{n});
+  uk::gaussian_pdf(x, 0.0f, 1.0f, y);
+  uk::HostArray<float> v(uk::Shape{n});
+  std::memcpy(v.data(), x.data(), static_cast<std::size_t>(n) * sizeof(float));
+  uk::gaussian_pdf(v, 0.0f, 1.0f, v);
+  for (std::int64_t i = 0; i < n; ++i)
+    if (v[i] != y[i]) return state.SkipWithError("gaussian_pdf in place: wrong result");
+  for (auto _ : state) {
+    uk::gaussian_pdf(v, 0.0f, 1.0f, v);
+    benchmark::ClobberMemory();
+  }
+  state.SetBytesProcessed(state.iterations() * n * 2 * std::int64_t(sizeof(float)));
+}
+BENCHMARK(BM_MapGaussianPdfInPlace)->Arg(1 << 18)->UseRealTime()->Unit(benchmark::kMicrosecond);
+
+void BM_MapGaussianPdfCached(benchmark::State& state) {
+  const std::int64_t n = state.range(0);
+  const auto x = random_floats(n, 8);
+  uk::HostArray<float> y(uk::Shape{n});
+  for (auto _ : state) {
+    uk::gaussian_pdf(x, 0.0f, 1.0f, y);
+    benchmark::ClobberMemory();
+  }
+  state.SetBytesProcessed(state.iterations() * n * 2 * std::int64_t(sizeof(float)));
+}
+BENCHMARK(BM_MapGaussianPdfCached)->Arg(1 << 18)->UseRealTime()->Unit(benchmark::kMicrosecond);
+
+void BM_MapAddInPlace(benchmark::State& state) {
+  const std::int64_t n = state.range(0);
+  const auto b = random_floats(n, 9);
+  uk::HostArray<float> v(uk::Shape{n});
+  std::memset(v.data(), 0, static_cast<std::size_t>(n) * sizeof(float));
+  uk::add(v, b, v);
+  for (std::int64_t i = 0; i < n; ++i)
+    if (v[i] != b[i]) return state.SkipWithError("add in place: wrong result");
+  for (auto _ : state) {
+    uk::add(v, b, v);
+    benchmark::ClobberMemory();
+  }
+  state.SetBytesProcessed(state.iterations() * n * 3 * std::int64_t(sizeof(float)));
+}
+BENCHMARK(BM_MapAddInPlace)->Arg(1 << 16)->UseRealTime()->Unit(benchmark::kMicrosecond);
+
+void BM_MapAddCached(benchmark::State& state) {
+  const std::int64_t n = state.range(0);
+  const auto a = random_floats(n, 10), b = random_floats(n, 9);
+  uk::HostArray<float> c(uk::Shape{n});
+  for (auto _ : state) {
+    uk::add(a, b, c);
+    benchmark::ClobberMemory();
+  }
+  state.SetBytesProcessed(state.iterations() * n * 3 * std::int64_t(sizeof(float)));
+}
+BENCHMARK(BM_MapAddCached)->Arg(1 << 16)->UseRealTime()->Unit(benchmark::kMicrosecond);
+
 void BM_SumFloat(benchmark::State& state) {
   const std::int64_t n = state.range(0);
   const auto a = random_floats(n, 6);
@@ -139,6 +199,9 @@ int main(int argc, char** argv) {
       {"map add vs memcpy", "BM_MapAdd" + n, "BM_Memcpy" + n, 0.70},
       {"map add scalar vs memcpy", "BM_MapAddBroadcastScalar" + n, "BM_Memcpy" + n, 0.70},
       {"map gaussian_pdf vs memcpy", "BM_MapGaussianPdf" + n, "BM_Memcpy" + n, 0.0},
+      {"map gaussian_pdf in place vs apart (cached)", "BM_MapGaussianPdfInPlace/262144/real_time",
+       "BM_MapGaussianPdfCached/262144/real_time", 0.0},
+      {"map add in place vs apart (cached)", "BM_MapAddInPlace/65536/real_time", "BM_MapAddCached/65536/real_time", 0.0},
       {"sum float vs memcpy", "BM_SumFloat" + n, "BM_Memcpy" + n, 0.0},
       {"sum int32 vs memcpy", "BM_SumInt32" + n, "BM_Memcpy" + n, 0.0},
       {"blocked sgemm 2048 vs OpenBLAS", "BM_SgemmBlocked/2048/real_time",

@@ -197,7 +197,7 @@ MapArgs<T, NOut, NIn> make_map_args(const std::string& name, const std::array<Ou
   // An output may be an input element for element (in place: each element's inputs are read
   // before its outputs are written; the same memory with as many elements, (4,) as (1, 4), is
   // that), but no other overlap: a shifted or broadcast view of the output would read elements
-  // already written (and the CPU loop's output is __restrict).
+  // already written (map_run's loop relies on it).
   for (int j = 0; j < NOut; ++j) {
     for (int k = 0; k < NIn; ++k) {
       const In<T>& x = ins[k];
@@ -263,7 +263,11 @@ void map_run(const Op& op, const MapArgs<T, NOut, NIn>& a, std::int64_t out_off,
     s[k] = p[k] ? p[k][0] : a.scalar[k];
   }
   if constexpr (NOut == 1) {
-    T* __restrict o = a.out[0] + out_off;
+    // No __restrict: in place (map_args's one allowed overlap) an input reads the output's memory,
+    // which a __restrict output forbids. GCC versions the loop with a run-time overlap check that
+    // passes for separate arrays and for the same one (a distance of 0 is safe: each element is
+    // read before it is written), and vectorizes both (bench_kernels_cpu's in-place rows).
+    T* o = a.out[0] + out_off;
     for (std::int64_t i = 0; i < len; ++i)
       o[i] = op(((Mask >> K) & 1u ? s[K] : p[K][i])...);
   } else {
