@@ -90,13 +90,14 @@ nlohmann::json to_json(const FrameReport& report) {
   return entry;
 }
 
-std::vector<std::string> input_extensions(ReconModel model) {
+std::vector<std::string> input_extensions(ReconModel model, bool variable_named) {
   if (model == ReconModel::Seed) return {".txt"};
+  if (variable_named) return {".mat", ".h5", ".hdf5", ".uff"};
   return {".txt", ".npy", ".mat", ".h5", ".hdf5", ".uff"};
 }
 
-std::vector<fs::path> expand_inputs(const std::vector<fs::path>& paths, ReconModel model) {
-  const std::vector<std::string> extensions = input_extensions(model);
+std::vector<fs::path> expand_inputs(const std::vector<fs::path>& paths, ReconModel model, bool variable_named) {
+  const std::vector<std::string> extensions = input_extensions(model, variable_named);
   const auto is_input = [&](const fs::path& path) {
     return std::find(extensions.begin(), extensions.end(), io::lower_extension(path)) != extensions.end();
   };

@@ -475,6 +475,24 @@ TEST_F(CliDas, DirectoryOfChannelDataFilesIsOneBatch) {
   EXPECT_EQ(seed.exit_code, 1);
   EXPECT_NE(seed.output.find("no input files (the directories given hold no *.txt)"), std::string::npos)
       << seed.output;
+  // --var names a MAT variable or an HDF5 dataset: the directory's NPY file, which has none, is
+  // not listed (it failed, "--var applies to MAT and HDF5 files only", and the run with it).
+  const std::string var = " reconstruct " + quote(in) + " --model planewave --var /channel_data --z-range 2e-3:10e-3";
+  const auto named = run_command(quote(usrecon_exe()) + var + " -o " + quote(dir_ / "var"));
+  EXPECT_EQ(named.exit_code, 0) << named.output;
+  EXPECT_NE(named.output.find("1 of 1 reconstructed, 0 failed"), std::string::npos) << named.output;
+  EXPECT_TRUE(fs::exists(dir_ / "var" / "two.png"));
+  // Named on the command line, an NPY file is still read, and refused for --var.
+  const auto npy = run_command(quote(usrecon_exe()) + " reconstruct " + quote(in / "one.npy") + " --model planewave" +
+                               geometry + " --var x -o " + quote(dir_ / "var_npy"));
+  EXPECT_EQ(npy.exit_code, 1) << npy.output;
+  EXPECT_NE(npy.output.find("--var applies to MAT and HDF5 files only"), std::string::npos) << npy.output;
+  fs::remove(in / "two.uff");
+  const auto none = run_command(quote(usrecon_exe()) + var + " -o " + quote(dir_ / "var_none"));
+  EXPECT_EQ(none.exit_code, 1) << none.output;
+  EXPECT_NE(none.output.find("no input files (the directories given hold no *.mat, *.h5, *.hdf5, *.uff, which --var "
+                             "reads)"),
+            std::string::npos) << none.output;
 }
 
 // What a review found a run would do silently (2026-12-05), each now refused: an input's output

@@ -135,12 +135,15 @@ int run(const ReconstructArgs& args) {
   }
   recon::check_das_cuda_kernel(options);  // before any input is listed
   std::vector<fs::path> paths(args.inputs.begin(), args.inputs.end());
-  const std::vector<fs::path> files = recon::expand_inputs(paths, options.model);
+  // --var names a MAT variable or HDF5 dataset: a directory's NPY and text files are not listed.
+  const bool variable_named = !options.das.input.var.empty();
+  const std::vector<fs::path> files = recon::expand_inputs(paths, options.model, variable_named);
   if (files.empty()) {
     std::string wanted;
-    for (const std::string& ext : recon::input_extensions(options.model))
+    for (const std::string& ext : recon::input_extensions(options.model, variable_named))
       wanted += (wanted.empty() ? "*" : ", *") + ext;
-    std::fprintf(stderr, "usrecon: error: no input files (the directories given hold no %s)\n", wanted.c_str());
+    std::fprintf(stderr, "usrecon: error: no input files (the directories given hold no %s%s)\n", wanted.c_str(),
+                 variable_named ? ", which --var reads" : "");
     return 1;
   }
   // --frame all: a multi-frame file is one input per frame from here on.

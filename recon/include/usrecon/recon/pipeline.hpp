@@ -118,15 +118,17 @@ nlohmann::json to_json(const FrameReport& report);
 std::uintmax_t input_byte_limit(const seed::Problem& problem);
 
 /// The extensions (lower case, with the dot) of the files a directory contributes for a model:
-/// source.txt files for the seed model; also NPY, MAT and HDF5 (.h5, .hdf5, .uff) for the others.
-std::vector<std::string> input_extensions(ReconModel model);
+/// source.txt files for the seed model; also NPY, MAT and HDF5 (.h5, .hdf5, .uff) for the others,
+/// or only MAT and HDF5 where a variable is named (--var names a MAT variable or an HDF5 dataset:
+/// a directory's NPY and text files, which have none, are not its inputs).
+std::vector<std::string> input_extensions(ReconModel model, bool variable_named = false);
 
 /// Files stay as given; a directory contributes its regular files, not hidden (.name), with one of the model's
 /// input_extensions (in any case), sorted by name. Paths that do not exist are kept, so that
 /// processing reports them. A path whose name has such an extension is always taken as a file: a
 /// directory named like a file is reported when processed, not scanned.
 std::vector<std::filesystem::path> expand_inputs(const std::vector<std::filesystem::path>& paths,
-                                                 ReconModel model = ReconModel::Seed);
+                                                 ReconModel model = ReconModel::Seed, bool variable_named = false);
 
 /// One job of a batch: a file, or one frame of a multi-frame file (USTB UFF with --frame all).
 struct BatchInput {
