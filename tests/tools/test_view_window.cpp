@@ -414,44 +414,90 @@ TEST_F(CliViewWindow, CursorReadoutAndKeysStepSaveAndQuit) {
   EXPECT_EQ(viewer_->wait_exit(30s), 0) << viewer_log();
 }
 
-TEST_F(CliViewWindow, TrackbarsSetDynamicRangeAndGain) {
-  const std::string missing = missing_tools({{"xdotool", "xdotool"}});
-  if (!missing.empty()) GTEST_SKIP() << "needs to click the trackbars; missing: " << missing;
-  write_frames(dir_ / "frames");
-  start_viewer({(dir_ / "frames" / "a.npy").string()});
-  const viewer::Frame a = viewer::load_frame(dir_ / "frames" / "a.npy");
-  xdotool("mousemove 1279 1023");
-  const cv::Mat first = viewer::render_window(a, {}, viewer::key_help(0, 2));
-  const auto at = wait_for_picture(first);
-  ASSERT_TRUE(at.has_value()) << viewer_log();
-
-  // Under the picture: the two trackbars, dynamic range then gain. A middle click sets a Qt slider
-  // to the value under the pointer: near the right end, so close to the maximum.
-  const int below = at->y + first.rows;
-  const std::vector<int> grooves = marked_rows(last_shot_, at->x + first.cols * 45 / 100, below);
-  ASSERT_GE(grooves.size(), 2u) << "trackbars not found under the picture" << keep_last_shot();
-  const int right = at->x + first.cols - 12;
-
-  // The picture follows: it is the one rendered for some dynamic range in the top quarter.
-  xdotool("mousemove " + std::to_string(right) + " " + std::to_string(grooves[0]) + " click 2");
-  std::vector<cv::Mat> candidates;
-  const auto picture = [&](double dr, double gain) {
+// The viewer on a.npy with `options`, its window found on the screen as rendered for (dr, gain),
+// and under the picture its two trackbars, dynamic range then gain. A middle click sets a Qt
+// slider to the value under the pointer: near_top clicks near the right end, close to the maximum.
+class CliViewTrackbars : public CliViewWindow {
+ protected:
+  cv::Mat picture(double dr, double gain) const {
     viewer::ViewSettings s;
     s.dynamic_range_db = dr;
     s.gain_db = gain;
-    return viewer::render_window(a, s, viewer::key_help(0, 2));
-  };
+    return viewer::render_window(frame_, s, viewer::key_help(0, 2));
+  }
+  void open(const std::vector<std::string>& options, double dr, double gain) {
+    const std::string missing = missing_tools({{"xdotool", "xdotool"}});
+    if (!missing.empty()) GTEST_SKIP() << "needs to click the trackbars; missing: " << missing;
+    write_frames(dir_ / "frames");
+    std::vector<std::string> args = {(dir_ / "frames" / "a.npy").string()};
+    args.insert(args.end(), options.begin(), options.end());
+    start_viewer(args);
+    frame_ = viewer::load_frame(dir_ / "frames" / "a.npy");
+    xdotool("mousemove 1279 1023");
+    const cv::Mat first = picture(dr, gain);
+    const auto at = wait_for_picture(first);
+    ASSERT_TRUE(at.has_value()) << viewer_log();
+    at_ = *at;
+    grooves_ = marked_rows(last_shot_, at_.x + first.cols * 45 / 100, at_.y + first.rows);
+    ASSERT_GE(grooves_.size(), 2u) << "trackbars not found under the picture" << keep_last_shot();
+    right_ = at_.x + first.cols - 12;
+  }
+  void near_top(int trackbar) {
+    xdotool("mousemove " + std::to_string(right_) + " " + std::to_string(grooves_[std::size_t(trackbar)]) + " click 2");
+  }
+  static constexpr int kDynamicRange = 0, kGain = 1;
+  viewer::Frame frame_;
+  cv::Point at_;
+  std::vector<int> grooves_;
+  int right_ = 0;
+};
+
+TEST_F(CliViewTrackbars, SetDynamicRangeAndGain) {
+  open({}, viewer::ViewSettings{}.dynamic_range_db, viewer::ViewSettings{}.gain_db);
+  if (HasFatalFailure() || IsSkipped()) return;
+  // The picture follows: it is the one rendered for some dynamic range in the top quarter.
+  near_top(kDynamicRange);
+  std::vector<cv::Mat> candidates;
   const int lowest = viewer::kMaxDynamicRangeDb * 3 / 4;
   for (int dr = lowest; dr <= viewer::kMaxDynamicRangeDb; ++dr) candidates.push_back(picture(dr, 0.0));
-  const auto dr_index = wait_for_one_of(candidates, *at);
+  const auto dr_index = wait_for_one_of(candidates, at_);
   ASSERT_TRUE(dr_index.has_value()) << viewer_log();
   const int dr = lowest + int(*dr_index);
 
   // And the gain: close to +40 dB.
-  xdotool("mousemove " + std::to_string(right) + " " + std::to_string(grooves[1]) + " click 2");
+  near_top(kGain);
   candidates.clear();
   for (int gain = 30; gain <= viewer::kMaxGainDb; ++gain) candidates.push_back(picture(dr, gain));
-  const auto gain_index = wait_for_one_of(candidates, *at);
+  const auto gain_index = wait_for_one_of(candidates, at_);
   ASSERT_TRUE(gain_index.has_value()) << "dynamic range " << dr << "\n" << viewer_log();
+  EXPECT_TRUE(viewer_->running());
+}
+
+// A fractional --dynamic-range or --gain stays as given while the other trackbar moves (one
+// callback read both trackbars, so moving the gain made 42.5 dB 43).
+TEST_F(CliViewTrackbars, MovingOneKeepsTheOthersFractionalValue) {
+  open({"--dynamic-range", "42.5", "--gain", "-7.5"}, 42.5, -7.5);
+  if (HasFatalFailure() || IsSkipped()) return;
+  // The gain moves near its top; the dynamic range stays 42.5 dB. The 42 and 43 dB pictures are
+  // candidates too, so that a rounded range is found, and fails, rather than timing out.
+  near_top(kGain);
+  std::vector<cv::Mat> candidates;
+  std::vector<std::pair<double, int>> settings;
+  for (const double dr : {42.5, 42.0, 43.0})
+    for (int gain = 30; gain <= viewer::kMaxGainDb; ++gain) {
+      candidates.push_back(picture(dr, gain));
+      settings.emplace_back(dr, gain);
+    }
+  const auto gain_index = wait_for_one_of(candidates, at_);
+  ASSERT_TRUE(gain_index.has_value()) << viewer_log();
+  EXPECT_EQ(settings[*gain_index].first, 42.5) << "gain " << settings[*gain_index].second;
+  const int gain = settings[*gain_index].second;
+
+  // And the other way round: the dynamic range moves, the gain (now whole) stays.
+  near_top(kDynamicRange);
+  candidates.clear();
+  const int lowest = viewer::kMaxDynamicRangeDb * 3 / 4;
+  for (int dr = lowest; dr <= viewer::kMaxDynamicRangeDb; ++dr) candidates.push_back(picture(dr, gain));
+  EXPECT_TRUE(wait_for_one_of(candidates, at_).has_value()) << "gain " << gain << "\n" << viewer_log();
   EXPECT_TRUE(viewer_->running());
 }

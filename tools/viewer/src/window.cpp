@@ -93,11 +93,19 @@ struct WindowState {
   bool trackbars_ready = false;
 };
 
-void on_trackbar(int, void* userdata) {
+// Each trackbar sets its own value only: reading both (as one callback did) rounded a fractional
+// --dynamic-range or --gain to whole dB as soon as the other trackbar moved.
+void on_dynamic_range_trackbar(int position, void* userdata) {
   auto& s = *static_cast<WindowState*>(userdata);
   if (!s.trackbars_ready) return;
-  s.settings.dynamic_range_db = cv::getTrackbarPos(kDrTrackbar, kWindow);
-  s.settings.gain_db = cv::getTrackbarPos(kGainTrackbar, kWindow);
+  s.settings.dynamic_range_db = position;
+  s.view_stale = true;
+}
+
+void on_gain_trackbar(int position, void* userdata) {
+  auto& s = *static_cast<WindowState*>(userdata);
+  if (!s.trackbars_ready) return;
+  s.settings.gain_db = position;
   s.view_stale = true;
 }
 
@@ -198,10 +206,10 @@ int run_window(const std::vector<fs::path>& files, std::size_t start, const Wind
                                            double(kMaxDynamicRangeDb));
   s.settings.gain_db = std::clamp(s.settings.gain_db, double(kMinGainDb), double(kMaxGainDb));
 
-  cv::createTrackbar(kDrTrackbar, kWindow, nullptr, kMaxDynamicRangeDb, on_trackbar, &s);
+  cv::createTrackbar(kDrTrackbar, kWindow, nullptr, kMaxDynamicRangeDb, on_dynamic_range_trackbar, &s);
   cv::setTrackbarMin(kDrTrackbar, kWindow, kMinDynamicRangeDb);
   cv::setTrackbarPos(kDrTrackbar, kWindow, static_cast<int>(std::lround(s.settings.dynamic_range_db)));
-  cv::createTrackbar(kGainTrackbar, kWindow, nullptr, kMaxGainDb, on_trackbar, &s);
+  cv::createTrackbar(kGainTrackbar, kWindow, nullptr, kMaxGainDb, on_gain_trackbar, &s);
   cv::setTrackbarMin(kGainTrackbar, kWindow, kMinGainDb);
   cv::setTrackbarPos(kGainTrackbar, kWindow, static_cast<int>(std::lround(s.settings.gain_db)));
   s.trackbars_ready = true;
