@@ -90,6 +90,12 @@ nlohmann::json to_json(const FrameReport& report) {
   return entry;
 }
 
+bool is_written_raw_image(const fs::path& npy) {
+  if (io::lower_extension(npy) != ".npy") return false;
+  fs::path json = npy;
+  return names_its_raw_image(json.replace_extension(".json"), npy);
+}
+
 std::vector<std::string> input_extensions(ReconModel model, bool variable_named) {
   if (model == ReconModel::Seed) return {".txt"};
   if (variable_named) return {".mat", ".h5", ".hdf5", ".uff"};
@@ -104,11 +110,7 @@ std::vector<fs::path> expand_inputs(const std::vector<fs::path>& paths, ReconMod
   // A raw image an earlier run wrote beside its inputs (<stem>.npy, which <stem>.json names as
   // outputs.raw) is no channel data: a directory's listing leaves it out, so that a run into the
   // inputs' own directory can be repeated. Named on the command line, it is read.
-  const auto is_our_raw_image = [](const fs::path& file) {
-    if (io::lower_extension(file) != ".npy") return false;
-    fs::path json = file;
-    return names_its_raw_image(json.replace_extension(".json"), file);
-  };
+  const auto is_our_raw_image = [](const fs::path& file) { return is_written_raw_image(file); };
   std::vector<fs::path> inputs;
   for (const fs::path& path : paths) {
     std::error_code ec;
@@ -213,6 +215,8 @@ Reconstructor::Reconstructor(ReconstructOptions options, fs::path out_dir)
   }
   if (!notice_.empty() && options_.model == ReconModel::Seed && options_.precision == seed::Precision::Single)
     notice_ += " (--precision single is the CUDA kernel's: the CPU is exact)";
+  if (!notice_.empty() && options_.das_cuda_kernel != DasCudaKernel::Auto)
+    notice_ += " (--cuda-kernel " + to_string(options_.das_cuda_kernel) + " is the CUDA backend's; the CPU runs its own)";
   // The output directory is made with the first output (make_output_dir): a run whose inputs all
   // fail leaves none behind, and no run removes one that another run is about to write into.
   // What can be said now, before any input is read, is said: the nearest existing directory on
@@ -228,6 +232,14 @@ Reconstructor::Reconstructor(ReconstructOptions options, fs::path out_dir)
                                                     : "a file of that name exists")
                                  : existing.string() + (link ? " is a link that leads to no directory" : " is a file")));
   }
+  // A directory to make whose name the file system cannot hold ("File name too long") was found
+  // only when the first frame was written, after the whole batch was beamformed.
+  const long most = ::pathconf(existing.c_str(), _PC_NAME_MAX);
+  for (const fs::path& missing : to_make.missing)
+    if (const std::size_t length = missing.filename().string().size(); most > 0 && length > std::size_t(most))
+      throw io::OutputError("cannot create output directory " + out_dir_.string() + ": the name " +
+                            missing.filename().string().substr(0, 40) + "... has " + std::to_string(length) +
+                            " bytes, more than the file system's " + std::to_string(most));
   if (::access(existing.c_str(), W_OK | X_OK) != 0)
     throw io::OutputError(there ? "cannot write into output directory " + out_dir_.string() + ": " +
                                      std::error_code(errno, std::generic_category()).message()

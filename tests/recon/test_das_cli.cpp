@@ -375,9 +375,12 @@ TEST_F(CliDas, ValuesInTheWrongUnitAreSaid) {
        "before the transmit"});
   // Given with an exponent, the value was meant: its unit is still said, with no rewriting.
   ran(geometry + " --dz 2e-2", true, {"usrecon: warning: --dz 2e-2 is in metres (2 cm)\n"});
-  // From --config too.
-  io::write_file_atomic(dir_ / "mm.toml", "pitch = 0.3\nfs = 20e6\n");
+  // From --config too, after a range written with spaces (which ended the checks).
+  io::write_file_atomic(dir_ / "mm.toml", "z-range = \"0.002 : 0.006\"\npitch = 0.3\nfs = 20e6\n");
   ran(" --config " + quote(dir_ / "mm.toml"), true, {"usrecon: warning: --pitch 0.3 is in metres (30 cm)"});
+  // A value that the smaller unit would make implausible (a sonar's 50 kHz as 50 GHz) is said to be
+  // in its unit, without a rewrite.
+  ran(" --pitch 3e-4 --fs 50000 --z-range 2e-3:6e-3", true, {"usrecon: warning: --fs 50000 is in Hz\n"});
 }
 
 // --backend auto without a device says it runs on the CPU for the general models too (only the
@@ -396,6 +399,11 @@ TEST_F(CliDas, AutoWithoutADeviceSaysItUsesTheCpu) {
                   " --precision single -o " + quote(dir_ / "b"));
   EXPECT_EQ(r.exit_code, 0) << r.output;
   EXPECT_NE(r.output.find("using the CPU (--precision single is the CUDA kernel's: the CPU is exact)"),
+            std::string::npos) << r.output;
+  // A CUDA kernel asked for is said to go unused, as --precision single is (it went unsaid).
+  r = run_usrecon("reconstruct " + quote(rf) + " --model planewave --cuda-kernel transmit-blocked -o " + quote(dir_ / "c"));
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("using the CPU (--cuda-kernel transmit-blocked is the CUDA backend's; the CPU runs its own)"),
             std::string::npos) << r.output;
 }
 

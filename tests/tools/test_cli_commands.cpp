@@ -486,16 +486,63 @@ TEST_F(CliCommands, EmptyValuesAreRefused) {
   expect_refused("info " + input + " --var ''", "--var: must not be empty");
   expect_refused("simulate -o " + quote(dir_ / "s.npy") + " --model planewave --angles-deg ''", "--angles-deg: must not be empty");
   expect_refused("metrics " + input + " --truth ''", "--truth: must not be empty");
-  // Flags carry no value, and are not refused.
-  const auto help = run_command(usrecon("reconstruct --help"));
-  EXPECT_EQ(help.exit_code, 0) << help.output;
+  // Flags carry no value, and are not refused: a run with two of them, into its own directory.
+  const auto flags = run_command(usrecon("reconstruct " + input + " --backend cpu --overwrite --save-raw -o " +
+                                         quote(dir_ / "flags")));
+  EXPECT_EQ(flags.exit_code, 0) << flags.output;
+  EXPECT_TRUE(fs::exists(dir_ / "flags" / "example.npy"));
   // In --config: an empty value, and a key given twice (CLI11 made one value "2e-4,3e-4" of it).
   usrecon::io::write_file_atomic(dir_ / "empty.toml", "x-range = \"\"\n");
   expect_refused(pw + " --config " + quote(dir_ / "empty.toml"),
                  "empty.toml: x-range (from the file): must not be empty (leave it out for its default)");
   usrecon::io::write_file_atomic(dir_ / "twice.toml", "[a]\npitch = 2e-4\n# pitch = 1\n[b]\n  pitch = 3e-4\n");
   expect_refused(pw + " --config " + quote(dir_ / "twice.toml"), "twice.toml: pitch is given 2 times; give it once");
+  // Spelt quoted, or as a dotted key of a section, it is the same key given twice.
+  usrecon::io::write_file_atomic(dir_ / "quoted.toml", "pitch = 3e-4\n\"pitch\" = 3e-4\n");
+  expect_refused(pw + " --config " + quote(dir_ / "quoted.toml"), "quoted.toml: pitch is given 2 times; give it once");
+  usrecon::io::write_file_atomic(dir_ / "dotted.toml", "pitch = 3e-4\nreconstruct.pitch = 2e-4\n");
+  expect_refused(pw + " --config " + quote(dir_ / "dotted.toml"), "dotted.toml: pitch is given 2 times; give it once");
+  // A section named after another command holds its options ([view]'s dynamic-range was taken).
+  usrecon::io::write_file_atomic(dir_ / "view.toml", "fs = 20e6\n[view]\ndynamic-range = 20\n");
+  expect_refused(pw + " --config " + quote(dir_ / "view.toml"),
+                 "view.toml: [view] dynamic-range: a section named after another command holds its options");
   EXPECT_FALSE(fs::exists(dir_ / "out"));
+}
+
+// Ranges and lists that are none are refused where the options are read, with CLI11's exit code
+// for a bad value (105), as --fs abc is: they were refused later, with exit 1. A mistyped command
+// is said to be one (it was "A subcommand is required").
+TEST_F(CliCommands, BadRangesListsAndCommandsExitAsUsageErrors) {
+  const std::string input = quote(fs::path(USRECON_SOURCE_DIR) / "data" / "example.txt");
+  const std::string pw = "reconstruct " + input + " -o " + quote(dir_ / "out") + " --model planewave";
+  const std::string sim = "simulate --model dw -o " + quote(dir_ / "s.npy");
+  for (const auto& [args, message] : std::vector<std::pair<std::string, std::string>>{
+           {pw + " --angles-deg abc", "--angles-deg: 'abc' is not a number"},
+           {pw + " --x-range 1:0", "--x-range: MIN is larger than MAX in '1:0'"},
+           {pw + " --z-range 5", "--z-range: expected MIN:MAX, got '5'"},
+           {pw + " --sources-x 1:0:2", "--sources-x: START:STEP:STOP '1:0:2' never reaches STOP"},
+           {sim + " --sources-z x", "--sources-z: 'x' is not a number"},
+           {"simulate -o " + quote(dir_ / "p.npy") + " --model planewave --angles-deg 1:2:3:4",
+            "--angles-deg: expected START:STEP:STOP or a comma-separated list"},
+           {sim + " --speckle-z-range 3", "--speckle-z-range: expected MIN:MAX, got '3'"}}) {
+    SCOPED_TRACE(args);
+    const auto r = run_command(usrecon(args));
+    EXPECT_EQ(r.exit_code, 105) << r.output;
+    EXPECT_NE(r.output.find(message), std::string::npos) << r.output;
+  }
+  const auto fs_word = run_command(usrecon(pw + " --fs abc"));
+  EXPECT_EQ(fs_word.exit_code, 105) << fs_word.output;
+  for (const char* command : {"reconstuct", "bogus"}) {
+    const auto r = run_command(usrecon(std::string(command) + " " + input + " -o " + quote(dir_ / "out")));
+    EXPECT_EQ(r.exit_code, 109) << r.output;
+    EXPECT_NE(r.output.find("usrecon: unknown command '" + std::string(command) +
+                            "': the commands are reconstruct, simulate, metrics, view and info"),
+              std::string::npos) << r.output;
+  }
+  EXPECT_EQ(run_command(usrecon("--help")).exit_code, 0);
+  EXPECT_EQ(run_command(usrecon("--version")).exit_code, 0);
+  EXPECT_FALSE(fs::exists(dir_ / "out"));
+  EXPECT_FALSE(fs::exists(dir_ / "s.npy"));
 }
 
 TEST_F(CliCommands, RangedOptionsSayWhatTheyTake) {
@@ -519,7 +566,13 @@ TEST_F(CliCommands, RangedOptionsSayWhatTheyTake) {
   expect_refused(sa + " --tx-elements 1,,2", "--tx-elements: has an empty item in 1,,2: whole numbers from 0 to 65535");
   expect_refused(sa + " --tx-elements 1,2,", "--tx-elements: has an empty item in 1,2,");
   expect_refused("reconstruct " + input + out + " --model sa --tx-elements ,1", "--tx-elements: has an empty item in ,1");
-  const auto tx = run_command(usrecon(sa + " --tx-elements 3,010"));
+  // Several values, as CLI11 took them before: space-separated, or the option given again.
+  for (const char* several : {"3 4 10", "3,4 --tx-elements 010"}) {
+    const auto r = run_command(usrecon(sa + " --overwrite --tx-elements " + several));
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    EXPECT_NE(r.output.find("--tx-elements 3,4,10\n"), std::string::npos) << r.output;
+  }
+  const auto tx = run_command(usrecon(sa + " --overwrite --tx-elements 3,010"));
   ASSERT_EQ(tx.exit_code, 0) << tx.output;
   EXPECT_NE(tx.output.find("--tx-elements 3,10\n"), std::string::npos) << tx.output;
   // Numbers a double cannot hold, and words, are refused where the options are read ("inf" was

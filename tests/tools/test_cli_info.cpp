@@ -102,6 +102,31 @@ TEST_F(CliInfo, IqAndSyntheticApertureAndFramesAreNamed) {
   EXPECT_NE(zero.exit_code, 0);
   EXPECT_NE(zero.output.find("--frame: must be from 1 to 1073741824, not 0"), std::string::npos) << zero.output;
   EXPECT_EQ(zero.output.find("channel_data"), std::string::npos) << zero.output;
+  // --frame all, as reconstruct takes it (it was refused): the first frame is described, with the count.
+  const auto [every, every_code] = info_json("--frame all " + quote(kUff / "ustb_one_wave_two_frames.uff"));
+  EXPECT_EQ(every_code, 0);
+  EXPECT_EQ(every[0]["channel_data"]["from_file"]["frame"], 1) << every;
+  EXPECT_EQ(every[0]["channel_data"]["from_file"]["frames"], 2) << every;
+  const auto word = run_command(exe_ + " info --frame some " + quote(kUff / "ustb_one_wave_two_frames.uff") + " 2>&1");
+  EXPECT_EQ(word.exit_code, 105) << word.output;
+}
+
+// A raw image that reconstruct wrote reads as channel data of one transmit: info says what it is
+// (it said only "reconstruct reads 1 transmit(s) x 1200 element(s) x 762 samples").
+TEST_F(CliInfo, ARawImageReconstructWroteIsSaidToBeOne) {
+  fs::copy_file(fs::path(USRECON_SOURCE_DIR) / "data" / "example.txt", dir_ / "ex.txt");
+  const auto r = run_command(exe_ + " reconstruct " + quote(dir_ / "ex.txt") + " --backend cpu --save-raw -o " +
+                             quote(dir_ / "out") + " 2>&1");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const auto text = run_command(exe_ + " info " + quote(dir_ / "out" / "ex.npy") + " 2>&1");
+  EXPECT_EQ(text.exit_code, 0) << text.output;
+  EXPECT_NE(text.output.find("  a raw image that reconstruct wrote (ex.json names it as outputs.raw), not channel data"),
+            std::string::npos) << text.output;
+  // The same array under another name, which no JSON names, is channel data as far as info knows.
+  fs::copy_file(dir_ / "out" / "ex.npy", dir_ / "out" / "copy.npy");
+  const auto [copy, code] = info_json(quote(dir_ / "out" / "copy.npy"));
+  EXPECT_EQ(code, 0);
+  EXPECT_FALSE(copy[0].contains("note")) << copy;
 }
 
 TEST_F(CliInfo, MatNpyAndSourceTxtSayWhatReconstructNeeds) {

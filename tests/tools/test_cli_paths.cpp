@@ -224,3 +224,19 @@ TEST_F(CliPaths, AnUnwritableDirectoryIsSaidBeforeAnyWork) {
   fs::permissions(dir_ / "closed", fs::perms::owner_all);
   if (::geteuid() != 0) fs::permissions(dir_ / "ro", fs::perms::owner_write, fs::perm_options::add);
 }
+
+// An output directory whose name the file system cannot hold was found when the first frame was
+// written, after every input was beamformed ("File name too long" for each); it is said first.
+TEST_F(CliPaths, AnOutputNameTooLongIsSaidBeforeAnyWork) {
+  const std::string name(300, 'o');
+  const auto r = usrecon("reconstruct ex.txt --backend cpu -o out/" + name + "/images");
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_TRUE(says(r, "cannot create output directory out/" + name + "/images: the name " + std::string(40, 'o') +
+                          "... has 300 bytes, more than the file system's 255"))
+      << r.output;
+  EXPECT_FALSE(says(r, "ex.png")) << "beamformed before refusing: " << r.output;
+  EXPECT_FALSE(fs::exists(dir_ / "out"));
+  // 255 bytes is a name the file system holds.
+  const auto fits = usrecon("reconstruct ex.txt --backend cpu -o " + std::string(255, 'k'));
+  EXPECT_EQ(fits.exit_code, 0) << fits.output;
+}

@@ -16,6 +16,7 @@
 #include "usrecon/io/mat.hpp"
 #include "usrecon/io/npy.hpp"
 #include "usrecon/recon/das_pipeline.hpp"
+#include "usrecon/recon/pipeline.hpp"
 #include "usrecon/viewer/frame.hpp"
 
 namespace fs = std::filesystem;
@@ -27,7 +28,7 @@ namespace {
 struct InfoArgs {
   std::vector<std::string> files;
   std::string var;
-  int frame = 1;
+  std::string frame = "1";  // a frame number, or all (as reconstruct takes it: the first is described)
   bool as_json = false;
 };
 
@@ -115,6 +116,10 @@ json describe(const fs::path& path, const InfoArgs& args) {
     d["format"] = "NPY";
     const io::NpyArray a = io::read_npy(path);
     d["arrays"].push_back(array_entry(path.filename().string(), std::string(io::npy_descr(a.dtype)), a.shape));
+    // An image reconstruct wrote reads as channel data of one transmit: say what it is.
+    if (recon::is_written_raw_image(path))
+      d["note"] = "a raw image that reconstruct wrote (" + fs::path(path).replace_extension(".json").filename().string() +
+                  " names it as outputs.raw), not channel data: metrics and view read it";
   } else if (ext != ".txt") {
     // A PNG, a JSON, ...: listing its "values" as source.txt tokens said nothing true.
     throw io::InputError(path.string() + ": not a channel-data file by its name (" + (ext.empty() ? "no extension" : ext) +
@@ -133,7 +138,7 @@ json describe(const fs::path& path, const InfoArgs& args) {
   // How reconstruct reads it, with the options given here.
   recon::ChannelInput input;
   input.var = args.var;
-  input.frame = args.frame;
+  input.frame = args.frame == "all" ? 1 : std::stoi(args.frame);
   try {
     recon::FileGeometry geometry;
     const recon::ChannelData rf = recon::read_channel_data(path, input, 0, 0, &geometry);
@@ -180,6 +185,7 @@ void print_text(const json& d) {
     for (const auto& g : d["ustb_channel_data"]) list += (list.empty() ? "" : ", ") + g.get<std::string>();
     std::printf("  USTB uff.channel_data: %s\n", list.c_str());
   }
+  if (d.contains("note")) std::printf("  %s\n", d["note"].get<std::string>().c_str());
   if (d.contains("reads_as")) std::printf("  reconstruct: %s\n", d["reads_as"].get<std::string>().c_str());
   if (d.contains("not_read_because"))
     std::printf("  reconstruct cannot read it as it stands: %s\n", d["not_read_because"].get<std::string>().c_str());
@@ -265,8 +271,11 @@ Command add_info(CLI::App& app) {
   app.add_option("files", args->files, "Channel data files (.mat, .h5/.hdf5/.uff, .npy, source.txt)")->required();
   app.add_option("--var", args->var, "MAT variable, HDF5 dataset or USTB channel_data group to read, as for reconstruct");
   app.add_option("--frame", args->frame, "USTB UFF files: the frame to describe (1 = the first; the file's frame "
-                 "count is listed, and reconstruct --frame all reads each)")
-      ->transform(in_range(1, 1 << 30).description("a frame number from 1"));
+                 "count is listed, and reconstruct --frame all reads each), or all, as reconstruct takes it: the "
+                 "first is described")
+      ->transform(CLI::Validator(
+          [frame = in_range(1, 1 << 30)](std::string& text) { return text == "all" ? std::string() : frame(text); },
+          "INT:[1 - 1073741824] or all"));
   app.add_flag("--json", args->as_json, "Print one JSON array (an object per file) instead of text");
   app.footer("Exit status 1 when a file cannot be listed at all; a file that lists but that reconstruct "
              "cannot read as it stands says why (and what to give) and counts as success.");

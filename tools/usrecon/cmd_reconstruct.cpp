@@ -251,7 +251,8 @@ Command add_reconstruct(CLI::App& app) {
       ->capture_default_str();
   app.add_flag("--profile", args->profile,
                "Print a per-stage time summary at the end (median ms per frame: read, analytic "
-               "signal (general models), beamform, CUDA-event h2d/kernel/d2h, bmode, write, total, and "
+               "signal (general models), beamform, CUDA-event h2d/kernel/d2h, bmode, write, total (read start to "
+               "files in place, waits in the batch's queues included), and "
                "setup: building a beamformer for a new geometry, general models, not counted in beamform) "
                "and the batch throughput, with the start-up before the batch apart");
   app.add_option("--threads", args->options.threads, "CPU threads (0 = all hardware threads)")

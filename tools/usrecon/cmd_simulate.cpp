@@ -46,7 +46,7 @@ struct SimulateArgs {
   std::string angles_deg = "0";
   std::string time_zero;  // "" = first-element, or center for HDF5 (PICMUS) output
   std::string sources_x, sources_z;  // diverging and focused waves (metres)
-  std::string tx_elements;           // synthetic aperture: whole_number_list's canonical text
+  std::vector<std::string> tx_elements;  // synthetic aperture: whole_number_list's canonical lists
   std::vector<std::string> cysts;
   std::string speckle_x_range, speckle_z_range;  // millimetres, MIN:MAX
   recon::DasSimulationOptions das;
@@ -348,19 +348,19 @@ Command add_simulate(CLI::App& app) {
   app.add_option("--fs", acq.fs, "Sampling frequency, Hz")->check(positive_number())->capture_default_str()->group(g);
   app.add_option("--t0", acq.t0, "Time of sample 0 after the transmit, s")
       ->check(finite_number())->capture_default_str()->group(g);
-  app.add_option("--angles-deg", args->angles_deg, "Plane-wave angles (--model planewave only): START:STEP:STOP or A,B,C")->capture_default_str()->group(g);
+  app.add_option("--angles-deg", args->angles_deg, "Plane-wave angles (--model planewave only): START:STEP:STOP or A,B,C")->check(parsed_by("--angles-deg", recon::parse_number_list, "LIST"))->capture_default_str()->group(g);
   app.add_option("--time-zero", args->time_zero,
                  "Plane, diverging and focused waves (not sa): t = 0 at the first element's firing (default) or when the wavefront "
                  "crosses the array centre (center: the default, and the only choice, for HDF5 and UFF output)")
       ->check(CLI::IsMember({"first-element", "center"}))->group(g);
   app.add_option("--tx-elements", args->tx_elements, "Synthetic aperture: transmitting elements (default: all)")->transform(whole_number_list(0, 65535))->group(g);
-  app.add_option("--sources-x", args->sources_x, "Diverging and focused waves: virtual sources' (focal points') x, metres (START:STEP:STOP or A,B,C)")->group(g);
-  app.add_option("--sources-z", args->sources_z, "Diverging and focused waves: their depth, metres, <= 0 for dw, > 0 for fw (one, or one per source)")->group(g);
+  app.add_option("--sources-x", args->sources_x, "Diverging and focused waves: virtual sources' (focal points') x, metres (START:STEP:STOP or A,B,C)")->check(parsed_by("--sources-x", recon::parse_number_list, "LIST"))->group(g);
+  app.add_option("--sources-z", args->sources_z, "Diverging and focused waves: their depth, metres, <= 0 for dw, > 0 for fw (one, or one per source)")->check(parsed_by("--sources-z", recon::parse_number_list, "LIST"))->group(g);
   app.add_option("--cyst", args->cysts, "Anechoic cyst X_MM,Z_MM,R_MM (x from the array centre; repeatable)")->group(g);
   app.add_option("--speckle-x-range", args->speckle_x_range,
-                 "Where --speckle scatterers lie laterally, MIN_MM:MAX_MM (default: the array's span)")->group(g);
+                 "Where --speckle scatterers lie laterally, MIN_MM:MAX_MM (default: the array's span)")->check(parsed_by("--speckle-x-range", recon::parse_range, "MIN_MM:MAX_MM"))->group(g);
   app.add_option("--speckle-z-range", args->speckle_z_range,
-                 "Where --speckle scatterers lie in depth, MIN_MM:MAX_MM (default: 2 mm to the last sample's depth)")->group(g);
+                 "Where --speckle scatterers lie in depth, MIN_MM:MAX_MM (default: 2 mm to the last sample's depth)")->check(parsed_by("--speckle-z-range", recon::parse_range, "MIN_MM:MAX_MM"))->group(g);
   app.footer("--model seed: the seed's forward model (all elements fire at once and channel k records every "
              "element's two-way path). The general models: each transmit's wave (plane wave, one element, or a "
              "virtual source) with the delays reconstruct uses, elements as points without directivity; a Gaussian "

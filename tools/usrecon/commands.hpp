@@ -82,8 +82,8 @@ CLI::Validator in_range(T lo, T hi) {
 }
 
 /// A comma-separated list of whole numbers from lo to hi (--tx-elements 0,5,10), each read as
-/// in_range reads one; rewritten with each in decimal. Give it with ->transform() to a string
-/// option: CLI11's ->delimiter(',') dropped an empty item ("1,,2" was elements 1 and 2).
+/// in_range reads one; rewritten with each in decimal. Give it with ->transform() to an option of
+/// strings: CLI11's ->delimiter(',') dropped an empty item ("1,,2" was elements 1 and 2).
 inline CLI::Validator whole_number_list(int lo, int hi) {
   const CLI::Validator item = in_range(lo, hi);
   return CLI::Validator(
@@ -107,18 +107,41 @@ inline CLI::Validator whole_number_list(int lo, int hi) {
       "INT,...:[" + std::to_string(lo) + " - " + std::to_string(hi) + "]");
 }
 
-/// The numbers of a list that whole_number_list accepted.
-inline std::vector<int> whole_numbers(const std::string& list) {
+/// The numbers of the lists that whole_number_list accepted, in order (an option may take several:
+/// --tx-elements 0 5 10, 0,5,10, or given twice).
+inline std::vector<int> whole_numbers(const std::vector<std::string>& lists) {
   std::vector<int> values;
-  std::size_t start = 0;
-  for (std::size_t i = 0; i <= list.size() && !list.empty(); ++i) {
-    if (i < list.size() && list[i] != ',') continue;
-    int value = 0;
-    std::from_chars(list.data() + start, list.data() + i, value);
-    values.push_back(value);
-    start = i + 1;
+  for (const std::string& list : lists) {
+    std::size_t start = 0;
+    for (std::size_t i = 0; i <= list.size() && !list.empty(); ++i) {
+      if (i < list.size() && list[i] != ',') continue;
+      int value = 0;
+      std::from_chars(list.data() + start, list.data() + i, value);
+      values.push_back(value);
+      start = i + 1;
+    }
   }
   return values;
+}
+
+/// A value that `parse(text, name)` accepts: one of recon's parsers of ranges and lists, which
+/// throw "NAME: why". Checked where the options are read, so that a list that is no list exits as
+/// CLI11's own refusals do (105; it was 1, after the other checks), said as "NAME: why".
+template <class Parse>
+CLI::Validator parsed_by(const std::string& name, Parse parse, const std::string& description) {
+  return CLI::Validator(
+      [=](std::string& text) -> std::string {
+        if (text.empty()) return "must not be empty (leave the option out for its default)";
+        try {
+          (void)parse(text, name);
+        } catch (const std::exception& e) {
+          std::string why = e.what();
+          if (why.rfind(name + ": ", 0) == 0) why.erase(0, name.size() + 2);
+          return why;
+        }
+        return {};
+      },
+      description);
 }
 
 /// Refuses an option given an empty value ("--x-range ''", a shell variable left unset): it was

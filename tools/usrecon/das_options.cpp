@@ -50,7 +50,8 @@ void add_das_options(CLI::App& app, DasArgs& args, recon::ReconstructOptions& op
       ->check(finite_number())->capture_default_str()->group(g);
   app.add_option("--angles-deg", args.angles_deg,
                  "Plane-wave steering angles in degrees: START:STEP:STOP or A,B,C; angle > 0 means "
-                 "element 0 fires first")->group(g);
+                 "element 0 fires first")
+      ->check(parsed_by("--angles-deg", recon::parse_number_list, "LIST"))->group(g);
   app.add_option("--time-zero", args.time_zero,
                  "Plane, diverging and focused waves: t = 0 (and --t0) counts from the first element's firing, "
                  "or from the wavefront crossing the array centre (USTB, PICMUS)")
@@ -61,13 +62,15 @@ void add_das_options(CLI::App& app, DasArgs& args, recon::ReconstructOptions& op
   app.add_option("--sources-x", args.sources_x,
                  "Diverging and focused waves: the virtual sources' (focal points') x in metres, "
                  "START:STEP:STOP or A,B,C (one transmit each)")
-      ->group(g);
+      ->check(parsed_by("--sources-x", recon::parse_number_list, "LIST"))->group(g);
   app.add_option("--sources-z", args.sources_z,
                  "Diverging and focused waves: the sources' depth in metres, <= 0 behind the array (dw), "
                  "> 0 in front of it (fw): one for all, or one per source")
-      ->group(g);
-  app.add_option("--x-range", args.x_range, "Image lateral range MIN:MAX in metres (default: the array's span)")->group(g);
-  app.add_option("--z-range", args.z_range, "Image depth range MIN:MAX in metres (default: from max(0, c t0 / 2) to the last sample's depth, c (t0 + (samples - 1) / fs) / 2)")->group(g);
+      ->check(parsed_by("--sources-z", recon::parse_number_list, "LIST"))->group(g);
+  app.add_option("--x-range", args.x_range, "Image lateral range MIN:MAX in metres (default: the array's span)")
+      ->check(parsed_by("--x-range", recon::parse_range, "MIN:MAX"))->group(g);
+  app.add_option("--z-range", args.z_range, "Image depth range MIN:MAX in metres (default: from max(0, c t0 / 2) to the last sample's depth, c (t0 + (samples - 1) / fs) / 2)")
+      ->check(parsed_by("--z-range", recon::parse_range, "MIN:MAX"))->group(g);
   app.add_option("--dx", das.grid.dx, "Lateral pixel step in metres (default: pitch / 2)")->check(positive_number())->group(g);
   app.add_option("--dz", das.grid.dz, "Depth pixel step in metres (default: c / (4 fs))")->check(positive_number())->group(g);
   app.add_option("--fnumber", das.options.fnumber, "Receive F-number (aperture z / F); 0 = full aperture")
@@ -145,23 +148,44 @@ void apply_config(const DasArgs& args) {
   // for --pitch): the file's lines say whether a key was written more than once.
   const std::string text = io::read_file(args.config);
   const auto times_written = [&](const std::string& key) {
+    // Lines "key = ...", also spelt "\"key\" = ..." or "section.key = ..." (TOML's dotted keys).
+    const auto unquoted = [](std::string_view t) {
+      while (!t.empty() && (t.front() == ' ' || t.front() == '\t')) t.remove_prefix(1);
+      while (!t.empty() && (t.back() == ' ' || t.back() == '\t')) t.remove_suffix(1);
+      if (t.size() >= 2 && (t.front() == '"' || t.front() == '\'') && t.back() == t.front()) t = t.substr(1, t.size() - 2);
+      return t;
+    };
     int count = 0;
     std::size_t line_start = 0;
     while (line_start < text.size()) {
       const std::size_t line_end = std::min(text.find('\n', line_start), text.size());
-      std::string_view line(text.data() + line_start, line_end - line_start);
-      while (!line.empty() && (line.front() == ' ' || line.front() == '\t')) line.remove_prefix(1);
-      if (line.size() > key.size() && line.substr(0, key.size()) == key) {
-        std::string_view rest = line.substr(key.size());
-        while (!rest.empty() && (rest.front() == ' ' || rest.front() == '\t')) rest.remove_prefix(1);
-        if (!rest.empty() && (rest.front() == '=' || rest.front() == ':')) ++count;
+      const std::string_view line(text.data() + line_start, line_end - line_start);
+      const std::size_t equals = line.find('=');
+      if (equals != std::string_view::npos) {
+        std::string_view name = unquoted(line.substr(0, equals));
+        if (!name.empty() && name.front() != '#' && name.front() != ';' && name.front() != '[') {
+          if (const std::size_t dot = name.rfind('.'); dot != std::string_view::npos && name.back() != '"' &&
+                                                       name.back() != '\'')
+            name = unquoted(name.substr(dot + 1));
+          if (name == key) ++count;
+        }
       }
       line_start = line_end + 1;
     }
-    return count;
+    // And items of one name in different sections, which CLI11 keeps apart.
+    int items_named = 0;
+    for (const CLI::ConfigItem& other : items) items_named += other.name == key;
+    return std::max(count, items_named);
   };
   for (const CLI::ConfigItem& item : items) {
     if (item.name == "++" || item.name == "--" || item.name.empty()) continue;  // section markers
+    // Sections may group the keys as the user likes, but one named after another command holds
+    // that command's options: a [view] dynamic-range was taken for reconstruct's.
+    for (const std::string& section : item.parents)
+      for (const char* other : {"simulate", "metrics", "view", "info"})
+        if (section == other)
+          throw Error("--config " + args.config + ": [" + section + "] " + shortened(item.name) + ": a section named "
+                      "after another command holds its options; reconstruct reads the others (e.g. [reconstruct])");
     if (const int times = times_written(item.name); times > 1)
       throw Error("--config " + args.config + ": " + shortened(item.name) + " is given " + std::to_string(times) +
                   " times; give it once");
@@ -322,19 +346,26 @@ std::vector<std::string> unlikely_units(const CLI::App& app) {
     bool has_exponent = false;
     std::size_t start = 0;
     const char* suffix = kind == Kind::Time ? "e-6" : kind == Kind::Frequency ? "e6" : "e-3";
-    for (std::size_t i = 0; i <= text.size(); ++i) {
+    bool readable = true;
+    for (std::size_t i = 0; i <= text.size() && readable; ++i) {
       if (i < text.size() && text[i] != ':' && text[i] != ',') continue;
-      const std::string token = text.substr(start, i - start);
+      std::string token = text.substr(start, i - start);  // " 0.006" in "0.002 : 0.006" too
+      token.erase(0, token.find_first_not_of(" \t"));
+      token.erase(token.find_last_not_of(" \t") + 1);
       double value = 0;
-      if (!CLI::detail::lexical_cast(token, value) || !std::isfinite(value)) return warnings;  // refused elsewhere
+      readable = CLI::detail::lexical_cast(token, value) && std::isfinite(value);
       largest = std::max(largest, std::fabs(value));
       smallest = std::min(smallest, value);
       has_exponent |= token.find_first_of("eE") != std::string::npos;
       smaller_unit += token + suffix + (i < text.size() ? std::string(1, text[i]) : "");
       start = i + 1;
     }
+    if (!readable) continue;  // refused where the option is parsed
     const std::string given = std::string(name) + " " + text;
-    const std::string instead = has_exponent ? std::string() : ": for " + text;
+    // The rewrite is offered where the smaller unit gives a value ultrasound uses (up to 1 m, 1 ms,
+    // 1 GHz): --fs 50000 (a sonar's 50 kHz) is not told to be 50000 MHz.
+    const bool plausible = largest <= 1e3;
+    const std::string instead = has_exponent || !plausible ? std::string() : ": for " + text;
     switch (kind) {
       case Kind::Step:
         if (largest >= 1e-2)
@@ -357,8 +388,9 @@ std::vector<std::string> unlikely_units(const CLI::App& app) {
       case Kind::Speed:
         if (smallest < 100)
           warnings.push_back(given + " is in m/s" +
-                             (has_exponent ? std::string() : ": for " + text + " mm/us give " +
-                                                                 recon::number_text(smallest * 1000)));
+                             (has_exponent || smallest < 0.5 ? std::string()
+                                                             : ": for " + text + " mm/us give " +
+                                                                   recon::number_text(smallest * 1000)));
         break;
     }
   }

@@ -20,7 +20,7 @@ struct DasArgs {
   std::string config;
   std::string model = "seed";
   std::string x_range, z_range, angles_deg, sources_x, sources_z;
-  std::string tx_elements;  // whole_number_list's canonical text
+  std::vector<std::string> tx_elements;  // whole_number_list's canonical lists
   std::string window = "rect", interp = "linear", offset = "none", time_zero = "first-element";
   std::string frame = "1";  // --frame N | all
   std::string tx_apodization = "none";

@@ -3,6 +3,7 @@
 
 #include <cstdio>
 #include <exception>
+#include <functional>
 #include <new>
 
 #include "commands.hpp"
@@ -32,6 +33,18 @@ int main(int argc, char** argv) {
   auto* info = app.add_subcommand(
       "info", "Say what channel-data files hold and how reconstruct reads them (arrays, geometry, or what to give)");
   const usrecon::cli::Command run_info = usrecon::cli::add_info(*info);
+  // A mistyped command ("reconstuct") was told "A subcommand is required", as if none was given.
+  const auto is_command = [&](const char* name) {
+    const CLI::App& commands = app;
+    for (const CLI::App* command : commands.get_subcommands(std::function<bool(const CLI::App*)>()))
+      if (command->check_name(name)) return true;
+    return false;
+  };
+  if (argc > 1 && argv[1][0] != '-' && !is_command(argv[1])) {
+    std::fprintf(stderr, "usrecon: unknown command '%s': the commands are reconstruct, simulate, metrics, view and info "
+                         "(usrecon --help)\n", argv[1]);
+    return static_cast<int>(CLI::ExitCodes::ExtrasError);
+  }
   try {
     app.parse(argc, argv);
     usrecon::cli::refuse_empty_values(app);

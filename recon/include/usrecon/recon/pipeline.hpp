@@ -123,6 +123,10 @@ std::uintmax_t input_byte_limit(const seed::Problem& problem);
 /// a directory's NPY and text files, which have none, are not its inputs).
 std::vector<std::string> input_extensions(ReconModel model, bool variable_named = false);
 
+/// Whether `npy` is a raw image an earlier reconstruct wrote: the <stem>.json beside it names it as
+/// its outputs.raw (a directory's listing leaves such a file out; info says what it is).
+bool is_written_raw_image(const std::filesystem::path& npy);
+
 /// Files stay as given; a directory contributes its regular files, not hidden (.name), with one of the model's
 /// input_extensions (in any case), sorted by name. Paths that do not exist are kept, so that
 /// processing reports them. A path whose name has such an extension is always taken as a file: a
