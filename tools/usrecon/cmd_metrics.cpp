@@ -143,7 +143,7 @@ int run(const MetricsArgs& args) {
       return recon::to_json(m);
     }));
   // A maximum nearer another listed point than its own is most likely that one's (two targets
-  // closer than the search radius): measured as PICMUS defines it, and flagged.
+  // closer than the search radius): measured with PICMUS's formulas, and flagged.
   for (std::size_t i = 0; i < points.size(); ++i) {
     nlohmann::json& entry = out["points"][i];
     if (!entry.contains("x") || !entry.contains("z")) continue;  // not measured

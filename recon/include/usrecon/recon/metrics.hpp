@@ -1,8 +1,11 @@
-// Image-quality metrics as PICMUS defines them (Liebgott et al., IEEE IUS 2016): for point
+// Image-quality metrics with PICMUS's formulas (Liebgott et al., IEEE IUS 2016): for point
 // targets, the position of the maximum and its distance from the truth, and the axial and lateral
 // full widths at half maximum (-6 dB) on the dB profiles through the maximum, linearly
 // interpolated (PICMUS: interp1 at 10x); for cysts, the contrast-to-noise ratio on the dB image
 // and the generalized CNR (gCNR, Rodriguez-Molares et al. 2020) from histograms of the dB image.
+// The regions are not PICMUS's code's (README): a width runs from the peak to the first -6 dB
+// crossing on each side (PICMUS spans the outermost samples above -6 dB, side lobes included), the
+// search region is a circle, and a cyst is 0.8 R inside against 1.25-1.6 R around.
 #pragma once
 
 #include <nlohmann/json.hpp>
