@@ -110,7 +110,6 @@ std::vector<fs::path> expand_inputs(const std::vector<fs::path>& paths, ReconMod
   // A raw image an earlier run wrote beside its inputs (<stem>.npy, which <stem>.json names as
   // outputs.raw) is no channel data: a directory's listing leaves it out, so that a run into the
   // inputs' own directory can be repeated. Named on the command line, it is read.
-  const auto is_our_raw_image = [](const fs::path& file) { return is_written_raw_image(file); };
   std::vector<fs::path> inputs;
   for (const fs::path& path : paths) {
     std::error_code ec;
@@ -126,7 +125,7 @@ std::vector<fs::path> expand_inputs(const std::vector<fs::path>& paths, ReconMod
       // Hidden files (.name: editors' backups, macOS's ._ resource forks, half-written copies)
       // are no acquisitions; named on the command line, they are read.
       const bool hidden = entry.path().filename().string().starts_with('.');
-      if (!hidden && is_input(entry.path()) && entry.is_regular_file(entry_ec) && !is_our_raw_image(entry.path()))
+      if (!hidden && is_input(entry.path()) && entry.is_regular_file(entry_ec) && !is_written_raw_image(entry.path()))
         found.push_back(entry.path());
     }
     if (ec) {

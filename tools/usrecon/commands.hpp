@@ -42,12 +42,9 @@ inline CLI::Validator finite_number() {
       "NUMBER");
 }
 
-/// Text that is not empty: an option given as "" (a shell variable left unset, say) was taken for
-/// the option not given, its default silently used.
-inline CLI::Validator not_empty() {
-  return CLI::Validator([](std::string& text) -> std::string { return text.empty() ? "must not be empty" : ""; },
-                        "");
-}
+/// What an option given "" (a shell variable left unset, say) is told: it was taken for the option
+/// not given, its default silently used.
+inline constexpr const char* kEmptyValue = "must not be empty (leave the option out for its default)";
 
 /// A number from lo to hi, a whole one in decimal when T is an integer type. CLI::Range said
 /// "Value abc not in range 0 to 4096" of a word and of 3.5, let NaN through, and CLI11 then read
@@ -131,7 +128,7 @@ template <class Parse>
 CLI::Validator parsed_by(const std::string& name, Parse parse, const std::string& description) {
   return CLI::Validator(
       [=](std::string& text) -> std::string {
-        if (text.empty()) return "must not be empty (leave the option out for its default)";
+        if (text.empty()) return kEmptyValue;
         try {
           (void)parse(text, name);
         } catch (const std::exception& e) {
@@ -153,7 +150,7 @@ inline void refuse_empty_values(const CLI::App& app) {
       if (opt->nonpositional() && opt->get_type_size() != 0 && opt->count() > 0)
         for (const std::string& value : opt->results())
           if (value.empty())
-            throw CLI::ValidationError(opt->get_name(), "must not be empty (leave the option out for its default)");
+            throw CLI::ValidationError(opt->get_name(), kEmptyValue);
 }
 
 Command add_reconstruct(CLI::App& app);

@@ -365,32 +365,26 @@ std::vector<std::string> unlikely_units(const CLI::App& app) {
     // The rewrite is offered where the smaller unit gives a value ultrasound uses (up to 1 m, 1 ms,
     // 1 GHz): --fs 50000 (a sonar's 50 kHz) is not told to be 50000 MHz.
     const bool plausible = largest <= 1e3;
-    const std::string instead = has_exponent || !plausible ? std::string() : ": for " + text;
+    // "--pitch 0.3 is in metres (30 cm): for 0.3 mm give 0.3e-3"; no rewrite where it is "".
+    const auto warn = [&](const std::string& unit, const std::string& smaller, const std::string& rewritten) {
+      const bool offer = !has_exponent && plausible && !rewritten.empty();
+      warnings.push_back(given + " is in " + unit + (offer ? ": for " + text + " " + smaller + " give " + rewritten : ""));
+    };
     switch (kind) {
       case Kind::Step:
-        if (largest >= 1e-2)
-          warnings.push_back(given + " is in metres (" + recon::number_text(largest * 100) + " cm)" + instead +
-                             (instead.empty() ? "" : " mm give " + smaller_unit));
+        if (largest >= 1e-2) warn("metres (" + recon::number_text(largest * 100) + " cm)", "mm", smaller_unit);
         break;
       case Kind::Position:
-        if (largest >= 1)
-          warnings.push_back(given + " is in metres (reaching " + recon::number_text(largest) + " m)" + instead +
-                             (instead.empty() ? "" : " mm give " + smaller_unit));
+        if (largest >= 1) warn("metres (reaching " + recon::number_text(largest) + " m)", "mm", smaller_unit);
         break;
       case Kind::Time:
-        if (largest >= 1e-3)
-          warnings.push_back(given + " is in seconds" + instead + (instead.empty() ? "" : " us give " + smaller_unit));
+        if (largest >= 1e-3) warn("seconds", "us", smaller_unit);
         break;
       case Kind::Frequency:
-        if (smallest < 1e5)
-          warnings.push_back(given + " is in Hz" + instead + (instead.empty() ? "" : " MHz give " + smaller_unit));
+        if (smallest < 1e5) warn("Hz", "MHz", smaller_unit);
         break;
-      case Kind::Speed:
-        if (smallest < 100)
-          warnings.push_back(given + " is in m/s" +
-                             (has_exponent || smallest < 0.5 ? std::string()
-                                                             : ": for " + text + " mm/us give " +
-                                                                   recon::number_text(smallest * 1000)));
+      case Kind::Speed:  // one speed; below 0.5 mm/us (500 m/s) no medium is meant
+        if (smallest < 100) warn("m/s", "mm/us", smallest < 0.5 ? "" : recon::number_text(smallest * 1000));
         break;
     }
   }
