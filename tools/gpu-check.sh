@@ -231,9 +231,12 @@ if [[ -z $MODE ]]; then
   say "full CMake build unavailable (see above); building the GPU path with nvcc alone"
   build_minimal() {
     local obj=$WORK/min
-    mkdir -p "$obj"
-    local flags=(-std=c++20 -O3 --fmad=false -arch=sm_90 -Xcompiler -ffp-contract=off
-                 -I"$ROOT/kernels/include" -I"$ROOT/io/include" -I"$ROOT/recon/include" -DUSRECON_HAVE_CUDA=1
+    mkdir -p "$obj/include/usrecon/kernels"
+    # usrecon/kernels/config.hpp as CMake writes it for a build with CUDA.
+    sed 's/^#cmakedefine USRECON_HAVE_CUDA 1$/#define USRECON_HAVE_CUDA 1/' \
+      "$ROOT/kernels/include/usrecon/kernels/config.hpp.in" > "$obj/include/usrecon/kernels/config.hpp"
+    local flags=(-std=c++20 -O3 --fmad=false -arch=sm_90 -Xcompiler -ffp-contract=off -I"$obj/include"
+                 -I"$ROOT/kernels/include" -I"$ROOT/io/include" -I"$ROOT/recon/include"
                  -DUSRECON_SOURCE_DIR="\"$ROOT\"" -DUSRECON_BINARY_DIR="\"$WORK\""
                  -DUSRECON_SHARED_DIR="\"$ROOT/../shared\"" $CUBLAS_CFLAGS)
     local cublas=($CUBLAS_LIBS)

@@ -31,13 +31,18 @@ BUDGET = [
 ]
 
 FLAGS = ["-std=c++20", "-O3", "-DNDEBUG", "--fmad=false", "-Xcompiler=-ffp-contract=off",
-         "-arch=sm_90", "-DUSRECON_HAVE_CUDA=1", "-cubin", "-Xptxas", "-v"]
+         "-arch=sm_90", "-cubin", "-Xptxas", "-v"]
 
 
 def kernels_of(nvcc, source_dir, source):
     """[(demangled name, registers, spill store bytes)] of every entry function in source."""
     with tempfile.TemporaryDirectory() as tmp:
-        cmd = [nvcc, *FLAGS, "-I" + os.path.join(source_dir, "kernels/include"),
+        # usrecon/kernels/config.hpp as CMake writes it for a build with CUDA (no build tree here).
+        config_in = os.path.join(source_dir, "kernels/include/usrecon/kernels/config.hpp.in")
+        os.makedirs(os.path.join(tmp, "usrecon/kernels"))
+        with open(config_in) as template, open(os.path.join(tmp, "usrecon/kernels/config.hpp"), "w") as config:
+            config.write(template.read().replace("#cmakedefine USRECON_HAVE_CUDA 1", "#define USRECON_HAVE_CUDA 1"))
+        cmd = [nvcc, *FLAGS, "-I" + tmp, "-I" + os.path.join(source_dir, "kernels/include"),
                "-I" + os.path.join(source_dir, "recon/include"), os.path.join(source_dir, source),
                "-o", os.path.join(tmp, "out.cubin")]
         run = subprocess.run(cmd, capture_output=True, text=True)

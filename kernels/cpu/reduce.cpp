@@ -69,7 +69,8 @@ sum_type_t<T> sum(const In<T>& x, const Exec& exec) {
     case Location::host:
       return cpu_sum(x.data, n, exec.threads);
     case Location::device:
-      return cuda_sum(x.data, n, exec.stream);
+      // An empty array holds nothing on a device and needs none, with or without CUDA.
+      return n == 0 ? sum_type_t<T>(0) : cuda_sum(x.data, n, exec.stream);
   }
   return {};
 }

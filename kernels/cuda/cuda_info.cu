@@ -38,7 +38,14 @@ void throw_cuda_error(cudaError_t status, const char* statement, const char* fil
   // not stick to the context, such as out of memory), so that the next launch check, which reads
   // cudaGetLastError(), does not report this error again as the launch's.
   (void)cudaGetLastError();
-  const std::string message = std::string("CUDA error in ") + statement + " at " + file + ":" +
+  // No device or no driver is said in words first, as require_cuda says it (the runtime's
+  // "insufficient driver" is also what a machine without any driver gets).
+  const std::string unusable =
+      status == cudaErrorInsufficientDriver || status == cudaErrorStubLibrary
+          ? "no usable CUDA device (no NVIDIA driver, or one older than this build's CUDA runtime needs): "
+      : status == cudaErrorNoDevice ? "no CUDA device found: "
+                                    : "";
+  const std::string message = unusable + "CUDA error in " + statement + " at " + file + ":" +
                               std::to_string(line) + ": " + cudaGetErrorName(status) + " (" +
                               cudaGetErrorString(status) + ")";
   switch (status) {

@@ -6,7 +6,11 @@
 
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
+#include <sstream>
 #include <string>
+
+#include "usrecon/kernels/config.hpp"
 
 namespace {
 
@@ -103,20 +107,59 @@ TEST_F(KernelConsumer, AConsumerCudaOpBuildsAndRuns) {
 #endif
 }
 
-// The same .cu file against a package built without CUDA (made here: only its kernels library)
-// compiles, cuda/map.cuh being map.hpp alone there, and its device call throws CudaUnavailable.
+// The same .cu file against a package built without CUDA (made here as README says: the kernels
+// alone, -DUSRECON_KERNELS_ONLY=ON, installed whole) compiles, cuda/map.cuh being map.hpp alone
+// there, and its device call throws CudaUnavailable.
 TEST_F(KernelConsumer, ACudaOpBuildsAgainstAPackageWithoutCuda) {
   if (std::string(USRECON_TEST_NVCC).empty()) GTEST_SKIP() << "no nvcc";
   const fs::path package = work_ / "package";
   ASSERT_TRUE(run("cmake -S " + shell_quoted(USRECON_SOURCE_DIR) + " -B " + shell_quoted(package) +
-                      " -DCMAKE_BUILD_TYPE=Release -DUSRECON_CUDA=OFF -DUSRECON_BUILD_TESTS=OFF"
-                      " -DUSRECON_BUILD_BENCHMARKS=OFF -DCMAKE_CXX_COMPILER=" USRECON_TEST_CXX,
+                      " -DCMAKE_BUILD_TYPE=Release -DUSRECON_CUDA=OFF -DUSRECON_KERNELS_ONLY=ON"
+                      " -DCMAKE_CXX_COMPILER=" USRECON_TEST_CXX,
                   log_))
       << "configuring the package without CUDA failed; see " << log_;
-  ASSERT_TRUE(run("cmake --build " + shell_quoted(package) + " --target usrecon_kernels -j2", log_))
+  // Kernels alone: no target of io, recon or the CLI (their libraries were needed to configure).
+  EXPECT_FALSE(fs::exists(package / "io")) << "USRECON_KERNELS_ONLY configured io";
+  EXPECT_FALSE(fs::exists(package / "tools" / "usrecon")) << "USRECON_KERNELS_ONLY configured the CLI";
+  ASSERT_TRUE(run("cmake --build " + shell_quoted(package) + " -j2", log_))
       << "building the kernels library without CUDA failed; see " << log_;
-  ASSERT_TRUE(install(package));
+  ASSERT_TRUE(run("cmake --install " + shell_quoted(package) + " --prefix " + shell_quoted(prefix()), log_))
+      << "installing the kernels-only build failed; see " << log_;
   EXPECT_TRUE(build_and_run("-DCONSUMER_CUDA=ON -DCMAKE_CUDA_COMPILER=" USRECON_TEST_NVCC));
+}
+
+// A consumer compiled without CMake (c++ -I<prefix>/include, no -D) sees the library as it was
+// built (usrecon/kernels/config.hpp). USRECON_HAVE_CUDA once came only through the CMake target:
+// without it, a file calling a ufunc on device memory defined an inline stand-in for the
+// library's CUDA map under the same name (nm: W), which the linker could keep in place of the
+// real kernels, so that on a GPU the call would have done nothing.
+TEST_F(KernelConsumer, APlainCompilerSeesHowTheLibraryWasBuilt) {
+  ASSERT_TRUE(install(USRECON_BINARY_DIR));
+  const fs::path object = work_ / "plain_device_add.o";
+  ASSERT_TRUE(run(std::string(USRECON_TEST_CXX) + " -std=c++20 -O1 -c -I" + shell_quoted(prefix() / "include") + " " +
+                      shell_quoted(fs::path(USRECON_SOURCE_DIR) / "tests" / "consumer" / "plain_device_add.cpp") +
+                      " -o " + shell_quoted(object),
+                  log_))
+      << "compiling without CMake failed; see " << log_;
+  const fs::path symbols = work_ / "cuda_map_symbols.txt";
+  ASSERT_TRUE(run("(nm -C " + shell_quoted(object) + " | grep 'cuda_map<' > " + shell_quoted(symbols) + ")", log_))
+      << "the object names no cuda_map; see " << log_;
+  std::ifstream in(symbols);
+  std::string line;
+  int lines = 0;
+  while (std::getline(in, line)) {
+    ++lines;
+    std::istringstream fields(line);
+    std::string first, second;
+    fields >> first >> second;
+    const std::string type = first.size() == 1 ? first : second;  // "U name" or "ADDR W name"
+#if defined(USRECON_HAVE_CUDA)
+    EXPECT_EQ(type, "U") << "the library has CUDA, so its map must come from it: " << line;
+#else
+    EXPECT_EQ(type, "W") << "the library has no CUDA: the header's map that says so is used: " << line;
+#endif
+  }
+  EXPECT_GT(lines, 0);
 }
 
 }  // namespace

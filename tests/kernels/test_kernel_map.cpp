@@ -170,7 +170,11 @@ TEST(KernelMap, AllocatingFormWithADeviceViewSaysWhatToPass) {
       (void)(a_on_device ? uk::matmul(device, device) : uk::matmul(host, device));
       FAIL() << "no exception";
     } catch (const usrecon::Error& e) {
-      EXPECT_NE(std::string(e.what()).find("Out<T>::device"), std::string::npos) << e.what();
+      // A host a with a device b was told of an "In<T>::device view" in a.
+      EXPECT_NE(std::string(e.what()).find(a_on_device ? "a is an In<T>::device view, not a DeviceArray"
+                                                       : "a is on the host and b on the device"),
+                std::string::npos)
+          << e.what();
     }
   }
 }

@@ -34,6 +34,26 @@ TEST(KernelMemory, EmptyBuffersNeedNoDevice) {
   EXPECT_EQ(p.size(), 0u);
   uk::DeviceArray<float> d;
   EXPECT_EQ(d.size(), 0u);
+  // Copies of nothing, and the sum of nothing, need no device either, with or without CUDA
+  // (the copies waited on the default stream; the sum threw in a build without CUDA).
+  const uk::DeviceArray<float> copied = uk::to_device(uk::HostArray<float>(uk::Shape{0, 3}));
+  EXPECT_EQ(copied.size(), 0u);
+  EXPECT_TRUE(copied.shape() == uk::Shape({0, 3}));
+  const uk::HostArray<float> back = copied.copy_to_host();
+  EXPECT_EQ(back.size(), 0u);
+  EXPECT_TRUE(back.shape() == uk::Shape({0, 3}));
+  EXPECT_EQ(uk::sum(d), 0.0f);
+  EXPECT_EQ(uk::sum(uk::DeviceArray<std::int32_t>()), 0);
+}
+
+TEST(KernelMemory, AMonteCarloBackendOutsideTheEnumIsRefused) {
+  try {
+    (void)uk::monte_carlo_pi(1000, 1, static_cast<uk::Backend>(7));
+    FAIL() << "no exception";
+  } catch (const usrecon::Error& e) {
+    EXPECT_NE(std::string(e.what()).find("backend 7 is neither Backend::cpu nor Backend::cuda"), std::string::npos)
+        << e.what();
+  }
 }
 
 TEST(KernelMemory, CudaResourcesWithoutDeviceThrowCudaUnavailable) {
@@ -46,6 +66,18 @@ TEST(KernelMemory, CudaResourcesWithoutDeviceThrowCudaUnavailable) {
   uk::HostArray<float> h(uk::Shape{4}, 1.0f);
   EXPECT_THROW((void)uk::to_device(h), usrecon::CudaUnavailable);
   EXPECT_THROW((void)uk::device_array<float>({4}), usrecon::CudaUnavailable);
+  // Said in words first, as require_cuda says it (it was "CUDA error in cudaMalloc(&p, bytes) at
+  // ...: cudaErrorInsufficientDriver"), in a build with CUDA; without, "built without CUDA".
+  try {
+    uk::DeviceBuffer<float> buffer(16);
+    FAIL() << "no exception";
+  } catch (const usrecon::CudaUnavailable& e) {
+    const std::string message = e.what();
+    EXPECT_TRUE(message.find("no usable CUDA device") != std::string::npos ||
+                message.find("no CUDA device found") != std::string::npos ||
+                message.find("built without CUDA") != std::string::npos)
+        << message;
+  }
 }
 
 // Sizes whose element count or bytes do not fit are refused, not wrapped round to a small

@@ -165,6 +165,7 @@ class DeviceArray {
   void copy_to_host(HostArray<T>& out, StreamView stream = {}) const {
     if (out.size() != size()) detail::throw_size_mismatch("copy_to_host", out.size(), size());
     out.reshape(shape_);
+    if (size() == 0) return;  // nothing to copy or wait for: no device needed
     copy_async(out.span(), buffer_.cspan(), stream);
     stream.synchronize();
   }
@@ -178,6 +179,7 @@ class DeviceArray {
   /// reused as soon as this returns.
   void copy_from_host(const HostArray<T>& in, StreamView stream = {}) {
     if (in.size() != size()) detail::throw_size_mismatch("copy_from_host", size(), in.size());
+    if (size() == 0) return;  // nothing to copy or wait for: no device needed
     copy_async(buffer_.span(), in.span(), stream);
     if (stream.is_default()) stream.synchronize();
   }

@@ -5,6 +5,8 @@
 #include <stdexcept>
 #include <string>
 
+#include "usrecon/kernels/config.hpp"
+
 // USRECON_HD marks functions that both the CPU backends and CUDA kernels call. With a plain C++
 // compiler it is empty, so CPU tests exercise exactly the code the GPU kernels run.
 #if defined(__CUDACC__)
@@ -25,7 +27,9 @@
 
 // USRECON_UNROLL before a loop of constant trip count in a USRECON_HD function: nvcc unrolls it
 // (so that an array indexed by its counter stays in registers); plain C++ leaves it to -O3.
-#if defined(__CUDACC__)
+// Only in nvcc's device pass: its host pass hands the pragma to g++, which warns of it
+// (-Wunknown-pragmas, in a consumer's .cu files built with -Xcompiler=-Wall).
+#if defined(__CUDA_ARCH__)
 #define USRECON_UNROLL _Pragma("unroll")
 #else
 #define USRECON_UNROLL

@@ -59,10 +59,12 @@ template <class A, class B>
                                HostArray<T>>;
   // Where c lives is decided at compile time by a's type: an In<T>::device view says it only at
   // run time.
-  if (std::is_same_v<R, HostArray<T>> &&
-      (In<T>(a).location == Location::device || In<T>(b).location == Location::device))
-    throw Error("matmul: an In<T>::device view, and a is not a DeviceArray: this form returns a host array; "
-                "pass c (Out<T>::device), with a and b both on the device");
+  if (std::is_same_v<R, HostArray<T>> && In<T>(a).location == Location::device)
+    throw Error("matmul: a is an In<T>::device view, not a DeviceArray, so this form would return a host "
+                "array; pass c (Out<T>::device), with b on the device too");
+  if (std::is_same_v<R, HostArray<T>> && In<T>(b).location == Location::device)
+    throw Error("matmul: a is on the host and b on the device; the operands of one product live in one place "
+                "(copy one of them)");
   R c(detail::matmul_shape(In<T>(a).shape, In<T>(b).shape));
   matmul(a, b, c, algo, exec);
   return c;

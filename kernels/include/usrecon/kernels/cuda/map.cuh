@@ -9,6 +9,8 @@
 // map.hpp's cuda_map: "function template cuda_map has already been defined".)
 #pragma once
 
+#include "usrecon/kernels/config.hpp"
+
 #if !defined(USRECON_HAVE_CUDA)
 #include "usrecon/kernels/map.hpp"
 #else
