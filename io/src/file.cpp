@@ -75,15 +75,19 @@ std::string lower_extension(const std::filesystem::path& path) {
   return ext;
 }
 
-std::string read_file(const std::filesystem::path& path, std::uintmax_t max_bytes) {
+std::filesystem::file_status existing_input_status(const std::filesystem::path& path) {
   std::error_code status_error;
   const std::filesystem::file_status status = std::filesystem::status(path, status_error);
-  if (status.type() == std::filesystem::file_type::not_found) {
-    throw InputError("input file " + quoted(path) + " does not exist");
-  }
-  if (status_error) {
+  // ENOTDIR ("x.npy/") is reported as not_found with an error: the error says more.
+  if (status_error && status_error != std::errc::no_such_file_or_directory)
     throw InputError("input file " + quoted(path) + " cannot be read: " + status_error.message());
-  }
+  if (status.type() == std::filesystem::file_type::not_found)
+    throw InputError("input file " + quoted(path) + " does not exist");
+  return status;
+}
+
+std::string read_file(const std::filesystem::path& path, std::uintmax_t max_bytes) {
+  const std::filesystem::file_status status = existing_input_status(path);
   if (status.type() == std::filesystem::file_type::directory) {
     throw InputError("input file " + quoted(path) + " is a directory, not a file");
   }

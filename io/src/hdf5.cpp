@@ -18,6 +18,7 @@
 #include <mutex>
 #include <stdexcept>
 
+#include "printable.hpp"
 #include "usrecon/io/file.hpp"
 
 namespace fs = std::filesystem;
@@ -258,7 +259,9 @@ Hdf5Array read_here(const fs::path& path, const std::string& requested, std::siz
   Handle dataset(H5Dopen2(file.get(), name.c_str(), H5P_DEFAULT), H5Dclose);
   if (!dataset.ok()) {
     H5Eclear2(H5E_DEFAULT);
-    throw InputError(what + " does not exist or is not a dataset");
+    std::vector<std::string> names;
+    for (const Hdf5DatasetInfo& info : list_here(path)) names.push_back(info.path);
+    throw InputError(what + " does not exist or is not a dataset" + detail::names_here(names, name, "datasets"));
   }
   Hdf5Array array;
   array.path = name;
@@ -509,7 +512,7 @@ std::string answer(const std::string& request) {
         const std::uint64_t first_row = in.u64();
         const std::uint64_t rows = in.u64();
         const Hdf5Array a = read_here(path, dataset, first_row, rows);
-        reply.info({a.path, a.type, a.dims});
+        reply.info({a.path, a.type, a.dims, {}});
         reply.doubles(a.values);
       }
     } else {

@@ -17,6 +17,7 @@
 #include <string_view>
 #include <utility>
 
+#include "printable.hpp"
 #include "usrecon/io/file.hpp"
 #include "usrecon/io/hdf5.hpp"
 
@@ -523,7 +524,12 @@ bool is_mat73(const fs::path& path) {
   const bool little = head[126] == 'I' && head[127] == 'M', big = head[126] == 'M' && head[127] == 'I';
   if (!little && !big) return false;
   const int major = head[little ? 125 : 124], minor = head[little ? 124 : 125];
-  return major == 2 && minor == 0 && is_hdf5_file(path);
+  if (major != 2 || minor != 0) return false;
+  // Not handed to matio either: it would open the HDF5 part itself, in this process, and fill
+  // stderr with libhdf5's diagnostics before saying that the file holds no variables.
+  if (!is_hdf5_file(path))
+    throw InputError(path.string() + ": a MAT v7.3 header, but no HDF5 file behind it (truncated or damaged?)");
+  return true;
 }
 
 bool numeric_class(const std::string& c) {
@@ -570,11 +576,21 @@ std::vector<MatVariableInfo> list_mat73_variables(const fs::path& path) {
   return vars;
 }
 
-/// Reads v7.3 variable `name` (`struct.field` for a field of a 1 x 1 struct) as read_mat does.
+/// "no variable 'rf'" with the variables the file holds (a wrong --var was told nothing more,
+/// where a missing one was told the file's arrays).
+InputError no_variable(const fs::path& path, const std::string& name) {
+  std::vector<std::string> names;
+  for (const MatVariableInfo& v : list_mat_variables(path)) names.push_back(v.name);
+  return InputError(path.string() + ": no variable '" + name + "'" + detail::names_here(names, name, "variables"));
+}
+
+/// Reads v7.3 variable `name` (`struct.field`, or `a.b.c` through nested 1 x 1 structs) as
+/// read_mat does.
 MatArray read_mat73(const fs::path& path, const std::string& name) {
   const std::size_t dot = name.find('.');
   const std::string top = name.substr(0, dot);
-  const std::string dataset = "/" + top + (dot == std::string::npos ? "" : "/" + name.substr(dot + 1));
+  std::string dataset = "/" + name;  // a struct is a group, its fields its members
+  std::replace(dataset.begin(), dataset.end(), '.', '/');
   const std::vector<Hdf5DatasetInfo> datasets = list_hdf5_datasets(path);
   const auto found = std::find_if(datasets.begin(), datasets.end(),
                                   [&](const Hdf5DatasetInfo& d) { return d.path == dataset; });
@@ -582,12 +598,22 @@ MatArray read_mat73(const fs::path& path, const std::string& name) {
     // Not a dataset: a struct or a sparse array (groups), or nothing of that name.
     const std::vector<MatVariableInfo> vars = list_mat73_variables(path);
     const auto var = std::find_if(vars.begin(), vars.end(), [&](const MatVariableInfo& v) { return v.name == top; });
-    if (var == vars.end()) throw InputError(path.string() + ": no variable '" + top + "'");
+    if (var == vars.end()) throw no_variable(path, top);
     if (dot == std::string::npos)
       throw InputError(path.string() + ": variable '" + top + "' is a " + var->matlab_class +
                        " array, not a numeric array");
     if (var->matlab_class != "struct") throw InputError(path.string() + ": '" + top + "' is not a struct");
-    throw InputError(path.string() + ": struct '" + top + "' has no field '" + name.substr(dot + 1) + "'");
+    // The deepest struct on the way that is there names what is missing.
+    std::vector<std::string> groups;
+    for (const Hdf5Group& g : list_hdf5_groups(path)) groups.push_back(g.path);
+    std::size_t end = dot;  // name.substr(0, end) is a struct
+    for (std::size_t next; (next = name.find('.', end + 1)) != std::string::npos; end = next) {
+      std::string group = "/" + name.substr(0, next);
+      std::replace(group.begin(), group.end(), '.', '/');
+      if (std::find(groups.begin(), groups.end(), group) == groups.end()) break;
+    }
+    const std::string field = name.substr(end + 1, name.find('.', end + 1) - end - 1);
+    throw InputError(path.string() + ": struct '" + name.substr(0, end) + "' has no field '" + field + "'");
   }
   const std::string what = path.string() + ": variable '" + name + "'";
   const std::string cls = mat73_class(*found);
@@ -670,7 +696,7 @@ MatArray read_mat(const fs::path& path, const std::string& requested) {
     // The header first: a variable that cannot be read as channel data is refused before matio
     // reads (and allocates for) its data.
     MatVar info(Mat_VarReadInfo(m.get(), name.substr(0, dot).c_str()));
-    if (!info) throw InputError(path.string() + ": no variable '" + name.substr(0, dot) + "'");
+    if (!info) throw no_variable(path, name.substr(0, dot));
     const std::string what = path.string() + ": variable '" + name.substr(0, dot) + "'";
     if (dot == std::string::npos && !numeric(info->class_type))
       throw InputError(what + " is a " + class_name(info->class_type) + " array, not a numeric array");
@@ -678,18 +704,21 @@ MatArray read_mat(const fs::path& path, const std::string& requested) {
       throw InputError(what + " is complex; only real channel data are read");
   }
   MatVar top(Mat_VarRead(m.get(), name.substr(0, dot).c_str()));
-  if (!top) throw InputError(path.string() + ": no variable '" + name.substr(0, dot) + "'");
-  const matvar_t* v = top.get();
-  if (dot != std::string::npos) {
-    if (top->class_type != MAT_C_STRUCT)
-      throw InputError(path.string() + ": '" + name.substr(0, dot) + "' is not a struct");
+  if (!top) throw no_variable(path, name.substr(0, dot));
+  matvar_t* v = top.get();
+  // Down through the fields: "P.rx.data" is field data of field rx of struct P.
+  for (std::size_t end = dot; end != std::string::npos;) {
+    const std::string parent = name.substr(0, end);
+    const std::size_t next = name.find('.', end + 1);
+    const std::string field = name.substr(end + 1, next == std::string::npos ? std::string::npos : next - end - 1);
+    if (v->class_type != MAT_C_STRUCT) throw InputError(path.string() + ": '" + parent + "' is not a struct");
     // Mat_VarGetStructFieldByName(..., 0) would read the first element's field without a word.
-    if (std::vector<std::size_t> dims = dims_of(top.get()); MatArray{"", "", dims, {}}.size() != 1)
-      throw InputError(path.string() + ": '" + name.substr(0, dot) + "' is a " + dims_text(dims) +
-                       " struct array; --var " + name + " reads a field of a 1 x 1 struct");
-    v = Mat_VarGetStructFieldByName(top.get(), name.substr(dot + 1).c_str(), 0);
-    if (!v) throw InputError(path.string() + ": struct '" + name.substr(0, dot) + "' has no field '" +
-                             name.substr(dot + 1) + "'");
+    if (std::vector<std::size_t> dims = dims_of(v); MatArray{"", "", dims, {}}.size() != 1)
+      throw InputError(path.string() + ": '" + parent + "' is a " + dims_text(dims) +
+                       " struct array; --var " + name + " reads fields of 1 x 1 structs");
+    v = Mat_VarGetStructFieldByName(v, field.c_str(), 0);
+    if (!v) throw InputError(path.string() + ": struct '" + parent + "' has no field '" + field + "'");
+    end = next;
   }
   const std::string what = path.string() + ": variable '" + name + "'";
   if (!numeric(v->class_type))

@@ -239,11 +239,20 @@ class HeaderParser {
 std::pair<DType, bool> dtype_from_descr(const std::string& descr, const std::string& name) {
   const auto unsupported = [&](const std::string& why) {
     return InputError(name + ": unsupported .npy dtype '" + shown(descr) + "'" + why +
-                      "; supported dtypes: " + supported_descrs());
+                      "; supported dtypes: " + supported_descrs() + " (and the same big-endian, '>')");
   };
   if (descr.size() < 2) throw unsupported("");
   const char byte_order = descr[0];
-  const std::string_view kind_and_size = std::string_view(descr).substr(1);
+  std::string_view kind_and_size = std::string_view(descr).substr(1);
+  // NumPy's one-character type codes ('<d' for float64), which numpy.load accepts too.
+  static constexpr std::pair<char, std::string_view> kTypeCodes[] = {
+      {'b', "i1"}, {'B', "u1"}, {'?', "b1"}, {'h', "i2"}, {'H', "u2"}, {'i', "i4"}, {'I', "u4"}, {'l', "i8"},
+      {'L', "u8"}, {'q', "i8"}, {'Q', "u8"}, {'f', "f4"}, {'d', "f8"}, {'F', "c8"}, {'D', "c16"}};
+  if (kind_and_size.size() == 1) {
+    const char code = kind_and_size[0];
+    for (const auto& [type_code, canonical] : kTypeCodes)
+      if (code == type_code) kind_and_size = canonical;
+  }
   for (const DTypeInfo& info : kDTypes) {
     if (kind_and_size != info.descr.substr(1)) continue;
     if (byte_order == '<' || byte_order == '=' || byte_order == '|') return {info.dtype, false};
@@ -390,6 +399,8 @@ NpyArray parse_npy(std::span<const std::byte> bytes, const std::string& name) {
   const auto [dtype, big_endian] = dtype_from_descr(fields.descr, name);
   array.dtype = dtype;
   array.shape = fields.shape;
+  array.file_descr = shown(fields.descr);
+  array.file_fortran_order = fields.fortran_order;
   const std::size_t item_size = dtype_size(array.dtype);
   const std::optional<std::size_t> expected_bytes = checked_byte_count(array.shape, item_size);
   if (!expected_bytes) {

@@ -208,40 +208,66 @@ ChannelData arrange_channels(const std::vector<double>& values, const std::vecto
     size[role[a]] = shape[a];
     step[role[a]] = stride[a];
   }
-  if (size[0] < 2 || size[1] < 1 || size[2] < 1 || size[0] > (1u << 26) || size[1] > 65536 || size[2] > 65536)
-    throw Error(name + ": implausible channel data shape for layout '" + layout_text + "'");
+  if (size[0] < 2 || size[1] < 1 || size[2] < 1 || size[0] > (1u << 26) || size[1] > 65536 || size[2] > 65536) {
+    // Which axis is wrong, and how --layout reads the array: a transposed array (source.txt's
+    // order saved as NPY, say) was told only "implausible".
+    const std::string why = size[0] < 2                 ? std::to_string(size[0]) + " sample(s) per channel"
+                            : size[1] < 1               ? "no elements"
+                            : size[2] < 1               ? "no transmits"
+                            : size[0] > (1u << 26)      ? "more than 2^26 samples per channel"
+                            : size[1] > 65536           ? "more than 65536 elements"
+                                                        : "more than 65536 transmits";
+    std::string dims_text;
+    for (std::size_t k = 0; k < dims.size(); ++k) dims_text += (k ? " x " : "") + std::to_string(dims[k]);
+    throw Error(name + ": implausible channel data shape: the " + (dims_text.empty() ? "scalar" : dims_text) +
+                " array read as '" + layout_text + "' gives " + std::to_string(size[0]) + " samples x " +
+                std::to_string(size[1]) + " elements x " + std::to_string(size[2]) + " transmits (" + why +
+                "; --layout names the array's axes in order, as info shows its shape)");
+  }
   ChannelData rf;
   rf.samples = static_cast<int>(size[0]);
   rf.elements = static_cast<int>(size[1]);
   rf.transmits = static_cast<int>(size[2]);
   if (rf.size() != values.size()) throw Error(name + ": array size does not match its shape");
   rf.data.resize(rf.size());
-  std::size_t non_finite = 0;
+  // The beamformers take finite samples only: a NaN or infinity times an apodization weight of
+  // zero is NaN in the vector kernels and skipped by the reference, so backends would differ.
+  // Samples are counted as the file holds them (float's range included): a NaN in a channel whose
+  // mean is removed would make the whole channel NaN, and the first one said would be its first.
+  std::size_t non_finite = 0, first_non_finite = 0;
+  bool past_range_after_mean = false;
   for (int t = 0; t < rf.transmits; ++t)
     for (int e = 0; e < rf.elements; ++e) {
       const double* src = values.data() + t * step[2] + e * step[1];
-      float* dst = rf.data.data() + (std::size_t(t) * rf.elements + e) * rf.samples;
+      const std::size_t channel = std::size_t(t) * rf.elements + e;
+      float* dst = rf.data.data() + channel * rf.samples;
       double mean = 0;
-      if (offset == Offset::Mean) {
-        for (int s = 0; s < rf.samples; ++s) mean += src[s * step[0]];
-        mean /= rf.samples;
+      for (int s = 0; s < rf.samples; ++s) {
+        const double v = src[s * step[0]];
+        if (!std::isfinite(static_cast<float>(v)) && non_finite++ == 0)
+          first_non_finite = channel * rf.samples + std::size_t(s);
+        if (offset == Offset::Mean) mean += v;
       }
+      if (non_finite > 0) continue;  // refused below
+      mean /= offset == Offset::Mean ? rf.samples : 1;
       for (int s = 0; s < rf.samples; ++s) {
         dst[s] = static_cast<float>(src[s * step[0]] - mean);
-        non_finite += !std::isfinite(dst[s]);
+        past_range_after_mean |= !std::isfinite(dst[s]);
       }
     }
-  // The beamformers take finite samples only: a NaN or infinity times an apodization weight of
-  // zero is NaN in the vector kernels and skipped by the reference, so backends would differ.
-  if (non_finite > 0) {
-    const auto first = std::find_if(rf.data.begin(), rf.data.end(), [](float v) { return !std::isfinite(v); });
-    const std::size_t at = std::size_t(first - rf.data.begin());
+  const auto where = [&](std::size_t at) {
     const std::size_t samples = std::size_t(rf.samples), elements = std::size_t(rf.elements);
+    return "sample " + std::to_string(at % samples) + " of element " + std::to_string(at / samples % elements) +
+           " in transmit " + std::to_string(at / samples / elements) + " (0-based)";
+  };
+  if (non_finite > 0)
     throw Error(name + ": " + std::to_string(non_finite) + " of " + std::to_string(rf.size()) +
-                " samples are not finite (NaN, infinite, or past float's range); the first is sample " +
-                std::to_string(at % samples) + " of element " + std::to_string(at / samples % elements) +
-                " in transmit " + std::to_string(at / samples / elements) +
-                " (0-based)" + (offset == Offset::Mean ? ", after removing its channel's mean" : ""));
+                " samples are not finite (NaN, infinite, or past float's range); the first is " +
+                where(first_non_finite));
+  if (past_range_after_mean) {
+    const auto first = std::find_if(rf.data.begin(), rf.data.end(), [](float v) { return !std::isfinite(v); });
+    throw Error(name + ": samples pass float's range after removing their channel's mean (--offset mean); the "
+                "first is " + where(std::size_t(first - rf.data.begin())));
   }
   return rf;
 }
@@ -356,6 +382,11 @@ bool looks_unsigned(const ChannelData& rf) {
   if (rf.is_iq() || rf.data.empty()) return false;
   const auto [lowest, highest] = std::minmax_element(rf.data.begin(), rf.data.end());
   return *lowest >= 0.0f && *highest > 0.0f;
+}
+
+bool all_zero(const ChannelData& rf) {
+  const auto zero = [](float v) { return v == 0.0f; };
+  return std::all_of(rf.data.begin(), rf.data.end(), zero) && std::all_of(rf.imag.begin(), rf.imag.end(), zero);
 }
 
 Grid GridRequest::resolve(const Acquisition& acq, int samples) const {

@@ -342,9 +342,14 @@ void Reconstructor::read_seed(const fs::path& input, const std::function<std::sp
   // The general models' formats, said as such rather than parsed as text ("\x89HDF" at line 1).
   const std::string ext = io::lower_extension(input);
   if (ext == ".npy" || ext == ".mat" || io::has_hdf5_extension(input))
+    // Only a PICMUS or USTB file names its model; info was offered for NPY and MAT files too.
     throw io::InputError(input.string() + ": --model seed reads source.txt text, not a " + ext +
-                     " file; give the general model the file holds (--model planewave, sa, dw or fw: "
-                     "usrecon info " + input.filename().string() + " says which)");
+                         " file; give the general model " +
+                         (io::has_hdf5_extension(input)
+                              ? "the file holds (--model planewave, sa, dw or fw: usrecon info " +
+                                    input.filename().string() + " says which)"
+                              : "the data were recorded with (--model planewave, sa, dw or fw; a " + ext +
+                                    " file does not say which)"));
   const std::string text = io::read_file(input, input_byte_limit(p));
   io::check_source_txt_size(text, std::size_t(p.channels), std::size_t(p.samples), input.string());
   io::parse_source_txt_into(text, destination(), p.channels, p.samples, input.string());

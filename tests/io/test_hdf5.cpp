@@ -22,6 +22,7 @@
 #include <string>
 #include <vector>
 
+#include "expect_refused.hpp"
 #include "usrecon/io/file.hpp"
 #include "usrecon/io/hdf5.hpp"
 
@@ -29,6 +30,9 @@ namespace fs = std::filesystem;
 
 namespace usrecon::io {
 namespace {
+
+using testing::expect_refused;
+
 
 class IoHdf5 : public ::testing::Test {
  protected:
@@ -48,19 +52,6 @@ class IoHdf5 : public ::testing::Test {
     body(file);
     H5Fclose(file);
     return path;
-  }
-
-  /// Expects `call` to throw InputError starting with the path and containing `fragment`.
-  template <class Call>
-  void expect_refused(const fs::path& path, const std::string& fragment, Call call) {
-    try {
-      call();
-      ADD_FAILURE() << path << " accepted";
-    } catch (const InputError& e) {
-      const std::string what = e.what();
-      EXPECT_EQ(what.rfind(path.string() + ": ", 0), 0u) << what;
-      EXPECT_NE(what.find(fragment), std::string::npos) << what;
-    }
   }
 
   fs::path dir_;
@@ -127,8 +118,11 @@ TEST_F(IoHdf5, ReadsSeveralDatasetsInOneGoAndKnowsItsExtensions) {
   EXPECT_EQ(both[0].values, (std::vector<double>{3, 4, 5}));
   EXPECT_EQ(both[1].path, "/a");
   EXPECT_EQ(both[1].dims, std::vector<std::size_t>{2});
-  expect_refused(file, "dataset '/missing' does not exist",
+  // A wrong name is told the datasets there (it was told nothing more), and a slip of case.
+  expect_refused(file, "dataset '/missing' does not exist or is not a dataset (datasets here: /a, /g/b)",
                  [&] { read_hdf5(file, std::vector<std::string>{"/a", "/missing"}); });
+  expect_refused(file, "(datasets here: /a, /g/b; names are case-sensitive: /g/b)",
+                 [&] { read_hdf5(file, "/G/B"); });
   for (const char* name : {"x.h5", "x.HDF5", "dir/x.uff"}) EXPECT_TRUE(has_hdf5_extension(name)) << name;
   for (const char* name : {"x.mat", "x.h5.npy", "h5"}) EXPECT_FALSE(has_hdf5_extension(name)) << name;
   EXPECT_EQ(lower_extension("dir.D/Scan.UFF"), ".uff");

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "expect_refused.hpp"
 #include "usrecon/io/file.hpp"
 #include "usrecon/io/hdf5.hpp"
 #include "usrecon/io/mat.hpp"
@@ -16,6 +17,9 @@ namespace fs = std::filesystem;
 namespace usrecon::io {
 namespace {
 
+using testing::expect_refused;
+
+
 class IoMat : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -24,6 +28,7 @@ class IoMat : public ::testing::Test {
     fs::create_directories(dir_);
   }
   void TearDown() override { fs::remove_all(dir_); }
+
   fs::path dir_;
 };
 
@@ -87,8 +92,10 @@ TEST_F(IoMat, Version73FilesReadThroughTheIsolatedHdf5Reader) {
   for (int k = 0; k < 12; ++k) rf.values.push_back(10 + k);
   const Hdf5Array fs_value{"/fs", "", {1, 1}, {40e6}}, field{"/s/data", "", {2, 3}, {1, 2, 3, 4, 5, 6}};
   const Hdf5Array scalar{"/s/gain", "", {}, {7.5}};  // an HDF5 scalar dataspace (MATLAB writes 1 x 1)
+  const Hdf5Array nested{"/s/rx/data", "", {2, 1}, {8, 9}};  // s.rx.data, MATLAB's 1 x 2
   const fs::path plain = dir_ / "plain.h5";
-  write_hdf5(plain, {rf, fs_value, field, scalar}, {{"/s", {{"MATLAB_class", "struct", {}}}}});
+  write_hdf5(plain, {rf, fs_value, field, scalar, nested},
+             {{"/s", {{"MATLAB_class", "struct", {}}}}, {"/s/rx", {{"MATLAB_class", "struct", {}}}}});
   const fs::path file = dir_ / "v73.mat";
   write_mat73(file, read_file(plain));
 
@@ -118,6 +125,26 @@ TEST_F(IoMat, Version73FilesReadThroughTheIsolatedHdf5Reader) {
   EXPECT_THROW(read_mat(file, "s"), InputError);         // a struct, not a numeric array
   EXPECT_THROW(read_mat(file, "s.missing"), InputError);
   EXPECT_THROW(read_mat(file, "missing"), InputError);
+  // Fields of nested structs (s.rx.data was refused: "struct 's' has no field 'rx.data'").
+  const MatArray n = read_mat(file, "s.rx.data");
+  EXPECT_EQ(n.values, nested.values);
+  EXPECT_EQ(n.dims, (std::vector<std::size_t>{1, 2}));
+  expect_refused(file, "struct 's.rx' has no field 'dat'", [&] { (void)read_mat(file, "s.rx.dat"); });
+  expect_refused(file, "struct 's' has no field 'tx'", [&] { (void)read_mat(file, "s.tx.data"); });
+  // A wrong name is told the file's variables, and the one that differs only in case.
+  expect_refused(file, "no variable 'RF' (variables here: fs, rf, s; names are case-sensitive: rf)",
+                 [&] { (void)read_mat(file, "RF"); });
+
+  // A v7.3 header with no HDF5 file behind it (cut short): said as such, by this reader; matio
+  // filled stderr with libhdf5's diagnostics and then listed no variables.
+  const std::string whole = read_file(file);
+  for (const std::size_t cut : {std::size_t{128}, std::size_t{300}, std::size_t{512}}) {
+    SCOPED_TRACE(cut);
+    const fs::path short_file = dir_ / "cut.mat";
+    write_file_atomic(short_file, whole.substr(0, cut));
+    expect_refused(short_file, "a MAT v7.3 header, but no HDF5 file behind it", [&] { (void)list_mat_variables(short_file); });
+    expect_refused(short_file, "a MAT v7.3 header, but no HDF5 file behind it", [&] { (void)read_mat(short_file, "rf"); });
+  }
 
   // HDF5 bytes on which libhdf5 crashes (tests/corpus/regressions/hdf5): an error naming the
   // file, not the end of this process (matio read them here and crashed it).
@@ -237,6 +264,15 @@ TEST_F(IoMat, AcceptsEveryKindOfVariableFromAnIndependentWriter) {
           EXPECT_EQ(rf.values[i + 2 * (j + 3 * k)], static_cast<double>(12 * i + 4 * j + k) - 7);
     EXPECT_EQ(read_mat(file, "params.fs").values, std::vector<double>{20e6});
     EXPECT_EQ(read_mat(file, "params.angles").values, (std::vector<double>{-1.5, 0, 1.5}));
+    // A nested struct's field, and what is missing on the way said where it is missing.
+    const MatArray depth = read_mat(file, "params.nested.depth");
+    EXPECT_EQ(depth.values, (std::vector<double>{1, 2}));
+    EXPECT_EQ(depth.dims, (std::vector<std::size_t>{1, 2}));
+    expect_refused(file, "struct 'params.nested' has no field 'deep'", [&] { (void)read_mat(file, "params.nested.deep"); });
+    expect_refused(file, "'params.fs' is not a struct", [&] { (void)read_mat(file, "params.fs.x"); });
+    expect_refused(file, "no variable 'RF' (variables here: rf, params, cells, sparse_m, complex_v, label, empty, "
+                         "structarr; names are case-sensitive: rf)",
+                   [&] { (void)read_mat(file, "RF"); });
     EXPECT_THROW(read_mat(file, "complex_v"), InputError);  // complex: refused by the reader, not the check
     // A field of a 1 x 2 struct array: refused (matio's first element was read without a word).
     try {

@@ -194,6 +194,7 @@ TEST_F(IoNpy, HeaderVariantsAllParse) {
       "{'descr': '<i4', 'fortran_order': False, 'shape': (2L,), }",  // Python 2 numpy
       "{'descr': '<i4', 'fortran_order': True, 'shape': (2,), }",    // 1-d: same layout
       "{'descr': '<i4', 'fortran_order': False, 'shape': (2), }",
+      "{'descr': '<i', 'fortran_order': False, 'shape': (2,), }",  // NumPy's type code, as numpy.load takes it
   };
   for (const int major : {1, 2, 3}) {
     for (const std::string& header : headers) {
@@ -206,6 +207,36 @@ TEST_F(IoNpy, HeaderVariantsAllParse) {
                 (std::vector<std::int32_t>{1, -1}));
     }
   }
+}
+
+// NumPy's one-character type codes ('<d' was refused as unsupported) read as their dtypes, and
+// the file's own descr and order are kept for describing it ('>i2' was listed as '<i2').
+TEST_F(IoNpy, TypeCodesReadAndTheFilesDescrIsKept) {
+  const std::string one = std::string("\0\0\0\0\0\0\xf0\x3f", 8);  // 1.0 as little-endian float64
+  const NpyArray d = parse_npy(make_npy(1, "{'descr': '<d', 'fortran_order': False, 'shape': (1,), }", one), "d.npy");
+  EXPECT_EQ(d.dtype, DType::f64);
+  EXPECT_EQ(d.to_double(), std::vector<double>{1.0});
+  EXPECT_EQ(d.file_descr, "<d");
+  const struct {
+    const char* code;
+    DType dtype;
+  } codes[] = {{"b", DType::i8}, {"B", DType::u8}, {"?", DType::b1}, {"h", DType::i16}, {"H", DType::u16},
+               {"i", DType::i32}, {"I", DType::u32}, {"l", DType::i64}, {"L", DType::u64}, {"q", DType::i64},
+               {"Q", DType::u64}, {"f", DType::f32}, {"d", DType::f64}, {"F", DType::c64}, {"D", DType::c128}};
+  for (const auto& [code, dtype] : codes) {
+    SCOPED_TRACE(code);
+    const std::string data(dtype_size(dtype), '\0');
+    EXPECT_EQ(parse_npy(make_npy(1, std::string("{'descr': '<") + code + "', 'fortran_order': False, 'shape': (1,), }",
+                                 data), "c.npy").dtype,
+              dtype);
+  }
+  const NpyArray big = parse_npy(make_npy(1, "{'descr': '>i2', 'fortran_order': True, 'shape': (1, 2), }",
+                                          std::string("\0\1\0\2", 4)),
+                                 "b.npy");
+  EXPECT_EQ(big.file_descr, ">i2");
+  EXPECT_TRUE(big.file_fortran_order);
+  EXPECT_EQ(big.to_double(), (std::vector<double>{1, 2}));
+  EXPECT_FALSE(d.file_fortran_order);
 }
 
 TEST_F(IoNpy, ShapeSpellingsAndByteOrderOfBytes) {

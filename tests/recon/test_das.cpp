@@ -816,6 +816,21 @@ TEST(ReconDasGeometry, GeometryPastAnyScanIsRefused) {
 
 // Channel data that are not finite floats are refused where they are read, naming how many and
 // the first (0-based sample, element, transmit), also a double past float's range.
+// A shape that cannot be channel data says which axis is wrong and how the array was read (it said
+// only "implausible"): here source.txt's order, transmits,elements,samples, saved as [1][32][500].
+TEST(ReconDasInput, AnImplausibleShapeSaysWhyAndHowTheArrayWasRead) {
+  const std::vector<double> values(32 * 500, 1.0);
+  const std::string m = message_of([&] { arrange_channels(values, {1, 32, 500}, false, "", Offset::None, "t.npy"); });
+  EXPECT_NE(m.find("t.npy: implausible channel data shape: the 1 x 32 x 500 array read as 'samples,elements,transmits' "
+                   "gives 1 samples x 32 elements x 500 transmits (1 sample(s) per channel; --layout names the array's "
+                   "axes in order"),
+            std::string::npos)
+      << m;
+  EXPECT_NO_THROW(arrange_channels(values, {1, 32, 500}, false, "transmits,elements,samples", Offset::None, "t.npy"));
+  const std::string none = message_of([&] { arrange_channels({}, {40, 0}, false, "", Offset::None, "e.npy"); });
+  EXPECT_NE(none.find("gives 40 samples x 0 elements x 1 transmits (no elements;"), std::string::npos) << none;
+}
+
 TEST(ReconDasInput, NonFiniteSamplesAreRefusedWithThePlaceOfTheFirst) {
   std::vector<double> values(4 * 3 * 2, 1.0);  // MATLAB [4 samples x 3 elements x 2 transmits]
   auto at = [](int s, int e, int t) { return std::size_t(s + 4 * (e + 3 * t)); };
@@ -831,11 +846,22 @@ TEST(ReconDasInput, NonFiniteSamplesAreRefusedWithThePlaceOfTheFirst) {
   const std::string big = message_of([&] { arrange_channels(values, {4, 3, 2}, true, "", Offset::None, "x.mat"); });
   EXPECT_NE(big.find("1 of 24 samples"), std::string::npos) << big;
   EXPECT_NE(big.find("sample 0 of element 0 in transmit 0"), std::string::npos) << big;
-  // With the mean removed a NaN spreads over its channel: all four samples, after the mean.
-  values[at(0, 0, 0)] = std::nan("");
+  // With the mean removed, the samples are still counted and placed as the file holds them: a
+  // NaN was said as its whole channel ("4 of 24"), from the channel's first sample.
+  values[at(0, 0, 0)] = 1.0;
+  values[at(2, 0, 0)] = std::nan("");
   const std::string mean = message_of([&] { arrange_channels(values, {4, 3, 2}, true, "", Offset::Mean, "x.mat"); });
-  EXPECT_NE(mean.find("4 of 24 samples"), std::string::npos) << mean;
-  EXPECT_NE(mean.find("after removing its channel's mean"), std::string::npos) << mean;
+  EXPECT_NE(mean.find("x.mat: 1 of 24 samples are not finite"), std::string::npos) << mean;
+  EXPECT_NE(mean.find("the first is sample 2 of element 0 in transmit 0"), std::string::npos) << mean;
+  // Finite floats whose difference from their mean is not one are said as such.
+  values[at(2, 0, 0)] = 1.0;
+  for (int s = 0; s < 4; ++s) values[at(s, 1, 0)] = s == 3 ? 3e38 : -3e38;
+  const std::string past = message_of([&] { arrange_channels(values, {4, 3, 2}, true, "", Offset::Mean, "x.mat"); });
+  EXPECT_NE(past.find("x.mat: samples pass float's range after removing their channel's mean (--offset mean); the "
+                      "first is sample 3 of element 1 in transmit 0"),
+            std::string::npos)
+      << past;
+  EXPECT_NO_THROW(arrange_channels(values, {4, 3, 2}, true, "", Offset::None, "x.mat"));
 }
 
 }  // namespace

@@ -453,6 +453,21 @@ TEST_F(CliDas, UnsignedLookingDataWithoutAnOffsetAreWarnedOf) {
     EXPECT_FALSE(nlohmann::json::parse(io::read_file(dir_ / "r2.json")).at(0).contains("warnings"));
   }
   EXPECT_EQ(run_usrecon("info " + quote(signed_rf)).output.find("every sample is >= 0"), std::string::npos);
+
+  // Data all zero (one that --offset mean made so included) beamform to a black image: said,
+  // where it was not; and not the unsigned warning (no sample is > 0).
+  io::write_npy(dir_ / "z.npy", std::span<const float>(std::vector<float>(a.size(), 0.0f)),
+                std::span<const std::size_t>(a.shape));
+  std::vector<float> constant(a.size(), 5.0f);
+  io::write_npy(dir_ / "c.npy", std::span<const float>(constant), std::span<const std::size_t>(a.shape));
+  for (const std::string& zero : {quote(dir_ / "z.npy"), quote(dir_ / "c.npy") + " --offset mean"}) {
+    SCOPED_TRACE(zero);
+    r = run_usrecon("reconstruct " + zero + run + quote(dir_ / "r3.json") + " -o " + quote(dir_ / "o3") + " --overwrite");
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    EXPECT_NE(r.output.find("usrecon: warning: "), std::string::npos) << r.output;
+    EXPECT_NE(r.output.find(".npy: every sample is 0, so the image is black"), std::string::npos) << r.output;
+    EXPECT_EQ(r.output.find("unsigned"), std::string::npos) << r.output;
+  }
 }
 
 // A directory given to the general models contributes its NPY, MAT and HDF5 files (and
@@ -613,9 +628,10 @@ TEST_F(CliDas, BadOptionsAreRefusedOnceBeforeAnyInput) {
     for (const auto& entry : unrun) EXPECT_EQ(entry.at("status"), "not_processed") << unrun.dump();
   }
   // A general model's file given to the seed model (the default) is named as such, not parsed as
-  // text.
+  // text; info is offered only for files that say their model (an NPY does not).
   expect_usrecon_refused("reconstruct " + quote(a) + " -o " + quote(dir_ / "seed_out"),
-                         "--model seed reads source.txt text, not a .npy file");
+                         "--model seed reads source.txt text, not a .npy file; give the general model the data were "
+                         "recorded with (--model planewave, sa, dw or fw; a .npy file does not say which)");
   // The same options within bounds run.
   const auto fine = run_usrecon(run + " --angles-deg -5,0,5 --fnumber 1 --x-range -2e-3:2e-3");
   EXPECT_EQ(fine.exit_code, 0) << fine.output;

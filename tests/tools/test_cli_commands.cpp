@@ -541,6 +541,12 @@ TEST_F(CliCommands, BadRangesListsAndCommandsExitAsUsageErrors) {
   }
   EXPECT_EQ(run_command(usrecon("--help")).exit_code, 0);
   EXPECT_EQ(run_command(usrecon("--version")).exit_code, 0);
+  // After a command too (reconstruct's said "inputs is required").
+  for (const char* command : {"", "reconstruct ", "simulate ", "metrics ", "view ", "info "}) {
+    const auto r = run_command(usrecon(std::string(command) + "--version"));
+    EXPECT_EQ(r.exit_code, 0) << command << r.output;
+    EXPECT_EQ(r.output, "usrecon 0.1.0\n") << command;
+  }
   EXPECT_FALSE(fs::exists(dir_ / "out"));
   EXPECT_FALSE(fs::exists(dir_ / "s.npy"));
 }

@@ -170,6 +170,50 @@ TEST_F(CliInfo, MatNpyAndSourceTxtSayWhatReconstructNeeds) {
       << r.output;
 }
 
+// info takes --layout as reconstruct does (it could not describe a file that needs one), says
+// what reconstruct warns of (axes likely out of order, data all zero), and lists an NPY's dtype
+// and order as the file stores them ('>i2' was listed as '<i2').
+TEST_F(CliInfo, LayoutAndWarningsAreReconstructsAndAnNpyIsListedAsStored) {
+  std::vector<float> values(32 * 500);
+  for (std::size_t k = 0; k < values.size(); ++k) values[k] = float(k % 7) - 3.0f;
+  usrecon::io::write_npy<float>(dir_ / "em.npy", values, std::vector<std::size_t>{32, 500});  // elements x samples
+  auto [plain, code] = info_json(quote(dir_ / "em.npy"));
+  ASSERT_EQ(code, 0);
+  EXPECT_EQ(plain[0]["channel_data"]["elements"], 500);
+  EXPECT_EQ(plain[0]["channel_data"]["notes"],
+            json::array({"more elements than samples per channel: were the axes named in order? (--layout)"}))
+      << plain;
+  auto [laid, laid_code] = info_json("--layout elements,samples " + quote(dir_ / "em.npy"));
+  ASSERT_EQ(laid_code, 0);
+  EXPECT_EQ(laid[0]["channel_data"]["samples"], 500);
+  EXPECT_EQ(laid[0]["channel_data"]["elements"], 32);
+  EXPECT_EQ(laid[0]["channel_data"]["layout"], "elements,samples");
+  EXPECT_FALSE(laid[0]["channel_data"].contains("notes")) << laid;
+  const auto text = run_command(exe_ + " info --layout elements,samples " + quote(dir_ / "em.npy"));
+  EXPECT_NE(text.output.find("(axes as --layout elements,samples; usrecon reads no geometry"), std::string::npos)
+      << text.output;
+
+  usrecon::io::write_npy<float>(dir_ / "zero.npy", std::vector<float>(40 * 4, 0.0f), std::vector<std::size_t>{40, 4});
+  auto [zero, zero_code] = info_json(quote(dir_ / "zero.npy"));
+  ASSERT_EQ(zero_code, 0);
+  EXPECT_EQ(zero[0]["channel_data"]["notes"], json::array({"every sample is 0, so the image is black"})) << zero;
+
+  // A big-endian int16 array in Fortran order, hand-written: {'descr': '>i2', ...} then 2 x 3 values.
+  std::string header = "{'descr': '>i2', 'fortran_order': True, 'shape': (40, 3), }";
+  header.append(128 - 10 - header.size() - 1, ' ');  // 10 + header: a multiple of 64
+  header += '\n';
+  std::string bytes = std::string("\x93NUMPY\x01\x00", 8) + char(header.size()) + '\0' + header;
+  for (int k = 0; k < 120; ++k) bytes += std::string{char(0), char(k % 5 + 1)};
+  std::ofstream(dir_ / "big.npy", std::ios::binary) << bytes;
+  auto [big, big_code] = info_json(quote(dir_ / "big.npy"));
+  ASSERT_EQ(big_code, 0) << big;
+  EXPECT_EQ(big[0]["arrays"][0]["type"], ">i2") << big;
+  EXPECT_EQ(big[0]["arrays"][0]["fortran_order"], true) << big;
+  EXPECT_EQ(big[0]["channel_data"]["samples"], 40) << big;
+  const auto big_text = run_command(exe_ + " info " + quote(dir_ / "big.npy"));
+  EXPECT_NE(big_text.output.find(">i2         40 x 3 (Fortran order)"), std::string::npos) << big_text.output;
+}
+
 TEST_F(CliInfo, AFileThatCannotBeListedFailsTheRunAndTheOthersStillShow) {
   std::ofstream(dir_ / "broken.npy") << "not an npy file";
   std::ofstream(dir_ / "broken.h5") << "not an hdf5 file";
@@ -187,7 +231,7 @@ TEST_F(CliInfo, AFileThatCannotBeListedFailsTheRunAndTheOthersStillShow) {
   const auto [with_missing, missing_code] = info_json(quote(dir_ / "missing.mat") + " " + quote(kUff / "ustb_sta.uff"));
   EXPECT_EQ(missing_code, 1);
   ASSERT_EQ(with_missing.size(), 2u) << with_missing;
-  EXPECT_NE(with_missing[0].value("error", "").find("no such file"), std::string::npos) << with_missing[0];
+  EXPECT_NE(with_missing[0].value("error", "").find("does not exist"), std::string::npos) << with_missing[0];
   EXPECT_EQ(with_missing[1]["channel_data"]["transmits"], 12);
   // A file whose name says it is no channel data (an image, a JSON) is refused by name; it was
   // listed as a source.txt of so many "values".

@@ -141,9 +141,15 @@ TEST_F(CliPaths, PathsThatAreNotWhatTheyShouldBeAreSaidBeforeTheWork) {
       {"simulate -o dir.txt --point 1,2 --overwrite", "dir.txt is a directory; give a file name"},
       {"simulate -o s.txt --truth dir.png --point 1,2", "--truth dir.png is a directory"},
       {"metrics out/ex.npy --point 0.5e-3,1e-3 -o dir.png", "-o dir.png is a directory; give a file name"},
-      {"metrics out/ex.npy/ --point 0.5e-3,1e-3", "out/ex.npy/: Not a directory"},
-      {"view out/ex.npy/ --export v.png", "out/ex.npy/: Not a directory"},
-      {"metrics absent.npy --point 0,1e-3", "absent.npy: no such file or directory"},
+      {"metrics out/ex.npy/ --point 0.5e-3,1e-3", "input file \"out/ex.npy/\" cannot be read: Not a directory"},
+      {"view out/ex.npy/ --export v.png", "input file \"out/ex.npy/\" cannot be read: Not a directory"},
+      {"metrics absent.npy --point 0,1e-3", "input file \"absent.npy\" does not exist"},
+      // Every command says a missing or misnamed input in one wording (info and reconstruct differed).
+      {"info absent.npy", "input file \"absent.npy\" does not exist"},
+      {"view absent.npy --export v.png", "input file \"absent.npy\" does not exist"},
+      {"reconstruct absent.txt -o o3 --backend cpu", "input file \"absent.txt\" does not exist"},
+      {"info out/ex.npy/", "input file \"out/ex.npy/\" cannot be read: Not a directory"},
+      {"reconstruct out/ex.npy/ -o o3 --backend cpu", "input file \"out/ex.npy/\" cannot be read: Not a directory"},
       {"info out", "out: a directory; info lists files"},
       // A missing directory is said as one (the message named a hidden temporary file in it).
       {"view out/ex.npy --export nodir/f.png", "output file \"nodir/f.png\" cannot be written: its directory "

@@ -194,8 +194,8 @@ TEST_F(CliView, BadInputsFailWithTheFileNamed) {
     EXPECT_NE(r.output.find(name), std::string::npos) << args << "\n" << r.output;
     EXPECT_NE(r.output.find(what), std::string::npos) << args << "\n" << r.output;
   };
-  fails_naming(quote(dir_ / "absent.npy"), "absent.npy", "no such file");
-  fails_naming(quote(dir_ / "absent.npy") + " --export " + quote(dir_ / "o.png"), "absent.npy", "no such file");
+  fails_naming(quote(dir_ / "absent.npy"), "absent.npy", "does not exist");
+  fails_naming(quote(dir_ / "absent.npy") + " --export " + quote(dir_ / "o.png"), "absent.npy", "does not exist");
 
   const double values[6] = {1, 2, 3, 4, 5, 6};
   const std::size_t shape3[3] = {1, 2, 3};

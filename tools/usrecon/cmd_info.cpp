@@ -28,6 +28,7 @@ namespace {
 struct InfoArgs {
   std::vector<std::string> files;
   std::string var;
+  std::string layout;
   std::string frame = "1";  // a frame number, or all (as reconstruct takes it: the first is described)
   bool as_json = false;
 };
@@ -90,9 +91,7 @@ json describe(const fs::path& path, const InfoArgs& args) {
   json d = {{"file", path.string()}, {"arrays", json::array()}};
   // Said as it is: missing, a directory, or "Not a directory" (a file named with a trailing '/'),
   // before the name's extension is looked at.
-  std::error_code ec;
-  const fs::file_status status = fs::status(path, ec);
-  if (ec) throw io::InputError(path.string() + ": " + status_problem(ec));
+  const fs::file_status status = io::existing_input_status(path);
   if (fs::is_directory(status))
     throw io::InputError(path.string() + ": a directory; info lists files (name them, e.g. " +
                          (path / "*.mat").string() + ")");
@@ -115,7 +114,10 @@ json describe(const fs::path& path, const InfoArgs& args) {
   } else if (ext == ".npy") {
     d["format"] = "NPY";
     const io::NpyArray a = io::read_npy(path);
-    d["arrays"].push_back(array_entry(path.filename().string(), std::string(io::npy_descr(a.dtype)), a.shape));
+    // The dtype and order the file stores ('>i2' was listed as '<i2', the order it is read into).
+    json entry = array_entry(path.filename().string(), a.file_descr, a.shape);
+    if (a.file_fortran_order) entry["fortran_order"] = true;
+    d["arrays"].push_back(entry);
     // An image reconstruct wrote reads as channel data of one transmit: say what it is.
     if (recon::is_written_raw_image(path))
       d["note"] = "a raw image that reconstruct wrote (" + fs::path(path).replace_extension(".json").filename().string() +
@@ -138,15 +140,25 @@ json describe(const fs::path& path, const InfoArgs& args) {
   // How reconstruct reads it, with the options given here.
   recon::ChannelInput input;
   input.var = args.var;
+  input.layout = args.layout;
   input.frame = args.frame == "all" ? 1 : std::stoi(args.frame);
   try {
     recon::FileGeometry geometry;
     const recon::ChannelData rf = recon::read_channel_data(path, input, 0, 0, &geometry);
     json c = {{"transmits", rf.transmits}, {"elements", rf.elements}, {"samples", rf.samples},
               {"iq", rf.is_iq()},
-              {"layout", !geometry.layout.empty() ? geometry.layout : "samples,elements,transmits"}};
+              {"layout", !args.layout.empty()      ? args.layout
+                         : !geometry.layout.empty() ? geometry.layout
+                                                    : "samples,elements,transmits"},
+              {"layout_is_default", args.layout.empty() && geometry.layout.empty()}};
     if (!geometry.source.empty()) c["from_file"] = geometry_json(geometry);
-    if (recon::looks_unsigned(rf)) c["note"] = recon::kLooksUnsigned;
+    // What reconstruct warns of, said here too (one line each).
+    std::vector<std::string> notes;
+    if (recon::all_zero(rf)) notes.push_back("every sample is 0, so the image is black");
+    if (recon::looks_unsigned(rf)) notes.push_back(recon::kLooksUnsigned);
+    if (rf.elements > rf.samples && geometry.source.empty())
+      notes.push_back("more elements than samples per channel: were the axes named in order? (--layout)");
+    if (!notes.empty()) c["notes"] = notes;
     d["channel_data"] = c;
   } catch (const std::exception& e) {
     d["not_read_because"] = e.what();
@@ -176,7 +188,7 @@ void print_text(const json& d) {
     const json& a = *shown[k];
     std::printf("  %-*s  %-11s %s%s\n", int(width), a["name"].get<std::string>().c_str(),
                 a["type"].get<std::string>().c_str(), dims_text(a["dims"]).c_str(),
-                a.value("complex", false) ? " (complex)" : "");
+                a.value("complex", false) ? " (complex)" : a.value("fortran_order", false) ? " (Fortran order)" : "");
   }
   const std::size_t hidden = d["arrays"].size() - std::min(shown.size(), kArraysShown);
   if (hidden > 0) std::printf("  and %zu more arrays, one-value ones among them (--json lists them all)\n", hidden);
@@ -193,11 +205,12 @@ void print_text(const json& d) {
   const json& c = d["channel_data"];
   std::printf("  reconstruct reads %d transmit(s) x %d element(s) x %d samples, %s\n", c["transmits"].get<int>(),
               c["elements"].get<int>(), c["samples"].get<int>(), c["iq"].get<bool>() ? "baseband IQ" : "RF");
-  if (c.contains("note")) std::printf("  %s\n", c["note"].get<std::string>().c_str());
+  if (c.contains("notes"))
+    for (const auto& note : c["notes"]) std::printf("  %s\n", note.get<std::string>().c_str());
   if (!c.contains("from_file")) {
-    std::printf("  (axes as --layout %s, the default; usrecon reads no geometry from it: give --fs and --pitch, and "
+    std::printf("  (axes as --layout %s%s; usrecon reads no geometry from it: give --fs and --pitch, and "
                 "--sound-speed and --t0 unless 1540 m/s and 0)\n",
-                c["layout"].get<std::string>().c_str());
+                c["layout"].get<std::string>().c_str(), c["layout_is_default"].get<bool>() ? ", the default" : "");
     return;
   }
   const json& g = c["from_file"];
@@ -270,6 +283,8 @@ Command add_info(CLI::App& app) {
   // Not CLI::ExistingFile: a missing file is one failed file, listed with the others.
   app.add_option("files", args->files, "Channel data files (.mat, .h5/.hdf5/.uff, .npy, source.txt)")->required();
   app.add_option("--var", args->var, "MAT variable, HDF5 dataset or USTB channel_data group to read, as for reconstruct");
+  app.add_option("--layout", args->layout, "The array's axes in order, as for reconstruct (samples,elements,transmits "
+                 "by default; PICMUS and USTB files say their own)");
   app.add_option("--frame", args->frame, "USTB UFF files: the frame to describe (1 = the first; the file's frame "
                  "count is listed, and reconstruct --frame all reads each), or all, as reconstruct takes it: the "
                  "first is described")

@@ -46,9 +46,7 @@ double metres(const nlohmann::json& item, const std::string& key, const std::str
 int run(const MetricsArgs& args) {
   const fs::path image_path = args.image;
   // Said as it is ("pw.npy/" is "Not a directory", not a missing "pw.npy/.json").
-  std::error_code ec;
-  (void)fs::status(image_path, ec);
-  if (ec) throw io::InputError(image_path.string() + ": " + status_problem(ec));
+  (void)io::existing_input_status(image_path);
   // A PNG is a picture of the envelope, log-compressed to 8 bits: nothing to measure in.
   if (const std::string ext = io::lower_extension(image_path); ext != ".npy")
     throw io::InputError(image_path.string() + ": metrics measures the raw image <stem>.npy that reconstruct "

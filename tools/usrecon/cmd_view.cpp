@@ -64,16 +64,14 @@ int export_view(const ViewArgs& args, const fs::path& target) {
 
 int run(const ViewArgs& args) {
   const fs::path target = args.target;
-  std::error_code ec;
   // Said as it is ("fig.npy/" is "Not a directory").
-  (void)fs::status(target, ec);
-  if (ec) throw io::InputError(target.string() + ": " + status_problem(ec));
+  const fs::file_status status = io::existing_input_status(target);
   if (!args.export_png.empty()) return export_view(args, target);
 
   // The files n/p step through: the directory's, or those beside FILE.
   std::vector<fs::path> files;
   std::size_t start = 0;
-  if (fs::is_directory(target, ec)) {
+  if (fs::is_directory(status)) {
     files = viewer::list_viewable(target);
     if (files.empty())
       throw io::InputError(target.string() + ": no .npy or .png files to view in this directory");

@@ -17,7 +17,8 @@ int main(int argc, char** argv) {
   mallopt(M_MMAP_THRESHOLD, 1 << 20);
   CLI::App app{"usrecon — delay-and-sum ultrasound image reconstruction"};
   app.require_subcommand(1);
-  app.set_version_flag("--version", "usrecon 0.1.0");
+  constexpr const char* kVersion = "usrecon 0.1.0";
+  app.set_version_flag("--version", kVersion);
   auto* reconstruct = app.add_subcommand(
       "reconstruct", "Reconstruct channel data files into B-mode images (PNG, JSON, optional NPY)");
   auto* simulate = app.add_subcommand(
@@ -33,6 +34,8 @@ int main(int argc, char** argv) {
   auto* info = app.add_subcommand(
       "info", "Say what channel-data files hold and how reconstruct reads them (arrays, geometry, or what to give)");
   const usrecon::cli::Command run_info = usrecon::cli::add_info(*info);
+  // "usrecon reconstruct --version" was told "inputs is required".
+  for (CLI::App* command : {reconstruct, simulate, metrics, view, info}) command->set_version_flag("--version", kVersion);
   // A mistyped command ("reconstuct") was told "A subcommand is required", as if none was given.
   const auto is_command = [&](const char* name) {
     const CLI::App& commands = app;

@@ -34,12 +34,6 @@ inline bool same_file(const std::filesystem::path& a, const std::filesystem::pat
   return comparable_path(a) == comparable_path(b);
 }
 
-/// What fs::status's error says of a path, in words: "no such file or directory" for one that is
-/// not there, else the system's message ("Not a directory" for "file.npy/").
-inline std::string status_problem(const std::error_code& ec) {
-  return ec == std::errc::no_such_file_or_directory ? "no such file or directory" : ec.message();
-}
-
 /// Throws usrecon::Error, naming the output as `what` (e.g. "--export fig.png"), unless a file
 /// may be written at `target` now: it must not be or name a directory ("out/", an existing
 /// directory, a link to one), and without `overwrite` nothing may be at the name (a link, even a

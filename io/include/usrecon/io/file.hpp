@@ -31,6 +31,11 @@ inline constexpr std::uintmax_t kDefaultMaxInputBytes = std::uintmax_t{4} << 30;
 /// The file name's extension in lower case, with its dot (".uff" for "scan.UFF"; "" for none).
 std::string lower_extension(const std::filesystem::path& path);
 
+/// The status of an input path that is there (a file, a directory, ...). Throws InputError in the
+/// words every command uses: 'input file "x" does not exist' (a dangling link included), or the
+/// system's reason ('input file "x.npy/" cannot be read: Not a directory').
+std::filesystem::file_status existing_input_status(const std::filesystem::path& path);
+
 /// Reads a whole regular file. Throws InputError for a missing path, a directory, an unreadable
 /// file, or one larger than max_bytes.
 std::string read_file(const std::filesystem::path& path,

@@ -40,6 +40,10 @@ struct NpyArray {
   DType dtype = DType::f64;
   std::vector<std::size_t> shape;
   std::vector<std::byte> data;  // C order, native little-endian
+  /// As the file's header said them ("'>i2'", Fortran order), for describing the file; the data
+  /// above are already converted.
+  std::string file_descr;
+  bool file_fortran_order = false;
 
   std::size_t size() const;  // product of shape (1 for a 0-d array)
 
