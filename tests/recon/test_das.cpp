@@ -305,6 +305,32 @@ TEST(ReconDasDelay, PlaneWaveFiresFromTheFirstElement) {
   EXPECT_NEAR(das::synthetic_aperture_sample(0.0, 0.03, -0.04, 0.0, 1.0, 0.0), 0.05 + 0.03, 1e-15);
 }
 
+// An element exactly on the aperture's edge counts, whatever float rounding makes of r, as
+// |x - xe| <= z / (2F) says: a grid of half-pitch steps puts many pixels there (here with pitch =
+// dz and F = 1.5 a tie is 3 |i - 2e| = 2 j, decided in integers), and float r kept some of them
+// and dropped others (2 to 8 % of a rect image against a double reference). Every other element
+// is in or out as the integers say: the nearest non-tie is 1 / (2 j) of the aperture away.
+TEST(ReconDasDelay, ElementsOnTheApertureEdgeCount) {
+  const double pitch = 0.3e-3, f = 1.5;
+  int ties = 0, rounded_past_the_edge = 0;
+  for (int e = -24; e <= 24; ++e)
+    for (int i = -64; i <= 64; ++i)
+      for (int j = 1; j <= 140; ++j) {
+        const float x = float(i * pitch / 2), z = float(j * pitch), xe = float(e * pitch);
+        const int gap = 3 * std::abs(i - 2 * e) - 2 * j;  // < 0 inside, 0 on the edge, > 0 outside
+        const float rect = das::receive_apodization(x, z, xe, float(f), das::kRect, 0.5f);
+        EXPECT_EQ(rect, gap <= 0 ? 1.0f : 0.0f) << "element " << e << ", x " << i << " half pitches, z " << j;
+        if (gap != 0) continue;
+        ++ties;
+        rounded_past_the_edge += std::fabs(x - xe) / (z / (2.0f * float(f))) > 1.0f;
+        // Hann and Tukey weigh the edge 0, in or out.
+        EXPECT_EQ(das::receive_apodization(x, z, xe, float(f), das::kHann, 0.5f), 0.0f);
+        EXPECT_EQ(das::receive_apodization(x, z, xe, float(f), das::kTukey, 0.5f), 0.0f);
+      }
+  EXPECT_GT(ties, 1000);
+  EXPECT_GT(rounded_past_the_edge, 100) << "no tie that float puts past the edge: the slack is not tested";
+}
+
 TEST(ReconDasDelay, ApodizationByFNumber) {
   // Aperture at depth 30 mm with F = 1.5 is 20 mm wide: |x - xe| <= 10 mm.
   EXPECT_EQ(das::receive_apodization(0.0, 0.03, 0.0099, 1.5, das::kRect, 0.5), 1.0);
