@@ -668,6 +668,49 @@ std::vector<MatVariableInfo> list_mat_variables(const fs::path& path) {
   return vars;
 }
 
+namespace {
+
+/// Appends the real numeric fields of v, a 1 x 1 struct named `prefix`, and of the 1 x 1 structs
+/// among them, as "prefix.field" (what --var takes).
+void add_numeric_fields(matvar_t* v, const std::string& prefix, std::vector<std::string>& out, int depth = 0) {
+  if (v->class_type != MAT_C_STRUCT || MatArray{"", "", dims_of(v), {}}.size() != 1 || depth > 8) return;
+  const unsigned n = Mat_VarGetNumberOfFields(v);
+  char* const* names = Mat_VarGetStructFieldnames(v);
+  for (unsigned k = 0; k < n && names; ++k) {
+    matvar_t* field = Mat_VarGetStructFieldByName(v, names[k], 0);
+    if (!field || !names[k]) continue;
+    const std::string name = prefix + "." + names[k];
+    if (numeric(field->class_type) && !field->isComplex)
+      out.push_back(name);
+    else
+      add_numeric_fields(field, name, out, depth + 1);
+  }
+}
+
+/// The real numeric arrays inside the file's 1 x 1 structs, as --var names them ("P.rx.data"):
+/// what to offer when no top-level variable is one.
+std::vector<std::string> numeric_struct_fields(const fs::path& path) {
+  std::vector<std::string> fields;
+  if (is_mat73(path)) {
+    for (const Hdf5DatasetInfo& d : list_hdf5_datasets(path)) {
+      if (d.path.size() < 2 || d.path[1] == '#' || d.path.find('/', 1) == std::string::npos) continue;
+      if (d.type.empty() || !numeric_class(mat73_class(d))) continue;  // references, complex, text
+      std::string name = d.path.substr(1);
+      std::replace(name.begin(), name.end(), '/', '.');
+      fields.push_back(name);
+    }
+    return fields;
+  }
+  MatFile m = open_mat(path);
+  while (matvar_t* raw = Mat_VarReadNextInfo(m.get())) {
+    MatVar v(raw);
+    if (v->name) add_numeric_fields(v.get(), v->name, fields);
+  }
+  return fields;
+}
+
+}  // namespace
+
 MatArray read_mat(const fs::path& path, const std::string& requested) {
   std::string name = requested;
   if (name.empty()) {
@@ -684,9 +727,18 @@ MatArray read_mat(const fs::path& path, const std::string& requested) {
     if (candidates.empty() && !complex.empty())
       throw InputError(path.string() + ": its numeric arrays (" + listed(complex) +
                        ") are complex; only real channel data are read");
-    if (candidates.size() != 1)
+    if (candidates.size() > 1)
       throw InputError(path.string() + ": name the variable to read with --var (numeric arrays here: " +
-                       (candidates.empty() ? "none" : listed(candidates)) + ")");
+                       listed(candidates) + ")");
+    if (candidates.empty()) {
+      // Channel data kept in a struct (P.rx.data) were told only "none".
+      std::vector<std::string> fields = numeric_struct_fields(path);
+      const std::size_t more = fields.size() > 12 ? fields.size() - 12 : 0;
+      fields.resize(fields.size() - more);
+      throw InputError(path.string() + ": name the variable to read with --var (numeric arrays here: none" +
+                       (fields.empty() ? std::string() : "; in structs: " + listed(fields)) +
+                       (more ? " and " + std::to_string(more) + " more" : "") + ")");
+    }
     name = candidates.front();
   }
   if (is_mat73(path)) return read_mat73(path, name);

@@ -284,6 +284,23 @@ TEST_F(IoMat, AcceptsEveryKindOfVariableFromAnIndependentWriter) {
   }
 }
 
+// Channel data kept in a struct: without --var, the struct's numeric fields are offered as --var
+// names (it said "numeric arrays here: none"), from SciPy's MAT v5 and from a v7.3 file.
+TEST_F(IoMat, ChannelDataInAStructAreOffered) {
+  const fs::path v5 = fs::path(USRECON_SOURCE_DIR) / "tests/corpus/valid/mat/scipy_struct_only.mat";
+  expect_refused(v5, "name the variable to read with --var (numeric arrays here: none; in structs: P.rx.data, P.fs)",
+                 [&] { (void)read_mat(v5); });
+  const MatArray data = read_mat(v5, "P.rx.data");
+  EXPECT_EQ(data.dims, (std::vector<std::size_t>{4, 3}));
+  EXPECT_EQ(data.values[1], 3.0);  // MATLAB order: row 1 of arange(12).reshape(4, 3)
+
+  const fs::path plain = dir_ / "plain.h5", v73 = dir_ / "struct.mat";
+  write_hdf5(plain, {{"/P/rx/data", "", {3, 4}, std::vector<double>(12, 1.0)}, {"/P/fs", "", {1, 1}, {20e6}}},
+             {{"/P", {{"MATLAB_class", "struct", {}}}}, {"/P/rx", {{"MATLAB_class", "struct", {}}}}});
+  write_mat73(v73, read_file(plain));
+  expect_refused(v73, "(numeric arrays here: none; in structs: P.fs, P.rx.data)", [&] { (void)read_mat(v73); });
+}
+
 TEST(IoMatRealData, RFdata1HasTheDocumentedShape) {
   const fs::path file = USRECON_SHARED_DIR "/data/real/RFdata1.mat";
   if (!fs::exists(file)) GTEST_SKIP() << file << " is absent";
