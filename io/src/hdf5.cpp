@@ -93,9 +93,8 @@ std::string dims_text(const std::vector<std::size_t>& dims) {
 }
 
 Handle open_file(const fs::path& path) {
-  std::error_code ec;
-  if (!fs::is_regular_file(path, ec))
-    throw InputError(path.string() + ": " + (fs::exists(path, ec) ? "not a regular file" : "no such file"));
+  if (!fs::is_regular_file(existing_input_status(path)))
+    throw InputError(path.string() + ": not a regular file");
   H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
   if (H5Fis_hdf5(path.c_str()) <= 0) {
     H5Eclear2(H5E_DEFAULT);

@@ -603,22 +603,36 @@ MatArray read_mat73(const fs::path& path, const std::string& name) {
       throw InputError(path.string() + ": variable '" + top + "' is a " + var->matlab_class +
                        " array, not a numeric array");
     if (var->matlab_class != "struct") throw InputError(path.string() + ": '" + top + "' is not a struct");
-    // The deepest struct on the way that is there names what is missing.
+    // Down the name as read_mat does in a v5 file: each part a struct (a group), then the field.
     std::vector<std::string> groups;
     for (const Hdf5Group& g : list_hdf5_groups(path)) groups.push_back(g.path);
-    std::size_t end = dot;  // name.substr(0, end) is a struct
-    for (std::size_t next; (next = name.find('.', end + 1)) != std::string::npos; end = next) {
-      std::string group = "/" + name.substr(0, next);
-      std::replace(group.begin(), group.end(), '.', '/');
-      if (std::find(groups.begin(), groups.end(), group) == groups.end()) break;
+    const auto hdf5_path = [](std::string part) {
+      std::replace(part.begin(), part.end(), '.', '/');
+      return "/" + part;
+    };
+    const auto is_group = [&](const std::string& part) {
+      return std::find(groups.begin(), groups.end(), hdf5_path(part)) != groups.end();
+    };
+    const auto is_dataset = [&](const std::string& part) {
+      return std::any_of(datasets.begin(), datasets.end(), [&](const Hdf5DatasetInfo& d) { return d.path == hdf5_path(part); });
+    };
+    for (std::size_t end = dot; end != std::string::npos;) {
+      const std::string parent = name.substr(0, end);
+      const std::size_t next = name.find('.', end + 1);
+      const std::string field = name.substr(end + 1, next == std::string::npos ? std::string::npos : next - end - 1);
+      const std::string child = name.substr(0, next);
+      if (is_dataset(child)) throw InputError(path.string() + ": '" + child + "' is not a struct");
+      if (!is_group(child)) throw InputError(path.string() + ": struct '" + parent + "' has no field '" + field + "'");
+      if (next == std::string::npos)
+        throw InputError(path.string() + ": variable '" + name + "' is a struct array, not a numeric array");
+      end = next;
     }
-    const std::string field = name.substr(end + 1, name.find('.', end + 1) - end - 1);
-    throw InputError(path.string() + ": struct '" + name.substr(0, end) + "' has no field '" + field + "'");
+    throw InputError(path.string() + ": variable '" + name + "' is not a numeric array");
   }
   const std::string what = path.string() + ": variable '" + name + "'";
   const std::string cls = mat73_class(*found);
   if (found->type.empty() && dot != std::string::npos && !numeric_class(cls))
-    throw InputError(what + " is not a numeric array ('" + top + "' is a struct array, whose fields hold "
+    throw InputError(what + " is not a numeric array (a struct on its way is a struct array, whose fields hold "
                      "references, or the field is a cell)");
   if (!numeric_class(cls)) throw InputError(what + " is a " + cls + " array, not a numeric array");
   if (found->type.empty()) throw InputError(what + " is complex; only real channel data are read");
@@ -633,9 +647,8 @@ MatArray read_mat73(const fs::path& path, const std::string& name) {
 }
 
 MatFile open_mat(const fs::path& path) {
-  std::error_code ec;
-  if (!fs::is_regular_file(path, ec))
-    throw InputError(path.string() + ": " + (fs::exists(path, ec) ? "not a regular file" : "no such file"));
+  if (!fs::is_regular_file(existing_input_status(path)))
+    throw InputError(path.string() + ": not a regular file");
   check_mat4_sizes(path);
   MatFile m(Mat_Open(path.c_str(), MAT_ACC_RDONLY));
   if (!m) throw InputError(path.string() + ": not a MAT file that matio can read");

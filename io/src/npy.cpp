@@ -247,7 +247,7 @@ std::pair<DType, bool> dtype_from_descr(const std::string& descr, const std::str
   // NumPy's one-character type codes ('<d' for float64), which numpy.load accepts too.
   static constexpr std::pair<char, std::string_view> kTypeCodes[] = {
       {'b', "i1"}, {'B', "u1"}, {'?', "b1"}, {'h', "i2"}, {'H', "u2"}, {'i', "i4"}, {'I', "u4"}, {'l', "i8"},
-      {'L', "u8"}, {'q', "i8"}, {'Q', "u8"}, {'f', "f4"}, {'d', "f8"}, {'F', "c8"}, {'D', "c16"}};
+      {'L', "u8"}, {'q', "i8"}, {'Q', "u8"}, {'f', "f4"}, {'d', "f8"}, {'F', "c8"}, {'D', "c16"}, {'e', "f2"}};
   if (kind_and_size.size() == 1) {
     const char code = kind_and_size[0];
     for (const auto& [type_code, canonical] : kTypeCodes)

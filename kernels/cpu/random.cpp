@@ -13,7 +13,7 @@ std::uint64_t monte_carlo_count(std::uint64_t n, std::uint64_t seed, Backend bac
   if (backend == Backend::cuda) return detail::cuda_monte_carlo_count(n, seed, exec.stream);
   // A value outside the enum (a cast integer) once ran on the CPU without a word.
   if (backend != Backend::cpu)
-    throw Error("monte_carlo_pi: backend " + std::to_string(static_cast<int>(backend)) +
+    throw Error("monte_carlo: backend " + std::to_string(static_cast<int>(backend)) +
                 " is neither Backend::cpu nor Backend::cuda");
   const std::uint64_t counters = monte_carlo_counters(n);
   std::atomic<std::uint64_t> inside{0};

@@ -273,6 +273,7 @@ ChannelData arrange_channels(const std::vector<double>& values, const std::vecto
 }
 
 int count_frames(const fs::path& path, const ChannelInput& in) {
+  (void)io::existing_input_status(path);  // said as every reader says it
   if (!io::has_hdf5_extension(path)) return 1;
   const std::optional<std::string> ustb = detail::ustb_channel_data_group(path, io::list_hdf5_groups(path), in.var);
   return ustb ? detail::ustb_frames(path, *ustb) : 1;
@@ -280,6 +281,9 @@ int count_frames(const fs::path& path, const ChannelInput& in) {
 
 ChannelData read_channel_data(const fs::path& path, const ChannelInput& in, int elements,
                               int transmits, FileGeometry* geometry) {
+  // A missing or misnamed file is said so first, in the words of every command (a source.txt was
+  // told to give --elements, a MAT file "no such file").
+  (void)io::existing_input_status(path);
   const std::string ext = io::lower_extension(path);
   if (io::has_hdf5_extension(path)) {
     const std::vector<io::Hdf5Group> groups = io::list_hdf5_groups(path);

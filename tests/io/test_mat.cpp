@@ -131,6 +131,9 @@ TEST_F(IoMat, Version73FilesReadThroughTheIsolatedHdf5Reader) {
   EXPECT_EQ(n.dims, (std::vector<std::size_t>{1, 2}));
   expect_refused(file, "struct 's.rx' has no field 'dat'", [&] { (void)read_mat(file, "s.rx.dat"); });
   expect_refused(file, "struct 's' has no field 'tx'", [&] { (void)read_mat(file, "s.tx.data"); });
+  // Said as a MAT v5 file says them (a review found "struct 's' has no field 'rx'" for both).
+  expect_refused(file, "variable 's.rx' is a struct array, not a numeric array", [&] { (void)read_mat(file, "s.rx"); });
+  expect_refused(file, "'s.data' is not a struct", [&] { (void)read_mat(file, "s.data.x"); });
   // A wrong name is told the file's variables, and the one that differs only in case.
   expect_refused(file, "no variable 'RF' (variables here: fs, rf, s; names are case-sensitive: rf)",
                  [&] { (void)read_mat(file, "RF"); });

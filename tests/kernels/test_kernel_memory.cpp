@@ -51,7 +51,7 @@ TEST(KernelMemory, AMonteCarloBackendOutsideTheEnumIsRefused) {
     (void)uk::monte_carlo_pi(1000, 1, static_cast<uk::Backend>(7));
     FAIL() << "no exception";
   } catch (const usrecon::Error& e) {
-    EXPECT_NE(std::string(e.what()).find("backend 7 is neither Backend::cpu nor Backend::cuda"), std::string::npos)
+    EXPECT_NE(std::string(e.what()).find("monte_carlo: backend 7 is neither Backend::cpu nor Backend::cuda"), std::string::npos)
         << e.what();
   }
 }

@@ -840,8 +840,6 @@ TEST(ReconDasGeometry, GeometryPastAnyScanIsRefused) {
   }
 }
 
-// Channel data that are not finite floats are refused where they are read, naming how many and
-// the first (0-based sample, element, transmit), also a double past float's range.
 // A shape that cannot be channel data says which axis is wrong and how the array was read (it said
 // only "implausible"): here source.txt's order, transmits,elements,samples, saved as [1][32][500].
 TEST(ReconDasInput, AnImplausibleShapeSaysWhyAndHowTheArrayWasRead) {
@@ -857,6 +855,8 @@ TEST(ReconDasInput, AnImplausibleShapeSaysWhyAndHowTheArrayWasRead) {
   EXPECT_NE(none.find("gives 40 samples x 0 elements x 1 transmits (no elements;"), std::string::npos) << none;
 }
 
+// Channel data that are not finite floats are refused where they are read, naming how many and
+// the first (0-based sample, element, transmit), also a double past float's range.
 TEST(ReconDasInput, NonFiniteSamplesAreRefusedWithThePlaceOfTheFirst) {
   std::vector<double> values(4 * 3 * 2, 1.0);  // MATLAB [4 samples x 3 elements x 2 transmits]
   auto at = [](int s, int e, int t) { return std::size_t(s + 4 * (e + 3 * t)); };

@@ -150,6 +150,16 @@ TEST_F(CliPaths, PathsThatAreNotWhatTheyShouldBeAreSaidBeforeTheWork) {
       {"reconstruct absent.txt -o o3 --backend cpu", "input file \"absent.txt\" does not exist"},
       {"info out/ex.npy/", "input file \"out/ex.npy/\" cannot be read: Not a directory"},
       {"reconstruct out/ex.npy/ -o o3 --backend cpu", "input file \"out/ex.npy/\" cannot be read: Not a directory"},
+      // The general models' readers too (a MAT file said "no such file"; a source.txt or a
+      // misnamed file was told to give --elements and --samples).
+      {"reconstruct absent.mat --model planewave --angles-deg 0 --fs 20e6 --pitch 3e-4 -o o3 --backend cpu",
+       "input file \"absent.mat\" does not exist"},
+      {"reconstruct absent.h5 --model planewave --angles-deg 0 --fs 20e6 --pitch 3e-4 -o o3 --backend cpu",
+       "input file \"absent.h5\" does not exist"},
+      {"reconstruct absent.txt --model planewave --angles-deg 0 --fs 20e6 --pitch 3e-4 -o o3 --backend cpu",
+       "input file \"absent.txt\" does not exist"},
+      {"reconstruct out/ex.npy/ --model planewave --angles-deg 0 --fs 20e6 --pitch 3e-4 -o o3 --backend cpu",
+       "input file \"out/ex.npy/\" cannot be read: Not a directory"},
       {"info out", "out: a directory; info lists files"},
       // A missing directory is said as one (the message named a hidden temporary file in it).
       {"view out/ex.npy --export nodir/f.png", "output file \"nodir/f.png\" cannot be written: its directory "

@@ -269,9 +269,7 @@ bool is_viewable(const fs::path& file) {
 }
 
 Frame load_frame(const fs::path& file) {
-  std::error_code ec;
-  if (!fs::exists(file, ec)) throw io::InputError(file.string() + ": no such file");
-  if (fs::is_directory(file, ec))
+  if (fs::is_directory(io::existing_input_status(file)))
     throw io::InputError(file.string() + ": is a directory, not an image file");
   const std::string ext = io::lower_extension(file);
   if (ext == ".npy") return load_npy(file);
