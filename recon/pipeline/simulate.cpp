@@ -18,14 +18,16 @@ void check_speckle_amplitude(double amplitude) {
 
 namespace detail {
 
-RecordCoverage::RecordCoverage(std::size_t points, int reach, int samples)
-    : reach_(reach), samples_(samples), first_(points, INFINITY), last_(points, -INFINITY), inside_(points, false) {}
+RecordCoverage::RecordCoverage(std::size_t points, int samples)
+    : samples_(samples), first_(points, INFINITY), last_(points, -INFINITY), inside_(points, false) {}
 
 void RecordCoverage::echo(std::size_t p, double pos) {
   first_[p] = std::min(first_[p], pos);
   last_[p] = std::max(last_[p], pos);
-  // The samples the pulse touches, [floor(pos) - reach, ceil(pos) + reach], meet [0, samples - 1].
-  if (std::ceil(pos) + reach_ >= 0 && std::floor(pos) - reach_ <= samples_ - 1) inside_[p] = true;
+  // The echo's centre in the record, [0, samples - 1]: one whose pulse only reaches into it (its
+  // tail, 4 sigma out, a thousandth of its height) counted as recorded, without a word, and the
+  // data were then scaled up to make that tail peak at 1.
+  if (pos >= 0 && pos <= samples_ - 1) inside_[p] = true;
 }
 
 PointsOutsideRecord RecordCoverage::result(const std::vector<std::array<double, 2>>& positions_mm,
@@ -94,7 +96,7 @@ void element_distances(const Scatterer& s, std::vector<double>& d) {
 PointsOutsideRecord points_outside_record(const SimulationOptions& o) {
   check_options(o);
   const seed::Problem& p = o.problem;
-  detail::RecordCoverage coverage(o.points.size(), detail::pulse_reach(pulse_sigma(o)), p.samples);
+  detail::RecordCoverage coverage(o.points.size(), p.samples);
   std::vector<std::array<double, 2>> positions;
   std::vector<double> d(std::size_t(p.channels));
   for (std::size_t k = 0; k < o.points.size(); ++k) {

@@ -208,7 +208,7 @@ TEST_F(CliCommands, SeedModelRefusesBinaryFormatExtensions) {
   const fs::path npy = write_image("a");
   expect_refused(seed + quote(npy) + " --overwrite", "--model seed writes source.txt text", npy);
   // And the other way round: the general models write NPY or HDF5 only under those names.
-  const std::string pw = "simulate --model planewave --elements 8 --angles-deg 0 --samples 50 --point 0,2 -o ";
+  const std::string pw = "simulate --model planewave --elements 8 --angles-deg 0 --samples 100 --point 0,2 -o ";
   for (const char* name : {"y.txt", "y.dat", "y"}) {
     expect_refused(pw + quote(dir_ / name), "--model planewave writes NPY (.npy)");
     EXPECT_FALSE(fs::exists(dir_ / name)) << name;
@@ -410,6 +410,48 @@ TEST_F(CliCommands, SimulateRefusesDataThatWouldHoldNoEchoOfItsPoints) {
                           quote(dir_ / "latin1.json") + " -o " + quote(dir_ / "caf\xe9.npy")));
   EXPECT_EQ(r.exit_code, 0) << r.output;
   EXPECT_TRUE(fs::exists(dir_ / "latin1.json"));
+}
+
+// From a probe of simulate: options that gave misleading data, or none, with exit 0 (or ran for
+// ever) are refused or warned of.
+TEST_F(CliCommands, SimulateRefusesOrWarnsOfOptionsThatWouldMislead) {
+  const fs::path out = dir_ / "m.npy";
+  const std::string pw = "simulate --model planewave --elements 32 --pitch 0.3e-3 --fs 20e6 --samples 1500 -o " +
+                         quote(out) + " --overwrite";
+  // A point whose echo is centred 12 samples past the record: only its pulse's tail (0.2 % of its
+  // height) reached the record, and the data were scaled to make that tail peak at 1.
+  expect_refused(pw + " --point 0,58.18", "no echo of any point lands in the record");
+  auto r = run_command(usrecon(pw + " --point 0,58.18 --point 0,20"));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("warning: point 1 at (0, 58.18) mm"), std::string::npos) << r.output;
+  // A point above the array (echoed at sample 0) and one of amplitude 0 (data of zeros).
+  expect_refused(pw + " --point 0,-20", "--point '0,-20': z is the depth below the array, > 0 mm");
+  expect_refused(pw + " --point 0,20,0", "--point '0,20,0': an amplitude of 0 echoes nothing");
+  expect_refused("simulate --point 3,0 -o " + quote(dir_ / "s.txt"), "z is the depth below the array");
+  // Cysts covering the whole speckle region drew scatterers for ever.
+  r = run_command("timeout 120 " + usrecon(pw + " --speckle 100 --cyst 0,20,100"));
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_NE(r.output.find("the cysts cover (nearly) all of the speckle region: 0 of 100 speckle scatterers fell "
+                          "outside them in 2000000 draws"),
+            std::string::npos)
+      << r.output;
+  // A cyst without speckle, or outside its region, changed nothing without a word.
+  expect_refused(pw + " --point 0,20 --cyst 0,20,2", "--cyst leaves a region of the speckle empty: give --speckle");
+  r = run_command(usrecon(pw + " --speckle 10 --cyst 50,20,2"));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("warning: --cyst 50,20,2 lies outside the speckle region (x -4.65 to 4.65 mm, z 2 to "),
+            std::string::npos)
+      << r.output;
+  // Speckle deeper than a one-sample record: "10 speckle scatterers" over data of zeros.
+  r = run_command(usrecon("simulate --model planewave --elements 32 --samples 1 --speckle 10 -o " + quote(out) +
+                          " --overwrite"));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("warning: the speckle region starts at 2 mm, deeper than the record's last sample (0 mm"),
+            std::string::npos)
+      << r.output;
+  r = run_command(usrecon(pw + " --speckle 10"));  // speckle within the record: no warning
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_EQ(r.output.find("warning"), std::string::npos) << r.output;
 }
 
 // `--truth nodir/t.json` failed after the channel data were written: exit 1 with the data left

@@ -1,5 +1,6 @@
 // usrecon simulate -o FILE --point X_MM,Z_MM ...: the seed's source.txt, or the general models'
 // channel data (NPY, USTB .uff, PICMUS .h5)
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <cstdint>
@@ -56,6 +57,10 @@ recon::Scatterer parse_point(const std::string& text) {
   const std::vector<double> values = number_fields(text, "--point");
   if (values.size() < 2 || values.size() > 3)
     throw Error("--point '" + text + "': expected X_MM,Z_MM or X_MM,Z_MM,AMPLITUDE");
+  // Both were simulated without a word: a point above the array echoed at sample 0, and one of
+  // amplitude 0 gave data of zeros.
+  if (!(values[1] > 0)) throw Error("--point '" + text + "': z is the depth below the array, > 0 mm");
+  if (values.size() == 3 && values[2] == 0) throw Error("--point '" + text + "': an amplitude of 0 echoes nothing");
   return {values[0], values[1], values.size() == 3 ? values[2] : 1.0};
 }
 
@@ -160,6 +165,28 @@ int run_das(SimulateArgs& args) {
     *hi = max_mm * 1e-3;
   }
   if (o.points.empty() && o.speckle == 0) throw Error("nothing to simulate: give --point and/or --speckle");
+  // A cyst is where the speckle is not: without speckle, or outside its region, it was accepted
+  // and changed nothing.
+  if (!o.cysts.empty() && o.speckle == 0) throw Error("--cyst leaves a region of the speckle empty: give --speckle");
+  const recon::SpeckleRegion region = recon::speckle_region(o);
+  for (std::size_t k = 0; k < o.cysts.size(); ++k) {
+    const recon::Cyst& c = o.cysts[k];
+    const double dx = std::max({region.x_min - c.x, 0.0, c.x - region.x_max});
+    const double dz = std::max({region.z_min - c.z, 0.0, c.z - region.z_max});
+    if (std::hypot(dx, dz) >= c.radius)
+      std::fprintf(stderr, "usrecon: warning: --cyst %s lies outside the speckle region (x %s to %s mm, z %s to %s mm): "
+                   "it changes nothing\n", args.cysts[k].c_str(), recon::number_text(region.x_min * 1e3).c_str(),
+                   recon::number_text(region.x_max * 1e3).c_str(), recon::number_text(region.z_min * 1e3).c_str(),
+                   recon::number_text(region.z_max * 1e3).c_str());
+  }
+  // Speckle deeper than the record (its default region starts 2 mm down): "10 speckle
+  // scatterers" were reported over data of zeros.
+  const double last_depth = (acq.t0 + (o.samples - 1) / acq.fs) * acq.sound_speed / 2;
+  if (o.speckle > 0 && region.z_min > last_depth)
+    std::fprintf(stderr, "usrecon: warning: the speckle region starts at %s mm, deeper than the record's last sample "
+                 "(%s mm at %s m/s): few or no speckle echoes land in it (--samples, --speckle-z-range)\n",
+                 recon::number_text(region.z_min * 1e3).c_str(), recon::number_text(last_depth * 1e3).c_str(),
+                 recon::number_text(acq.sound_speed).c_str());
   warn_of_points_outside_record(recon::points_outside_record(o), o.points.size());
   const recon::ChannelData rf = recon::simulate_das_channels(o);
   io::StagedFile data(args.output);

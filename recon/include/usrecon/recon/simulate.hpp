@@ -38,9 +38,10 @@ struct SimulationOptions {
 /// is no parameter of their distributions).
 void check_speckle_amplitude(double amplitude);
 
-/// The point targets none of whose echoes reaches a sample of the record on any channel (the
-/// pulse's reach included): a depth beyond the last sample, or units mixed up (a pitch in mm
-/// given as metres) put them there. Both simulators refuse options whose points all lie there.
+/// The point targets none of whose echoes is centred within the record on any channel (a pulse's
+/// tail reaching into it does not count): a depth beyond the last sample, or units mixed up (a
+/// pitch in mm given as metres) put them there. Both simulators refuse options whose points all
+/// lie there.
 struct PointsOutsideRecord {
   std::vector<std::size_t> points;  ///< indices into the options' points, in order
   /// Names them (number from 1, position in mm, the samples their echoes arrive at) and what the
@@ -59,15 +60,15 @@ namespace detail {
 /// Gathers where each point's echoes arrive, for points_outside_record of either simulator.
 class RecordCoverage {
  public:
-  /// A record of `samples`; each echo's pulse reaches `reach` samples either side of it.
-  RecordCoverage(std::size_t points, int reach, int samples);
+  /// A record of `samples`.
+  RecordCoverage(std::size_t points, int samples);
   /// An echo of point p arriving at sample `pos` (fractional).
   void echo(std::size_t p, double pos);
   /// `positions_mm`: each point's (x, z); `record`: what the record covers, in words.
   PointsOutsideRecord result(const std::vector<std::array<double, 2>>& positions_mm, const std::string& record) const;
 
  private:
-  int reach_, samples_;
+  int samples_;
   std::vector<double> first_, last_;
   std::vector<bool> inside_;
 };
