@@ -594,40 +594,54 @@ MatArray read_mat73(const fs::path& path, const std::string& name) {
   const std::vector<Hdf5DatasetInfo> datasets = list_hdf5_datasets(path);
   const auto found = std::find_if(datasets.begin(), datasets.end(),
                                   [&](const Hdf5DatasetInfo& d) { return d.path == dataset; });
-  if (found == datasets.end()) {
+  if (found == datasets.end() && dot == std::string::npos) {
     // Not a dataset: a struct or a sparse array (groups), or nothing of that name.
     const std::vector<MatVariableInfo> vars = list_mat73_variables(path);
     const auto var = std::find_if(vars.begin(), vars.end(), [&](const MatVariableInfo& v) { return v.name == top; });
     if (var == vars.end()) throw no_variable(path, top);
-    if (dot == std::string::npos)
-      throw InputError(path.string() + ": variable '" + top + "' is a " + var->matlab_class +
-                       " array, not a numeric array");
-    if (var->matlab_class != "struct") throw InputError(path.string() + ": '" + top + "' is not a struct");
-    // Down the name as read_mat does in a v5 file: each part a struct (a group), then the field.
-    std::vector<std::string> groups;
-    for (const Hdf5Group& g : list_hdf5_groups(path)) groups.push_back(g.path);
+    throw InputError(path.string() + ": variable '" + top + "' is a " + var->matlab_class + " array, not a numeric array");
+  }
+  if (dot != std::string::npos) {
+    // Down the name as read_mat does in a v5 file: every part before the last a struct (a group
+    // that is neither sparse nor of another MATLAB class), then the field. A sparse matrix's
+    // group once passed for a struct, and its internal arrays for fields.
+    const std::vector<Hdf5Group> groups = list_hdf5_groups(path);
     const auto hdf5_path = [](std::string part) {
       std::replace(part.begin(), part.end(), '.', '/');
       return "/" + part;
     };
-    const auto is_group = [&](const std::string& part) {
-      return std::find(groups.begin(), groups.end(), hdf5_path(part)) != groups.end();
+    const auto group_of = [&](const std::string& part) -> const Hdf5Group* {
+      const auto g = std::find_if(groups.begin(), groups.end(), [&](const Hdf5Group& h) { return h.path == hdf5_path(part); });
+      return g == groups.end() ? nullptr : &*g;
+    };
+    const auto class_of = [](const Hdf5Group& g) {
+      const Hdf5Attribute* cls = g.attribute("MATLAB_class");
+      return g.attribute("MATLAB_sparse") ? std::string("sparse") : cls ? cls->text : std::string("struct");
     };
     const auto is_dataset = [&](const std::string& part) {
       return std::any_of(datasets.begin(), datasets.end(), [&](const Hdf5DatasetInfo& d) { return d.path == hdf5_path(part); });
     };
-    for (std::size_t end = dot; end != std::string::npos;) {
-      const std::string parent = name.substr(0, end);
-      const std::size_t next = name.find('.', end + 1);
-      const std::string field = name.substr(end + 1, next == std::string::npos ? std::string::npos : next - end - 1);
-      const std::string child = name.substr(0, next);
-      if (is_dataset(child)) throw InputError(path.string() + ": '" + child + "' is not a struct");
-      if (!is_group(child)) throw InputError(path.string() + ": struct '" + parent + "' has no field '" + field + "'");
-      if (next == std::string::npos)
-        throw InputError(path.string() + ": variable '" + name + "' is a struct array, not a numeric array");
+    if (top.empty() || (!group_of(top) && !is_dataset(top))) throw no_variable(path, top);
+    for (std::size_t end = 0; end != std::string::npos;) {
+      const std::size_t next = name.find('.', end == 0 ? 0 : end + 1);
+      if (next == std::string::npos) break;  // the last part: the field itself
+      const std::string part = name.substr(0, next);
+      const Hdf5Group* g = group_of(part);
+      if (!g && !is_dataset(part)) {
+        const std::size_t parent_end = part.rfind('.');
+        throw InputError(path.string() + ": struct '" + part.substr(0, parent_end) + "' has no field '" +
+                         part.substr(parent_end + 1) + "'");
+      }
+      if (!g || class_of(*g) != "struct") throw InputError(path.string() + ": '" + part + "' is not a struct");
       end = next;
     }
-    throw InputError(path.string() + ": variable '" + name + "' is not a numeric array");
+    if (found == datasets.end()) {
+      const std::size_t parent_end = name.rfind('.');
+      if (const Hdf5Group* g = group_of(name))
+        throw InputError(path.string() + ": variable '" + name + "' is a " + class_of(*g) + " array, not a numeric array");
+      throw InputError(path.string() + ": struct '" + name.substr(0, parent_end) + "' has no field '" +
+                       name.substr(parent_end + 1) + "'");
+    }
   }
   const std::string what = path.string() + ": variable '" + name + "'";
   const std::string cls = mat73_class(*found);
@@ -705,9 +719,18 @@ void add_numeric_fields(matvar_t* v, const std::string& prefix, std::vector<std:
 std::vector<std::string> numeric_struct_fields(const fs::path& path) {
   std::vector<std::string> fields;
   if (is_mat73(path)) {
+    // Groups that are no structs: sparse matrices (their data, ir, jc are no fields), cells.
+    std::vector<std::string> not_structs;
+    for (const Hdf5Group& g : list_hdf5_groups(path)) {
+      const Hdf5Attribute* cls = g.attribute("MATLAB_class");
+      if (g.attribute("MATLAB_sparse") || (cls && cls->text != "struct")) not_structs.push_back(g.path + "/");
+    }
     for (const Hdf5DatasetInfo& d : list_hdf5_datasets(path)) {
       if (d.path.size() < 2 || d.path[1] == '#' || d.path.find('/', 1) == std::string::npos) continue;
       if (d.type.empty() || !numeric_class(mat73_class(d))) continue;  // references, complex, text
+      if (std::any_of(not_structs.begin(), not_structs.end(),
+                      [&](const std::string& g) { return d.path.rfind(g, 0) == 0; }))
+        continue;
       std::string name = d.path.substr(1);
       std::replace(name.begin(), name.end(), '/', '.');
       fields.push_back(name);

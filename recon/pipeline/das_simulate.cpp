@@ -100,19 +100,25 @@ void simulate_traces(const DasSimulationOptions& o, std::mt19937_64& rng, Trace 
   std::uniform_real_distribution<double> xd(region.x_min, region.x_max), zd(region.z_min, region.z_max);
   std::normal_distribution<double> ad(0.0, o.speckle_amplitude);
   // Draws falling in a cyst are drawn again: cysts that cover the whole region drew for ever
-  // (a review's --cyst 0,20,100). A region left 1e-4 uncovered still gets its scatterers.
-  const std::int64_t most_draws = 10000 * std::int64_t(o.speckle) + 1000000;
-  std::int64_t draws = 0;
+  // (a probe's --cyst 0,20,100). A million misses in a row (0.05 s a cyst) end it; a region
+  // 1e-4 of which the cysts leave free misses that often with a probability of e^-100.
+  constexpr int kMostMissesInARow = 1000000;
+  int misses = 0;
   for (int n = 0; n < o.speckle;) {
-    if (++draws > most_draws)
+    if (misses == kMostMissesInARow)
       throw Error("simulate: the cysts cover (nearly) all of the speckle region: " + std::to_string(n) + " of " +
-                  std::to_string(o.speckle) + " speckle scatterers fell outside them in " + std::to_string(most_draws) +
-                  " draws (--speckle-x-range and --speckle-z-range set the region, in mm)");
+                  std::to_string(o.speckle) + " speckle scatterers fell outside them, then none in " +
+                  std::to_string(kMostMissesInARow) + " draws (--speckle-x-range and --speckle-z-range set the "
+                  "region, in mm)");
     const PointTarget s{xd(rng), zd(rng), ad(rng)};
     const bool in_cyst = std::any_of(o.cysts.begin(), o.cysts.end(), [&](const Cyst& c) {
       return std::hypot(s.x - c.x, s.z - c.z) < c.radius;
     });
-    if (in_cyst) continue;
+    if (in_cyst) {
+      ++misses;
+      continue;
+    }
+    misses = 0;
     scatterers.push_back(s);
     ++n;
   }

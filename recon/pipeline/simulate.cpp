@@ -24,10 +24,11 @@ RecordCoverage::RecordCoverage(std::size_t points, int samples)
 void RecordCoverage::echo(std::size_t p, double pos) {
   first_[p] = std::min(first_[p], pos);
   last_[p] = std::max(last_[p], pos);
-  // The echo's centre in the record, [0, samples - 1]: one whose pulse only reaches into it (its
-  // tail, 4 sigma out, a thousandth of its height) counted as recorded, without a word, and the
-  // data were then scaled up to make that tail peak at 1.
-  if (pos >= 0 && pos <= samples_ - 1) inside_[p] = true;
+  // The echo's centre in the record: its nearest sample, round(pos), one of [0, samples) (as the
+  // seed's delays index). One whose pulse only reaches into the record (its tail, 4 sigma out, a
+  // thousandth of its height) counted as recorded, without a word, and the data were then scaled
+  // up to make that tail peak at 1.
+  if (pos >= -0.5 && pos < samples_ - 0.5) inside_[p] = true;
 }
 
 PointsOutsideRecord RecordCoverage::result(const std::vector<std::array<double, 2>>& positions_mm,
@@ -105,7 +106,7 @@ PointsOutsideRecord points_outside_record(const SimulationOptions& o) {
     for (double dk : d)
       for (double dn : d) coverage.echo(k, (dk + dn) * kSamplesPerStep);
   }
-  const double last_depth_mm = p.samples / kSamplesPerStep / 2 * seed::Problem::kGridStepMm;
+  const double last_depth_mm = (p.samples - 0.5) / kSamplesPerStep / 2 * seed::Problem::kGridStepMm;
   return coverage.result(positions, "the record (" + std::to_string(p.samples) + " samples at " +
                                         number_text(seed::Problem::kSamplingMhz) + " MHz from the firing) covers "
                                         "depths to about " + number_text(last_depth_mm) + " mm below the array");

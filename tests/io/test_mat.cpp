@@ -93,9 +93,15 @@ TEST_F(IoMat, Version73FilesReadThroughTheIsolatedHdf5Reader) {
   const Hdf5Array fs_value{"/fs", "", {1, 1}, {40e6}}, field{"/s/data", "", {2, 3}, {1, 2, 3, 4, 5, 6}};
   const Hdf5Array scalar{"/s/gain", "", {}, {7.5}};  // an HDF5 scalar dataspace (MATLAB writes 1 x 1)
   const Hdf5Array nested{"/s/rx/data", "", {2, 1}, {8, 9}};  // s.rx.data, MATLAB's 1 x 2
+  // s.sp, a sparse matrix: a group of MATLAB_class double with MATLAB_sparse (its row count) and
+  // the arrays data, ir, jc, which are no fields.
+  const Hdf5Array sparse_data{"/s/sp/data", "", {1}, {5}}, sparse_ir{"/s/sp/ir", "", {1}, {0}},
+      sparse_jc{"/s/sp/jc", "", {2}, {0, 1}};
   const fs::path plain = dir_ / "plain.h5";
-  write_hdf5(plain, {rf, fs_value, field, scalar, nested},
-             {{"/s", {{"MATLAB_class", "struct", {}}}}, {"/s/rx", {{"MATLAB_class", "struct", {}}}}});
+  write_hdf5(plain, {rf, fs_value, field, scalar, nested, sparse_data, sparse_ir, sparse_jc},
+             {{"/s", {{"MATLAB_class", "struct", {}}}},
+              {"/s/rx", {{"MATLAB_class", "struct", {}}}},
+              {"/s/sp", {{"MATLAB_class", "double", {}}, {"MATLAB_sparse", "", {1}}}}});
   const fs::path file = dir_ / "v73.mat";
   write_mat73(file, read_file(plain));
 
@@ -134,6 +140,11 @@ TEST_F(IoMat, Version73FilesReadThroughTheIsolatedHdf5Reader) {
   // Said as a MAT v5 file says them (a review found "struct 's' has no field 'rx'" for both).
   expect_refused(file, "variable 's.rx' is a struct array, not a numeric array", [&] { (void)read_mat(file, "s.rx"); });
   expect_refused(file, "'s.data' is not a struct", [&] { (void)read_mat(file, "s.data.x"); });
+  // A sparse matrix in a struct is no struct, and its arrays are no fields (s.sp.data was read).
+  expect_refused(file, "variable 's.sp' is a sparse array, not a numeric array", [&] { (void)read_mat(file, "s.sp"); });
+  expect_refused(file, "'s.sp' is not a struct", [&] { (void)read_mat(file, "s.sp.data"); });
+  expect_refused(file, "'s.sp' is not a struct", [&] { (void)read_mat(file, "s.sp.x"); });
+  expect_refused(file, "no variable ''", [&] { (void)read_mat(file, ".rf"); });
   // A wrong name is told the file's variables, and the one that differs only in case.
   expect_refused(file, "no variable 'RF' (variables here: fs, rf, s; names are case-sensitive: rf)",
                  [&] { (void)read_mat(file, "RF"); });
@@ -298,8 +309,12 @@ TEST_F(IoMat, ChannelDataInAStructAreOffered) {
   EXPECT_EQ(data.values[1], 3.0);  // MATLAB order: row 1 of arange(12).reshape(4, 3)
 
   const fs::path plain = dir_ / "plain.h5", v73 = dir_ / "struct.mat";
-  write_hdf5(plain, {{"/P/rx/data", "", {3, 4}, std::vector<double>(12, 1.0)}, {"/P/fs", "", {1, 1}, {20e6}}},
-             {{"/P", {{"MATLAB_class", "struct", {}}}}, {"/P/rx", {{"MATLAB_class", "struct", {}}}}});
+  write_hdf5(plain,
+             {{"/P/rx/data", "", {3, 4}, std::vector<double>(12, 1.0)}, {"/P/fs", "", {1, 1}, {20e6}},
+              {"/P/sp/data", "", {1}, {5}}},  // a sparse matrix's values: no field to offer
+             {{"/P", {{"MATLAB_class", "struct", {}}}},
+              {"/P/rx", {{"MATLAB_class", "struct", {}}}},
+              {"/P/sp", {{"MATLAB_class", "double", {}}, {"MATLAB_sparse", "", {1}}}}});
   write_mat73(v73, read_file(plain));
   expect_refused(v73, "(numeric arrays here: none; in structs: P.fs, P.rx.data)", [&] { (void)read_mat(v73); });
 }

@@ -380,7 +380,7 @@ TEST_F(CliCommands, SimulateRefusesDataThatWouldHoldNoEchoOfItsPoints) {
   expect_refused("simulate --point 0,100 --samples 600 -o " + quote(txt),
                  none + ", so the data would hold none of them: point 1 at (0, 100) mm (echoes at samples 3896 to "
                         "4169) lies outside the recorded time; the record (600 samples at 30 MHz from the firing) "
-                        "covers depths to about 15.4 mm below the array");
+                        "covers depths to about 15.3872 mm below the array");
   expect_refused("simulate --point 5,5 --center-mhz 15 -o " + quote(txt),
                  "the centre frequency 15 MHz is not below the Nyquist frequency of the seed's sampling, 15 MHz");
   for (const fs::path& file : {out, truth, txt}) EXPECT_FALSE(fs::exists(file)) << file;
@@ -432,7 +432,7 @@ TEST_F(CliCommands, SimulateRefusesOrWarnsOfOptionsThatWouldMislead) {
   r = run_command("timeout 120 " + usrecon(pw + " --speckle 100 --cyst 0,20,100"));
   EXPECT_EQ(r.exit_code, 1) << r.output;
   EXPECT_NE(r.output.find("the cysts cover (nearly) all of the speckle region: 0 of 100 speckle scatterers fell "
-                          "outside them in 2000000 draws"),
+                          "outside them, then none in 1000000 draws"),
             std::string::npos)
       << r.output;
   // A cyst without speckle, or outside its region, changed nothing without a word.
@@ -446,12 +446,20 @@ TEST_F(CliCommands, SimulateRefusesOrWarnsOfOptionsThatWouldMislead) {
   r = run_command(usrecon("simulate --model planewave --elements 32 --samples 1 --speckle 10 -o " + quote(out) +
                           " --overwrite"));
   ASSERT_EQ(r.exit_code, 0) << r.output;
-  EXPECT_NE(r.output.find("warning: the speckle region starts at 2 mm, deeper than the record's last sample (0 mm"),
+  EXPECT_NE(r.output.find("warning: the speckle region (x -4.65 to 4.65 mm, z 2 to 2 mm) echoes outside the "
+                          "recorded time"),
             std::string::npos)
       << r.output;
-  r = run_command(usrecon(pw + " --speckle 10"));  // speckle within the record: no warning
-  ASSERT_EQ(r.exit_code, 0) << r.output;
-  EXPECT_EQ(r.output.find("warning"), std::string::npos) << r.output;
+  // Speckle within the record: no warning, also where a steered wave's echoes come earlier than
+  // 2 z / c would put them (10.5 to 12 mm in a record to 10 mm deep).
+  const std::string base = "simulate --model planewave --elements 32 --pitch 0.3e-3 --fs 20e6 --overwrite -o " + quote(out);
+  for (const std::string speckle : {" --samples 1500 --speckle 10",
+                                    " --samples 261 --angles-deg 30 --time-zero center --speckle 200 "
+                                    "--speckle-z-range 10.5:12"}) {
+    r = run_command(usrecon(base + speckle));
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    EXPECT_EQ(r.output.find("warning"), std::string::npos) << r.output;
+  }
 }
 
 // `--truth nodir/t.json` failed after the channel data were written: exit 1 with the data left

@@ -179,14 +179,22 @@ int run_das(SimulateArgs& args) {
                    recon::number_text(region.x_max * 1e3).c_str(), recon::number_text(region.z_min * 1e3).c_str(),
                    recon::number_text(region.z_max * 1e3).c_str());
   }
-  // Speckle deeper than the record (its default region starts 2 mm down): "10 speckle
-  // scatterers" were reported over data of zeros.
-  const double last_depth = (acq.t0 + (o.samples - 1) / acq.fs) * acq.sound_speed / 2;
-  if (o.speckle > 0 && region.z_min > last_depth)
-    std::fprintf(stderr, "usrecon: warning: the speckle region starts at %s mm, deeper than the record's last sample "
-                 "(%s mm at %s m/s): few or no speckle echoes land in it (--samples, --speckle-z-range)\n",
-                 recon::number_text(region.z_min * 1e3).c_str(), recon::number_text(last_depth * 1e3).c_str(),
-                 recon::number_text(acq.sound_speed).c_str());
+  // A speckle region whose echoes all miss the record (its default starts 2 mm down, past a
+  // short record): "10 speckle scatterers" were reported over data of zeros. Where echoes arrive
+  // is the model's own timing (a steered or focused wave's is not 2 z / c), at 9 x 9 points.
+  if (o.speckle > 0) {
+    recon::DasSimulationOptions grid = o;
+    grid.points.clear();
+    for (int i = 0; i <= 8; ++i)
+      for (int j = 0; j <= 8; ++j)
+        grid.points.push_back({region.x_min + (region.x_max - region.x_min) * i / 8,
+                               region.z_min + (region.z_max - region.z_min) * j / 8, 1.0});
+    if (recon::points_outside_record(grid).points.size() == grid.points.size())
+      std::fprintf(stderr, "usrecon: warning: the speckle region (x %s to %s mm, z %s to %s mm) echoes outside the "
+                   "recorded time: few or no speckle echoes are in the data (--samples, --t0, --speckle-z-range)\n",
+                   recon::number_text(region.x_min * 1e3).c_str(), recon::number_text(region.x_max * 1e3).c_str(),
+                   recon::number_text(region.z_min * 1e3).c_str(), recon::number_text(region.z_max * 1e3).c_str());
+  }
   warn_of_points_outside_record(recon::points_outside_record(o), o.points.size());
   const recon::ChannelData rf = recon::simulate_das_channels(o);
   io::StagedFile data(args.output);
@@ -341,7 +349,8 @@ Command add_simulate(CLI::App& app) {
   app.add_option("--point", args->points,
                  "Point target X_MM,Z_MM[,AMPLITUDE]: x lateral from element 0 (seed) or from the "
                  "array centre (planewave, sa, dw, fw), z depth (repeatable; numbers, not ranges). "
-                 "Refused when no point's echo lands in the record (a warning when some do not)");
+                 "Refused when no point's echo is centred in the record (a warning when some are not), "
+                 "at z <= 0 or of amplitude 0");
   app.add_option("--speckle", o.speckle, "Number of random weak scatterers")->transform(in_range(0, 1000000))->capture_default_str();
   app.add_option("--speckle-amplitude", o.speckle_amplitude, "Amplitude a >= 0 of speckle scatterers: uniform in [-a, a] (seed); normal with standard deviation a (planewave, sa, dw, fw)")->check(positive_number(/*allow_zero=*/true))->capture_default_str();
   app.add_option("--noise", o.noise, "White noise standard deviation, in output units (seed: of data peaking at --peak; planewave, sa, dw, fw: of data peaking at 1)")->check(positive_number(/*allow_zero=*/true))->capture_default_str();

@@ -38,8 +38,8 @@ struct SimulationOptions {
 /// is no parameter of their distributions).
 void check_speckle_amplitude(double amplitude);
 
-/// The point targets none of whose echoes is centred within the record on any channel (a pulse's
-/// tail reaching into it does not count): a depth beyond the last sample, or units mixed up (a
+/// The point targets none of whose echoes is centred within the record on any channel (its
+/// nearest sample one of the record's; a pulse's tail reaching into it does not count): a depth beyond the last sample, or units mixed up (a
 /// pitch in mm given as metres) put them there. Both simulators refuse options whose points all
 /// lie there.
 struct PointsOutsideRecord {
