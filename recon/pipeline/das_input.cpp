@@ -187,13 +187,14 @@ ChannelData arrange_channels(const std::vector<double>& values, const std::vecto
     for (std::size_t b = 0; b < a; ++b)
       if (role[b] == role[a]) throw Error(name + ": --layout '" + layout_text + "' names an axis twice");
   }
+  // The array's dims as the refusals below say them ("1 x 32 x 500").
+  std::string dims_text;
+  for (std::size_t k = 0; k < dims.size(); ++k) dims_text += (k ? " x " : "") + std::to_string(dims[k]);
   std::vector<std::size_t> shape = dims;
   // MATLAB drops trailing singleton dimensions; so may the user's layout.
   while (shape.size() > names.size() && shape.back() == 1) shape.pop_back();
   if (shape.size() > names.size()) {
-    std::string d;
-    for (std::size_t k = 0; k < dims.size(); ++k) d += (k ? " x " : "") + std::to_string(dims[k]);
-    throw Error(name + ": the array is " + d + " but --layout '" + layout_text + "' names only " +
+    throw Error(name + ": the array is " + dims_text + " but --layout '" + layout_text + "' names only " +
                 std::to_string(names.size()) + " axes");
   }
   shape.resize(names.size(), 1);
@@ -217,8 +218,6 @@ ChannelData arrange_channels(const std::vector<double>& values, const std::vecto
                             : size[0] > (1u << 26)      ? "more than 2^26 samples per channel"
                             : size[1] > 65536           ? "more than 65536 elements"
                                                         : "more than 65536 transmits";
-    std::string dims_text;
-    for (std::size_t k = 0; k < dims.size(); ++k) dims_text += (k ? " x " : "") + std::to_string(dims[k]);
     throw Error(name + ": implausible channel data shape: the " + (dims_text.empty() ? "scalar" : dims_text) +
                 " array read as '" + layout_text + "' gives " + std::to_string(size[0]) + " samples x " +
                 std::to_string(size[1]) + " elements x " + std::to_string(size[2]) + " transmits (" + why +

@@ -325,7 +325,7 @@ PreparedDas prepare_das(const fs::path& input, const DasSetup& setup, int thread
   // around 128) whose offset, beamformed, swamps the echoes: an image of one bright blur.
   // A recording of zeros (a variable never filled, a constant channel with its mean removed)
   // beamformed to a black image without a word.
-  if (all_zero(rf)) frame.warnings.push_back(input.string() + ": every sample is 0, so the image is black");
+  if (all_zero(rf)) frame.warnings.push_back(input.string() + ": " + kAllZero);
   if (setup.input.offset == Offset::None && looks_unsigned(rf))
     frame.warnings.push_back(input.string() + ": " + kLooksUnsigned + ", without which the offset swamps the echoes");
   // A record is longer than the array is wide (RFdata1: 2688 samples, 128 elements); the other

@@ -154,7 +154,7 @@ json describe(const fs::path& path, const InfoArgs& args) {
     if (!geometry.source.empty()) c["from_file"] = geometry_json(geometry);
     // What reconstruct warns of, said here too (one line each).
     std::vector<std::string> notes;
-    if (recon::all_zero(rf)) notes.push_back("every sample is 0, so the image is black");
+    if (recon::all_zero(rf)) notes.push_back(recon::kAllZero);
     if (recon::looks_unsigned(rf)) notes.push_back(recon::kLooksUnsigned);
     if (rf.elements > rf.samples && geometry.source.empty())
       notes.push_back("more elements than samples per channel: were the axes named in order? (--layout)");

@@ -169,15 +169,17 @@ int run_das(SimulateArgs& args) {
   // and changed nothing.
   if (!o.cysts.empty() && o.speckle == 0) throw Error("--cyst leaves a region of the speckle empty: give --speckle");
   const recon::SpeckleRegion region = recon::speckle_region(o);
+  const std::string region_text = "x " + recon::number_text(region.x_min * 1e3) + " to " +
+                                  recon::number_text(region.x_max * 1e3) + " mm, z " +
+                                  recon::number_text(region.z_min * 1e3) + " to " +
+                                  recon::number_text(region.z_max * 1e3) + " mm";
   for (std::size_t k = 0; k < o.cysts.size(); ++k) {
     const recon::Cyst& c = o.cysts[k];
     const double dx = std::max({region.x_min - c.x, 0.0, c.x - region.x_max});
     const double dz = std::max({region.z_min - c.z, 0.0, c.z - region.z_max});
     if (std::hypot(dx, dz) >= c.radius)
-      std::fprintf(stderr, "usrecon: warning: --cyst %s lies outside the speckle region (x %s to %s mm, z %s to %s mm): "
-                   "it changes nothing\n", args.cysts[k].c_str(), recon::number_text(region.x_min * 1e3).c_str(),
-                   recon::number_text(region.x_max * 1e3).c_str(), recon::number_text(region.z_min * 1e3).c_str(),
-                   recon::number_text(region.z_max * 1e3).c_str());
+      std::fprintf(stderr, "usrecon: warning: --cyst %s lies outside the speckle region (%s): it changes nothing\n",
+                   args.cysts[k].c_str(), region_text.c_str());
   }
   // A speckle region whose echoes all miss the record (its default starts 2 mm down, past a
   // short record): "10 speckle scatterers" were reported over data of zeros. Where echoes arrive
@@ -190,10 +192,8 @@ int run_das(SimulateArgs& args) {
         grid.points.push_back({region.x_min + (region.x_max - region.x_min) * i / 8,
                                region.z_min + (region.z_max - region.z_min) * j / 8, 1.0});
     if (recon::points_outside_record(grid).points.size() == grid.points.size())
-      std::fprintf(stderr, "usrecon: warning: the speckle region (x %s to %s mm, z %s to %s mm) echoes outside the "
-                   "recorded time: few or no speckle echoes are in the data (--samples, --t0, --speckle-z-range)\n",
-                   recon::number_text(region.x_min * 1e3).c_str(), recon::number_text(region.x_max * 1e3).c_str(),
-                   recon::number_text(region.z_min * 1e3).c_str(), recon::number_text(region.z_max * 1e3).c_str());
+      std::fprintf(stderr, "usrecon: warning: the speckle region (%s) echoes outside the recorded time: few or no "
+                   "speckle echoes are in the data (--samples, --t0, --speckle-z-range)\n", region_text.c_str());
   }
   warn_of_points_outside_record(recon::points_outside_record(o), o.points.size());
   const recon::ChannelData rf = recon::simulate_das_channels(o);

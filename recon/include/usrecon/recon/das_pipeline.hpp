@@ -116,6 +116,8 @@ inline constexpr const char* kLooksUnsigned =
     "every sample is >= 0, as an unsigned recording's are: --offset mean removes each channel's mean";
 /// True when every sample (I and Q) is 0: such data beamform to a black image.
 bool all_zero(const ChannelData& rf);
+/// What reconstruct and info say of such data.
+inline constexpr const char* kAllZero = "every sample is 0, so the image is black";
 
 /// The image grid as asked for; NaN fields take defaults from the geometry: x over the array's
 /// span, z from max(0, t0 c / 2) to the depth of the last sample, dx = pitch / 2, dz = c / (4 fs).
