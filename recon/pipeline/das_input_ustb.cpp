@@ -248,7 +248,11 @@ ChannelData read_ustb_channel_data(const fs::path& path, const std::vector<io::H
       // A spherical wave from (x, z) = distance (sin az, cos az): an element's (synthetic
       // aperture), a virtual source behind the array (diverging wave) or a focal point in front
       // of it (focused wave).
-      const double x = distance * std::sin(azimuth), z = distance * std::cos(azimuth);
+      // sin(pi) is 1.2e-16 in double: a source straight behind the array (azimuth pi) read as
+      // x = 1.2e-18 m, which info showed as 1.22465e-15 mm. Such a rounding residue is x = 0.
+      double x = distance * std::sin(azimuth);
+      if (std::fabs(x) <= 1e-12 * distance) x = 0;
+      const double z = distance * std::cos(azimuth);
       const double pitch = *g.pitch;
       const bool on_array_line = std::fabs(z) <= 1e-3 * pitch;
       if (!std::isfinite(distance) || distance < 0)

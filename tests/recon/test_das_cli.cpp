@@ -206,12 +206,16 @@ TEST_F(CliDas, ConfigFileTakesListsTheOutputAndIniCommentsAndIsChecked) {
 
   const std::string plain = "reconstruct " + quote(rf) + grid + " --model planewave --angles-deg -5,0,5 --fs 20e6 --pitch 0.3e-3";
   expect_usrecon_refused(plain + " --config " + quote(dir_) + " -o " + quote(dir_ / "x"),
-                         ": not a regular file");
+                         ": a directory, not a file");
   ASSERT_EQ(::mkfifo((dir_ / "fifo").c_str(), 0600), 0);
   expect_usrecon_refused(plain + " --config " + quote(dir_ / "fifo") + " -o " + quote(dir_ / "x"),
                          ": not a regular file");
+  // A missing or misnamed file is said in the words of every input (it was "no such file", of
+  // "c.ini/" too).
   expect_usrecon_refused(plain + " --config " + quote(dir_ / "none.toml") + " -o " + quote(dir_ / "x"),
-                         ": no such file");
+                         "--config: input file \"" + (dir_ / "none.toml").string() + "\" does not exist");
+  expect_usrecon_refused(plain + " --config " + quote((dir_ / "c.ini").string() + "/") + " -o " + quote(dir_ / "x"),
+                         "c.ini/\" cannot be read: Not a directory");
   const std::string config_text = io::read_file(dir_ / "c.ini");
   expect_usrecon_refused(plain + " --config " + quote(dir_ / "c.ini") + " --report " + quote(dir_ / "c.ini") + " -o " +
                              quote(dir_ / "x"),

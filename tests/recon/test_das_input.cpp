@@ -448,6 +448,15 @@ TEST_F(ReconDasInputFiles, UstbChannelDataAndItsRefusals) {
   EXPECT_TRUE(geometry.source_distances.empty());  // no firing-time shift: the clock is the origin's
   EXPECT_TRUE(geometry.tx_elements.empty());
   EXPECT_EQ(geometry.wave_delays, (std::vector<double>{2e-7, 2e-7}));
+  // A source straight behind the array (azimuth pi): sin(pi) is 1.2e-16 in double, which put the
+  // source at x = 1.2e-18 m (info showed 1.22465e-15 mm). It is at x = 0 exactly.
+  UstbFile straight_behind = diverging;
+  straight_behind.azimuths = {M_PI, -M_PI};
+  straight_behind.write(dir_ / "dw_centre.uff");
+  expect_channels(read_channel_data(dir_ / "dw_centre.uff", {}, 0, 0, &geometry));
+  EXPECT_EQ(geometry.model, Model::DivergingWave);
+  EXPECT_EQ(geometry.source_x, (std::vector<double>{0.0, 0.0}));
+  EXPECT_EQ(geometry.source_z, (std::vector<double>{-10e-3, -10e-3}));
   UstbFile real_iq = file;
   real_iq.modulation = 5e6;
   expect_refused(real_iq, "USTB /channel_data: IQ data (modulation frequency 5e+06 Hz) without an imaginary part");

@@ -125,11 +125,18 @@ namespace {
 // `name = value` item (in any section) sets option --name unless the command line already did.
 void apply_config(const DasArgs& args) {
   if (args.config.empty() || !args.app) return;
-  // A directory read as an empty file, a FIFO waited for ever.
-  std::error_code ec;
-  if (!std::filesystem::is_regular_file(args.config, ec))
+  // A directory read as an empty file, a FIFO waited for ever. A missing or misnamed file is said
+  // in the words every input is (it said "no such file" of "x.toml/" too).
+  std::filesystem::file_status status;
+  try {
+    status = io::existing_input_status(args.config);
+  } catch (const io::InputError& e) {
+    throw Error(std::string("--config: ") + e.what());
+  }
+  if (status.type() != std::filesystem::file_type::regular)
     throw Error("--config " + args.config + ": " +
-                (std::filesystem::exists(args.config, ec) ? "not a regular file" : "no such file"));
+                (status.type() == std::filesystem::file_type::directory ? "a directory, not a file"
+                                                                         : "not a regular file"));
   // CLI11's message quotes the offending line whole: a binary or data file given by mistake made
   // it a megabyte long.
   const auto shortened = [](std::string text) {
