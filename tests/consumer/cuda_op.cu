@@ -1,6 +1,8 @@
 // An op of the consumer's own on device arrays, the documented route: a .cu file that includes
 // usrecon/kernels/cuda/map.cuh. Exits 0 when the results are right, or when there is no CUDA
 // device (or the library was built without CUDA): the call throws CudaUnavailable, said here.
+// With a device, CudaUnavailable is a failure: it also says that the package's kernels have no
+// code for this GPU (cudaErrorNoKernelImageForDevice), which is what this test is there to see.
 #include <cstdio>
 #include <vector>
 
@@ -24,6 +26,8 @@ int main() {
     return m[0] == 5 && m[1] == 6 && m[2] == 7 && m[3] == 8 ? 0 : 1;
   } catch (const usrecon::CudaUnavailable& e) {
     std::printf("CudaUnavailable: %s\n", e.what());
-    return 0;
+    const int devices = usrecon::cuda_device_count();
+    if (devices > 0) std::printf("... with %d CUDA device(s) present: a failure\n", devices);
+    return devices > 0 ? 1 : 0;
   }
 }

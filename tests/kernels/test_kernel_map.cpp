@@ -354,6 +354,12 @@ TEST(KernelMapCudaProgram, ElementProgramOnTheHostGivesTheCpuMapsResult) {
     const std::string what = c.a.to_string() + " + " + c.b.to_string();
     const HostArray<double> a = random_array<double>(c.a, seed++), b = random_array<double>(c.b, seed++);
     const HostArray<double> want = uk::add(a, b);
+    // The CPU map is the reference here, and shares its shape collapsing (make_map_args) with
+    // the element program: it is held first to the plain broadcast loop, which shares nothing.
+    for (std::int64_t i = 0; i < want.size(); ++i)
+      ASSERT_EQ(want[i], a[uk::testing::broadcast_offset(c.a, want.shape(), i)] +
+                             b[uk::testing::broadcast_offset(c.b, want.shape(), i)])
+          << what << " at " << i;
     HostArray<double> got(want.shape());
     for (double& v : got) v = NAN;
     run_cuda_element_program<double, 1, 2>(uk::ops::Add{}, {uk::Out<double>(got)}, {uk::In<double>(a), uk::In<double>(b)});

@@ -112,17 +112,21 @@ struct Case {
   double fnumber = 1.5;
   TxApodization tx_apodization = TxApodization::None;
   double tx_fnumber = 0.0;
+  // The grid starts above the array (z < 0), where an F-number leaves no aperture (README).
+  bool above_array = false;
 };
 
 std::string describe(const Case& k) {
   return to_string(k.model) + " " + to_string(k.time_zero) + " " + to_string(k.interp) + " " + to_string(k.kernel) +
          " " + to_string(k.window) + " F " + std::to_string(k.fnumber) + " " + to_string(k.tx_apodization) +
-         " tx F " + std::to_string(k.tx_fnumber);
+         " tx F " + std::to_string(k.tx_fnumber) + (k.above_array ? " above the array" : "");
 }
 
 DasProblem problem_of(const Case& k) {
-  return test::configured_problem(k.model, k.time_zero, k.window, k.interp, k.fnumber, k.tx_apodization,
-                                  k.tx_fnumber);
+  DasProblem p = test::configured_problem(k.model, k.time_zero, k.window, k.interp, k.fnumber, k.tx_apodization,
+                                          k.tx_fnumber);
+  if (k.above_array) p.grid = Grid::from_ranges(-4.0123e-3, 4e-3, 0.1013e-3, -2.0071e-3, 25e-3, 0.2517e-3);
+  return p;
 }
 
 // Every model, both kernels, both clocks, both interpolations, every transmit apodization.
@@ -149,7 +153,15 @@ const std::vector<Case>& cases() {
       {Model::FocusedWave, das::TimeZero::FirstElement, Interp::Linear, DasCudaKernel::PixelPerThread, Window::Hann,
        1.5, TxApodization::Scanline},
       {Model::FocusedWave, das::TimeZero::Center, Interp::Linear, DasCudaKernel::PixelPerThread, Window::Hann, 1.5,
-       TxApodization::None, 1.0}};
+       TxApodization::None, 1.0},
+      {Model::PlaneWave, das::TimeZero::FirstElement, Interp::Linear, DasCudaKernel::PixelPerThread, Window::Hann,
+       1.5, TxApodization::None, 0.0, true},
+      {Model::PlaneWave, das::TimeZero::FirstElement, Interp::Linear, DasCudaKernel::ElementOuter, Window::Hann, 1.5,
+       TxApodization::None, 0.0, true},
+      {Model::PlaneWave, das::TimeZero::FirstElement, Interp::Linear, DasCudaKernel::TransmitBlocked, Window::Hann,
+       1.5, TxApodization::None, 0.0, true},
+      {Model::SyntheticAperture, das::TimeZero::FirstElement, Interp::Linear, DasCudaKernel::PixelPerThread,
+       Window::Tukey, 1.0, TxApodization::None, 0.0, true}};
   return all;
 }
 

@@ -293,6 +293,17 @@ TEST(ReconDasSimulated, EchoesArriveWhenTheGeometryAloneSays) {
          for (int e = 0; e < elements; ++e) nearest = std::min(nearest, std::hypot(element_x(e) + 1e-3, 6e-3));
          return (std::hypot(x + 1e-3, z + 6e-3) - nearest) / kC;
        }},
+      // Focal points in front of the array: the farthest element fires first, at time zero, and
+      // every element's wave reaches the focus d_max / c later. (x, z) lies before the first
+      // focus (the wave reaches it |p - f| earlier) and beyond the second (|p - f| later).
+      {"fw", Model::FocusedWave, {}, {0.5e-3, -0.5e-3}, {20e-3, 10e-3}, {},
+       [&](int t) {
+         const double fx = t == 0 ? 0.5e-3 : -0.5e-3, fz = t == 0 ? 20e-3 : 10e-3;
+         double farthest = 0;
+         for (int e = 0; e < elements; ++e) farthest = std::max(farthest, std::hypot(element_x(e) - fx, fz));
+         const double past_focus = std::hypot(x - fx, z - fz);
+         return (farthest + (z < fz ? -past_focus : past_focus)) / kC;
+       }},
   };
   for (const ModelCase& m : cases) {
     SCOPED_TRACE(m.name);

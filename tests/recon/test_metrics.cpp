@@ -205,6 +205,11 @@ TEST(ReconMetrics, FwhmOfAProfileThatNeverFallsIsUndefined) {
   // of a sample on each side.
   const std::vector<double> tri = {0, 0.25, 0.5, 1, 0.5, 0.25, 0};
   EXPECT_NEAR(fwhm_samples(tri, 3), 2 * 6.0 / (20 * std::log10(2.0)), 1e-12);
+  // A side lobe above -6 dB past a first fall below it: the width ends at the first crossing on
+  // each side (README), 0.3 samples from the peak (0 to -20 dB in one sample), not at the lobes'
+  // outer flanks (PICMUS's outermost samples above -6 dB: about 4 samples).
+  const std::vector<double> lobes = {1e-3, 0.6, 0.1, 1, 0.1, 0.6, 1e-3};
+  EXPECT_NEAR(fwhm_samples(lobes, 3), 0.6, 1e-12);
 }
 
 TEST(ReconMetrics, CystContrastAndGcnr) {
@@ -226,6 +231,30 @@ TEST(ReconMetrics, CystContrastAndGcnr) {
   std::normal_distribution<double> n(0, 1);
   for (double& v : env) v = std::hypot(n(rng), n(rng));
   EXPECT_LT(measure_cyst(env, g, 0, 20e-3, 2e-3).gcnr, 0.2);
+}
+
+// PICMUS's CNR pools both regions' variances: |mi - mo| / sqrt((vi + vo) / 2). Speckle has the
+// same dB spread inside and out, which cannot tell this from one region's variance alone; here
+// the two spreads differ. Inside: a checkerboard of -20 and -22 dB (mean -21, variance 1); the
+// ring: 0 and -10 dB (mean -5, variance 25). CNR = 16 / sqrt(13) = 4.438 (the background's
+// variance alone gives 3.2, the inside's 16). Counts of the two levels differ by a few pixels
+// in a few thousand, which moves the figure by under 0.01.
+TEST(ReconMetrics, CnrPoolsTheVariancesOfBothRegions) {
+  const Grid g = Grid::from_ranges(-5e-3, 5e-3, 0.05e-3, 15e-3, 25e-3, 0.05e-3);
+  std::vector<double> env(g.pixels());
+  for (int ix = 0; ix < g.nx; ++ix)
+    for (int iz = 0; iz < g.nz; ++iz) {
+      const bool inside = std::hypot(g.x(ix), g.z(iz) - 20e-3) < 2.2e-3;  // the ring starts at 2.5 mm
+      const bool odd = (ix + iz) % 2 == 1;
+      const double db = inside ? (odd ? -20.0 : -22.0) : (odd ? 0.0 : -10.0);
+      env[std::size_t(ix) * g.nz + iz] = std::pow(10.0, db / 20);
+    }
+  const CystMetrics m = measure_cyst(env, g, 0, 20e-3, 2e-3);
+  EXPECT_NEAR(m.contrast_db, -16, 0.02);
+  EXPECT_NEAR(m.cnr, 16 / std::sqrt(13.0), 0.01);
+  EXPECT_NEAR(m.cnr_db, 20 * std::log10(m.cnr), 1e-9);
+  // The two regions share no level: their histograms do not overlap.
+  EXPECT_NEAR(m.gcnr, 1.0, 1e-9);
 }
 
 // A bright pixel in the background ring (a wire beside the cyst) makes the regions no harder to

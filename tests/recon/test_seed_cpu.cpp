@@ -5,8 +5,10 @@
 #include <algorithm>
 #include <cstring>
 #include <random>
+#include <string>
 #include <vector>
 
+#include "kernels_left_out.hpp"
 #include "usrecon/kernels/parallel.hpp"
 #include "usrecon/recon/seed_cpu.hpp"
 
@@ -45,6 +47,14 @@ std::vector<seed::CpuKernel> runnable_kernels() {
     if (seed::cpu_supports(k)) kernels.push_back(k);
   return kernels;
 }
+
+std::string kernels_this_cpu_cannot_run() {
+  std::string left_out;
+  for (auto k : {seed::CpuKernel::Avx512, seed::CpuKernel::Avx2})
+    if (!seed::cpu_supports(k)) left_out += (left_out.empty() ? "" : " and ") + seed::to_string(k);
+  return left_out;
+}
+
 
 // The reference loop is single-threaded; for big windows run it on column strips in parallel
 // (each strip is still the plain loop).
@@ -107,6 +117,7 @@ TEST(ReconSeedCpu, MatchesReferenceOnSmallProblemsEveryKernel) {
       }
     }
   }
+  SKIP_IF_KERNELS_WERE_LEFT_OUT(kernels_this_cpu_cannot_run());
 }
 
 TEST(ReconSeedCpu, WideValuesUseInt64Accumulation) {
@@ -124,6 +135,7 @@ TEST(ReconSeedCpu, WideValuesUseInt64Accumulation) {
     seed::beamform_cpu(rf, p, w, actual, 2, kernel);
     expect_bit_exact(expected, actual, w);
   }
+  SKIP_IF_KERNELS_WERE_LEFT_OUT(kernels_this_cpu_cannot_run());
 }
 
 TEST(ReconSeedCpu, EverySampleWidthAndItsBoundsMatchReference) {
@@ -152,6 +164,7 @@ TEST(ReconSeedCpu, EverySampleWidthAndItsBoundsMatchReference) {
       expect_bit_exact(expected, actual, w);
     }
   }
+  SKIP_IF_KERNELS_WERE_LEFT_OUT(kernels_this_cpu_cannot_run());
 }
 
 TEST(ReconSeedCpu, WideGridsSpanSeveralTilesOfLaterals) {
@@ -173,6 +186,7 @@ TEST(ReconSeedCpu, WideGridsSpanSeveralTilesOfLaterals) {
       expect_bit_exact(expected, actual, w);
     }
   }
+  SKIP_IF_KERNELS_WERE_LEFT_OUT(kernels_this_cpu_cannot_run());
 }
 
 TEST(ReconSeedCpu, SeedSizedSubgridsMatchReference) {
@@ -191,6 +205,7 @@ TEST(ReconSeedCpu, SeedSizedSubgridsMatchReference) {
       expect_bit_exact(expected, actual, w);
     }
   }
+  SKIP_IF_KERNELS_WERE_LEFT_OUT(kernels_this_cpu_cannot_run());
 }
 
 TEST(ReconSeedCpu, FullGridMatchesReference) {
@@ -209,6 +224,7 @@ TEST(ReconSeedCpu, FullGridMatchesReference) {
     SCOPED_TRACE(seed::to_string(kernel) + " ran " + seed::to_string(beamformer.kernel()));
     expect_bit_exact(expected, actual, w);
   }
+  SKIP_IF_KERNELS_WERE_LEFT_OUT(kernels_this_cpu_cannot_run());
 }
 
 TEST(ReconSeedCpu, RejectsBadArguments) {

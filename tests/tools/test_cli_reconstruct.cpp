@@ -272,6 +272,16 @@ TEST_F(CliReconstruct, ProfilePrintsEachStagesMedianInPipelineOrder) {
   EXPECT_TRUE(timing_of("p.json").contains("setup")) << timing_of("p.json");
   EXPECT_FALSE(timing_of("q.json").contains("setup")) << timing_of("q.json");
   EXPECT_TRUE(timing_of("q.json").contains("beamform")) << timing_of("q.json");
+  // points_per_s counts pixels x receive elements x transmits over the beamform stage alone.
+  for (const char* name : {"p.json", "q.json"}) {
+    std::ifstream in(dir_ / "das_out" / name);
+    const nlohmann::json meta = nlohmann::json::parse(in, nullptr, false);
+    const double points = meta["grid"]["nx"].get<double>() * meta["grid"]["nz"].get<double>() * 16 * 3;
+    const double beamform_s = meta["timing_s"]["beamform"].get<double>();
+    ASSERT_GT(beamform_s, 0) << meta.dump();
+    EXPECT_NEAR(meta["backend"]["points_per_s"].get<double>() / (points / beamform_s), 1.0, 1e-3)
+        << name << ": " << meta.dump();
+  }
 }
 
 TEST_F(CliReconstruct, CudaBackendRequestFailsClearlyWithoutADevice) {
