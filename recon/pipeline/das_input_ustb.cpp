@@ -248,10 +248,12 @@ ChannelData read_ustb_channel_data(const fs::path& path, const std::vector<io::H
       // A spherical wave from (x, z) = distance (sin az, cos az): an element's (synthetic
       // aperture), a virtual source behind the array (diverging wave) or a focal point in front
       // of it (focused wave).
-      // sin(pi) is 1.2e-16 in double: a source straight behind the array (azimuth pi) read as
-      // x = 1.2e-18 m, which info showed as 1.22465e-15 mm. Such a rounding residue is x = 0.
+      // A source straight behind the array (azimuth pi) is at x = 0, but sin(pi) is not 0: USTB's
+      // writer stores float32, whose pi gives -8.7e-8 (info showed -6.99e-07 mm for a source
+      // 8 mm behind), and a double's 1.2e-16. Azimuths within 4e-7 rad (float's rounding of
+      // pi, twice over) of straight behind or ahead are x = 0: 4 nm at 10 mm.
       double x = distance * std::sin(azimuth);
-      if (std::fabs(x) <= 1e-12 * distance) x = 0;
+      if (std::fabs(x) <= 4e-7 * distance) x = 0;
       const double z = distance * std::cos(azimuth);
       const double pitch = *g.pitch;
       const bool on_array_line = std::fabs(z) <= 1e-3 * pitch;

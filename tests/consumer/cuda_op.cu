@@ -1,8 +1,9 @@
 // An op of the consumer's own on device arrays, the documented route: a .cu file that includes
 // usrecon/kernels/cuda/map.cuh. Exits 0 when the results are right, or when there is no CUDA
 // device (or the library was built without CUDA): the call throws CudaUnavailable, said here.
-// With a device, CudaUnavailable is a failure: it also says that the package's kernels have no
-// code for this GPU (cudaErrorNoKernelImageForDevice), which is what this test is there to see.
+// With a device, CudaUnavailable is a failure: it also says that this program's kernel (map.cuh's,
+// compiled here with the package's CUDA settings) has no code for this GPU
+// (cudaErrorNoKernelImageForDevice), which is what this test is there to see.
 #include <cstdio>
 #include <vector>
 

@@ -54,7 +54,6 @@ std::string kernels_this_cpu_cannot_run() {
   return left_out;
 }
 
-
 struct Variant {
   Model model;
   Window window;
@@ -142,8 +141,9 @@ TEST(ReconDasCpuEdges, VectorKernelsMatchTheScalarOnePastTheChannelEnds) {
         p.samples = 120;
         p.acquisition.t0 = 4e-6;  // sample 0 at about 3 mm: the rows above it read before the record
         p.options.interp = interp;
-        // The full aperture on the short grids; an F-number (a window continuous at its edge) on
-        // the long ones, whose first rows are above the array, where there is no aperture.
+        // The short grids lie wholly above the array, where an F-number leaves no aperture (an
+        // image of zeros): they keep the full aperture. The long ones reach 13 mm with an
+        // F-number (a window continuous at its edge) and check its cut-off at z <= 0.
         p.options.fnumber = nz < 255 ? 0.0 : 1.5;
         p.options.window = Window::Hann;
         // From above the array to well past the last sample's depth (about 7.6 mm).

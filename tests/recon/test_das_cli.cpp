@@ -205,11 +205,16 @@ TEST_F(CliDas, ConfigFileTakesListsTheOutputAndIniCommentsAndIsChecked) {
   EXPECT_EQ(angles_of(dir_ / "out_ini" / "pw.json"), angles);
 
   const std::string plain = "reconstruct " + quote(rf) + grid + " --model planewave --angles-deg -5,0,5 --fs 20e6 --pitch 0.3e-3";
+  // The file is read as every input is, and said in the same words (CLI11 read a directory as an
+  // empty file and waited on a FIFO for ever; an unreadable file was "not readable (missing?)").
   expect_usrecon_refused(plain + " --config " + quote(dir_) + " -o " + quote(dir_ / "x"),
-                         ": a directory, not a file");
+                         "--config: input file \"" + dir_.string() + "\" is a directory, not a file");
   ASSERT_EQ(::mkfifo((dir_ / "fifo").c_str(), 0600), 0);
   expect_usrecon_refused(plain + " --config " + quote(dir_ / "fifo") + " -o " + quote(dir_ / "x"),
-                         ": not a regular file");
+                         "fifo\" is not a regular file");
+  io::write_file_atomic(dir_ / "big.toml", "# " + std::string(1 << 20, 'x') + "\nfs = 20e6\n");
+  expect_usrecon_refused(plain + " --config " + quote(dir_ / "big.toml") + " -o " + quote(dir_ / "x"),
+                         "big.toml\" is larger than 1048576 bytes");
   // A missing or misnamed file is said in the words of every input (it was "no such file", of
   // "c.ini/" too).
   expect_usrecon_refused(plain + " --config " + quote(dir_ / "none.toml") + " -o " + quote(dir_ / "x"),
@@ -938,6 +943,9 @@ TEST_F(CliDas, DivergingWavesFromUstbFilesAndFromTheCommandLine) {
   ASSERT_EQ(p.at("sources_x_m").size(), 3u);
   EXPECT_NEAR(p.at("sources_x_m")[0].get<double>(), -3e-3, 1e-9);
   EXPECT_NEAR(p.at("sources_z_m")[2].get<double>(), -8e-3, 1e-9);
+  // The source straight behind the array (azimuth pi in float32, whose sine is -8.7e-8) is at
+  // x = 0, not -7e-10 m.
+  EXPECT_EQ(p.at("sources_x_m")[1].get<double>(), 0.0) << p.dump();
   const fs::path truth = corpus / "ustb_dw.truth.json";
   for (double e : point_errors(dir_ / "dw" / "ustb_dw.npy", truth)) EXPECT_LE(e, quarter_wavelength);
   // USTB's clock matters: timing from the first element instead misplaces both points (measured

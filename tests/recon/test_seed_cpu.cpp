@@ -55,7 +55,6 @@ std::string kernels_this_cpu_cannot_run() {
   return left_out;
 }
 
-
 // The reference loop is single-threaded; for big windows run it on column strips in parallel
 // (each strip is still the plain loop).
 std::vector<double> reference_parallel(const std::vector<std::int32_t>& rf, const seed::Problem& p,

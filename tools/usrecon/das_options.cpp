@@ -2,11 +2,11 @@
 
 #include <algorithm>
 #include <charconv>
-#include <system_error>
 #include <cmath>
-#include <filesystem>
+#include <cstdint>
 #include <limits>
 #include <numbers>
+#include <sstream>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -125,18 +125,15 @@ namespace {
 // `name = value` item (in any section) sets option --name unless the command line already did.
 void apply_config(const DasArgs& args) {
   if (args.config.empty() || !args.app) return;
-  // A directory read as an empty file, a FIFO waited for ever. A missing or misnamed file is said
-  // in the words every input is (it said "no such file" of "x.toml/" too).
-  std::filesystem::file_status status;
+  // Read once, as every input is: a missing, misnamed or unreadable file, a directory (CLI11 read
+  // one as an empty file) or a FIFO (it waited for ever) is said in the same words. A config file
+  // of a megabyte is no config file (a data file given by mistake).
+  std::string text;
   try {
-    status = io::existing_input_status(args.config);
+    text = io::read_file(args.config, std::uintmax_t{1} << 20);
   } catch (const io::InputError& e) {
     throw Error(std::string("--config: ") + e.what());
   }
-  if (status.type() != std::filesystem::file_type::regular)
-    throw Error("--config " + args.config + ": " +
-                (status.type() == std::filesystem::file_type::directory ? "a directory, not a file"
-                                                                         : "not a regular file"));
   // CLI11's message quotes the offending line whole: a binary or data file given by mistake made
   // it a megabyte long.
   const auto shortened = [](std::string text) {
@@ -146,14 +143,14 @@ void apply_config(const DasArgs& args) {
   std::vector<CLI::ConfigItem> items;
   try {
     // INI's comments start with ';' (also after a value), TOML's with '#'.
-    items = io::lower_extension(args.config) == ".ini" ? CLI::ConfigINI().from_file(args.config)
-                                                      : CLI::ConfigTOML().from_file(args.config);
+    std::istringstream stream(text);
+    items = io::lower_extension(args.config) == ".ini" ? CLI::ConfigINI().from_config(stream)
+                                                      : CLI::ConfigTOML().from_config(stream);
   } catch (const CLI::Error& e) {
     throw Error("--config " + args.config + ": " + shortened(e.what()));
   }
   // CLI11 merges a key given twice into one item of two values, which read as a list ("2e-4,3e-4"
   // for --pitch): the file's lines say whether a key was written more than once.
-  const std::string text = io::read_file(args.config);
   const auto times_written = [&](const std::string& key) {
     // Lines "key = ...", also spelt "\"key\" = ..." or "section.key = ..." (TOML's dotted keys).
     const auto unquoted = [](std::string_view t) {
