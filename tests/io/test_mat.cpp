@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -208,6 +209,77 @@ std::string mat5_file(const std::vector<Mat5Matrix>& vars) {
     out += m;
   }
   return out;
+}
+
+// Every numeric MATLAB class of a hand-written MAT v5 file, stored in its own type: its extremes
+// come back as those numbers (uint32 above 2^31 and uint64 above 2^63 are not negative, int8 and
+// int16 below 0 are), held to std::numeric_limits, not to a file this library wrote.
+template <class T>
+std::string mat5_typed_row(std::uint32_t array_class, std::uint32_t data_type, const std::string& name,
+                           const std::vector<T>& values) {
+  const auto u32 = [](std::string& s, std::uint32_t v) { s.append(reinterpret_cast<const char*>(&v), 4); };
+  std::string m;
+  u32(m, 6), u32(m, 8), u32(m, array_class), u32(m, 0);  // array flags
+  u32(m, 5), u32(m, 8), u32(m, 1), u32(m, std::uint32_t(values.size()));  // dims 1 x n
+  u32(m, 1 | std::uint32_t(name.size()) << 16);  // the name: a small miINT8 element
+  m += name + std::string(4 - name.size(), '\0');
+  const std::size_t bytes = sizeof(T) * values.size();
+  u32(m, data_type), u32(m, std::uint32_t(bytes));
+  m.append(reinterpret_cast<const char*>(values.data()), bytes);
+  m.append((8 - bytes % 8) % 8, '\0');
+  std::string out;
+  u32(out, 14), u32(out, std::uint32_t(m.size()));  // miMATRIX
+  return out + m;
+}
+
+TEST_F(IoMat, EveryNumericClassReadsItsExtremes) {
+  std::string file(128, ' ');
+  file[124] = 0x00, file[125] = 0x01, file[126] = 'I', file[127] = 'M';
+  using L8 = std::numeric_limits<std::int8_t>;
+  using U8 = std::numeric_limits<std::uint8_t>;
+  using L16 = std::numeric_limits<std::int16_t>;
+  using U16 = std::numeric_limits<std::uint16_t>;
+  using L32 = std::numeric_limits<std::int32_t>;
+  using U32 = std::numeric_limits<std::uint32_t>;
+  using L64 = std::numeric_limits<std::int64_t>;
+  using U64 = std::numeric_limits<std::uint64_t>;
+  file += mat5_typed_row<std::int8_t>(8, 1, "i8", {L8::min(), -1, L8::max()});
+  file += mat5_typed_row<std::uint8_t>(9, 2, "u8", {0, 1, U8::max()});
+  file += mat5_typed_row<std::int16_t>(10, 3, "i16", {L16::min(), -1, L16::max()});
+  file += mat5_typed_row<std::uint16_t>(11, 4, "u16", {0, 1, U16::max()});
+  file += mat5_typed_row<std::int32_t>(12, 5, "i32", {L32::min(), -1, L32::max()});
+  file += mat5_typed_row<std::uint32_t>(13, 6, "u32", {0, 1u << 31, U32::max()});
+  file += mat5_typed_row<std::int64_t>(14, 12, "i64", {L64::min(), -1, std::int64_t{1} << 53});
+  file += mat5_typed_row<std::uint64_t>(15, 13, "u64", {0, std::uint64_t{1} << 63, U64::max()});
+  file += mat5_typed_row<float>(7, 7, "f32", {-1.5f, std::numeric_limits<float>::max(), 0.1f});
+  write_file_atomic(dir_ / "types.mat", file);
+  const fs::path path = dir_ / "types.mat";
+  const auto expect = [&](const char* name, const char* cls, std::vector<double> values) {
+    SCOPED_TRACE(name);
+    const MatArray a = read_mat(path, name);
+    EXPECT_EQ(a.matlab_class, cls);
+    EXPECT_EQ(a.dims, (std::vector<std::size_t>{1, 3}));
+    EXPECT_EQ(a.values, values);
+  };
+  expect("i8", "int8", {-128, -1, 127});
+  expect("u8", "uint8", {0, 1, 255});
+  expect("i16", "int16", {-32768, -1, 32767});
+  expect("u16", "uint16", {0, 1, 65535});
+  expect("i32", "int32", {-2147483648.0, -1, 2147483647.0});
+  expect("u32", "uint32", {0, 2147483648.0, 4294967295.0});
+  expect("i64", "int64", {-9223372036854775808.0, -1, 9007199254740992.0});
+  expect("u64", "uint64", {0, 9223372036854775808.0, 18446744073709551615.0});
+  expect("f32", "single", {-1.5, double(std::numeric_limits<float>::max()), double(0.1f)});
+}
+
+// write_mat's uint8 form rounds to the nearest integer (halves away from zero) and clamps to
+// 0..255, held to that rule written out, not to the function's own output.
+TEST_F(IoMat, Uint8OutputRoundsAndClamps) {
+  const MatArray a{"img", "", {1, 9}, {-3, -0.4, 0.4, 0.5, 1.49, 2.5, 254.5, 254.4, 300}};
+  write_mat(dir_ / "u8.mat", {a}, true);
+  const MatArray r = read_mat(dir_ / "u8.mat", "img");
+  EXPECT_EQ(r.matlab_class, "uint8");
+  EXPECT_EQ(r.values, (std::vector<double>{0, 0, 0, 1, 1, 3, 255, 254, 255}));
 }
 
 // A numeric array whose data element holds fewer bytes than its dims need: matio read on into the

@@ -294,6 +294,27 @@ TYPED_TEST(KernelMapTyped, AddMatchesLoopForAwkwardSizes) {
   }
 }
 
+// A one-element array (not a scalar) against a long contiguous one: the call stays contiguous, and
+// every chunk of the CPU loop (65536 elements) reads that one element, not the element at the
+// chunk's start.
+TYPED_TEST(KernelMapTyped, OneElementArrayBroadcastsOverEveryChunk) {
+  using T = TypeParam;
+  for (std::int64_t n : {65537, 200'003}) {
+    const auto a = random_array<T>({n}, 300 + n, -1000, 1000);
+    for (const Shape& one : {Shape{1}, Shape{1, 1}}) {
+      const auto b = random_array<T>(one, 400 + n, -1000, 1000);
+      for (int threads : {1, 3}) {
+        const HostArray<T> ab = uk::add(a, b, uk::Exec{threads}), ba = uk::add(b, a, uk::Exec{threads});
+        ASSERT_EQ(ab.size(), static_cast<std::size_t>(n));
+        for (std::int64_t i = 0; i < n; ++i) {
+          ASSERT_EQ(ab[i], a[i] + b[0]) << "n=" << n << " i=" << i;
+          ASSERT_EQ(ba[i], b[0] + a[i]) << "n=" << n << " i=" << i;
+        }
+      }
+    }
+  }
+}
+
 TYPED_TEST(KernelMapTyped, RowBroadcastOfManyShortRows) {
   using T = TypeParam;
   const auto a = random_array<T>({100003, 3}, 13, -1000, 1000);
@@ -356,7 +377,7 @@ TEST(KernelMapCudaProgram, ElementProgramOnTheHostGivesTheCpuMapsResult) {
     const HostArray<double> want = uk::add(a, b);
     // The CPU map is the reference here, and shares its shape collapsing (make_map_args) with
     // the element program: it is held first to the plain broadcast loop, which shares nothing.
-    for (std::int64_t i = 0; i < want.size(); ++i)
+    for (std::int64_t i = 0; i < static_cast<std::int64_t>(want.size()); ++i)
       ASSERT_EQ(want[i], a[uk::testing::broadcast_offset(c.a, want.shape(), i)] +
                              b[uk::testing::broadcast_offset(c.b, want.shape(), i)])
           << what << " at " << i;

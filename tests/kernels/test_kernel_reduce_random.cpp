@@ -143,6 +143,30 @@ TEST(KernelMonteCarlo, DeterministicForSeedAndIndependentOfThreads) {
   EXPECT_THROW((void)uk::monte_carlo_pi(0, 1), usrecon::Error);
 }
 
+// The seed is a 64-bit Philox key: both words count. Against a plain loop over Philox4x32-10 (held
+// to Random123's answers above): counter c = (c lo, c hi, 0, 0), key = (seed lo, seed hi), each
+// call two points (words 0, 1 and 2, 3) of 24-bit coordinates, the last point dropped for odd n.
+TEST(KernelMonteCarlo, EverySeedBitCountsAndMatchesAPlainPhiloxLoop) {
+  const auto reference = [](std::uint64_t n, std::uint64_t seed) {
+    std::uint64_t inside = 0;
+    for (std::uint64_t s = 0; s < n; ++s) {
+      const std::uint64_t c = s / 2;
+      const auto r = uk::philox4x32_10({{static_cast<std::uint32_t>(c), static_cast<std::uint32_t>(c >> 32), 0u, 0u}},
+                                       static_cast<std::uint32_t>(seed), static_cast<std::uint32_t>(seed >> 32));
+      const std::uint64_t x = r.v[2 * (s % 2)] >> 8, y = r.v[2 * (s % 2) + 1] >> 8;
+      inside += x * x + y * y < (std::uint64_t(1) << 48) ? 1 : 0;
+    }
+    return inside;
+  };
+  const std::uint64_t n = 200'001;
+  for (std::uint64_t seed : {std::uint64_t{7}, std::uint64_t{7} + (std::uint64_t{1} << 32),
+                             std::uint64_t{0xfedcba9876543210ull}})
+    for (int threads : {1, 3})
+      EXPECT_EQ(uk::monte_carlo_count(n, seed, uk::Backend::cpu, uk::Exec{threads}), reference(n, seed))
+          << "seed " << seed << ", " << threads << " threads";
+  EXPECT_NE(uk::monte_carlo_count(n, 7), uk::monte_carlo_count(n, 7 + (std::uint64_t{1} << 32)));
+}
+
 TEST(KernelMonteCarlo, CudaRequestWithoutDeviceThrowsCudaUnavailable) {
   if (usrecon::cuda_device_count() > 0) GTEST_SKIP() << "a CUDA device is present";
   EXPECT_THROW((void)uk::monte_carlo_pi(1000, 1, uk::Backend::cuda), usrecon::CudaUnavailable);
