@@ -287,6 +287,13 @@ void check_mat5_sizes(const fs::path& path, std::istream& file, std::uintmax_t f
                          std::to_string(end - offset - 8) + " left in " + container);
       const std::uintmax_t element_end = offset + 8 + bytes;
       if (type == kMiMatrix) ++matrices;
+      // Deeper matrices would go unchecked while matio still reads them (allocating what their
+      // dims claim, reading on past their bytes), and recurses without a limit (60000 nested
+      // structs overflowed its stack): they are refused.
+      if (type == kMiMatrix && depth >= kMaxDepth && !(bytes == 0 && depth > 0))
+        throw refuse("matrix", offset, "is nested more than " + std::to_string(kMaxDepth) +
+                                           " deep in structs or cells (usrecon reads " +
+                                           std::to_string(kMaxDepth) + " levels)");
       if (type == kMiMatrix && depth < kMaxDepth && !(bytes == 0 && depth > 0)) {
         // matio reads a matrix's parts by position, not by their tags (flags, then dims, then the
         // name, then the class's own parts), so each part must have exactly the layout MATLAB

@@ -261,6 +261,15 @@ PreparedDas prepare_das(const fs::path& input, const DasSetup& setup, int thread
     largest_shift = std::max(largest_shift, shifts.back());
   }
   const bool shifted = largest_shift > 1e-3;  // a thousandth of a sample: equal delays need none
+  // Every transmit is padded by the latest start's shift: waves starting further apart than the
+  // record lasts (4 times over) are a wrong delay in the file, not data to pad (a delay of -5 s
+  // at 20 MHz padded every channel by 1e8 samples, 14 GB and growing; 1000 s passed int's range).
+  const double record = double(rf.samples) * upsample;
+  if (!(largest_shift <= 4 * record))
+    throw Error(input.string() + ": its transmits start up to " + number_text(largest_shift / (acq.fs * upsample)) +
+                " s apart (" + number_text(largest_shift) + " samples at " + number_text(acq.fs * upsample) +
+                " Hz), more than 4 times the " + std::to_string(rf.samples * upsample) +
+                " samples each records: the file's wave delays (or a synthetic aperture's distances) are wrong");
   const int extra = shifted ? static_cast<int>(std::ceil(largest_shift)) : 0;
   if (rf.transmits != int(shifts.size()) && shifted)
     throw Error(input.string() + ": the file times " + std::to_string(shifts.size()) + " transmits but holds " +

@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <limits>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "expect_refused.hpp"
@@ -280,6 +281,69 @@ TEST_F(IoMat, Uint8OutputRoundsAndClamps) {
   const MatArray r = read_mat(dir_ / "u8.mat", "img");
   EXPECT_EQ(r.matlab_class, "uint8");
   EXPECT_EQ(r.values, (std::vector<double>{0, 0, 0, 1, 1, 3, 255, 254, 255}));
+}
+
+// MAT v5 bytes: struct A nested `levels` deep (each a 1 x 1 struct of one field 'a'), the
+// innermost field a double of dims rows x cols that stores `stored` values (1.5 each).
+std::string mat5_nested_structs(int levels, std::int32_t rows, std::int32_t cols, int stored) {
+  const auto u32 = [](std::uint32_t v) { return std::string(reinterpret_cast<const char*>(&v), 4); };
+  const auto element = [&](std::uint32_t type, std::string data) {  // tag, data, padding to 8
+    const std::size_t size = data.size();
+    data.append((8 - size % 8) % 8, '\0');
+    return u32(type) + u32(std::uint32_t(size)) + data;
+  };
+  const auto head = [&](std::uint32_t matlab_class, std::int32_t r, std::int32_t c, const std::string& name) {
+    return element(6, u32(matlab_class) + u32(0)) + element(5, u32(std::uint32_t(r)) + u32(std::uint32_t(c))) +
+           element(1, name);
+  };
+  std::string values;
+  for (int k = 0; k < stored; ++k) {
+    const double v = 1.5;
+    values.append(reinterpret_cast<const char*>(&v), 8);
+  }
+  const std::string innermost = element(14, head(6, rows, cols, "") + element(9, values));  // class double
+  // Each struct: its miMATRIX tag, head, field-name length (a small element: 8), the names, then
+  // its field. Written outside in, each struct's start before the next: building each around the
+  // last copied the whole file at every level.
+  std::vector<std::string> starts;  // innermost struct's first
+  std::size_t field_bytes = innermost.size();
+  for (int k = 0; k < levels; ++k) {
+    const std::string start = head(2, 1, 1, k == levels - 1 ? "A" : "") + u32(5 | 4u << 16) + u32(8) +
+                              element(1, std::string("a\0\0\0\0\0\0\0", 8));
+    starts.push_back(u32(14) + u32(std::uint32_t(start.size() + field_bytes)) + start);
+    field_bytes += starts.back().size();
+  }
+  std::string out(128, ' ');
+  out[124] = 0x00, out[125] = 0x01, out[126] = 'I', out[127] = 'M';
+  for (auto start = starts.rbegin(); start != starts.rend(); ++start) out += *start;
+  return out + innermost;
+}
+
+// Matrices nested 16 deep went unchecked (the walk stopped at 16 levels) while matio still read
+// them: a double claiming 50000 x 50000 in 56 bytes had matio allocate 20 GB, and one storing 1
+// of its 12 values was read on into the next variable's bytes. 60000 nested structs overflowed
+// matio's stack in listing the file. Now refused, as the same matrix 15 deep is.
+TEST_F(IoMat, MatricesNestedPastTheWalksDepthAreRefused) {
+  const auto path_of = [](int levels) {
+    std::string name = "A";
+    for (int k = 0; k < levels; ++k) name += ".a";
+    return name;
+  };
+  write_file_atomic(dir_ / "d15.mat", mat5_nested_structs(15, 4, 3, 12));
+  const MatArray fine = read_mat(dir_ / "d15.mat", path_of(15));
+  EXPECT_EQ(fine.dims, (std::vector<std::size_t>{4, 3}));
+  EXPECT_EQ(fine.values, std::vector<double>(12, 1.5));
+  write_file_atomic(dir_ / "huge15.mat", mat5_nested_structs(15, 50000, 50000, 1));
+  expect_refused(dir_ / "huge15.mat", "claims 2500000000 elements", [&] { (void)read_mat(dir_ / "huge15.mat", path_of(15)); });
+  for (const auto& [rows, cols, stored] : {std::tuple{4, 3, 12}, std::tuple{4, 3, 1}, std::tuple{50000, 50000, 1}}) {
+    SCOPED_TRACE(std::to_string(rows) + " x " + std::to_string(cols) + ", " + std::to_string(stored) + " stored");
+    write_file_atomic(dir_ / "d16.mat", mat5_nested_structs(16, rows, cols, stored));
+    expect_refused(dir_ / "d16.mat", "is nested more than 16 deep in structs or cells",
+                   [&] { (void)read_mat(dir_ / "d16.mat", path_of(16)); });
+    expect_refused(dir_ / "d16.mat", "is nested more than 16 deep", [&] { (void)list_mat_variables(dir_ / "d16.mat"); });
+  }
+  write_file_atomic(dir_ / "deep.mat", mat5_nested_structs(60000, 1, 1, 1));
+  expect_refused(dir_ / "deep.mat", "is nested more than 16 deep", [&] { (void)list_mat_variables(dir_ / "deep.mat"); });
 }
 
 // A numeric array whose data element holds fewer bytes than its dims need: matio read on into the

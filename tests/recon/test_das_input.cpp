@@ -388,6 +388,33 @@ TEST_F(ReconDasInputFiles, UstbChannelDataAndItsRefusals) {
   delays.write(dir_ / "delays.uff");
   expect_channels(read_channel_data(dir_ / "delays.uff", {}, 0, 0, &geometry));
   EXPECT_EQ(geometry.wave_delays, (std::vector<double>{2e-7, 3e-7}));
+  // Transmits are padded to the latest start: starts further apart than 4 records (here 16 samples
+  // at 20 MHz) are a wrong delay, refused before any padding. A delay of -5 s padded every channel
+  // by 1e8 samples (14 GB and growing), one of 1000 s passed int's range.
+  DasSetup setup;
+  setup.acquisition.model = Model::PlaneWave;
+  EXPECT_NO_THROW((void)prepare_das(dir_ / "delays.uff", setup, 1));  // 2 samples apart
+  for (const auto& [late, words] : std::vector<std::pair<double, std::string>>{
+           {2e-7 + 15.5 / 20e6, ""},  // 15.5 samples apart: refused only past 16
+           {2e-7 + 17 / 20e6, "start up to 8.5e-07 s apart (17 samples at 2e+07 Hz), more than 4 times the 4 samples"},
+           {-5.0, "start up to 5 s apart (1e+08 samples at 2e+07 Hz)"},
+           {1000.0, "start up to 1000 s apart (2e+10 samples at 2e+07 Hz)"}}) {
+    SCOPED_TRACE(late);
+    UstbFile far = file;
+    far.delays = {2e-7, late};
+    far.write(dir_ / "far.uff");
+    if (words.empty()) {
+      EXPECT_NO_THROW((void)prepare_das(dir_ / "far.uff", setup, 1));
+    } else {
+      try {
+        (void)prepare_das(dir_ / "far.uff", setup, 1);
+        ADD_FAILURE() << "accepted";
+      } catch (const Error& e) {
+        EXPECT_NE(std::string(e.what()).find(words), std::string::npos) << e.what();
+        EXPECT_NE(std::string(e.what()).find("the file's wave delays"), std::string::npos) << e.what();
+      }
+    }
+  }
   // Synthetic aperture: a spherical wave from each element (x = -0.3, 0, +0.3 mm here).
   UstbFile sa = file;
   sa.wave_names = {"sequence_0001", "sequence_0002", "sequence_0003"};
