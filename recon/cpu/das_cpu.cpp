@@ -18,13 +18,16 @@
 // The delay and apodization formulas are those of delay/*.hpp; the scalar kernel calls them
 // directly, the vector kernels (das_vector_kernel.inc) compute the same expressions on vectors.
 // GCC 12 reports its own AVX-512 intrinsics (_mm512_undefined) as maybe-uninitialized.
+#if !defined(__clang__)  // clang has no such warning
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
 #include <immintrin.h>
 
 #include <algorithm>
 #include <cmath>
 #include <cstring>
 
+#include "instruction_set_region.hpp"
 #include "usrecon/kernels/parallel.hpp"
 #include "usrecon/recon/das.hpp"
 #include "usrecon/recon/delay/virtual_source.hpp"
@@ -117,10 +120,9 @@ using AccumulateFn = void (*)(const Impl&, const float*, const float*, const flo
 
 // ---------------------------------------------------------------------------------------------
 // Vector kernels: das_vector_kernel.inc, compiled once per instruction set with that set's
-// primitives under `#pragma GCC target`, so one binary runs on every x86-64 CPU (chosen at run
-// time: cpu_has_avx512, cpu_has_avx2).
-#pragma GCC push_options
-#pragma GCC target("avx512f,avx512dq,avx512vl,avx512bw")
+// primitives under USRECON_ISA_BEGIN (instruction_set_region.hpp), so one binary runs on every
+// x86-64 CPU (chosen at run time: cpu_has_avx512, cpu_has_avx2).
+USRECON_ISA_BEGIN("avx512f,avx512dq,avx512vl,avx512bw")
 namespace avx512 {
 constexpr int kWidth = 16;
 using FloatVec = __m512;
@@ -161,10 +163,9 @@ inline FloatVec permute2(FloatVec a, IntVec rel, FloatVec b) { return _mm512_per
 inline FloatVec gather(const float* base, IntVec idx) { return _mm512_i32gather_ps(idx, base, 4); }
 #include "das_vector_kernel.inc"
 }  // namespace avx512
-#pragma GCC pop_options
+USRECON_ISA_END
 
-#pragma GCC push_options
-#pragma GCC target("avx2,fma")
+USRECON_ISA_BEGIN("avx2,fma")
 namespace avx2 {
 constexpr int kWidth = 8;
 using FloatVec = __m256;
@@ -219,7 +220,7 @@ inline FloatVec permute2(FloatVec a, IntVec rel, FloatVec b) {
 inline FloatVec gather(const float* base, IntVec idx) { return _mm256_i32gather_ps(base, idx, 4); }
 #include "das_vector_kernel.inc"
 }  // namespace avx2
-#pragma GCC pop_options
+USRECON_ISA_END
 
 AccumulateFn pick_accumulate(const Impl& c) {
   switch (c.kernel) {

@@ -21,7 +21,9 @@
 
 // GCC 12 reports its own _mm512_undefined_*() placeholders inside the AVX-512 intrinsics as
 // "may be used uninitialized" (a known false positive); nothing of ours is uninitialised.
+#if !defined(__clang__)  // clang has no such warning
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
 
 #include <algorithm>
 #include <bit>
@@ -32,6 +34,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "instruction_set_region.hpp"
 #include "usrecon/kernels/parallel.hpp"
 #include "usrecon/recon/seed_cpu.hpp"
 
@@ -111,7 +114,8 @@ void block_scalar(const Impl& c, const std::int32_t* rf, int block, int jj_begin
 // accumulators: exact, and 16-bit samples double the lanes an instruction moves.
 //
 // The task (seed_lateral_runs.inc) is compiled once per instruction set, each in its namespace
-// with that set's vector policies, under `#pragma GCC target`, so one binary runs everywhere.
+// with that set's vector policies, under USRECON_ISA_BEGIN (instruction_set_region.hpp), so one
+// binary runs everywhere.
 
 // Per-task scratch: distances and scaled distances of a tile's offsets u, and one u's row offsets.
 struct RunScratch {
@@ -124,8 +128,7 @@ struct RunScratch {
         row_offset(std::size_t(channels + kSlack)) {}
 };
 
-#pragma GCC push_options
-#pragma GCC target("avx512f,avx512dq,avx512vl,avx512bw")
+USRECON_ISA_BEGIN("avx512f,avx512dq,avx512vl,avx512bw")
 namespace avx512 {
 
 constexpr int kTileLaterals = 128;  // 8 vectors of 16 int32 or 4 of 32 int16: the accumulators
@@ -190,10 +193,9 @@ struct Primitives {
 #include "seed_lateral_runs.inc"
 
 }  // namespace avx512
-#pragma GCC pop_options
+USRECON_ISA_END
 
-#pragma GCC push_options
-#pragma GCC target("avx2,fma")
+USRECON_ISA_BEGIN("avx2,fma")
 namespace avx2 {
 
 constexpr int kTileLaterals = 64;  // 4 vectors of 16 int16 or 8 of 8 int32: AVX2 has 16 registers
@@ -274,7 +276,7 @@ struct Primitives {
 #include "seed_lateral_runs.inc"
 
 }  // namespace avx2
-#pragma GCC pop_options
+USRECON_ISA_END
 
 // One frame through an instruction set's lateral-runs task: the channels transposed into the
 // Lanes' sample type, then one task per (depth, residue, tile of tile_laterals).
