@@ -19,6 +19,7 @@
 #include "../fuzz/fuzz_checks.hpp"
 #if __has_include("usrecon/io/mat.hpp")
 #include "../fuzz/fuzz_checks_mat.hpp"
+#include "../fuzz/fuzz_checks_mat_fields.hpp"
 #define USRECON_TEST_MAT 1
 #endif
 #include "../fuzz/fuzz_checks_hdf5.hpp"
@@ -135,6 +136,9 @@ TEST(IoFuzzRegression, NpySeedsAndCrashesPassTheChecks) {
 #ifdef USRECON_TEST_MAT
 TEST(IoFuzzRegression, MatSeedsAndCrashesPassTheChecks) {
   run_fuzz_inputs("mat", usrecon::fuzz::check_mat);
+}
+TEST(IoFuzzRegression, MatFieldsSeedsAndCrashesPassTheChecks) {
+  run_fuzz_inputs("mat_fields", usrecon::fuzz::check_mat_fields);
 }
 #endif
 

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <filesystem>
 
+#include "../fuzz/fuzz_checks_uff.hpp"
 #include "../test_support.hpp"
 #include "usrecon/io/hdf5.hpp"
 #include "usrecon/io/mat.hpp"
@@ -647,6 +648,19 @@ TEST(ReconDasInput, RangesAndLists) {
   EXPECT_DOUBLE_EQ(g.z0, 0.0);
   EXPECT_EQ(g.nz, 7);  // dz = c / (4 fs) = 0.25 m
   EXPECT_DOUBLE_EQ(g.z(g.nz - 1), 1.5);
+}
+
+// Every seed of the uff fuzz target passes its checks (tools/fuzz.sh runs the target itself with
+// clang; its seeds run here in every suite, as IoFuzzRegression runs the io targets').
+TEST(ReconFuzzRegression, UffSeedsPassTheChecks) {
+  std::size_t count = 0;
+  for (const auto& entry : fs::directory_iterator(fs::path(USRECON_SOURCE_DIR) / "tests/fuzz/corpus/uff")) {
+    SCOPED_TRACE(entry.path().string());
+    const std::string bytes = io::read_file(entry.path());
+    EXPECT_NO_THROW(fuzz::check_uff({reinterpret_cast<const std::uint8_t*>(bytes.data()), bytes.size()}));
+    ++count;
+  }
+  EXPECT_GE(count, 7u);
 }
 
 }  // namespace
