@@ -8,9 +8,10 @@
 #   tools/fuzz.sh npy
 # Inputs are at most 4 KiB (8 KiB for hdf5, whose smallest files are 5-7 KiB; 32 KiB for uff), so
 # one allocation over 256 MiB means a parser trusted a size field: libFuzzer reports it
-# (-malloc_limit_mb) like a crash. The hdf5 target reads each input in a worker process (io/src/hdf5.cpp isolates libhdf5,
-# which crashes on some malformed files), so it runs at tens of inputs per second; a worker that
-# crashes is reported to the caller as an InputError, which is what the check expects.
+# (-malloc_limit_mb) like a crash. The hdf5 and uff targets read each input in a worker process
+# (io/src/hdf5.cpp isolates libhdf5, which crashes on some malformed files), so they run at tens of
+# inputs per second; a worker that crashes is reported to the caller as an InputError, which is
+# what the check expects.
 # A crash (or leak, timeout, sanitizer finding, broken check) fails the script after it is
 # minimised into ${BUILD_DIR}/fuzz-artifacts/<target>/; add that file to
 # tests/corpus/regressions/<target>/ and IoFuzzRegression runs it in every test suite run.

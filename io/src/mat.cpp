@@ -561,14 +561,20 @@ std::string top_level_name(const std::string& hdf5_path) {
   return hdf5_path.substr(1);
 }
 
+/// The MATLAB class of a v7.3 group: "sparse" (a sparse matrix's data, ir and jc), its
+/// MATLAB_class ("cell", ...), or "struct" (MATLAB writes no class for a struct's group).
+std::string mat73_group_class(const Hdf5Group& g) {
+  if (g.attribute("MATLAB_sparse")) return "sparse";
+  const Hdf5Attribute* cls = g.attribute("MATLAB_class");
+  return cls ? cls->text : "struct";
+}
+
 std::vector<MatVariableInfo> list_mat73_variables(const fs::path& path) {
   std::vector<MatVariableInfo> vars;
   for (const Hdf5Group& g : list_hdf5_groups(path)) {
     const std::string name = top_level_name(g.path);
     if (name.empty()) continue;
-    const Hdf5Attribute* cls = g.attribute("MATLAB_class");
-    const bool sparse = g.attribute("MATLAB_sparse") != nullptr;
-    vars.push_back({name, sparse ? "sparse" : cls ? cls->text : "struct", {1, 1}, false});
+    vars.push_back({name, mat73_group_class(g), {1, 1}, false});
   }
   for (const Hdf5DatasetInfo& d : list_hdf5_datasets(path)) {
     const std::string name = top_level_name(d.path);
@@ -621,10 +627,6 @@ MatArray read_mat73(const fs::path& path, const std::string& name) {
       const auto g = std::find_if(groups.begin(), groups.end(), [&](const Hdf5Group& h) { return h.path == hdf5_path(part); });
       return g == groups.end() ? nullptr : &*g;
     };
-    const auto class_of = [](const Hdf5Group& g) {
-      const Hdf5Attribute* cls = g.attribute("MATLAB_class");
-      return g.attribute("MATLAB_sparse") ? std::string("sparse") : cls ? cls->text : std::string("struct");
-    };
     const auto is_dataset = [&](const std::string& part) {
       return std::any_of(datasets.begin(), datasets.end(), [&](const Hdf5DatasetInfo& d) { return d.path == hdf5_path(part); });
     };
@@ -639,13 +641,13 @@ MatArray read_mat73(const fs::path& path, const std::string& name) {
         throw InputError(path.string() + ": struct '" + part.substr(0, parent_end) + "' has no field '" +
                          part.substr(parent_end + 1) + "'");
       }
-      if (!g || class_of(*g) != "struct") throw InputError(path.string() + ": '" + part + "' is not a struct");
+      if (!g || mat73_group_class(*g) != "struct") throw InputError(path.string() + ": '" + part + "' is not a struct");
       end = next;
     }
     if (found == datasets.end()) {
       const std::size_t parent_end = name.rfind('.');
       if (const Hdf5Group* g = group_of(name))
-        throw InputError(path.string() + ": variable '" + name + "' is a " + class_of(*g) + " array, not a numeric array");
+        throw InputError(path.string() + ": variable '" + name + "' is a " + mat73_group_class(*g) + " array, not a numeric array");
       throw InputError(path.string() + ": struct '" + name.substr(0, parent_end) + "' has no field '" +
                        name.substr(parent_end + 1) + "'");
     }
@@ -728,10 +730,8 @@ std::vector<std::string> numeric_struct_fields(const fs::path& path) {
   if (is_mat73(path)) {
     // Groups that are no structs: sparse matrices (their data, ir, jc are no fields), cells.
     std::vector<std::string> not_structs;
-    for (const Hdf5Group& g : list_hdf5_groups(path)) {
-      const Hdf5Attribute* cls = g.attribute("MATLAB_class");
-      if (g.attribute("MATLAB_sparse") || (cls && cls->text != "struct")) not_structs.push_back(g.path + "/");
-    }
+    for (const Hdf5Group& g : list_hdf5_groups(path))
+      if (mat73_group_class(g) != "struct") not_structs.push_back(g.path + "/");
     for (const Hdf5DatasetInfo& d : list_hdf5_datasets(path)) {
       if (d.path.size() < 2 || d.path[1] == '#' || d.path.find('/', 1) == std::string::npos) continue;
       if (d.type.empty() || !numeric_class(mat73_class(d))) continue;  // references, complex, text

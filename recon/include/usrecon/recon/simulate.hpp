@@ -39,9 +39,9 @@ struct SimulationOptions {
 void check_speckle_amplitude(double amplitude);
 
 /// The point targets none of whose echoes is centred within the record on any channel (its
-/// nearest sample one of the record's; a pulse's tail reaching into it does not count): a depth beyond the last sample, or units mixed up (a
-/// pitch in mm given as metres) put them there. Both simulators refuse options whose points all
-/// lie there.
+/// nearest sample one of the record's; a pulse's tail reaching into it does not count): a depth
+/// beyond the last sample, or units mixed up (a pitch in mm given as metres) put them there. Both
+/// simulators refuse options whose points all lie there.
 struct PointsOutsideRecord {
   std::vector<std::size_t> points;  ///< indices into the options' points, in order
   /// Names them (number from 1, position in mm, the samples their echoes arrive at) and what the
