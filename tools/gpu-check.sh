@@ -285,10 +285,16 @@ if [[ -z $MODE ]]; then
         pids_+=($!)
       done
     }
+    # The libraries' error messages name their sources from the tree's root (kernels/cuda/...), as
+    # CMake's usrecon_relative_file_names does; tests and benchmarks keep full paths. Not under a
+    # path with a space or a comma, which -Xcompiler would split.
+    local library=()
+    [[ $ROOT == *[\ ,]* ]] || library=(-Xcompiler "-fmacro-prefix-map=$ROOT/=")
     local none=() core_pids=() kernel_pids=() gtest_pids=() kernel_test_pids=() recon_test_pids=()
-    compile core_pids none "${common[@]}" "${seed[@]}" "${das[@]}" tools/bench/bench_seed_cuda.cu \
-      tools/bench/das_cuda_check.cu
-    compile kernel_pids none "${kernels[@]}" tools/bench/kernels_cuda_check.cu
+    compile core_pids library "${common[@]}" "${seed[@]}" "${das[@]}"
+    compile core_pids none tools/bench/bench_seed_cuda.cu tools/bench/das_cuda_check.cu
+    compile kernel_pids library "${kernels[@]}"
+    compile kernel_pids none tools/bench/kernels_cuda_check.cu
     # The tiled GEMM once more with plain __launch_bounds__(256), for kernels-check-gemm1: ptxas's
     # report (registers, spills) goes to this step's log. Optional, like kernels_cuda_check.
     mkdir -p "$obj/gemm1"

@@ -334,7 +334,7 @@ namespace {
 // cuda_map launches, map_contiguous_threads(n) rounded up to blocks of 256 as cuda::grid_1d
 // does; fewer make the grid-stride loop take several passes), for a broadcast call
 // broadcast_offsets then apply_element.
-template <class T, int NOut, int NIn, class Op>
+template <class T, std::size_t NOut, std::size_t NIn, class Op>
 void run_cuda_element_program(const Op& op, const std::array<uk::Out<T>, NOut>& outs,
                               const std::array<uk::In<T>, NIn>& ins, std::int64_t grid_threads = 0) {
   uk::Location where;

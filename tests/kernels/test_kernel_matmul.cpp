@@ -94,6 +94,37 @@ TEST(KernelMatmul, TwoDimensionalAndBatchBroadcast) {
   for (std::size_t i = 0; i < cb.size(); ++i) EXPECT_NEAR(cb[i], cr[i], 1e-5f);
 }
 
+// A 2-D operand against a batch, on either side, in every algorithm, exactly against the plain
+// loop (small integers: every sum is exact). Each batch entry must pair with the one 2-D matrix,
+// not with a stride into memory past it; tiled against naive alone could not tell, since both
+// read the operands through the same broadcast strides.
+TYPED_TEST(KernelMatmul, ATwoDimensionalOperandAgainstABatchIsExact) {
+  using T = TypeParam;
+  const auto small_integers = [](Shape shape, int salt) {
+    HostArray<T> x(shape);
+    for (std::size_t i = 0; i < x.size(); ++i) x[i] = static_cast<T>(static_cast<int>((i * 7 + static_cast<std::size_t>(salt)) % 11) - 5);
+    return x;
+  };
+  const std::int64_t batch = 3, m = 13, n = 33, k = 257;  // odd, past a micro-tile and KC
+  const HostArray<T> a2 = small_integers(Shape{m, k}, 1), a3 = small_integers(Shape{batch, m, k}, 2);
+  const HostArray<T> b2 = small_integers(Shape{k, n}, 3), b3 = small_integers(Shape{batch, k, n}, 4);
+  for (const MatmulAlgo algo : {MatmulAlgo::naive, MatmulAlgo::tiled, MatmulAlgo::blas, MatmulAlgo::automatic}) {
+    if (algo == MatmulAlgo::blas && !uk::have_cpu_blas()) continue;
+    for (const bool a_is_2d : {true, false}) {
+      const HostArray<T>& a = a_is_2d ? a2 : a3;
+      const HostArray<T>& b = a_is_2d ? b3 : b2;
+      SCOPED_TRACE(std::string(a_is_2d ? "2-D a, batched b" : "batched a, 2-D b") + ", algorithm " +
+                   std::to_string(static_cast<int>(algo)));
+      const HostArray<T> c = uk::matmul(a, b, algo);
+      ASSERT_EQ(c.shape(), (Shape{batch, m, n}));
+      const auto exact = uk::testing::reference_matmul(a, b, batch, m, n, k);
+      std::size_t wrong = 0;
+      for (std::size_t i = 0; i < c.size(); ++i) wrong += static_cast<long double>(c[i]) != exact[i];
+      EXPECT_EQ(wrong, 0u) << "of " << c.size();
+    }
+  }
+}
+
 TEST(KernelMatmul, EmptyInnerDimensionGivesZeros) {
   for (MatmulAlgo algo : {MatmulAlgo::naive, MatmulAlgo::tiled, MatmulAlgo::blas, MatmulAlgo::automatic}) {
     if (algo == MatmulAlgo::blas && !uk::have_cpu_blas()) continue;

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cmath>
+#include <cstddef>
 #include <cstdint>
 #include <type_traits>
 
@@ -92,13 +93,15 @@ struct Tiling {
   /// The block's shared memory: a's slice transposed, a_t[kk][row] (rows padded by 4), and b's
   /// slice b[kk][col]. Two arrays, not one struct: nvcc then folds every shared address into the
   /// load's immediate offset (with a struct, ptxas used 175 registers instead of 158).
-  using SharedA = T[BK][BM + 4];
-  using SharedB = T[BK][BN];
+  /// (Array extents are written std::size_t{N}: an int extent draws -Wsign-conversion in a
+  /// consumer's build, and a brace conversion of a constant is checked at compile time.)
+  using SharedA = T[std::size_t{BK}][std::size_t{BM + 4}];
+  using SharedB = T[std::size_t{BK}][std::size_t{BN}];
 
   /// What one thread keeps in registers: the next slice's loads, and its TM × TN outputs.
-  using LoadsA = T[kLoadsA];
-  using LoadsB = T[kLoadsB];
-  using Accumulators = T[TM][TN];
+  using LoadsA = T[std::size_t{kLoadsA}];
+  using LoadsB = T[std::size_t{kLoadsB}];
+  using Accumulators = T[std::size_t{TM}][std::size_t{TN}];
 
   /// Where thread tid's loads come from, worked out once per tile so that a slice's load costs an
   /// address add, a compare and the load (recomputing row · k + kk in 64 bits for every load and
@@ -109,12 +112,12 @@ struct Tiling {
   static_assert(kThreads % BK == 0 && kThreads % BN == 0, "a thread keeps its k column of a and its column of b");
   static constexpr int kRowStepA = kThreads / BK, kRowStepB = kThreads / BN;
   struct Sources {
-    const T* a[kLoadsA];    ///< &a[row][tid % BK] of the thread's rows (a itself for a row past m: never read)
-    bool a_row[kLoadsA];    ///< row < m
-    int a_kk;               ///< tid % BK: the thread's column of each slice of a
-    const T* b[kLoadsB];    ///< &b[tid / BN + l · kRowStepB][col] (b itself for a column past n: never read)
-    bool b_col;             ///< col < n
-    int b_kk;               ///< tid / BN: the thread's first row of each slice of b
+    const T* a[std::size_t{kLoadsA}];  ///< &a[row][tid % BK] of the thread's rows (a itself for a row past m: never read)
+    bool a_row[std::size_t{kLoadsA}];  ///< row < m
+    int a_kk;                          ///< tid % BK: the thread's column of each slice of a
+    const T* b[std::size_t{kLoadsB}];  ///< &b[tid / BN + l · kRowStepB][col] (b itself for a column past n: never read)
+    bool b_col;                        ///< col < n
+    int b_kk;                          ///< tid / BN: the thread's first row of each slice of b
   };
   USRECON_HD static Sources sources(const Operands<T>& op, int row0, int col0, int tid) {
     Sources src;
@@ -164,7 +167,7 @@ struct Tiling {
     const int tr = tid / kColThreads, tc = tid % kColThreads;
     USRECON_UNROLL
     for (int kk = 0; kk < BK; ++kk) {
-      T va[TM], vb[TN];
+      T va[std::size_t{TM}], vb[std::size_t{TN}];
       USRECON_UNROLL
       for (int i = 0; i < TM; i += kVec) load_vector<kVec>(&a_t[kk][row_of(tr, i)], va + i);
       USRECON_UNROLL

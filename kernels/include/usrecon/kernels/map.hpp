@@ -42,7 +42,7 @@ namespace usrecon::kernels {
 
 /// The arguments of one elementwise launch, after broadcasting and dimension collapsing. Plain
 /// data: it is passed by value to the CUDA kernel. Strides are in elements, 0 where broadcast.
-template <class T, int NOut, int NIn>
+template <class T, std::size_t NOut, std::size_t NIn>
 struct MapArgs {
   T* out[NOut];
   const T* in[NIn];  ///< nullptr: the input is the scalar `scalar[k]`
@@ -59,39 +59,39 @@ struct MapArgs {
 // scalar) into every output.
 
 /// Input offsets (elements) of output element i of a contiguous call (a.ndim == 1).
-template <class T, int NOut, int NIn>
+template <class T, std::size_t NOut, std::size_t NIn>
 USRECON_HD inline void contiguous_offsets(const MapArgs<T, NOut, NIn>& a, std::int64_t i, std::int64_t (&off)[NIn]) {
   USRECON_UNROLL
-  for (int k = 0; k < NIn; ++k) off[k] = i * a.stride[k][0];
+  for (std::size_t k = 0; k < NIn; ++k) off[k] = i * a.stride[k][0];
 }
 
 /// Input offsets (elements) of output element i of a broadcast call (any a.ndim).
-template <class T, int NOut, int NIn>
+template <class T, std::size_t NOut, std::size_t NIn>
 USRECON_HD inline void broadcast_offsets(const MapArgs<T, NOut, NIn>& a, std::int64_t i, std::int64_t (&off)[NIn]) {
   USRECON_UNROLL
-  for (int k = 0; k < NIn; ++k) off[k] = 0;
+  for (std::size_t k = 0; k < NIn; ++k) off[k] = 0;
   std::int64_t rem = i;
   for (int d = a.ndim - 1; d >= 0; --d) {
     const std::int64_t idx = rem % a.shape[d];
     rem /= a.shape[d];
     USRECON_UNROLL
-    for (int k = 0; k < NIn; ++k) off[k] += idx * a.stride[k][d];
+    for (std::size_t k = 0; k < NIn; ++k) off[k] += idx * a.stride[k][d];
   }
 }
 
 /// The op's result r into output element i of every output.
-template <class R, class T, int NOut, int NIn>
+template <class R, class T, std::size_t NOut, std::size_t NIn>
 USRECON_HD inline void store_result(const MapArgs<T, NOut, NIn>& a, std::int64_t i, const R& r) {
   if constexpr (NOut == 1) {
     a.out[0][i] = r;
   } else {
     USRECON_UNROLL
-    for (int j = 0; j < NOut; ++j) a.out[j][i] = r.value[j];
+    for (std::size_t j = 0; j < NOut; ++j) a.out[j][i] = r.value[j];
   }
 }
 
 /// op on the inputs at `off` into output element i of every output.
-template <class Op, class T, int NOut, int NIn, std::size_t... K>
+template <class Op, class T, std::size_t NOut, std::size_t NIn, std::size_t... K>
 USRECON_HD inline void apply_element(const Op& op, const MapArgs<T, NOut, NIn>& a, std::int64_t i,
                                      const std::int64_t (&off)[NIn], std::index_sequence<K...>) {
   store_result(a, i, op((a.in[K] ? a.in[K][off[K]] : a.scalar[K])...));
@@ -118,11 +118,11 @@ inline constexpr int map_unroll_v = [] {
 /// loads of 4 or 8 bytes in flight, this map_unroll_v<Op> times as many, each still coalesced
 /// across the warp. Each element's inputs are read before its outputs are written, as
 /// apply_element does, so an output that is also an input (in place) gives the same result.
-template <class Op, class T, int NOut, int NIn, std::size_t... K>
+template <class Op, class T, std::size_t NOut, std::size_t NIn, std::size_t... K>
 USRECON_HD inline void apply_contiguous_unrolled(const Op& op, const MapArgs<T, NOut, NIn>& a, std::int64_t i,
                                                  std::int64_t step, std::index_sequence<K...>) {
   constexpr int kUnroll = map_unroll_v<Op>;
-  T v[kUnroll][NIn] = {};  // zeros never used: only elements below n are loaded and computed
+  T v[static_cast<std::size_t>(kUnroll)][NIn] = {};  // zeros never used: only elements below n are loaded and computed
   USRECON_UNROLL
   for (int u = 0; u < kUnroll; ++u) {
     const std::int64_t e = i + u * step;
@@ -149,7 +149,7 @@ inline std::int64_t map_contiguous_threads(std::int64_t n) {
 /// kernel's whole body): apply_contiguous_unrolled at thread, thread + map_unroll_v<Op> threads,
 /// and so on, so that the grid covers every element once, in one pass when it has
 /// map_contiguous_threads(n) threads, in several when fewer.
-template <class Op, class T, int NOut, int NIn>
+template <class Op, class T, std::size_t NOut, std::size_t NIn>
 USRECON_HD inline void map_contiguous_thread(const Op& op, const MapArgs<T, NOut, NIn>& a, std::int64_t thread,
                                              std::int64_t threads) {
   for (std::int64_t i = thread; i < a.n; i += map_unroll_v<Op> * threads)
@@ -163,13 +163,13 @@ auto op_result(std::index_sequence<I...>)
     -> std::invoke_result_t<const Op&, decltype((void)I, std::declval<T>())...>;
 
 template <class R, class T>
-struct output_count : std::integral_constant<int, 0> {};
+struct output_count : std::integral_constant<std::size_t, 0> {};
 template <class T>
-struct output_count<T, T> : std::integral_constant<int, 1> {};
-template <class T, int N>
-struct output_count<Outputs<T, N>, T> : std::integral_constant<int, N> {};
+struct output_count<T, T> : std::integral_constant<std::size_t, 1> {};
+template <class T, std::size_t N>
+struct output_count<Outputs<T, N>, T> : std::integral_constant<std::size_t, N> {};
 
-template <class T, int NOut, int NIn>
+template <class T, std::size_t NOut, std::size_t NIn>
 MapArgs<T, NOut, NIn> make_map_args(const std::string& name, const std::array<Out<T>, NOut>& outs,
                                     const std::array<In<T>, NIn>& ins, Location& where) {
   // Where: every array operand in the same memory.
@@ -188,9 +188,9 @@ MapArgs<T, NOut, NIn> make_map_args(const std::string& name, const std::array<Ou
   where = device ? Location::device : Location::host;
 
   std::array<Shape, NIn> shapes;
-  for (int k = 0; k < NIn; ++k) shapes[k] = ins[k].shape;
+  for (std::size_t k = 0; k < NIn; ++k) shapes[k] = ins[k].shape;
   const Shape shape = broadcast_shapes(shapes, name);
-  for (int j = 0; j < NOut; ++j)
+  for (std::size_t j = 0; j < NOut; ++j)
     if (!(outs[j].shape == shape))
       throw Error(name + ": output " + std::to_string(j) + " has shape " +
                   outs[j].shape.to_string() + " but the inputs broadcast to " + shape.to_string());
@@ -198,26 +198,26 @@ MapArgs<T, NOut, NIn> make_map_args(const std::string& name, const std::array<Ou
   // before its outputs are written; the same memory with as many elements, (4,) as (1, 4), is
   // that), but no other overlap: a shifted or broadcast view of the output would read elements
   // already written (map_run's loop relies on it).
-  for (int j = 0; j < NOut; ++j) {
-    for (int k = 0; k < NIn; ++k) {
+  for (std::size_t j = 0; j < NOut; ++j) {
+    for (std::size_t k = 0; k < NIn; ++k) {
       const In<T>& x = ins[k];
       if (x.location != Location::scalar && detail::overlaps(outs[j].data, shape.size(), x.data, x.shape.size()) &&
           !(x.data == outs[j].data && x.shape.size() == shape.size()))
         throw Error(name + ": output " + std::to_string(j) + " overlaps input " + std::to_string(k) +
                     " other than element for element (in place); write to an array of its own");
     }
-    for (int l = j + 1; l < NOut; ++l)
+    for (std::size_t l = j + 1; l < NOut; ++l)
       if (detail::overlaps(outs[j].data, shape.size(), outs[l].data, shape.size()))
         throw Error(name + ": outputs " + std::to_string(j) + " and " + std::to_string(l) + " overlap");
   }
 
   MapArgs<T, NOut, NIn> a{};
   a.n = shape.size();
-  for (int j = 0; j < NOut; ++j) a.out[j] = outs[j].data;
+  for (std::size_t j = 0; j < NOut; ++j) a.out[j] = outs[j].data;
   // Full-rank strides, 0 along broadcast dimensions.
   const int nd = shape.ndim();
   std::int64_t stride[NIn][max_dims] = {};
-  for (int k = 0; k < NIn; ++k) {
+  for (std::size_t k = 0; k < NIn; ++k) {
     a.in[k] = ins[k].location == Location::scalar ? nullptr : ins[k].data;
     a.scalar[k] = ins[k].value;
     const Shape& s = ins[k].shape;
@@ -232,33 +232,33 @@ MapArgs<T, NOut, NIn> make_map_args(const std::string& name, const std::array<Ou
   for (int d = 0; d < nd; ++d) {
     if (shape[d] == 1) continue;
     bool merge = a.ndim > 0;
-    for (int k = 0; k < NIn && merge; ++k)
+    for (std::size_t k = 0; k < NIn && merge; ++k)
       merge = a.stride[k][a.ndim - 1] == stride[k][d] * shape[d];
     if (merge) {
       a.shape[a.ndim - 1] *= shape[d];
-      for (int k = 0; k < NIn; ++k) a.stride[k][a.ndim - 1] = stride[k][d];
+      for (std::size_t k = 0; k < NIn; ++k) a.stride[k][a.ndim - 1] = stride[k][d];
     } else {
       a.shape[a.ndim] = shape[d];
-      for (int k = 0; k < NIn; ++k) a.stride[k][a.ndim] = stride[k][d];
+      for (std::size_t k = 0; k < NIn; ++k) a.stride[k][a.ndim] = stride[k][d];
       ++a.ndim;
     }
   }
   if (a.ndim == 0) {  // a single element
     a.ndim = 1;
     a.shape[0] = 1;
-    for (int k = 0; k < NIn; ++k) a.stride[k][0] = 0;
+    for (std::size_t k = 0; k < NIn; ++k) a.stride[k][0] = 0;
   }
   return a;
 }
 
 /// One contiguous run of `len` outputs. Bit k of Mask set: input k is one value along the run.
 /// No broadcast index math here, so GCC vectorizes the loop.
-template <unsigned Mask, class Op, class T, int NOut, int NIn, std::size_t... K>
+template <unsigned Mask, class Op, class T, std::size_t NOut, std::size_t NIn, std::size_t... K>
 void map_run(const Op& op, const MapArgs<T, NOut, NIn>& a, std::int64_t out_off,
              const std::int64_t* in_off, std::int64_t len, std::index_sequence<K...>) {
   const T* p[NIn];
   T s[NIn];
-  for (int k = 0; k < NIn; ++k) {
+  for (std::size_t k = 0; k < NIn; ++k) {
     p[k] = a.in[k] ? a.in[k] + in_off[k] : nullptr;
     s[k] = p[k] ? p[k][0] : a.scalar[k];
   }
@@ -272,15 +272,15 @@ void map_run(const Op& op, const MapArgs<T, NOut, NIn>& a, std::int64_t out_off,
       o[i] = op(((Mask >> K) & 1u ? s[K] : p[K][i])...);
   } else {
     T* o[NOut];
-    for (int j = 0; j < NOut; ++j) o[j] = a.out[j] + out_off;
+    for (std::size_t j = 0; j < NOut; ++j) o[j] = a.out[j] + out_off;
     for (std::int64_t i = 0; i < len; ++i) {
       const Outputs<T, NOut> r = op(((Mask >> K) & 1u ? s[K] : p[K][i])...);
-      for (int j = 0; j < NOut; ++j) o[j][i] = r.value[j];
+      for (std::size_t j = 0; j < NOut; ++j) o[j][i] = r.value[j];
     }
   }
 }
 
-template <class Op, class T, int NOut, int NIn, unsigned... M>
+template <class Op, class T, std::size_t NOut, std::size_t NIn, unsigned... M>
 constexpr auto map_run_table(std::integer_sequence<unsigned, M...>) {
   using Fn = void (*)(const Op&, const MapArgs<T, NOut, NIn>&, std::int64_t, const std::int64_t*,
                       std::int64_t);
@@ -315,7 +315,7 @@ struct call_value_type<Tuple, std::index_sequence<I...>> {
 }  // namespace detail
 
 /// Runs the map on CPU threads (exec.threads; 0 = all). Header-only.
-template <class Op, class T, int NOut, int NIn>
+template <class Op, class T, std::size_t NOut, std::size_t NIn>
 void cpu_map(const Op& op, const MapArgs<T, NOut, NIn>& a, int threads = 0) {
   if (a.n == 0) return;
   static constexpr auto table = detail::map_run_table<Op, T, NOut, NIn>(
@@ -323,7 +323,7 @@ void cpu_map(const Op& op, const MapArgs<T, NOut, NIn>& a, int threads = 0) {
   const int nd = a.ndim;
   const std::int64_t inner = a.shape[nd - 1];
   unsigned mask = 0;
-  for (int k = 0; k < NIn; ++k)
+  for (std::size_t k = 0; k < NIn; ++k)
     if (a.stride[k][nd - 1] == 0) mask |= 1u << k;
   const auto run = table[mask];
   constexpr std::int64_t grain = 1 << 16;  // elements per task
@@ -333,7 +333,7 @@ void cpu_map(const Op& op, const MapArgs<T, NOut, NIn>& a, int threads = 0) {
     parallel_for(static_cast<std::size_t>(a.n), grain, nthreads,
                  [&](std::size_t begin, std::size_t end) {
                    std::int64_t off[NIn > 0 ? NIn : 1];
-                   for (int k = 0; k < NIn; ++k)
+                   for (std::size_t k = 0; k < NIn; ++k)
                      off[k] = static_cast<std::int64_t>(begin) * a.stride[k][0];
                    run(op, a, static_cast<std::int64_t>(begin), off,
                        static_cast<std::int64_t>(end - begin));
@@ -351,7 +351,7 @@ void cpu_map(const Op& op, const MapArgs<T, NOut, NIn>& a, int threads = 0) {
                    for (int d = nd - 2; d >= 0; --d) {
                      const std::int64_t i = rem % a.shape[d];
                      rem /= a.shape[d];
-                     for (int k = 0; k < NIn; ++k) off[k] += i * a.stride[k][d];
+                     for (std::size_t k = 0; k < NIn; ++k) off[k] += i * a.stride[k][d];
                    }
                    run(op, a, static_cast<std::int64_t>(r) * inner, off, inner);
                  }
@@ -361,10 +361,10 @@ void cpu_map(const Op& op, const MapArgs<T, NOut, NIn>& a, int threads = 0) {
 #if defined(USRECON_HAVE_CUDA)
 /// Runs the map with CUDA on `stream`. Defined in "usrecon/kernels/cuda/map.cuh" (include it in
 /// the .cu file that uses a new op on device arrays); the library instantiates its own ufuncs.
-template <class Op, class T, int NOut, int NIn>
+template <class Op, class T, std::size_t NOut, std::size_t NIn>
 void cuda_map(const Op& op, const MapArgs<T, NOut, NIn>& a, StreamView stream);
 #else
-template <class Op, class T, int NOut, int NIn>
+template <class Op, class T, std::size_t NOut, std::size_t NIn>
 void cuda_map(const Op&, const MapArgs<T, NOut, NIn>&, StreamView) {
   require_cuda("elementwise map on device arrays");
 }
@@ -398,7 +398,7 @@ inline constexpr bool has_cuda_instantiation<ops::PolarDistance> = true;
 #endif
 
 /// Checks the operands and runs op elementwise where they live.
-template <class Op, class T, int NOut, int NIn, bool DeviceCalls = USRECON_MAP_DEVICE_CALLS>
+template <class Op, class T, std::size_t NOut, std::size_t NIn, bool DeviceCalls = USRECON_MAP_DEVICE_CALLS>
 void run_map(const std::string& name, const Op& op, const std::array<Out<T>, NOut>& outs,
              const std::array<In<T>, NIn>& ins, const Exec& exec = {}) {
   static_assert(is_supported_type_v<T>, "element types: float, double, int32_t, int64_t");
@@ -418,7 +418,7 @@ void run_map(const std::string& name, const Op& op, const std::array<Out<T>, NOu
 
 /// A vectorized function: Op's scalar operator() (NIn arguments of one type T, returning T or
 /// Outputs<T, N>) applied elementwise with broadcasting. See the top of this header.
-template <class Op, int NIn>
+template <class Op, std::size_t NIn>
 class Ufunc {
  public:
   static_assert(NIn >= 1 && NIn <= 6, "1 to 6 inputs");
@@ -430,7 +430,7 @@ class Ufunc {
 
   /// Number of outputs for element type T.
   template <class T>
-  static constexpr int outputs =
+  static constexpr std::size_t outputs =
       detail::output_count<decltype(detail::op_result<Op, T>(std::make_index_sequence<NIn>{})),
                            T>::value;
 
@@ -444,7 +444,7 @@ class Ufunc {
     using T = typename detail::call_value_type<std::tuple<Args...>,
                                                std::make_index_sequence<m>>::type;
     static_assert(is_supported_type_v<T>, "element types: float, double, int32_t, int64_t");
-    constexpr int nout = outputs<T>;
+    constexpr std::size_t nout = outputs<T>;
     static_assert(nout > 0, "the op is not defined for this element type (or does not return T "
                             "or Outputs<T, N>)");
     static_assert(m == NIn || m == NIn + nout,
@@ -458,7 +458,7 @@ class Ufunc {
                                 ins, exec);
     } else {
       std::array<Shape, NIn> shapes;
-      for (int k = 0; k < NIn; ++k) shapes[k] = ins[k].shape;
+      for (std::size_t k = 0; k < NIn; ++k) shapes[k] = ins[k].shape;
       const Shape shape = broadcast_shapes(shapes, name_);
       using A = std::conditional_t<any_device<std::tuple<Args...>>(std::make_index_sequence<NIn>{}),
                                    DeviceArray<T>, HostArray<T>>;
@@ -530,7 +530,7 @@ class Ufunc {
 };
 
 /// Makes a Ufunc from an op object: vectorize<2>(MyOp{}, "my_op").
-template <int NIn, class Op>
+template <std::size_t NIn, class Op>
 constexpr Ufunc<Op, NIn> vectorize(Op op, const char* name) {
   return Ufunc<Op, NIn>(name, op);
 }

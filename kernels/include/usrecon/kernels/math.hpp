@@ -5,6 +5,7 @@
 
 #include <cmath>
 #include <concepts>
+#include <cstddef>
 
 #include "usrecon/kernels/common.hpp"
 
@@ -12,12 +13,12 @@ namespace usrecon::kernels {
 
 /// Several results of one elementwise function (polar_to_cartesian returns two). An op returning
 /// Outputs<T, N> makes a ufunc with N outputs.
-template <class T, int N>
+template <class T, std::size_t N>
 struct Outputs {
   static_assert(N >= 1, "at least one output");
   T value[N];
-  USRECON_HD constexpr T& operator[](int i) { return value[i]; }
-  USRECON_HD constexpr const T& operator[](int i) const { return value[i]; }
+  USRECON_HD constexpr T& operator[](std::size_t i) { return value[i]; }
+  USRECON_HD constexpr const T& operator[](std::size_t i) const { return value[i]; }
 };
 
 namespace math {

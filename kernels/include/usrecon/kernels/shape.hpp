@@ -1,6 +1,7 @@
 // Array shapes and NumPy broadcasting. Plain C++: no CUDA headers.
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <initializer_list>
@@ -23,12 +24,12 @@ class Shape {
   explicit Shape(std::span<const std::int64_t> dims) { assign(dims); }
 
   [[nodiscard]] int ndim() const noexcept { return ndim_; }
-  [[nodiscard]] std::int64_t operator[](int i) const noexcept { return dims_[i]; }
-  [[nodiscard]] std::int64_t& operator[](int i) noexcept { return dims_[i]; }
+  [[nodiscard]] std::int64_t operator[](int i) const noexcept { return dims_[static_cast<std::size_t>(i)]; }
+  [[nodiscard]] std::int64_t& operator[](int i) noexcept { return dims_[static_cast<std::size_t>(i)]; }
   /// Number of elements (1 for a scalar shape).
   [[nodiscard]] std::int64_t size() const noexcept {
     std::int64_t n = 1;
-    for (int i = 0; i < ndim_; ++i) n *= dims_[i];
+    for (const std::int64_t d : *this) n *= d;
     return n;
   }
   [[nodiscard]] const std::int64_t* begin() const noexcept { return dims_.data(); }
@@ -36,17 +37,15 @@ class Shape {
 
   friend bool operator==(const Shape& a, const Shape& b) noexcept {
     if (a.ndim_ != b.ndim_) return false;
-    for (int i = 0; i < a.ndim_; ++i)
-      if (a.dims_[i] != b.dims_[i]) return false;
-    return true;
+    return std::equal(a.begin(), a.end(), b.begin());
   }
 
   /// NumPy's spelling: "(4, 4)", "(3,)", "()".
   [[nodiscard]] std::string to_string() const {
     std::string s = "(";
-    for (int i = 0; i < ndim_; ++i) {
-      if (i) s += ", ";
-      s += std::to_string(dims_[i]);
+    for (const std::int64_t* d = begin(); d != end(); ++d) {
+      if (d != begin()) s += ", ";
+      s += std::to_string(*d);
     }
     s += ndim_ == 1 ? ",)" : ")";
     return s;
@@ -66,7 +65,7 @@ class Shape {
         throw Error("Shape: more than 2^63 - 1 elements");
     }
     ndim_ = static_cast<int>(dims.size());
-    for (int i = 0; i < ndim_; ++i) dims_[i] = dims[i];
+    std::copy(dims.begin(), dims.end(), dims_.begin());
   }
 
   std::array<std::int64_t, max_dims> dims_{};
@@ -82,7 +81,7 @@ inline Shape broadcast_shapes(std::span<const Shape> shapes, const std::string& 
   dims.fill(1);
   for (const Shape& s : shapes) {
     for (int i = 0; i < s.ndim(); ++i) {
-      std::int64_t& d = dims[ndim - s.ndim() + i];
+      std::int64_t& d = dims[static_cast<std::size_t>(ndim - s.ndim() + i)];
       if (s[i] == d || s[i] == 1) continue;
       if (d == 1) {
         d = s[i];
@@ -96,7 +95,7 @@ inline Shape broadcast_shapes(std::span<const Shape> shapes, const std::string& 
       throw Error(message);
     }
   }
-  return Shape(std::span<const std::int64_t>(dims.data(), ndim));
+  return Shape(std::span<const std::int64_t>(dims.data(), static_cast<std::size_t>(ndim)));
 }
 
 }  // namespace usrecon::kernels

@@ -66,8 +66,9 @@ inline cudaMemPool_t scratch_pool() {
   static std::mutex mutex;
   static std::vector<cudaMemPool_t> pools;  // by device ordinal; null until made
   const std::lock_guard lock(mutex);
-  if (pools.size() <= static_cast<std::size_t>(device)) pools.resize(device + 1, nullptr);
-  cudaMemPool_t& pool = pools[device];
+  const auto ordinal = static_cast<std::size_t>(device);
+  if (pools.size() <= ordinal) pools.resize(ordinal + 1, nullptr);
+  cudaMemPool_t& pool = pools[ordinal];
   if (!pool) {
     cudaMemPoolProps props{};
     props.allocType = cudaMemAllocationTypePinned;

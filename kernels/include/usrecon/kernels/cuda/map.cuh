@@ -32,13 +32,13 @@ namespace cuda_map_detail {
 
 // Contiguous (or broadcast-from-one-value) operands: no index math beyond i * {0, 1}. The grid
 // has map_contiguous_threads(n) threads, so one pass usually covers the array.
-template <class Op, class T, int NOut, int NIn>
+template <class Op, class T, std::size_t NOut, std::size_t NIn>
 __global__ void map_contiguous(Op op, MapArgs<T, NOut, NIn> a) {
   map_contiguous_thread(op, a, cuda::global_index_1d(), cuda::grid_stride_1d());
 }
 
 // General broadcasting: unravel the output index over the collapsed shape.
-template <class Op, class T, int NOut, int NIn>
+template <class Op, class T, std::size_t NOut, std::size_t NIn>
 __global__ void map_strided(Op op, MapArgs<T, NOut, NIn> a) {
   const std::int64_t step = cuda::grid_stride_1d();
   for (std::int64_t i = cuda::global_index_1d(); i < a.n; i += step) {
@@ -50,7 +50,7 @@ __global__ void map_strided(Op op, MapArgs<T, NOut, NIn> a) {
 
 }  // namespace cuda_map_detail
 
-template <class Op, class T, int NOut, int NIn>
+template <class Op, class T, std::size_t NOut, std::size_t NIn>
 void cuda_map(const Op& op, const MapArgs<T, NOut, NIn>& a, StreamView stream) {
   if (a.n == 0) return;
   constexpr int threads = 256;
