@@ -291,7 +291,10 @@ ChannelData read_channel_data(const fs::path& path, const ChannelInput& in, int 
       return detail::read_ustb_channel_data(path, groups, *ustb, in, geometry ? geometry : &local);
     }
   }
-  if (in.frame != 1) throw Error(path.string() + ": --frame applies to USTB UFF files only");
+  // Such a file is one frame: --frame 1 and --frame all read it, a later frame is none of its.
+  if (in.frame != 1)
+    throw Error(path.string() + ": --frame " + std::to_string(in.frame) +
+                ": the file holds one frame (--frame picks among a USTB UFF file's frames)");
   if (ext == ".mat") {
     const io::MatArray a = io::read_mat(path, in.var);
     return arrange_channels(a.values, a.dims, true, in.layout, in.offset, path.string() + " (" + a.name + ")");

@@ -414,6 +414,7 @@ std::vector<io::StagedFile> Reconstructor::stage_outputs(const Targets& targets,
     meta["outputs"]["raw"] = targets.npy.filename().string();
     meta["outputs"]["raw_layout"] = frame.raw_layout;
   }
+  if (!options_.option_warnings.empty()) meta["option_warnings"] = options_.option_warnings;
   // In the order they are committed: png, npy, json. If one fails, `staged` going out of scope
   // removes those already written.
   std::vector<io::StagedFile> staged;

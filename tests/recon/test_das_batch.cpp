@@ -151,7 +151,11 @@ TEST_P(ReconDasBatch, AnErrorFromTheReportCallbackStopsReadingAndPropagates) {
 
 TEST_P(ReconDasBatch, AnErrorFromTheStopCallbackReachesTheCaller) {
   std::vector<fs::path> inputs;
-  for (int i = 0; i < 8; ++i) inputs.push_back(write_acquisition("f" + std::to_string(i) + ".npy", 0, 4 + i, 400));
+  for (int i = 0; i < 8; ++i) {
+    std::string name = "f";  // appended: GCC 12 warns (-Wrestrict, a false positive) of "f" + std::string
+    name += std::to_string(i) + ".npy";
+    inputs.push_back(write_acquisition(name, 0, 4 + i, 400));
+  }
   Reconstructor batch(options(), dir_ / "out");
   int asked = 0;
   std::size_t done_calls = 0;

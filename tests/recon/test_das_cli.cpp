@@ -367,6 +367,25 @@ TEST_F(CliDas, ValuesInTheWrongUnitAreSaid) {
   EXPECT_EQ(run_usrecon(base + geometry).output.find("warning"), std::string::npos);
   ran(" --fs 20e6 --pitch 0.3", true,
       {"usrecon: warning: --pitch 0.3 is in metres (30 cm): for 0.3 mm give 0.3e-3"});
+  // Said once on stderr, kept in the frame's JSON and in its --report entry.
+  {
+    const fs::path report = dir_ / "units-report.json";
+    const auto run = run_usrecon(base + " --fs 20e6 --pitch 0.3 --report " + quote(report));
+    ASSERT_EQ(run.exit_code, 0) << run.output;
+    const std::string said = "--pitch 0.3 is in metres (30 cm): for 0.3 mm give 0.3e-3";
+    std::size_t times = 0;
+    for (std::size_t at = run.output.find(said); at != std::string::npos; at = run.output.find(said, at + 1)) ++times;
+    EXPECT_EQ(times, 1u) << run.output;
+    const auto frame = nlohmann::json::parse(io::read_file(dir_ / "o" / "pw.json"));
+    EXPECT_EQ(frame.value("option_warnings", nlohmann::json()), nlohmann::json::array({said}));
+    const auto entries = nlohmann::json::parse(io::read_file(report));
+    ASSERT_EQ(entries.size(), 1u);
+    EXPECT_EQ(entries[0].value("option_warnings", nlohmann::json()), nlohmann::json::array({said}));
+    // Without such a value there is no key.
+    ASSERT_EQ(run_usrecon(base + geometry + " --report " + quote(report)).exit_code, 0);
+    EXPECT_FALSE(nlohmann::json::parse(io::read_file(dir_ / "o" / "pw.json")).contains("option_warnings"));
+    EXPECT_FALSE(nlohmann::json::parse(io::read_file(report))[0].contains("option_warnings"));
+  }
   ran(geometry + " --dx 0.1", true, {"usrecon: warning: --dx 0.1 is in metres (10 cm): for 0.1 mm give 0.1e-3"});
   ran(geometry + " --x-range -5:5 --dx 0.5", true,
       {"usrecon: warning: --x-range -5:5 is in metres (reaching 5 m): for -5:5 mm give -5e-3:5e-3"});
@@ -892,7 +911,7 @@ TEST_F(CliDas, UstbUffFilesCarryTheirOwnGeometry) {
                                    dir_ / "plain");
   ASSERT_EQ(run.exit_code, 0) << run.output;
   for (const auto& point : measure(npy, truth)) EXPECT_LE(point.at("error").get<double>(), quarter_wavelength);
-  expect_refused("ustb_planewave.uff", " --var /channel_data/data --frame 2", "--frame applies to USTB UFF files only");
+  expect_refused("ustb_planewave.uff", " --var /channel_data/data --frame 2", "--frame 2: the file holds one frame (--frame picks among a USTB UFF file's frames)");
 
   // simulate writes .uff files in USTB's layout (its own writer, read back by the reader above).
   const fs::path simulated = dir_ / "simulated.uff", simulated_truth = dir_ / "simulated.json";

@@ -555,7 +555,8 @@ TEST_F(CliCommands, EmptyValuesAreRefused) {
   // A section named after another command holds its options ([view]'s dynamic-range was taken).
   usrecon::io::write_file_atomic(dir_ / "view.toml", "fs = 20e6\n[view]\ndynamic-range = 20\n");
   expect_refused(pw + " --config " + quote(dir_ / "view.toml"),
-                 "view.toml: [view] dynamic-range: a section named after another command holds its options");
+                 "view.toml: [view] dynamic-range: a section named after another command is refused (only "
+                 "reconstruct takes --config); give reconstruct's options at the top or under [reconstruct]");
   EXPECT_FALSE(fs::exists(dir_ / "out"));
 }
 
@@ -783,4 +784,17 @@ TEST_F(CliCommands, MetricsAndViewRefuseTheJsonOfAnotherRun) {
   usrecon::io::write_file_atomic(json, meta.dump());
   EXPECT_EQ(metrics(quote(image) + " --point 0.001,0.002").at("points").size(), 1u);
   EXPECT_EQ(run_command(usrecon(view)).exit_code, 0);
+  // Channel data reconstructed into its own directory (a.npy the input, a.json the run's): said
+  // as such. It was told to reconstruct again with --save-raw, which would overwrite the input.
+  fs::remove(dir_ / "v.png");  // the export above
+  meta["input"] = image.string();
+  meta["outputs"] = {{"png", "a.png"}};
+  usrecon::io::write_file_atomic(json, meta.dump());
+  for (const std::string& command : {measure, view})
+    expect_refused(command, image.string() + " is the channel data " + json.string() +
+                                " was reconstructed from, not an image: " + (command == measure ? "metrics" : "view") +
+                                " needs the raw image that reconstruct --save-raw writes (into another directory)");
+  meta["input"] = (dir_ / "elsewhere.npy").string();  // another input, or one that is gone: as before
+  usrecon::io::write_file_atomic(json, meta.dump());
+  expect_refused(measure, another + "name no raw image");
 }

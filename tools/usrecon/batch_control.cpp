@@ -49,8 +49,9 @@ StopOnSignal::StopOnSignal() {
 
 int StopOnSignal::signal() const { return received_signal; }
 
-BatchReport::BatchReport(fs::path path, const std::vector<recon::BatchInput>& inputs, const fs::path& out_dir)
-    : path_(std::move(path)), inputs_(inputs) {
+BatchReport::BatchReport(fs::path path, const std::vector<recon::BatchInput>& inputs, const fs::path& out_dir,
+                         std::vector<std::string> option_warnings)
+    : path_(std::move(path)), inputs_(inputs), option_warnings_(std::move(option_warnings)) {
   std::error_code ec;
   // Checked now, not after the batch: a report that cannot be written would fail the run at its end.
   // The output directory may not exist yet (the run makes it): the report may be neither it nor
@@ -87,7 +88,9 @@ BatchReport::BatchReport(fs::path path, const std::vector<recon::BatchInput>& in
 }
 
 void BatchReport::add(const recon::FrameReport& report) {
-  entries_ += recon::to_json(report).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  nlohmann::json entry = recon::to_json(report);
+  if (!option_warnings_.empty()) entry["option_warnings"] = option_warnings_;
+  entries_ += entry.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
   entries_ += ",\n";
   ++added_;
 }
@@ -101,6 +104,7 @@ void BatchReport::write() const {
                             {"outputs", nlohmann::json::array()},
                             {"timing_s", nlohmann::json::object()}};
     if (inputs_[idx].frame > 0) entry["frame"] = inputs_[idx].frame;
+    if (!option_warnings_.empty()) entry["option_warnings"] = option_warnings_;
     text += entry.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
     text += ",\n";
   }

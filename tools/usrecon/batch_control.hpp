@@ -45,8 +45,10 @@ class BatchReport {
   /// directory, or one above it), lies in a directory that does not exist (but the output
   /// directory, which write() makes if the run has not) or cannot be written, or names one of the
   /// inputs or one of their outputs in out_dir.
+  /// `option_warnings` (the options' own, said once for the run) go into every entry, as
+  /// "option_warnings", as into every frame's JSON.
   BatchReport(std::filesystem::path path, const std::vector<recon::BatchInput>& inputs,
-              const std::filesystem::path& out_dir);
+              const std::filesystem::path& out_dir, std::vector<std::string> option_warnings = {});
 
   void add(const recon::FrameReport& report);
   /// Writes the file atomically (temp file + rename), listing every input; throws io::OutputError.
@@ -55,6 +57,7 @@ class BatchReport {
  private:
   std::filesystem::path path_;
   std::vector<recon::BatchInput> inputs_;
+  std::vector<std::string> option_warnings_;
   std::string entries_;  // the entries so far, each followed by ",\n"
   std::size_t added_ = 0;
   bool create_directory_ = false;  // the report lies in the output directory, not made yet

@@ -118,9 +118,10 @@ int run(const ReconstructArgs& args) {
   const StopOnSignal stop;
   recon::ReconstructOptions options = args.options;
   finish_das_options(args.das, options);
-  if (args.das.app)
-    for (const std::string& warning : unlikely_units(*args.das.app))
-      std::fprintf(stderr, "usrecon: warning: %s\n", warning.c_str());
+  // Said once, here; kept in every frame's JSON and --report entry (option_warnings).
+  if (args.das.app) options.option_warnings = unlikely_units(*args.das.app);
+  for (const std::string& warning : options.option_warnings)
+    std::fprintf(stderr, "usrecon: warning: %s\n", warning.c_str());
   if (args.out_dir.empty())
     throw Error("--output (-o) is required: the output directory, on the command line or as output = \"DIR\" in "
                 "--config");
@@ -152,7 +153,7 @@ int run(const ReconstructArgs& args) {
   // The report first: a run that fails before any input (no CUDA device for --backend cuda, an
   // output directory that cannot be made) still leaves one, every input not processed.
   std::optional<BatchReport> batch_report;
-  if (!args.report.empty()) batch_report.emplace(args.report, inputs, args.out_dir);
+  if (!args.report.empty()) batch_report.emplace(args.report, inputs, args.out_dir, options.option_warnings);
   // When the run fails as a whole, the report still says what was done and what not; its own
   // failure is printed, the run's error is the one that ends it.
   const auto write_report_before_failing = [&] {

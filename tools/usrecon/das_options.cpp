@@ -189,7 +189,8 @@ void apply_config(const DasArgs& args) {
       for (const char* other : {"simulate", "metrics", "view", "info"})
         if (section == other)
           throw Error("--config " + args.config + ": [" + section + "] " + shortened(item.name) + ": a section named "
-                      "after another command holds its options; reconstruct reads the others (e.g. [reconstruct])");
+                      "after another command is refused (only reconstruct takes --config); give reconstruct's "
+                      "options at the top or under [reconstruct]");
     if (const int times = times_written(item.name); times > 1)
       throw Error("--config " + args.config + ": " + shortened(item.name) + " is given " + std::to_string(times) +
                   " times; give it once");

@@ -62,6 +62,17 @@ json read_raw_image_json(const fs::path& npy, const std::string& command) {
   // beside such a JSON is another run's, of another grid perhaps. A JSON naming another raw image
   // that lies beside it is that image's; one naming a file that is not there is this pair renamed
   // or copied elsewhere (run1.npy and run1.json from example.*), and is taken.
+  // Channel data reconstructed into its own directory has a <stem>.json beside it that is the
+  // run's, not its own: said as such, where "reconstruct again with --save-raw" would only be
+  // refused for overwriting the input. (The recorded input is as that run was given it: a relative
+  // one is compared only when it still leads somewhere.)
+  if (meta.is_object() && meta.contains("input") && meta["input"].is_string()) {
+    std::error_code same_ec;
+    if (fs::equivalent(fs::path(meta["input"].get<std::string>()), npy, same_ec))
+      throw io::InputError(npy.string() + " is the channel data " + meta_file.string() +
+                           " was reconstructed from, not an image: " + command +
+                           " needs the raw image that reconstruct --save-raw writes (into another directory)");
+  }
   if (meta.is_object() && meta.contains("outputs")) {
     const json& outputs = meta["outputs"];
     const auto raw = outputs.is_object() ? outputs.find("raw") : outputs.end();

@@ -87,6 +87,9 @@ struct ReconstructOptions {
   bool overwrite = false;            ///< replace existing outputs (otherwise they are kept)
   int writers = 0;                   ///< frames a batch B-modes and writes at once, 0 = auto
                                      ///< (Reconstructor::writer_threads)
+  std::vector<std::string> option_warnings;  ///< what the options' values suggest is amiss (a
+                                             ///< value that reads as another unit): every frame's
+                                             ///< JSON keeps them, as "option_warnings"
 };
 
 /// Throws Error when options.das_cuda_kernel (not Auto) cannot run the job: the seed model, a
