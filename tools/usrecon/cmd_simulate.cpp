@@ -53,6 +53,18 @@ struct SimulateArgs {
   recon::DasSimulationOptions das;
 };
 
+// simulate's positions are millimetres, reconstruct's and metrics' metres: a --point 0.001,0.02
+// meant in metres was simulated 20 um deep without a word. Positions (mm) that all lie within
+// 1 mm of the array's centre, none at least 1 mm deep, read as metres: said, with the rewrite.
+void warn_if_metres(const std::string& option, const std::string& text, const std::vector<double>& mm,
+                    char separator = ',') {
+  if (!std::all_of(mm.begin(), mm.end(), [](double v) { return std::fabs(v) < 1.0; })) return;
+  std::string rewritten;
+  for (const double v : mm) rewritten += (rewritten.empty() ? "" : std::string(1, separator)) + recon::number_text(v * 1e3);
+  std::fprintf(stderr, "usrecon: warning: %s %s is in mm (nothing reaches 1 mm): for metres give %s %s\n",
+               option.c_str(), text.c_str(), option.c_str(), rewritten.c_str());
+}
+
 recon::Scatterer parse_point(const std::string& text) {
   const std::vector<double> values = number_fields(text, "--point");
   if (values.size() < 2 || values.size() > 3)
@@ -61,6 +73,7 @@ recon::Scatterer parse_point(const std::string& text) {
   // amplitude 0 gave data of zeros.
   if (!(values[1] > 0)) throw Error("--point '" + text + "': z is the depth below the array, > 0 mm");
   if (values.size() == 3 && values[2] == 0) throw Error("--point '" + text + "': an amplitude of 0 echoes nothing");
+  warn_if_metres("--point", text, {values[0], values[1]});
   return {values[0], values[1], values.size() == 3 ? values[2] : 1.0};
 }
 
@@ -154,6 +167,7 @@ int run_das(SimulateArgs& args) {
   for (const std::string& text : args.cysts) {
     const std::vector<double> v = millimetres(text, "--cyst", 3);
     if (!(v[2] > 0)) throw Error("--cyst '" + text + "': the radius must be > 0 mm");  // metrics refuses it later
+    warn_if_metres("--cyst", text, {v[0] * 1e3, v[1] * 1e3, v[2] * 1e3});
     o.cysts.push_back({v[0], v[1], v[2]});
   }
   for (auto [text, option, lo, hi] : {std::tuple{&args.speckle_x_range, "--speckle-x-range", &o.x_min, &o.x_max},
@@ -161,6 +175,7 @@ int run_das(SimulateArgs& args) {
     if (text->empty()) continue;
     const auto [min_mm, max_mm] = recon::parse_range(*text, option);
     if (!(max_mm > min_mm)) throw Error(std::string(option) + " '" + *text + "': MAX must exceed MIN");
+    warn_if_metres(option, *text, {min_mm, max_mm}, ':');
     *lo = min_mm * 1e-3;
     *hi = max_mm * 1e-3;
   }
