@@ -75,6 +75,16 @@ std::string lower_extension(const std::filesystem::path& path) {
   return ext;
 }
 
+std::string dims_text(std::span<const std::size_t> dims) {
+  if (dims.empty()) return "scalar";
+  std::string s;
+  for (const std::size_t d : dims) {
+    if (!s.empty()) s += " x ";
+    s += std::to_string(d);
+  }
+  return s;
+}
+
 std::filesystem::file_status existing_input_status(const std::filesystem::path& path) {
   std::error_code status_error;
   const std::filesystem::file_status status = std::filesystem::status(path, status_error);

@@ -86,12 +86,6 @@ std::vector<std::size_t> dims_of(hid_t space) {
   return std::vector<std::size_t>(d.begin(), d.end());
 }
 
-std::string dims_text(const std::vector<std::size_t>& dims) {
-  std::string s;
-  for (std::size_t k = 0; k < dims.size(); ++k) s += (k ? " x " : "") + std::to_string(dims[k]);
-  return dims.empty() ? "scalar" : s;
-}
-
 Handle open_file(const fs::path& path) {
   if (!fs::is_regular_file(existing_input_status(path)))
     throw InputError(path.string() + ": not a regular file");

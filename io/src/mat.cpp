@@ -71,12 +71,6 @@ std::vector<std::size_t> dims_of(const matvar_t* v) {
   return std::vector<std::size_t>(v->dims, v->dims + v->rank);
 }
 
-std::string dims_text(const std::vector<std::size_t>& dims) {
-  std::string s;
-  for (std::size_t k = 0; k < dims.size(); ++k) s += (k ? " x " : "") + std::to_string(dims[k]);
-  return s;
-}
-
 /// Forward-only bytes of MAT v5 elements: the file itself, or what one compressed element inflates
 /// to. Reads never go back before the end of the previous one, so a compressed element is inflated
 /// once, through a fixed buffer, however large it is.

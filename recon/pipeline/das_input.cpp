@@ -187,9 +187,7 @@ ChannelData arrange_channels(const std::vector<double>& values, const std::vecto
     for (std::size_t b = 0; b < a; ++b)
       if (role[b] == role[a]) throw Error(name + ": --layout '" + layout_text + "' names an axis twice");
   }
-  // The array's dims as the refusals below say them ("1 x 32 x 500").
-  std::string dims_text;
-  for (std::size_t k = 0; k < dims.size(); ++k) dims_text += (k ? " x " : "") + std::to_string(dims[k]);
+  const std::string dims_text = io::dims_text(dims);  // as the refusals below say them
   std::vector<std::size_t> shape = dims;
   // MATLAB drops trailing singleton dimensions; so may the user's layout.
   while (shape.size() > names.size() && shape.back() == 1) shape.pop_back();

@@ -22,6 +22,14 @@ using testing::message_of;
 
 class IoFile : public testing::TempDirTest {};
 
+// One spelling of an array's dims in every reader's messages (MAT, HDF5, --layout's refusals).
+TEST(IoDimsText, SaysDimsAsEveryMessageDoes) {
+  EXPECT_EQ(dims_text(std::vector<std::size_t>{2688, 128, 7}), "2688 x 128 x 7");
+  EXPECT_EQ(dims_text(std::vector<std::size_t>{5}), "5");
+  EXPECT_EQ(dims_text(std::vector<std::size_t>{0, 1}), "0 x 1");
+  EXPECT_EQ(dims_text(std::vector<std::size_t>{}), "scalar");
+}
+
 TEST_F(IoFile, ReadsBinaryContentsExactly) {
   const std::string contents("a\0b\r\n\xff\x93NUMPY", 12);
   const auto path = make_file("binary.bin", contents);

@@ -31,6 +31,9 @@ inline constexpr std::uintmax_t kDefaultMaxInputBytes = std::uintmax_t{4} << 30;
 /// The file name's extension in lower case, with its dot (".uff" for "scan.UFF"; "" for none).
 std::string lower_extension(const std::filesystem::path& path);
 
+/// An array's dims as every message says them: "2688 x 128 x 7" ("scalar" for none).
+std::string dims_text(std::span<const std::size_t> dims);
+
 /// The status of an input path that is there (a file, a directory, ...). Throws InputError in the
 /// words every command uses: 'input file "x" does not exist' (a dangling link included), or the
 /// system's reason ('input file "x.npy/" cannot be read: Not a directory').
