@@ -288,9 +288,7 @@ Command add_info(CLI::App& app) {
   app.add_option("--frame", args->frame, "USTB UFF files: the frame to describe (1 = the first; the file's frame "
                  "count is listed, and reconstruct --frame all reads each), or all, as reconstruct takes it: the "
                  "first is described")
-      ->transform(CLI::Validator(
-          [frame = in_range(1, 1 << 30)](std::string& text) { return text == "all" ? std::string() : frame(text); },
-          "INT:[1 - 1073741824] or all"));
+      ->transform(frame_number_or_all());
   app.add_flag("--json", args->as_json, "Print one JSON array (an object per file) instead of text");
   app.footer("Exit status 1 when a file cannot be listed at all; a file that lists but that reconstruct "
              "cannot read as it stands says why (and what to give) and counts as success.");

@@ -78,6 +78,20 @@ CLI::Validator in_range(T lo, T hi) {
       "[" + text_of(lo) + " - " + text_of(hi) + "]");
 }
 
+/// --frame of reconstruct and info: a frame number in decimal from 1 (the first), or all. One
+/// validator, so that both commands refuse --frame 0 alike, with CLI11's exit code for a value out
+/// of range (reconstruct said it with exit 1, info with 105).
+inline CLI::Validator frame_number_or_all() {
+  return CLI::Validator(
+      [number = in_range(1, 1 << 30)](std::string& text) -> std::string {
+        if (text == "all") return {};
+        if (std::string error = number(text); !error.empty())
+          return "expected a frame number (1 = the first) or all: " + error.substr(error.find("must be"));
+        return {};
+      },
+      "INT:[1 - 1073741824] or all");
+}
+
 /// A comma-separated list of whole numbers from lo to hi (--tx-elements 0,5,10), each read as
 /// in_range reads one; rewritten with each in decimal. Give it with ->transform() to an option of
 /// strings: CLI11's ->delimiter(',') dropped an empty item ("1,,2" was elements 1 and 2).

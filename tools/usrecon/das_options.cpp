@@ -114,7 +114,7 @@ void add_das_options(CLI::App& app, DasArgs& args, recon::ReconstructOptions& op
                  "USTB UFF file: the frame to reconstruct (1 = the first; a frame N > 1 is written to "
                  "<stem>_frameNNNN.*), or all: every frame, each to <stem>_frameNNNN.* (a file of one "
                  "frame keeps <stem>)")
-      ->capture_default_str()->group(g);
+      ->transform(frame_number_or_all())->capture_default_str()->group(g);
   app.add_option("--offset", args.offset, "mean: subtract each channel's mean (unsigned data)")
       ->check(CLI::IsMember({"none", "mean"}))->capture_default_str()->group(g);
 }
