@@ -216,7 +216,7 @@ ChannelData arrange_channels(const std::vector<double>& values, const std::vecto
                             : size[0] > (1u << 26)      ? "more than 2^26 samples per channel"
                             : size[1] > 65536           ? "more than 65536 elements"
                                                         : "more than 65536 transmits";
-    throw Error(name + ": implausible channel data shape: the " + (dims_text.empty() ? "scalar" : dims_text) +
+    throw Error(name + ": implausible channel data shape: the " + dims_text +
                 " array read as '" + layout_text + "' gives " + std::to_string(size[0]) + " samples x " +
                 std::to_string(size[1]) + " elements x " + std::to_string(size[2]) + " transmits (" + why +
                 "; --layout names the array's axes in order, as info shows its shape)");

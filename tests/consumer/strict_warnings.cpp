@@ -1,16 +1,25 @@
 // Compiled, not run, by KernelConsumer.HeadersCompileCleanUnderAConsumersStrictWarnings with
 // -Wall -Wextra -Wpedantic -Wshadow -Wconversion -Wsign-conversion -Werror and no CMake (plain
-// -I, so the headers are not SYSTEM includes and every warning in them reaches the consumer).
-// It includes every public C++ header (cuda_check.hpp and cuda/ are for .cu files) and instantiates each template a consumer can reach: every
-// ufunc (one and two outputs, scalars, broadcasting, outputs given, an Exec), a user op through
-// vectorize, sum and matmul in each form, the arrays and views, and the host-device block
-// programs of the tiled GEMM, the sum and Monte-Carlo π with a stand-in block.
+// -I, so the headers are not SYSTEM includes and every warning in them reaches the consumer), by
+// g++, clang++, and with a CUDA package by nvcc as CUDA.
+// It includes every public header (cuda/ only as CUDA) and instantiates each template a consumer
+// can reach: every ufunc (one and two outputs, scalars, broadcasting, outputs given, an Exec), a
+// user op through vectorize, sum and matmul in each form, the arrays, views and buffers, and the
+// host-device block programs of the tiled GEMM, the sum and Monte-Carlo π with a stand-in block.
+#include <cstddef>
 #include <cstdint>
+#include <type_traits>
 #include <vector>
 
 #include "usrecon/kernels/block_sum.hpp"
 #include "usrecon/kernels/gemm_tiled.hpp"
 #include "usrecon/kernels/kernels.hpp"
+#if defined(__CUDACC__) && defined(USRECON_HAVE_CUDA)
+// Compiled as CUDA too (nvcc -x cu, host pass under the same warnings): the .cu headers, whose
+// kernels every ufunc call below then instantiates for its ops, and their launch helpers.
+#include "usrecon/kernels/cuda/launch.cuh"
+#include "usrecon/kernels/cuda/map.cuh"
+#endif
 
 namespace uk = usrecon::kernels;
 
@@ -60,6 +69,43 @@ void every_map(const uk::HostArray<T>& a, const uk::HostArray<T>& b) {
   (void)uk::sum(uk::In<T>(m), uk::Exec{});
 }
 
+// The arrays, views and buffers in each form a consumer writes (never run: no device is needed).
+template <class T>
+void arrays_views_and_buffers() {
+  uk::HostArray<T> h = uk::HostArray<T>::from_vector(std::vector<T>{T(1), T(2), T(3), T(4), T(5), T(6)});
+  h.reshape(uk::Shape{2, 3});
+  h.at({1, 2}) = T(7);
+  const uk::HostArray<T>& ch = h;
+  T value = ch.at({0, 1});
+  uk::DeviceArray<T> d = uk::device_array<T>(uk::Shape{2, 3});
+  d.copy_from_host(h);
+  d.copy_to_host(h);
+  const uk::In<T> in_host = uk::In<T>::host(h.data(), h.shape());
+  const uk::In<T> in_device = uk::In<T>::device(d.data(), d.shape());
+  uk::Out<T> out_host = uk::Out<T>::host(h.data(), h.shape());
+  uk::Out<T> out_device = uk::Out<T>::device(d.data(), d.shape());
+  uk::add(in_host, value, out_host);
+  uk::add(in_device, value, out_device, uk::Exec{0, {}});
+  if constexpr (std::is_floating_point_v<T>) {  // matmul is float and double
+    uk::DeviceArray<T> dc = uk::device_array<T>(uk::Shape{2, 2});
+    uk::matmul(d, uk::to_device(uk::HostArray<T>(uk::Shape{3, 2}, T(1))), dc, uk::MatmulAlgo::tiled);
+  }
+  uk::DeviceArray<uk::sum_type_t<T>> total = uk::device_array<uk::sum_type_t<T>>(uk::Shape{1});
+  uk::sum(d, total);
+  uk::DeviceBuffer<T> buffer(6);
+  uk::PinnedBuffer<T> pinned(6);
+  uk::Stream stream;
+  uk::copy(buffer.span(), pinned.cspan());
+  uk::copy_async(pinned.span(), buffer.cspan(), stream);
+}
+
+// A consumer's template that deduces the count of outputs (kernels/README.md: std::size_t N).
+template <class T, std::size_t N>
+constexpr std::size_t count_of(const uk::Outputs<T, N>&) {
+  return N;
+}
+static_assert(count_of(uk::Outputs<float, 2>{}) == 2);
+
 template <class Tiling>
 void tiled_gemm_program() {
   using T = typename Tiling::value_type;
@@ -101,10 +147,20 @@ void strict_warnings_instantiations() {
   (void)uk::philox4x32_10({{0, 1, 2, 3}}, 4, 5);
   tiled_gemm_program<uk::gemm::TilingFor<float>>();
   tiled_gemm_program<uk::gemm::TilingFor<double>>();
+  arrays_views_and_buffers<float>();
+  arrays_views_and_buffers<double>();
+  arrays_views_and_buffers<std::int32_t>();
   block_sum_programs<float>();
   block_sum_programs<double>();
   block_sum_programs<std::int32_t>();
   unsigned long long inside = 0;
   uk::monte_carlo_block_program(std::uint64_t{100}, std::uint64_t{7}, 0u, 1u, 32, 0, &inside, OneThreadBlock{});
   uk::parallel_for(10, 2, 0, [](std::size_t, std::size_t) {});
+#if defined(__CUDACC__) && defined(USRECON_HAVE_CUDA)
+  uk::Stream stream;
+  const uk::cuda::StreamScratch<double> scratch(16, stream.get());
+  (void)scratch.data();
+  (void)uk::cuda::grid_1d(1000, 256);
+  (void)uk::cuda::sm_count();
+#endif
 }

@@ -616,7 +616,7 @@ TEST_F(CliCommands, BadRangesListsAndCommandsExitAsUsageErrors) {
   for (const char* command : {"", "reconstruct ", "simulate ", "metrics ", "view ", "info "}) {
     const auto r = run_command(usrecon(std::string(command) + "--version"));
     EXPECT_EQ(r.exit_code, 0) << command << r.output;
-    EXPECT_EQ(r.output, "usrecon 0.1.0\n") << command;
+    EXPECT_EQ(r.output, "usrecon 0.2.0\n") << command;
   }
   EXPECT_FALSE(fs::exists(dir_ / "out"));
   EXPECT_FALSE(fs::exists(dir_ / "s.npy"));
@@ -804,17 +804,26 @@ TEST_F(CliCommands, MetricsAndViewRefuseTheJsonOfAnotherRun) {
   usrecon::io::write_file_atomic(json, meta.dump());
   EXPECT_EQ(metrics(quote(image) + " --point 0.001,0.002").at("points").size(), 1u);
   EXPECT_EQ(run_command(usrecon(view)).exit_code, 0);
-  // Channel data reconstructed into its own directory (a.npy the input, a.json the run's): said
-  // as such. It was told to reconstruct again with --save-raw, which would overwrite the input.
+  // Channel data reconstructed into its own directory (a.npy the input, a.json the run's): the
+  // advice says where to reconstruct (again "with --save-raw" there would overwrite the input).
+  // The input is recorded as that run was given it, relative or not.
   fs::remove(dir_ / "v.png");  // the export above
-  meta["input"] = image.string();
+  const std::string elsewhere = " (into another directory, if a.npy is the channel data that run read)";
   meta["outputs"] = {{"png", "a.png"}};
+  for (const std::string& recorded : {image.string(), std::string("a.npy"), std::string("data/a.npy")}) {
+    meta["input"] = recorded;
+    usrecon::io::write_file_atomic(json, meta.dump());
+    for (const std::string& command : {measure, view})
+      expect_refused(command, "reconstruct again with --save-raw" + elsewhere);
+  }
+  meta["input"] = (dir_ / "b.npy").string();  // another input: no such advice
   usrecon::io::write_file_atomic(json, meta.dump());
-  for (const std::string& command : {measure, view})
-    expect_refused(command, image.string() + " is the channel data " + json.string() +
-                                " was reconstructed from, not an image: " + (command == measure ? "metrics" : "view") +
-                                " needs the raw image that reconstruct --save-raw writes (into another directory)");
-  meta["input"] = (dir_ / "elsewhere.npy").string();  // another input, or one that is gone: as before
+  const auto other = run_command(usrecon(measure));
+  EXPECT_NE(other.output.find("reconstruct again with --save-raw, or name a grid JSON"), std::string::npos) << other.output;
+  // The JSON that names a.npy as its raw image is a.npy's, whatever its input was called.
+  meta["outputs"] = {{"png", "a.png"}, {"raw", "a.npy"}};
+  meta["input"] = "a.npy";
   usrecon::io::write_file_atomic(json, meta.dump());
-  expect_refused(measure, another + "name no raw image");
+  EXPECT_EQ(metrics(quote(image) + " --point 0.001,0.002").at("points").size(), 1u);
+  EXPECT_EQ(run_command(usrecon(view)).exit_code, 0);
 }

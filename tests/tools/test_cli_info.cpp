@@ -100,7 +100,7 @@ TEST_F(CliInfo, IqAndSyntheticApertureAndFramesAreNamed) {
   // --frame 0 is no frame: refused by the option's range, before any file is read.
   const auto zero = run_command(exe_ + " info --frame 0 " + quote(kUff / "ustb_one_wave_two_frames.uff") + " 2>&1");
   EXPECT_NE(zero.exit_code, 0);
-  EXPECT_NE(zero.output.find("--frame: expected a frame number (1 = the first) or all: must be from 1 to 1073741824, not 0"),
+  EXPECT_NE(zero.output.find("--frame: expected a frame number from 1 (the first) to 1073741824, or all, not 0"),
             std::string::npos)
       << zero.output;
   EXPECT_EQ(zero.exit_code, 105) << zero.output;  // as reconstruct --frame 0 exits

@@ -85,8 +85,11 @@ inline CLI::Validator frame_number_or_all() {
   return CLI::Validator(
       [number = in_range(1, 1 << 30)](std::string& text) -> std::string {
         if (text == "all") return {};
-        if (std::string error = number(text); !error.empty())
-          return "expected a frame number (1 = the first) or all: " + error.substr(error.find("must be"));
+        if (text.empty()) return kEmptyValue;
+        std::string decimal = text;
+        if (!number(decimal).empty())
+          return "expected a frame number from 1 (the first) to 1073741824, or all, not " + text;
+        text = decimal;
         return {};
       },
       "INT:[1 - 1073741824] or all");

@@ -1,7 +1,6 @@
 #include "das_options.hpp"
 
 #include <algorithm>
-#include <charconv>
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -282,18 +281,10 @@ void finish_das_options(const DasArgs& args, recon::ReconstructOptions& options)
   // is no general model's.
   const CLI::Option* samples_option = args.app ? args.app->get_option_no_throw("--samples") : nullptr;
   das.input.samples = samples_option && samples_option->count() > 0 ? options.problem.samples : 0;
+  // The option's validator (frame_number_or_all) let through "all" or a whole number from 1 to
+  // 2^30 in decimal only: no list or range (5:1 was told to be START:STEP:STOP), no 1e3.
   das.input.all_frames = args.frame == "all";
-  das.input.frame = 1;
-  if (!das.input.all_frames) {
-    // One whole number in decimal: a list or range (5:1 was told to be START:STEP:STOP, 1:1:1
-    // was taken) and 1e3 are no frame number.
-    int frame = 0;
-    const char* const end = args.frame.data() + args.frame.size();
-    const auto [stop, error] = std::from_chars(args.frame.data(), end, frame);
-    if (args.frame.empty() || stop != end || error != std::errc() || frame < 1 || frame > (1 << 30))
-      throw Error("--frame " + args.frame + ": expected a frame number (1 = the first) or all");
-    das.input.frame = frame;
-  }
+  das.input.frame = das.input.all_frames ? 1 : std::stoi(args.frame);
   if (!args.x_range.empty())
     std::tie(das.grid.x_min, das.grid.x_max) = recon::parse_range(args.x_range, "--x-range");
   if (!args.z_range.empty())

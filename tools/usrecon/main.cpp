@@ -8,6 +8,7 @@
 
 #include "commands.hpp"
 #include "usrecon/kernels/common.hpp"
+#include "usrecon/kernels/config.hpp"
 
 int main(int argc, char** argv) {
   // Frames are a few large buffers (images of ~7 MB) made and freed on several threads. glibc
@@ -17,7 +18,7 @@ int main(int argc, char** argv) {
   mallopt(M_MMAP_THRESHOLD, 1 << 20);
   CLI::App app{"usrecon — delay-and-sum ultrasound image reconstruction"};
   app.require_subcommand(1);
-  constexpr const char* kVersion = "usrecon 0.1.0";
+  constexpr const char* kVersion = "usrecon " USRECON_VERSION;  // the project's (usrecon/kernels/config.hpp)
   app.set_version_flag("--version", kVersion);
   auto* reconstruct = app.add_subcommand(
       "reconstruct", "Reconstruct channel data files into B-mode images (PNG, JSON, optional NPY)");

@@ -62,17 +62,6 @@ json read_raw_image_json(const fs::path& npy, const std::string& command) {
   // beside such a JSON is another run's, of another grid perhaps. A JSON naming another raw image
   // that lies beside it is that image's; one naming a file that is not there is this pair renamed
   // or copied elsewhere (run1.npy and run1.json from example.*), and is taken.
-  // Channel data reconstructed into its own directory has a <stem>.json beside it that is the
-  // run's, not its own: said as such, where "reconstruct again with --save-raw" would only be
-  // refused for overwriting the input. (The recorded input is as that run was given it: a relative
-  // one is compared only when it still leads somewhere.)
-  if (meta.is_object() && meta.contains("input") && meta["input"].is_string()) {
-    std::error_code same_ec;
-    if (fs::equivalent(fs::path(meta["input"].get<std::string>()), npy, same_ec))
-      throw io::InputError(npy.string() + " is the channel data " + meta_file.string() +
-                           " was reconstructed from, not an image: " + command +
-                           " needs the raw image that reconstruct --save-raw writes (into another directory)");
-  }
   if (meta.is_object() && meta.contains("outputs")) {
     const json& outputs = meta["outputs"];
     const auto raw = outputs.is_object() ? outputs.find("raw") : outputs.end();
@@ -81,11 +70,20 @@ json read_raw_image_json(const fs::path& npy, const std::string& command) {
     std::error_code exists_ec;
     const bool other_raw_beside = !no_raw && raw->get<std::string>() != name &&
                                   fs::exists(npy.parent_path() / raw->get<std::string>(), exists_ec);
+    // Channel data reconstructed into its own directory has the run's <stem>.json beside it, and
+    // reconstructing again with --save-raw there would be refused for overwriting the input. Where
+    // the run's input had this file's name, the advice says so (whether it is that very file, the
+    // path recorded relative to that run's directory cannot always tell).
+    const bool maybe_the_input = no_raw && meta.contains("input") && meta["input"].is_string() &&
+                                 fs::path(meta["input"].get<std::string>()).filename() == npy.filename();
     if (no_raw || other_raw_beside)
       throw io::InputError(meta_file.string() + " describes another run's output, not " + name + ": its \"outputs\" " +
                            (no_raw ? std::string("name no raw image (that reconstruct ran without --save-raw)")
                                    : "name " + raw->dump() + ", beside it, as the raw image") +
                            ", so its grid need not be " + name + "'s; reconstruct again with --save-raw" +
+                           (maybe_the_input ? " (into another directory, if " + name + " is the channel data that "
+                                              "run read)"
+                                            : std::string()) +
                            (command == "metrics" ? ", or name a grid JSON with --grid FILE" : ""));
   }
   return meta;
