@@ -54,16 +54,30 @@ struct SimulateArgs {
 };
 
 // simulate's positions are millimetres, reconstruct's and metrics' metres: a --point 0.001,0.02
-// meant in metres was simulated 20 um deep without a word. Positions (mm) that all lie within
-// 1 mm of the array's centre, none at least 1 mm deep, read as metres: said, with the rewrite.
-void warn_if_metres(const std::string& option, const std::string& text, const std::vector<double>& mm,
-                    char separator = ',') {
-  if (!std::all_of(mm.begin(), mm.end(), [](double v) { return std::fabs(v) < 1.0; })) return;
-  std::string rewritten;
-  for (const double v : mm) rewritten += (rewritten.empty() ? "" : std::string(1, separator)) + recon::number_text(v * 1e3);
-  std::fprintf(stderr, "usrecon: warning: %s %s is in mm (nothing reaches 1 mm): for metres give %s %s\n",
-               option.c_str(), text.c_str(), option.c_str(), rewritten.c_str());
-}
+// meant in metres was simulated 20 um deep without a word. Every position given is gathered here;
+// when none reaches 1 mm and the same numbers read as metres would lie within the record, that is
+// said once, with the rewrite (a point's amplitude kept as it is).
+struct GivenPositions {
+  std::string given, in_metres;  // "--point 0.001,0.02 --cyst ..." and "--point 1,20 --cyst ..."
+  bool any_reaches_1mm = false;
+  // `values` as given (mm); the first `lengths` of them are positions or radii, the rest as is.
+  void add(const std::string& option, const std::string& text, const std::vector<double>& values,
+           std::size_t lengths, char separator = ',') {
+    std::string rewritten;
+    for (std::size_t k = 0; k < values.size(); ++k) {
+      if (k < lengths) any_reaches_1mm |= std::fabs(values[k]) >= 1.0;
+      rewritten += (k ? std::string(1, separator) : std::string()) +
+                   recon::number_text(k < lengths ? values[k] * 1e3 : values[k]);
+    }
+    given += (given.empty() ? "" : " ") + option + " " + text;
+    in_metres += (in_metres.empty() ? "" : " ") + option + " " + rewritten;
+  }
+  [[nodiscard]] bool all_under_1mm() const { return !given.empty() && !any_reaches_1mm; }
+  void warn() const {
+    std::fprintf(stderr, "usrecon: warning: no position given reaches 1 mm (%s): simulate's positions are in mm; "
+                 "for metres give %s\n", given.c_str(), in_metres.c_str());
+  }
+};
 
 recon::Scatterer parse_point(const std::string& text) {
   const std::vector<double> values = number_fields(text, "--point");
@@ -73,7 +87,6 @@ recon::Scatterer parse_point(const std::string& text) {
   // amplitude 0 gave data of zeros.
   if (!(values[1] > 0)) throw Error("--point '" + text + "': z is the depth below the array, > 0 mm");
   if (values.size() == 3 && values[2] == 0) throw Error("--point '" + text + "': an amplitude of 0 echoes nothing");
-  warn_if_metres("--point", text, {values[0], values[1]});
   return {values[0], values[1], values.size() == 3 ? values[2] : 1.0};
 }
 
@@ -160,24 +173,47 @@ int run_das(SimulateArgs& args) {
   o.cycles = args.options.cycles;
   o.seed = args.options.seed;
   o.noise = args.options.noise;  // the data peak at 1: noise in output units is relative to the peak
+  GivenPositions positions;
   for (const std::string& text : args.points) {
     const recon::Scatterer p = parse_point(text);  // as the seed model's: one point, no range
     o.points.push_back({p.x_mm * 1e-3, p.z_mm * 1e-3, p.amplitude});
+    positions.add("--point", text, number_fields(text, "--point"), 2);  // as given: with its amplitude or not
   }
+  double deepest = 0;  // metres: of the cysts and the speckle region given
   for (const std::string& text : args.cysts) {
     const std::vector<double> v = millimetres(text, "--cyst", 3);
     if (!(v[2] > 0)) throw Error("--cyst '" + text + "': the radius must be > 0 mm");  // metrics refuses it later
-    warn_if_metres("--cyst", text, {v[0] * 1e3, v[1] * 1e3, v[2] * 1e3});
     o.cysts.push_back({v[0], v[1], v[2]});
+    positions.add("--cyst", text, {v[0] * 1e3, v[1] * 1e3, v[2] * 1e3}, 3);
+    deepest = std::max(deepest, v[1] + v[2]);
   }
   for (auto [text, option, lo, hi] : {std::tuple{&args.speckle_x_range, "--speckle-x-range", &o.x_min, &o.x_max},
                                       std::tuple{&args.speckle_z_range, "--speckle-z-range", &o.z_min, &o.z_max}}) {
     if (text->empty()) continue;
     const auto [min_mm, max_mm] = recon::parse_range(*text, option);
     if (!(max_mm > min_mm)) throw Error(std::string(option) + " '" + *text + "': MAX must exceed MIN");
-    warn_if_metres(option, *text, {min_mm, max_mm}, ':');
     *lo = min_mm * 1e-3;
     *hi = max_mm * 1e-3;
+    positions.add(option, *text, {min_mm, max_mm}, 2, ':');
+  }
+  deepest = std::max(deepest, o.z_max);
+  if (positions.all_under_1mm()) {
+    // Read as metres, would they lie within the record? Points: some echo in it; otherwise the
+    // deepest cyst edge or speckle depth within the record's depth.
+    bool plausible = false;
+    if (!o.points.empty()) {
+      recon::DasSimulationOptions in_metres = o;
+      for (recon::PointTarget& point : in_metres.points) {
+        point.x *= 1e3;
+        point.z *= 1e3;
+      }
+      plausible = recon::points_outside_record(in_metres).points.size() < in_metres.points.size();
+    } else {
+      recon::DasSimulationOptions whole = o;
+      whole.x_min = whole.x_max = whole.z_min = whole.z_max = 0;  // the default region: to the last sample
+      plausible = deepest * 1e3 <= recon::speckle_region(whole).z_max;
+    }
+    if (plausible) positions.warn();
   }
   if (o.points.empty() && o.speckle == 0) throw Error("nothing to simulate: give --point and/or --speckle");
   // A cyst is where the speckle is not: without speckle, or outside its region, it was accepted
@@ -327,7 +363,19 @@ int run(SimulateArgs& args) {
     if (ext == binary)
       throw Error(args.output + ": --model seed writes source.txt text, not " + ext +
                   " (name the output .txt, or give --model planewave, sa, dw or fw)");
-  for (const std::string& text : args.points) args.options.points.push_back(parse_point(text));
+  GivenPositions positions;
+  for (const std::string& text : args.points) {
+    args.options.points.push_back(parse_point(text));
+    positions.add("--point", text, number_fields(text, "--point"), 2);
+  }
+  if (positions.all_under_1mm()) {  // and some echo would lie in the record, read as metres
+    recon::SimulationOptions in_metres = args.options;
+    for (recon::Scatterer& point : in_metres.points) {
+      point.x_mm *= 1e3;
+      point.z_mm *= 1e3;
+    }
+    if (recon::points_outside_record(in_metres).points.size() < in_metres.points.size()) positions.warn();
+  }
   if (args.options.points.empty() && args.options.speckle == 0)
     throw Error("nothing to simulate: give --point and/or --speckle");
   check_outputs(args);
