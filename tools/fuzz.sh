@@ -3,8 +3,9 @@
 # into ${BUILD_DIR:-build-fuzz} and runs each target for ${FUZZ_SECONDS:-60} s, starting from its
 # seed corpus (tests/fuzz/corpus/<target>) and saved crashes (tests/corpus/regressions/<target>).
 # Targets: source_txt, npy, mat and hdf5 (when their io headers exist), mat_fields (MAT struct
-# fields, --var A.b.c) and uff (USTB UFF and PICMUS files through reconstruct's readers and
-# prepare_das); or name some:
+# fields, --var A.b.c), uff (USTB UFF and PICMUS files through reconstruct's readers and
+# prepare_das) and config (reconstruct's --config file, TOML and INI, through CLI11 and the CLI's
+# option checks, stopping before any input is read or output written); or name some:
 #   tools/fuzz.sh npy
 # Inputs are at most 4 KiB (8 KiB for hdf5, whose smallest files are 5-7 KiB; 32 KiB for uff), so
 # one allocation over 256 MiB means a parser trusted a size field: libFuzzer reports it
@@ -26,6 +27,7 @@ if [ ${#targets[@]} -eq 0 ]; then
   targets=(source_txt npy)
   [ -f io/include/usrecon/io/mat.hpp ] && targets+=(mat mat_fields)
   [ -f io/include/usrecon/io/hdf5.hpp ] && targets+=(hdf5 uff)
+  targets+=(config)
 fi
 
 mkdir -p "$build_dir"

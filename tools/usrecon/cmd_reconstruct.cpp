@@ -109,19 +109,18 @@ class StageProfile {
   std::map<std::string, std::vector<double>> stages_;
 };
 
-int run(const ReconstructArgs& args) {
-  using Clock = std::chrono::steady_clock;
-  const auto start = Clock::now();
-  // Ctrl-C / SIGTERM: from here on a signal is noted; once the inputs are known, the report still
-  // lists them (none processed if the signal came before the batch), and the batch finishes the
-  // frames already read, then stops.
-  const StopOnSignal stop;
+// The options as the command line and --config give them, with the unit warnings they earn
+// (options.option_warnings; run says them).
+recon::ReconstructOptions options_given(const ReconstructArgs& args) {
   recon::ReconstructOptions options = args.options;
   finish_das_options(args.das, options);
-  // Said once, here; kept in every frame's JSON and --report entry (option_warnings).
   if (args.das.app) options.option_warnings = unlikely_units(*args.das.app);
-  for (const std::string& warning : options.option_warnings)
-    std::fprintf(stderr, "usrecon: warning: %s\n", warning.c_str());
+  return options;
+}
+
+// The rest of the options' checks, all that need no input: before any input is listed, any output
+// made or the --report file opened (ReconstructCommand::options stops here).
+void check_options(const ReconstructArgs& args, recon::ReconstructOptions& options) {
   if (args.out_dir.empty())
     throw Error("--output (-o) is required: the output directory, on the command line or as output = \"DIR\" in "
                 "--config");
@@ -134,7 +133,22 @@ int run(const ReconstructArgs& args) {
     if (fs::equivalent(args.report, args.das.config, ec))
       throw Error("--report " + args.report + " is the --config file; it would be overwritten");
   }
-  recon::check_das_cuda_kernel(options);  // before any input is listed
+  recon::check_das_cuda_kernel(options);
+  options.precision = recon::seed::parse_precision(args.precision);  // CLI11 let double or single through
+}
+
+int run(const ReconstructArgs& args) {
+  using Clock = std::chrono::steady_clock;
+  const auto start = Clock::now();
+  // Ctrl-C / SIGTERM: from here on a signal is noted; once the inputs are known, the report still
+  // lists them (none processed if the signal came before the batch), and the batch finishes the
+  // frames already read, then stops.
+  const StopOnSignal stop;
+  recon::ReconstructOptions options = options_given(args);
+  // Said once, here; kept in every frame's JSON and --report entry (option_warnings).
+  for (const std::string& warning : options.option_warnings)
+    std::fprintf(stderr, "usrecon: warning: %s\n", warning.c_str());
+  check_options(args, options);
   std::vector<fs::path> paths(args.inputs.begin(), args.inputs.end());
   // --var names a MAT variable or HDF5 dataset: a directory's NPY and text files are not listed.
   const bool variable_named = !options.das.input.var.empty();
@@ -149,7 +163,6 @@ int run(const ReconstructArgs& args) {
   }
   // --frame all: a multi-frame file is one input per frame from here on.
   const std::vector<recon::BatchInput> inputs = recon::expand_frames(files, options.das.input);
-  options.precision = recon::seed::parse_precision(args.precision);
   // The report first: a run that fails before any input (no CUDA device for --backend cuda, an
   // output directory that cannot be made) still leaves one, every input not processed.
   std::optional<BatchReport> batch_report;
@@ -234,7 +247,7 @@ int run(const ReconstructArgs& args) {
 
 }  // namespace
 
-Command add_reconstruct(CLI::App& app) {
+ReconstructCommand add_reconstruct(CLI::App& app) {
   auto args = std::make_shared<ReconstructArgs>();
   app.add_option("inputs", args->inputs,
                  "Channel data files, or directories: their *.txt (--model seed), also *.npy, *.mat, *.h5, "
@@ -291,7 +304,12 @@ Command add_reconstruct(CLI::App& app) {
       "reported and skipped; the exit code is 1 when any file failed. Inputs larger than 32 bytes per "
       "value plus 1 MiB are refused unread. Ctrl-C (or SIGTERM) reads no more inputs and stops "
       "once the frames already read are written, with exit code 130 (143).");
-  return [args] { return run(*args); };
+  return {[args] { return run(*args); },
+          [args] {
+            recon::ReconstructOptions options = options_given(*args);
+            check_options(*args, options);
+            return options;
+          }};
 }
 
 }  // namespace usrecon::cli

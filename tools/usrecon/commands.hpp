@@ -12,6 +12,8 @@
 #include <type_traits>
 #include <vector>
 
+#include "usrecon/recon/pipeline.hpp"
+
 namespace usrecon::cli {
 
 using Command = std::function<int()>;  // returns the process exit code
@@ -170,10 +172,33 @@ inline void refuse_empty_values(const CLI::App& app) {
             throw CLI::ValidationError(opt->get_name(), kEmptyValue);
 }
 
-Command add_reconstruct(CLI::App& app);
+/// reconstruct's run, and the part of it that only reads the options: --config applied, every
+/// option checked and the unit warnings made (kept in option_warnings, not printed), as run does
+/// before it lists any input or writes anything. `options` throws usrecon::Error (a bad value) or
+/// CLI::ParseError for a refusal; the fuzz_config target runs it, and never `run`, on every input.
+struct ReconstructCommand {
+  Command run;
+  std::function<recon::ReconstructOptions()> options;
+};
+
+ReconstructCommand add_reconstruct(CLI::App& app);
 Command add_simulate(CLI::App& app);
 Command add_metrics(CLI::App& app);
 Command add_view(CLI::App& app);
 Command add_info(CLI::App& app);
+
+/// usrecon's five commands, each with --version (as the app itself), registered on `app` as main
+/// runs them; the fuzz_config target registers them the same way.
+struct Commands {
+  CLI::App* reconstruct = nullptr;
+  CLI::App* simulate = nullptr;
+  CLI::App* metrics = nullptr;
+  CLI::App* view = nullptr;
+  CLI::App* info = nullptr;
+  ReconstructCommand run_reconstruct;
+  Command run_simulate, run_metrics, run_view, run_info;
+};
+
+Commands add_commands(CLI::App& app);
 
 }  // namespace usrecon::cli
