@@ -832,6 +832,8 @@ TEST_F(CliDas, UstbUffFilesCarryTheirOwnGeometry) {
   // No fraction, list, range or exponent (5:1 was told to be START:STEP:STOP, 1:1:1 and 1e0 were taken).
   for (const char* frame : {"1.5", "5:1", "1:1:1", "1,2", "1e0", "abc", "1073741825"})
     expect_refused("ustb_one_wave_two_frames.uff", std::string(" --frame ") + frame, not_a_frame + frame);
+  expect_refused("ustb_one_wave_two_frames.uff", " --frame " + std::string(5000, '9'),
+                 not_a_frame + std::string(40, '9') + "...\n");  // quoted up to 40 characters
   expect_refused("ustb_one_wave_two_frames.uff", " --frame ''",
                  "--frame: must not be empty (leave the option out for its default)");
 

@@ -87,10 +87,8 @@ TEST(CliFuzzRegression, AFrameValueOfThousandsOfCharactersIsCutInItsMessage) {
     ADD_FAILURE() << "accepted";
   } catch (const usrecon::Error& e) {
     const std::string message = e.what();
-    EXPECT_TRUE(message.starts_with("--config " + (dir / "c.toml").string() + ": frame (from the file): --frame: "
-                                    "expected a frame number (1 = the first) or all"))
-        << message;
-    EXPECT_TRUE(message.ends_with("99... (cut)")) << message;
+    EXPECT_EQ(message, "--config " + (dir / "c.toml").string() + ": frame (from the file): --frame: expected a frame "
+                       "number from 1 (the first) to 1073741824, or all, not " + std::string(40, '9') + "...");
     EXPECT_LT(message.size(), 400 + dir.string().size()) << message;
   }
   fs::remove_all(dir);

@@ -89,8 +89,9 @@ inline CLI::Validator frame_number_or_all() {
         if (text == "all") return {};
         if (text.empty()) return kEmptyValue;
         std::string decimal = text;
-        if (!number(decimal).empty())
-          return "expected a frame number from 1 (the first) to 1073741824, or all, not " + text;
+        if (!number(decimal).empty())  // the value quoted up to 40 characters
+          return "expected a frame number from 1 (the first) to 1073741824, or all, not " +
+                 (text.size() > 40 ? text.substr(0, 40) + "..." : text);
         text = decimal;
         return {};
       },
