@@ -78,8 +78,8 @@ TEST(CliFuzzRegression, ConfigCheckRunsReconstructsOptionProcessing) {
 
 // Found by the fuzz_config check (regressions/config/frame_value_quoted_whole_in_its_message.toml):
 // a --frame value from the file that is no frame number was quoted whole in the refusal, where every
-// other value from the file is cut at 300 characters. Now --frame's own validator refuses it, and
-// the file's refusal is cut as the others are.
+// other value from the file is cut at 300 characters. Now --frame's own validator refuses it and
+// quotes the value up to 40 characters.
 TEST(CliFuzzRegression, AFrameValueOfThousandsOfCharactersIsCutInItsMessage) {
   const fs::path dir = scratch_dir();
   try {

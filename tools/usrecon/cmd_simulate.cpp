@@ -79,7 +79,19 @@ struct GivenPositions {
   }
 };
 
-recon::Scatterer parse_point(const std::string& text) {
+// Whether some point of `options`, its x and z read as metres (1000 times the numbers), would echo
+// within the record: a metres reading that would not is no reason to warn.
+template <class Options, class Point>
+bool echoes_in_record_as_metres(Options options, double Point::*x, double Point::*z) {
+  for (Point& point : options.points) {
+    point.*x *= 1e3;
+    point.*z *= 1e3;
+  }
+  return recon::points_outside_record(options).points.size() < options.points.size();
+}
+
+// One --point, checked, and added to `positions` as given (with its amplitude or not).
+recon::Scatterer parse_point(const std::string& text, GivenPositions& positions) {
   const std::vector<double> values = number_fields(text, "--point");
   if (values.size() < 2 || values.size() > 3)
     throw Error("--point '" + text + "': expected X_MM,Z_MM or X_MM,Z_MM,AMPLITUDE");
@@ -87,6 +99,7 @@ recon::Scatterer parse_point(const std::string& text) {
   // amplitude 0 gave data of zeros.
   if (!(values[1] > 0)) throw Error("--point '" + text + "': z is the depth below the array, > 0 mm");
   if (values.size() == 3 && values[2] == 0) throw Error("--point '" + text + "': an amplitude of 0 echoes nothing");
+  positions.add("--point", text, values, 2);
   return {values[0], values[1], values.size() == 3 ? values[2] : 1.0};
 }
 
@@ -175,9 +188,8 @@ int run_das(SimulateArgs& args) {
   o.noise = args.options.noise;  // the data peak at 1: noise in output units is relative to the peak
   GivenPositions positions;
   for (const std::string& text : args.points) {
-    const recon::Scatterer p = parse_point(text);  // as the seed model's: one point, no range
+    const recon::Scatterer p = parse_point(text, positions);  // as the seed model's: one point, no range
     o.points.push_back({p.x_mm * 1e-3, p.z_mm * 1e-3, p.amplitude});
-    positions.add("--point", text, number_fields(text, "--point"), 2);  // as given: with its amplitude or not
   }
   double deepest = 0;  // metres: of the cysts and the speckle region given
   for (const std::string& text : args.cysts) {
@@ -202,12 +214,7 @@ int run_das(SimulateArgs& args) {
     // deepest cyst edge or speckle depth within the record's depth.
     bool plausible = false;
     if (!o.points.empty()) {
-      recon::DasSimulationOptions in_metres = o;
-      for (recon::PointTarget& point : in_metres.points) {
-        point.x *= 1e3;
-        point.z *= 1e3;
-      }
-      plausible = recon::points_outside_record(in_metres).points.size() < in_metres.points.size();
+      plausible = echoes_in_record_as_metres(o, &recon::PointTarget::x, &recon::PointTarget::z);
     } else {
       recon::DasSimulationOptions whole = o;
       whole.x_min = whole.x_max = whole.z_min = whole.z_max = 0;  // the default region: to the last sample
@@ -364,18 +371,10 @@ int run(SimulateArgs& args) {
       throw Error(args.output + ": --model seed writes source.txt text, not " + ext +
                   " (name the output .txt, or give --model planewave, sa, dw or fw)");
   GivenPositions positions;
-  for (const std::string& text : args.points) {
-    args.options.points.push_back(parse_point(text));
-    positions.add("--point", text, number_fields(text, "--point"), 2);
-  }
-  if (positions.all_under_1mm()) {  // and some echo would lie in the record, read as metres
-    recon::SimulationOptions in_metres = args.options;
-    for (recon::Scatterer& point : in_metres.points) {
-      point.x_mm *= 1e3;
-      point.z_mm *= 1e3;
-    }
-    if (recon::points_outside_record(in_metres).points.size() < in_metres.points.size()) positions.warn();
-  }
+  for (const std::string& text : args.points) args.options.points.push_back(parse_point(text, positions));
+  if (positions.all_under_1mm() &&
+      echoes_in_record_as_metres(args.options, &recon::Scatterer::x_mm, &recon::Scatterer::z_mm))
+    positions.warn();
   if (args.options.points.empty() && args.options.speckle == 0)
     throw Error("nothing to simulate: give --point and/or --speckle");
   check_outputs(args);
