@@ -3,13 +3,13 @@
 # into ${BUILD_DIR:-build-fuzz} and runs each target for ${FUZZ_SECONDS:-60} s, starting from its
 # seed corpus (tests/fuzz/corpus/<target>) and saved crashes (tests/corpus/regressions/<target>).
 # Targets: source_txt, npy, mat and hdf5 (when their io headers exist), mat_fields (MAT struct
-# fields, --var A.b.c), uff (USTB UFF and PICMUS files through reconstruct's readers and
+# fields and cells, --var A.b.c, C{1}, S(2).x), mat73_fields (the same in MAT v7.3 files), uff (USTB UFF and PICMUS files through reconstruct's readers and
 # prepare_das) and config (reconstruct's --config file, TOML and INI, through CLI11 and the CLI's
 # option checks, stopping before any input is read or output written); or name some:
 #   tools/fuzz.sh npy
 # Inputs are at most 4 KiB (8 KiB for hdf5, whose smallest files are 5-7 KiB; 32 KiB for uff), so
 # one allocation over 256 MiB means a parser trusted a size field: libFuzzer reports it
-# (-malloc_limit_mb) like a crash. The hdf5 and uff targets read each input in a worker process
+# (-malloc_limit_mb) like a crash. The hdf5, uff and mat73_fields targets read each input in a worker process
 # (io/src/hdf5.cpp isolates libhdf5, which crashes on some malformed files), so they run at tens of
 # inputs per second; a worker that crashes is reported to the caller as an InputError, which is
 # what the check expects.
@@ -27,6 +27,7 @@ if [ ${#targets[@]} -eq 0 ]; then
   targets=(source_txt npy)
   [ -f io/include/usrecon/io/mat.hpp ] && targets+=(mat mat_fields)
   [ -f io/include/usrecon/io/hdf5.hpp ] && targets+=(hdf5 uff)
+  [ -f io/include/usrecon/io/mat.hpp ] && [ -f io/include/usrecon/io/hdf5.hpp ] && targets+=(mat73_fields)
   targets+=(config)
 fi
 
@@ -56,6 +57,7 @@ for target in "${targets[@]}"; do
   target_max_len=${max_len:-4096}
   [ -z "$max_len" ] && [ "$target" = hdf5 ] && target_max_len=8192
   [ -z "$max_len" ] && [ "$target" = uff ] && target_max_len=32768  # its seeds are 6-32 KiB
+  [ -z "$max_len" ] && [ "$target" = mat73_fields ] && target_max_len=32768  # its seed is 20 KiB
   echo "fuzz: $target for ${seconds} s (max_len $target_max_len)"
   if "$exe" -max_total_time="$seconds" -max_len="$target_max_len" -timeout=10 -rss_limit_mb=2048 \
        -malloc_limit_mb=256 -print_final_stats=1 -artifact_prefix="$artifacts/" \

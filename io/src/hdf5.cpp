@@ -188,11 +188,14 @@ std::vector<Hdf5Attribute> read_attributes(hid_t object) {
 Hdf5DatasetInfo describe(const std::string& path, hid_t dataset) {
   Handle type(H5Dget_type(dataset), H5Tclose);
   Handle space(H5Dget_space(dataset), H5Sclose);
-  Hdf5DatasetInfo info{path, type.ok() ? type_name(type.get()) : "", {}, ""};
+  Hdf5DatasetInfo info{path, type.ok() ? type_name(type.get()) : "", {}, "", false, false};
+  info.object_references = type.ok() && H5Tget_class(type.get()) == H5T_REFERENCE &&
+                           H5Tequal(type.get(), H5T_STD_REF_OBJ) > 0;
   if (space.ok() && H5Sget_simple_extent_type(space.get()) == H5S_SIMPLE) info.dims = dims_of(space.get());
   if (H5Aexists(dataset, "MATLAB_class") > 0)
     for (const Hdf5Attribute& a : read_attributes(dataset))
       if (a.name == "MATLAB_class") info.matlab_class = a.text;
+  info.matlab_empty = H5Aexists(dataset, "MATLAB_empty") > 0;
   H5Eclear2(H5E_DEFAULT);
   return info;
 }
@@ -318,6 +321,51 @@ Hdf5Array read_here(const fs::path& path, const std::string& requested, std::siz
   return array;
 }
 
+std::vector<std::string> reference_targets_here(const fs::path& path, std::string name) {
+  if (name.empty() || name.front() != '/') name = "/" + name;
+  const Handle file = open_file(path);
+  const std::string what = path.string() + ": dataset '" + name + "'";
+  Handle dataset(H5Dopen2(file.get(), name.c_str(), H5P_DEFAULT), H5Dclose);
+  if (!dataset.ok()) {
+    H5Eclear2(H5E_DEFAULT);
+    throw InputError(what + " does not exist or is not a dataset");
+  }
+  Handle type(H5Dget_type(dataset.get()), H5Tclose);
+  if (!type.ok() || H5Tget_class(type.get()) != H5T_REFERENCE || H5Tequal(type.get(), H5T_STD_REF_OBJ) <= 0) {
+    H5Eclear2(H5E_DEFAULT);
+    throw InputError(what + " is not an array of object references");
+  }
+  Handle space(H5Dget_space(dataset.get()), H5Sclose);
+  const hssize_t count = space.ok() ? H5Sget_simple_extent_npoints(space.get()) : -1;
+  // As read_here bounds a numeric dataset: by its stored bytes, and here by 2^20 references
+  // (a cell array of a million channel-data arrays is no file anyone writes).
+  const hsize_t stored = H5Dget_storage_size(dataset.get());
+  if (count < 0 || count > (hssize_t{1} << 20) ||
+      static_cast<long double>(count) * sizeof(hobj_ref_t) > static_cast<long double>(stored) * 1032 + (1 << 20))
+    throw InputError(what + " claims " + std::to_string(count) + " references in " + std::to_string(stored) +
+                     " stored bytes (at most 2^20 are read, 1032 per stored byte)");
+  std::vector<hobj_ref_t> references(static_cast<std::size_t>(count));
+  if (count > 0 &&
+      H5Dread(dataset.get(), H5T_STD_REF_OBJ, H5S_ALL, H5S_ALL, H5P_DEFAULT, references.data()) < 0)
+    throw InputError(what + ": HDF5 cannot read it" + hdf5_reason());
+  std::vector<std::string> targets;
+  targets.reserve(references.size());
+  for (const hobj_ref_t& reference : references) {
+    std::string target;
+    const ssize_t length = H5Rget_name(dataset.get(), H5R_OBJECT, &reference, nullptr, 0);
+    if (length > 0 && length < 65536) {
+      target.resize(static_cast<std::size_t>(length) + 1);
+      if (H5Rget_name(dataset.get(), H5R_OBJECT, &reference, target.data(), target.size()) == length)
+        target.resize(static_cast<std::size_t>(length));
+      else
+        target.clear();
+    }
+    H5Eclear2(H5E_DEFAULT);
+    targets.push_back(std::move(target));
+  }
+  return targets;
+}
+
 // ---- Isolation: libhdf5 in worker processes ------------------------------------------------------
 //
 // libhdf5 (1.10.8) crashes on some malformed files: tools/fuzz.sh hdf5 found a NULL memcpy in
@@ -359,6 +407,7 @@ class Message {
     str(i.type);
     dims(i.dims);
     str(i.matlab_class);
+    u64((i.object_references ? 1u : 0u) | (i.matlab_empty ? 2u : 0u));
   }
   void doubles(const std::vector<double>& v) {
     u64(v.size());
@@ -402,6 +451,9 @@ class Reader {
     i.type = str();
     i.dims = dims();
     i.matlab_class = str();
+    const std::uint64_t flags = u64();
+    i.object_references = (flags & 1) != 0;
+    i.matlab_empty = (flags & 2) != 0;
     return i;
   }
   Hdf5Group group() {
@@ -438,7 +490,7 @@ class Reader {
 };
 
 enum Tag : std::uint64_t { kOk = 1, kInputError = 2, kOtherError = 3 };
-enum Operation : std::uint64_t { kIsHdf5 = 1, kListDatasets = 2, kListGroups = 3, kRead = 4 };
+enum Operation : std::uint64_t { kIsHdf5 = 1, kListDatasets = 2, kListGroups = 3, kRead = 4, kReferenceTargets = 5 };
 enum How : std::uint64_t { kExited = 0, kSignalled = 1, kNoWorker = 2 };
 
 // Set in the server's environment to the pid of the process that started it: the server checks it
@@ -505,9 +557,13 @@ std::string answer(const std::string& request) {
         const std::uint64_t first_row = in.u64();
         const std::uint64_t rows = in.u64();
         const Hdf5Array a = read_here(path, dataset, first_row, rows);
-        reply.info({a.path, a.type, a.dims, {}});
+        reply.info({a.path, a.type, a.dims, {}, false, false});
         reply.doubles(a.values);
       }
+    } else if (op == kReferenceTargets) {
+      const std::vector<std::string> targets = reference_targets_here(path, in.str());
+      reply.u64(targets.size());
+      for (const std::string& t : targets) reply.str(t);
     } else {
       throw Error("HDF5 reader: unknown operation " + std::to_string(op));
     }
@@ -759,6 +815,21 @@ std::vector<Hdf5Array> read_hdf5(const fs::path& path, const std::vector<Hdf5Sel
       arrays.push_back({std::move(info.path), std::move(info.type), std::move(info.dims), reader.doubles()});
     }
     return arrays;
+  } catch (const std::runtime_error&) {
+    throw InputError(path.string() + ": the HDF5 reader's reply was cut off");
+  }
+}
+
+std::vector<std::string> hdf5_reference_targets(const fs::path& path, const std::string& dataset) {
+  Message arguments;
+  arguments.str(dataset);
+  const std::string reply = run_isolated(kReferenceTargets, path, arguments);
+  try {
+    Reader reader(reply);
+    reader.u64();
+    std::vector<std::string> targets(reader.checked_count(8));
+    for (std::string& t : targets) t = reader.str();
+    return targets;
   } catch (const std::runtime_error&) {
     throw InputError(path.string() + ": the HDF5 reader's reply was cut off");
   }

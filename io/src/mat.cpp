@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <array>
+#include <climits>
 #include <bit>
 #include <cmath>
 #include <cstdint>
@@ -69,6 +70,18 @@ bool numeric(matio_classes c) {
 
 std::vector<std::size_t> dims_of(const matvar_t* v) {
   return std::vector<std::size_t>(v->dims, v->dims + v->rank);
+}
+
+/// Element `index` of cell array v, or nullptr: Mat_VarGetCell itself reads v->data unchecked,
+/// which matio leaves null where it could not allocate a cell's elements.
+matvar_t* cell_element(matvar_t* v, std::size_t index) {
+  if (!v->data || index > INT_MAX) return nullptr;
+  return Mat_VarGetCell(v, static_cast<int>(index));
+}
+
+/// Field `name` of element `index` of struct v, or nullptr (null data as for cell_element).
+matvar_t* struct_field(matvar_t* v, const char* name, std::size_t index) {
+  return v->data ? Mat_VarGetStructFieldByName(v, name, index) : nullptr;
 }
 
 /// Forward-only bytes of MAT v5 elements: the file itself, or what one compressed element inflates
@@ -591,72 +604,193 @@ InputError no_variable(const fs::path& path, const std::string& name) {
   return InputError(path.string() + ": no variable '" + name + "'" + detail::names_here(names, name, "variables"));
 }
 
-/// Reads v7.3 variable `name` (`struct.field`, or `a.b.c` through nested 1 x 1 structs) as
-/// read_mat does.
-MatArray read_mat73(const fs::path& path, const std::string& name) {
-  const std::size_t dot = name.find('.');
-  const std::string top = name.substr(0, dot);
-  std::string dataset = "/" + name;  // a struct is a group, its fields its members
-  std::replace(dataset.begin(), dataset.end(), '.', '/');
-  const std::vector<Hdf5DatasetInfo> datasets = list_hdf5_datasets(path);
-  const auto found = std::find_if(datasets.begin(), datasets.end(),
-                                  [&](const Hdf5DatasetInfo& d) { return d.path == dataset; });
-  if (found == datasets.end() && dot == std::string::npos) {
-    // Not a dataset: a struct or a sparse array (groups), or nothing of that name.
-    const std::vector<MatVariableInfo> vars = list_mat73_variables(path);
-    const auto var = std::find_if(vars.begin(), vars.end(), [&](const MatVariableInfo& v) { return v.name == top; });
-    if (var == vars.end()) throw no_variable(path, top);
-    throw InputError(path.string() + ": variable '" + top + "' is a " + var->matlab_class + " array, not a numeric array");
-  }
-  if (dot != std::string::npos) {
-    // Down the name as read_mat does in a v5 file: every part before the last a struct (a group
-    // that is neither sparse nor of another MATLAB class), then the field. A sparse matrix's
-    // group once passed for a struct, and its internal arrays for fields.
-    const std::vector<Hdf5Group> groups = list_hdf5_groups(path);
-    const auto hdf5_path = [](std::string part) {
-      std::replace(part.begin(), part.end(), '.', '/');
-      return "/" + part;
-    };
-    const auto group_of = [&](const std::string& part) -> const Hdf5Group* {
-      const auto g = std::find_if(groups.begin(), groups.end(), [&](const Hdf5Group& h) { return h.path == hdf5_path(part); });
-      return g == groups.end() ? nullptr : &*g;
-    };
-    const auto is_dataset = [&](const std::string& part) {
-      return std::any_of(datasets.begin(), datasets.end(), [&](const Hdf5DatasetInfo& d) { return d.path == hdf5_path(part); });
-    };
-    if (top.empty() || (!group_of(top) && !is_dataset(top))) throw no_variable(path, top);
-    for (std::size_t end = 0; end != std::string::npos;) {
-      const std::size_t next = name.find('.', end == 0 ? 0 : end + 1);
-      if (next == std::string::npos) break;  // the last part: the field itself
-      const std::string part = name.substr(0, next);
-      const Hdf5Group* g = group_of(part);
-      if (!g && !is_dataset(part)) {
-        const std::size_t parent_end = part.rfind('.');
-        throw InputError(path.string() + ": struct '" + part.substr(0, parent_end) + "' has no field '" +
-                         part.substr(parent_end + 1) + "'");
+/// One step of a --var name, MATLAB's syntax: the variable, then fields (`.rx`), struct array
+/// elements (`(2)`, `(1,3)`) and cell elements (`{1}`), as in `P.rx(2).data` or `RcvData{1}`.
+struct VarStep {
+  char kind = '.';  ///< '.' a field (the first step: the variable), '(' a struct's element, '{' a cell's
+  std::string field;                   ///< for '.'
+  std::vector<std::size_t> subscripts;  ///< for '(' and '{': counted from 1, as MATLAB counts
+  std::string text;                    ///< the name up to and including this step: "P.rx(2)"
+};
+
+/// The steps of `name`; throws InputError naming the file, the name and the character where its
+/// syntax fails. A field is any run of characters but . ( ) { } (h5py and other writers are
+/// less strict than MATLAB about names); an empty one is left for the walk to refuse by name.
+std::vector<VarStep> parse_variable_path(const fs::path& path, const std::string& name) {
+  const auto bad = [&](std::size_t at, const std::string& why) {
+    return InputError(path.string() + ": --var '" + detail::printable(name, 200) + "': " + why + " (character " +
+                      std::to_string(at + 1) + ")");
+  };
+  std::vector<VarStep> steps;
+  std::size_t i = 0;
+  const auto field = [&] {
+    const std::size_t start = i;
+    while (i < name.size() && std::string_view(".(){}").find(name[i]) == std::string_view::npos) ++i;
+    steps.push_back({'.', name.substr(start, i - start), {}, name.substr(0, i)});
+  };
+  field();
+  while (i < name.size()) {
+    const char open = name[i];
+    if (open == '.') {
+      ++i;
+      field();
+      continue;
+    }
+    if (open != '(' && open != '{') throw bad(i, std::string("unexpected '") + open + "'");
+    const char close = open == '(' ? ')' : '}';
+    VarStep step{open, "", {}, ""};
+    for (++i;;) {
+      while (i < name.size() && name[i] == ' ') ++i;
+      const std::size_t start = i;
+      std::size_t value = 0;
+      for (; i < name.size() && name[i] >= '0' && name[i] <= '9'; ++i)
+        if (__builtin_mul_overflow(value, 10u, &value) || __builtin_add_overflow(value, std::size_t(name[i] - '0'), &value))
+          throw bad(start, "an index past any array's end");
+      if (i == start) throw bad(i, "expected an index (1, 2, ...)");
+      if (value == 0) throw bad(start, "indices count from 1, as MATLAB's do");
+      if (step.subscripts.size() == 32) throw bad(start, "more than 32 subscripts");
+      step.subscripts.push_back(value);
+      while (i < name.size() && name[i] == ' ') ++i;
+      if (i < name.size() && name[i] == ',') {
+        ++i;
+        continue;
       }
-      if (!g || mat73_group_class(*g) != "struct") throw InputError(path.string() + ": '" + part + "' is not a struct");
-      end = next;
+      if (i < name.size() && name[i] == close) break;
+      throw bad(i, std::string("expected ',' or '") + close + "'");
     }
-    if (found == datasets.end()) {
-      const std::size_t parent_end = name.rfind('.');
-      if (const Hdf5Group* g = group_of(name))
-        throw InputError(path.string() + ": variable '" + name + "' is a " + mat73_group_class(*g) + " array, not a numeric array");
-      throw InputError(path.string() + ": struct '" + name.substr(0, parent_end) + "' has no field '" +
-                       name.substr(parent_end + 1) + "'");
+    ++i;
+    step.text = name.substr(0, i);
+    steps.push_back(std::move(step));
+  }
+  return steps;
+}
+
+/// The column-major (MATLAB) linear index of `step`'s subscripts into an array of `dims` (MATLAB's
+/// order), as MATLAB computes it: one subscript counts the elements in order; with several, the
+/// last spans the dims it leaves. `array` names the array for the message when they lie past it.
+std::size_t element_index(const fs::path& path, const VarStep& step, const std::vector<std::size_t>& dims,
+                          const std::string& array) {
+  const std::size_t n = step.subscripts.size();
+  std::size_t linear = 0, stride = 1;
+  for (std::size_t k = 0; k < n; ++k) {
+    std::size_t extent = 1;
+    if (k + 1 < n)
+      extent = k < dims.size() ? dims[k] : 1;
+    else
+      for (std::size_t d = k; d < dims.size(); ++d) extent *= dims[d];
+    if (dims.empty() || step.subscripts[k] > extent)
+      throw InputError(path.string() + ": '" + step.text + "' lies past the end of " + array);
+    linear += (step.subscripts[k] - 1) * stride;
+    stride *= extent;
+  }
+  return linear;
+}
+
+/// Reads v7.3 variable `name` (its `steps`) as read_mat does. A 1 x 1 struct is a group whose
+/// members are its fields; a struct array is a group whose fields are arrays of object references,
+/// one per element, to the values in /#refs#; a cell array is an array of such references
+/// (MATLAB_class "cell").
+MatArray read_mat73(const fs::path& path, const std::string& name, const std::vector<VarStep>& steps) {
+  const std::vector<Hdf5DatasetInfo> datasets = list_hdf5_datasets(path);
+  const std::vector<Hdf5Group> groups = list_hdf5_groups(path);
+  const auto dataset_at = [&](const std::string& p) -> const Hdf5DatasetInfo* {
+    const auto d = std::find_if(datasets.begin(), datasets.end(), [&](const Hdf5DatasetInfo& i) { return i.path == p; });
+    return d == datasets.end() ? nullptr : &*d;
+  };
+  const auto group_at = [&](const std::string& p) -> const Hdf5Group* {
+    const auto g = std::find_if(groups.begin(), groups.end(), [&](const Hdf5Group& h) { return h.path == p; });
+    return g == groups.end() ? nullptr : &*g;
+  };
+  const auto class_at = [&](const std::string& p) -> std::string {
+    if (const Hdf5DatasetInfo* d = dataset_at(p)) return mat73_class(*d);
+    if (const Hdf5Group* g = group_at(p)) return mat73_group_class(*g);
+    return "unknown";
+  };
+  const auto matlab_dims = [](const Hdf5DatasetInfo& d) { return std::vector<std::size_t>(d.dims.rbegin(), d.dims.rend()); };
+  // A struct group's dims: those of its fields' reference arrays when it is a struct array.
+  const auto struct_dims = [&](const std::string& group) -> std::vector<std::size_t> {
+    for (const Hdf5DatasetInfo& d : datasets)
+      if (d.object_references && d.matlab_class.empty() && d.path.rfind(group + "/", 0) == 0 &&
+          d.path.find('/', group.size() + 1) == std::string::npos)
+        return matlab_dims(d);
+    return {1, 1};
+  };
+  const auto is_struct = [&](const std::string& p) { return group_at(p) && class_at(p) == "struct"; };
+
+  const std::string& top = steps.front().field;
+  std::string object = "/" + top;  // the HDF5 object the steps so far name
+  if (top.empty() || top.find('/') != std::string::npos || top.front() == '#' ||
+      (!dataset_at(object) && !group_at(object)))
+    throw no_variable(path, top);
+  constexpr std::size_t kNone = SIZE_MAX;
+  std::size_t element = kNone;  // of the struct array `object`, chosen by '('
+  for (std::size_t k = 1; k < steps.size(); ++k) {
+    const VarStep& step = steps[k];
+    const std::string& at = steps[k - 1].text;
+    const std::string cls = class_at(object);
+    const Hdf5DatasetInfo* d = dataset_at(object);
+    if (step.kind == '(') {
+      if (element != kNone) throw InputError(path.string() + ": '" + step.text + "': one subscript per struct array");
+      if (cls == "cell")
+        throw InputError(path.string() + ": '" + at + "' is a cell array: --var " + at + "{k} names its element k");
+      if (!is_struct(object))
+        throw InputError(path.string() + ": '" + at + "' is a " + cls + " array; --var names whole arrays, not parts of them");
+      const std::vector<std::size_t> dims = struct_dims(object);
+      element = element_index(path, step, dims, "'" + at + "', a " + dims_text(dims) + " struct array");
+      continue;
     }
+    if (step.kind == '{') {
+      if (cls != "cell" || !d || !d->object_references)
+        throw InputError(path.string() + ": '" + at + "' is a " + (is_struct(object) ? "struct" : cls) +
+                         " array, not a cell array (braces index cells)");
+      const std::size_t index = element_index(path, step, matlab_dims(*d),
+                                              "'" + at + "', a " + dims_text(matlab_dims(*d)) + " cell array");
+      const std::vector<std::string> targets = hdf5_reference_targets(path, object);
+      if (index >= targets.size() || (!dataset_at(targets[index]) && !group_at(targets[index])))
+        throw InputError(path.string() + ": '" + step.text + "' refers to nothing in the file");
+      object = targets[index];
+      element = kNone;
+      continue;
+    }
+    if (!is_struct(object)) throw InputError(path.string() + ": '" + at + "' is not a struct");
+    const std::string member = object + "/" + step.field;
+    const bool has_member = !step.field.empty() && step.field.find('/') == std::string::npos &&
+                            (dataset_at(member) || group_at(member));
+    const std::vector<std::size_t> dims = struct_dims(object);
+    if (MatArray{"", "", dims, {}}.size() != 1) {  // a 1 x 1 struct holds its fields; (1) may select it
+      if (element == kNone)
+        throw InputError(path.string() + ": '" + at + "' is a " + dims_text(dims) + " struct array; --var " + at +
+                         "(k)." + step.field + " reads element k's field");
+      const Hdf5DatasetInfo* references = has_member ? dataset_at(member) : nullptr;
+      if (!references || !references->object_references)
+        throw InputError(path.string() + ": struct '" + at + "' has no field '" + step.field + "'");
+      const std::vector<std::string> targets = hdf5_reference_targets(path, member);
+      if (element >= targets.size() || (!dataset_at(targets[element]) && !group_at(targets[element])))
+        throw InputError(path.string() + ": '" + step.text + "' refers to nothing in the file");
+      object = targets[element];
+    } else {
+      if (!has_member) throw InputError(path.string() + ": struct '" + at + "' has no field '" + step.field + "'");
+      object = member;
+    }
+    element = kNone;
   }
   const std::string what = path.string() + ": variable '" + name + "'";
-  const std::string cls = mat73_class(*found);
-  if (found->type.empty() && dot != std::string::npos && !numeric_class(cls))
-    throw InputError(what + " is not a numeric array (a struct on its way is a struct array, whose fields hold "
-                     "references, or the field is a cell)");
-  if (!numeric_class(cls)) throw InputError(what + " is a " + cls + " array, not a numeric array");
+  const Hdf5DatasetInfo* found = dataset_at(object);
+  const std::string cls = class_at(object);
+  if (!found || !numeric_class(cls))
+    throw InputError(what + " is a " + cls + " array, not a numeric array" +
+                     (cls == "cell" ? " (--var " + name + "{k} reads its element k)" : ""));
   if (found->type.empty()) throw InputError(what + " is complex; only real channel data are read");
-  Hdf5Array h = read_hdf5(path, dataset);
+  Hdf5Array h = read_hdf5(path, object);
   MatArray a;
   a.name = name;
   a.matlab_class = cls;
+  if (found->matlab_empty) {
+    // MATLAB stores an empty array as its dims: [0 3] is the uint64 values 0, 3.
+    for (double v : h.values) a.dims.push_back(static_cast<std::size_t>(v));
+    if (a.size() != 0) throw InputError(what + ": an empty array whose stored dims, " + dims_text(a.dims) + ", are not empty");
+    return a;
+  }
   a.dims.assign(h.dims.rbegin(), h.dims.rend());  // MATLAB's order; the values are already column-major
   a.values = std::move(h.values);
   if (a.dims.empty()) a.dims = {a.values.size(), 1};  // an HDF5 scalar (or null) dataspace: 1 x 1 (or 0 x 1)
@@ -700,40 +834,83 @@ std::vector<MatVariableInfo> list_mat_variables(const fs::path& path) {
 
 namespace {
 
-/// Appends the real numeric fields of v, a 1 x 1 struct named `prefix`, and of the 1 x 1 structs
-/// among them, as "prefix.field" (what --var takes).
+/// Appends what --var can name inside v, a struct or cell array named `prefix`: the real numeric
+/// arrays among its fields ("P.fs"), a struct array's first element's ("s(1).data"), its cells'
+/// ("RcvData{1}"), and those of the structs and cells within (at most 64 names in all).
 void add_numeric_fields(matvar_t* v, const std::string& prefix, std::vector<std::string>& out, int depth = 0) {
-  if (v->class_type != MAT_C_STRUCT || MatArray{"", "", dims_of(v), {}}.size() != 1 || depth > 8) return;
+  const std::size_t count = MatArray{"", "", dims_of(v), {}}.size();
+  if (depth > 8 || count == 0 || out.size() >= 64) return;
+  const auto offer = [&](matvar_t* inner, const std::string& name) {
+    if (!inner) return;
+    if (!numeric(inner->class_type))
+      add_numeric_fields(inner, name, out, depth + 1);
+    else if (!inner->isComplex && MatArray{"", "", dims_of(inner), {}}.size() > 0)  // [] holds no channel data
+      out.push_back(name);
+  };
+  if (v->class_type == MAT_C_CELL) {
+    for (std::size_t k = 0; k < count && k < 64 && out.size() < 64; ++k)
+      offer(cell_element(v, k), prefix + "{" + std::to_string(k + 1) + "}");
+    return;
+  }
+  if (v->class_type != MAT_C_STRUCT) return;
+  const std::string element = count == 1 ? prefix : prefix + "(1)";  // the others' fields are alike
   const unsigned n = Mat_VarGetNumberOfFields(v);
   char* const* names = Mat_VarGetStructFieldnames(v);
-  for (unsigned k = 0; k < n && names; ++k) {
-    matvar_t* field = Mat_VarGetStructFieldByName(v, names[k], 0);
-    if (!field || !names[k]) continue;
-    const std::string name = prefix + "." + names[k];
-    if (numeric(field->class_type) && !field->isComplex)
-      out.push_back(name);
-    else
-      add_numeric_fields(field, name, out, depth + 1);
-  }
+  for (unsigned k = 0; k < n && names && out.size() < 64; ++k)
+    if (names[k]) offer(struct_field(v, names[k], 0), element + "." + names[k]);
 }
 
-/// The real numeric arrays inside the file's 1 x 1 structs, as --var names them ("P.rx.data"):
-/// what to offer when no top-level variable is one.
+/// What --var can name inside the file's structs and cells ("P.rx.data", "RcvData{1}"): what to
+/// offer when no top-level variable is a numeric array.
 std::vector<std::string> numeric_struct_fields(const fs::path& path) {
   std::vector<std::string> fields;
   if (is_mat73(path)) {
+    const std::vector<Hdf5DatasetInfo> datasets = list_hdf5_datasets(path);
+    const std::vector<Hdf5Group> groups = list_hdf5_groups(path);
     // Groups that are no structs: sparse matrices (their data, ir, jc are no fields), cells.
     std::vector<std::string> not_structs;
-    for (const Hdf5Group& g : list_hdf5_groups(path))
+    for (const Hdf5Group& g : groups)
       if (mat73_group_class(g) != "struct") not_structs.push_back(g.path + "/");
-    for (const Hdf5DatasetInfo& d : list_hdf5_datasets(path)) {
-      if (d.path.size() < 2 || d.path[1] == '#' || d.path.find('/', 1) == std::string::npos) continue;
-      if (d.type.empty() || !numeric_class(mat73_class(d))) continue;  // references, complex, text
+    const auto numeric_at = [&](const std::string& p) {
+      return std::any_of(datasets.begin(), datasets.end(), [&](const Hdf5DatasetInfo& d) {
+        return d.path == p && !d.type.empty() && !d.matlab_empty && numeric_class(mat73_class(d));
+      });
+    };
+    std::size_t reference_reads = 0;  // one reader process each: a file of many cells is not walked
+    for (const Hdf5DatasetInfo& d : datasets) {
+      if (d.path.size() < 2 || d.path[1] == '#' || fields.size() >= 64) continue;
       if (std::any_of(not_structs.begin(), not_structs.end(),
                       [&](const std::string& g) { return d.path.rfind(g, 0) == 0; }))
         continue;
       std::string name = d.path.substr(1);
       std::replace(name.begin(), name.end(), '/', '.');
+      if (d.object_references && d.matlab_class == "cell" && reference_reads < 16) {
+        ++reference_reads;
+        const std::vector<std::string> targets = hdf5_reference_targets(path, d.path);
+        for (std::size_t k = 0; k < targets.size() && k < 64 && fields.size() < 64; ++k) {
+          const std::string element = name + "{" + std::to_string(k + 1) + "}";
+          if (numeric_at(targets[k])) fields.push_back(element);
+          // An element that is a 1 x 1 struct: its numeric fields.
+          const auto group = std::find_if(groups.begin(), groups.end(), [&](const Hdf5Group& g) { return g.path == targets[k]; });
+          if (group == groups.end() || mat73_group_class(*group) != "struct") continue;
+          for (const Hdf5DatasetInfo& f : datasets)
+            if (f.path.rfind(targets[k] + "/", 0) == 0 && f.path.find('/', targets[k].size() + 1) == std::string::npos &&
+                numeric_at(f.path))
+              fields.push_back(element + "." + f.path.substr(targets[k].size() + 1));
+        }
+        continue;
+      }
+      if (d.object_references && d.matlab_class.empty() && reference_reads < 16) {
+        // A struct array's field: its first element's value.
+        ++reference_reads;
+        const std::size_t dot = name.rfind('.');
+        const std::vector<std::string> targets = hdf5_reference_targets(path, d.path);
+        if (dot != std::string::npos && !targets.empty() && numeric_at(targets.front()))
+          fields.push_back(name.substr(0, dot) + "(1)" + name.substr(dot));
+        continue;
+      }
+      if (d.path.find('/', 1) == std::string::npos) continue;  // a top-level variable
+      if (!numeric_at(d.path)) continue;  // references, complex, text, []
       fields.push_back(name);
     }
     return fields;
@@ -778,40 +955,65 @@ MatArray read_mat(const fs::path& path, const std::string& requested) {
     }
     name = candidates.front();
   }
-  if (is_mat73(path)) return read_mat73(path, name);
+  const std::vector<VarStep> steps = parse_variable_path(path, name);
+  if (is_mat73(path)) return read_mat73(path, name, steps);
   MatFile m = open_mat(path);
-  const std::size_t dot = name.find('.');
+  const std::string& top_name = steps.front().field;
   {
     // The header first: a variable that cannot be read as channel data is refused before matio
     // reads (and allocates for) its data.
-    MatVar info(Mat_VarReadInfo(m.get(), name.substr(0, dot).c_str()));
-    if (!info) throw no_variable(path, name.substr(0, dot));
-    const std::string what = path.string() + ": variable '" + name.substr(0, dot) + "'";
-    if (dot == std::string::npos && !numeric(info->class_type))
-      throw InputError(what + " is a " + class_name(info->class_type) + " array, not a numeric array");
-    if (dot == std::string::npos && info->isComplex)
+    MatVar info(Mat_VarReadInfo(m.get(), top_name.c_str()));
+    if (!info) throw no_variable(path, top_name);
+    const std::string what = path.string() + ": variable '" + top_name + "'";
+    if (steps.size() == 1 && !numeric(info->class_type))
+      throw InputError(what + " is a " + class_name(info->class_type) + " array, not a numeric array" +
+                       (info->class_type == MAT_C_CELL ? " (--var " + name + "{k} reads its element k)" : ""));
+    if (steps.size() == 1 && info->isComplex)
       throw InputError(what + " is complex; only real channel data are read");
   }
-  MatVar top(Mat_VarRead(m.get(), name.substr(0, dot).c_str()));
-  if (!top) throw no_variable(path, name.substr(0, dot));
+  MatVar top(Mat_VarRead(m.get(), top_name.c_str()));
+  if (!top) throw no_variable(path, top_name);
   matvar_t* v = top.get();
-  // Down through the fields: "P.rx.data" is field data of field rx of struct P.
-  for (std::size_t end = dot; end != std::string::npos;) {
-    const std::string parent = name.substr(0, end);
-    const std::size_t next = name.find('.', end + 1);
-    const std::string field = name.substr(end + 1, next == std::string::npos ? std::string::npos : next - end - 1);
-    if (v->class_type != MAT_C_STRUCT) throw InputError(path.string() + ": '" + parent + "' is not a struct");
+  // Down the steps: "P.rx(2).data" is field data of element 2 of struct array P.rx, "RcvData{1}"
+  // element 1 of cell array RcvData.
+  constexpr std::size_t kNone = SIZE_MAX;
+  std::size_t element = kNone;  // of the struct array v, chosen by '('
+  for (std::size_t k = 1; k < steps.size(); ++k) {
+    const VarStep& step = steps[k];
+    const std::string& at = steps[k - 1].text;
+    const std::vector<std::size_t> dims = dims_of(v);
+    const std::string cls = class_name(v->class_type);
+    if (step.kind == '(') {
+      if (element != kNone) throw InputError(path.string() + ": '" + step.text + "': one subscript per struct array");
+      if (v->class_type == MAT_C_CELL)
+        throw InputError(path.string() + ": '" + at + "' is a cell array: --var " + at + "{k} names its element k");
+      if (v->class_type != MAT_C_STRUCT)
+        throw InputError(path.string() + ": '" + at + "' is a " + cls + " array; --var names whole arrays, not parts of them");
+      element = element_index(path, step, dims, "'" + at + "', a " + dims_text(dims) + " struct array");
+      continue;
+    }
+    if (step.kind == '{') {
+      if (v->class_type != MAT_C_CELL)
+        throw InputError(path.string() + ": '" + at + "' is a " + cls + " array, not a cell array (braces index cells)");
+      const std::size_t index = element_index(path, step, dims, "'" + at + "', a " + dims_text(dims) + " cell array");
+      v = cell_element(v, index);
+      if (!v) throw InputError(path.string() + ": '" + step.text + "' refers to nothing in the file");
+      element = kNone;
+      continue;
+    }
+    if (v->class_type != MAT_C_STRUCT) throw InputError(path.string() + ": '" + at + "' is not a struct");
     // Mat_VarGetStructFieldByName(..., 0) would read the first element's field without a word.
-    if (std::vector<std::size_t> dims = dims_of(v); MatArray{"", "", dims, {}}.size() != 1)
-      throw InputError(path.string() + ": '" + parent + "' is a " + dims_text(dims) +
-                       " struct array; --var " + name + " reads fields of 1 x 1 structs");
-    v = Mat_VarGetStructFieldByName(v, field.c_str(), 0);
-    if (!v) throw InputError(path.string() + ": struct '" + parent + "' has no field '" + field + "'");
-    end = next;
+    if (element == kNone && MatArray{"", "", dims, {}}.size() != 1)
+      throw InputError(path.string() + ": '" + at + "' is a " + dims_text(dims) + " struct array; --var " + at +
+                       "(k)." + step.field + " reads element k's field");
+    v = struct_field(v, step.field.c_str(), element == kNone ? 0 : element);
+    if (!v) throw InputError(path.string() + ": struct '" + at + "' has no field '" + step.field + "'");
+    element = kNone;
   }
   const std::string what = path.string() + ": variable '" + name + "'";
   if (!numeric(v->class_type))
-    throw InputError(what + " is a " + class_name(v->class_type) + " array, not a numeric array");
+    throw InputError(what + " is a " + class_name(v->class_type) + " array, not a numeric array" +
+                     (v->class_type == MAT_C_CELL ? " (--var " + name + "{k} reads its element k)" : ""));
   if (v->isComplex) throw InputError(what + " is complex; only real channel data are read");
   MatArray a;
   a.name = name;

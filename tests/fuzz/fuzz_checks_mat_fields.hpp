@@ -1,6 +1,7 @@
-// The check of the mat_fields target: MAT struct field walking (--var A.b.c), which the mat
-// target (top-level names only) does not reach. read_mat(path, "") lists the numeric fields of
-// the file's 1 x 1 structs when it has no numeric top-level array; each listed field is read.
+// The check of the mat_fields target: MAT struct and cell walking (--var A.b.c, C{1}, S(2).x),
+// which the mat target (top-level names only) does not reach. read_mat(path, "") lists the
+// numeric arrays inside the file's structs and cells when it has no numeric top-level array;
+// each listed name is read.
 #pragma once
 
 #include "fuzz_checks_files.hpp"
@@ -48,10 +49,14 @@ inline void check_mat_fields(std::span<const std::uint8_t> data) {
     }
   }
   for (std::size_t k = 0; k < fields.size() && k < 4; ++k) check_mat_field_read(path, fields[k]);
-  // Walking through what is not a struct, or a field that is not there.
+  // Walking through what is not a struct, or a field that is not there; subscripts on whatever
+  // the variable is (a cell, a struct array, neither), past its end too.
   for (std::size_t k = 0; k < names.size() && k < 2; ++k) {
     check_mat_field_read(path, names[k] + ".x");
     check_mat_field_read(path, names[k] + ".x.y");
+    check_mat_field_read(path, names[k] + "{1}");
+    check_mat_field_read(path, names[k] + "{2,1}.x");
+    check_mat_field_read(path, names[k] + "(2).x");
   }
 }
 

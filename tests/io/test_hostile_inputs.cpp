@@ -140,6 +140,9 @@ TEST(IoFuzzRegression, MatSeedsAndCrashesPassTheChecks) {
 TEST(IoFuzzRegression, MatFieldsSeedsAndCrashesPassTheChecks) {
   run_fuzz_inputs("mat_fields", usrecon::fuzz::check_mat_fields);
 }
+TEST(IoFuzzRegression, Mat73FieldsSeedsAndCrashesPassTheChecks) {
+  run_fuzz_inputs("mat73_fields", usrecon::fuzz::check_mat_fields);
+}
 #endif
 
 // The HDF5 regressions are files on which libhdf5 itself crashes: the reads run in a child process

@@ -132,6 +132,51 @@ TEST_F(CliInfo, ARawImageReconstructWroteIsSaidToBeOne) {
   EXPECT_FALSE(copy[0].contains("note")) << copy;
 }
 
+// Channel data in a cell, as Verasonics saves them (RcvData{1}), and in a struct array's element:
+// info offers the names, and reconstruct reads them and images them as the same values given
+// as a top-level variable, bit for bit.
+TEST_F(CliInfo, ChannelDataInACellReadAndImagedByTheirMatlabName) {
+  const fs::path cells = fs::path(USRECON_SOURCE_DIR) / "tests/corpus/valid/mat/scipy_cells_only.mat";
+  auto [offer, offer_code] = info_json(quote(cells));
+  ASSERT_EQ(offer_code, 0);
+  EXPECT_NE(offer[0].value("not_read_because", "").find("in structs: RcvData{1}, S(1).data, P.rx(1).data, P.c{1})"),
+            std::string::npos)
+      << offer;
+  auto [mat, code] = info_json("--var 'RcvData{1}' " + quote(cells));
+  ASSERT_EQ(code, 0);
+  EXPECT_EQ(mat[0]["channel_data"]["samples"], 4);  // int16 4 x 3 x 2: samples, elements, transmits
+  EXPECT_EQ(mat[0]["channel_data"]["elements"], 3);
+  EXPECT_EQ(mat[0]["channel_data"]["transmits"], 2);
+  std::tie(mat, code) = info_json("--var 'P.rx(2).data' --layout samples,elements " + quote(cells));
+  EXPECT_EQ(mat[0]["channel_data"]["samples"], 2) << mat;  // the 2 x 2 of P.rx(2); P.rx(1) is 1 x 2
+  EXPECT_EQ(mat[0]["channel_data"]["elements"], 2);
+  std::tie(mat, code) = info_json("--var 'RcvData(1)' " + quote(cells));
+  EXPECT_NE(mat[0].value("not_read_because", "").find("'RcvData' is a cell array: --var RcvData{k} names its element k"),
+            std::string::npos)
+      << mat;
+
+  // The same values, column-major, as a top-level double array.
+  usrecon::io::MatArray rf{"rf", "", {4, 3, 2}, {}};
+  for (int k = 0; k < 24; ++k) rf.values.push_back(k - 12);
+  usrecon::io::write_mat(dir_ / "top.mat", {rf}, false);
+  const std::string options = " --model planewave --fs 20e6 --pitch 0.3e-3 --angles-deg -1,1 --x-range -0.3e-3:0.3e-3 "
+                              "--z-range 10e-6:60e-6 --dx 0.1e-3 --dz 5e-6 --save-raw --backend cpu";
+  const auto a = run_command(exe_ + " reconstruct " + quote(cells) + " --var 'RcvData{1}' -o " + quote(dir_ / "a") + options);
+  ASSERT_EQ(a.exit_code, 0) << a.output;
+  const auto b = run_command(exe_ + " reconstruct " + quote(dir_ / "top.mat") + " --var rf -o " + quote(dir_ / "b") + options);
+  ASSERT_EQ(b.exit_code, 0) << b.output;
+  const auto bytes = [](const fs::path& p) {
+    std::ifstream in(p, std::ios::binary);
+    return std::string(std::istreambuf_iterator<char>(in), {});
+  };
+  const std::string image = bytes(dir_ / "a" / "scipy_cells_only.npy");
+  EXPECT_GT(image.size(), 7u * 11u * 8u);
+  EXPECT_EQ(image, bytes(dir_ / "b" / "top.npy"));
+  std::ifstream record(dir_ / "a" / "scipy_cells_only.json");
+  const json frame = json::parse(record, nullptr, false);
+  EXPECT_EQ(frame["parameters"]["var"], "RcvData{1}") << frame;
+}
+
 TEST_F(CliInfo, MatNpyAndSourceTxtSayWhatReconstructNeeds) {
   // Two numeric variables: listed in MATLAB's order, and reconstruct needs --var.
   usrecon::io::MatArray rf{"RF", "", {40, 4, 2}, std::vector<double>(320, 1.0)};

@@ -106,7 +106,8 @@ void add_das_options(CLI::App& app, DasArgs& args, recon::ReconstructOptions& op
                  "source.txt: C order, slowest first; MAT: MATLAB's order) [default: samples,elements,transmits; "
                  "source.txt: transmits,elements,samples; USTB and PICMUS files: their own]")->group(g);
   app.add_option("--var", das.input.var,
-                 "MAT file: the variable holding the channel data; HDF5 file: the dataset's path, or "
+                 "MAT file: the variable holding the channel data, in MATLAB's syntax (rf, P.rx.data, "
+                 "RcvData{1}, S(2).data); HDF5 file: the dataset's path, or "
                  "a USTB file's uff.channel_data group (default: the file's only uff.channel_data, a "
                  "PICMUS file's /US/US_DATASET0000/data/real, or the only numeric array)")->group(g);
   app.add_option("--frame", args.frame,

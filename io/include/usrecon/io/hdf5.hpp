@@ -34,6 +34,12 @@ struct Hdf5DatasetInfo {
   /// The dataset's "MATLAB_class" attribute ("double", "char", "cell", ...), which MATLAB v7.3
   /// MAT files give every variable; "" when it has none.
   std::string matlab_class;
+  /// An array of object references (hdf5_reference_targets reads where they point): how MATLAB
+  /// v7.3 stores a cell array, and each field of a struct array.
+  bool object_references = false;
+  /// A "MATLAB_empty" attribute: MATLAB v7.3 stores an empty array as its dims (uint64), so the
+  /// values are not the array's.
+  bool matlab_empty = false;
 };
 
 /// An attribute of a group: `text` for a string attribute (trailing NULs and blanks removed; the
@@ -100,6 +106,13 @@ struct Hdf5Selection {
 /// Reads several datasets, or parts of them, in one go (one reader process). Throws InputError as
 /// read_hdf5 above, and when a selection's rows lie past the end of its dataset's first axis.
 std::vector<Hdf5Array> read_hdf5(const std::filesystem::path& path, const std::vector<Hdf5Selection>& selections);
+
+/// The objects that the elements of dataset `dataset`, an array of object references, point to:
+/// one path per element in C order ("/#refs#/b"; "" for a null or dangling reference). MATLAB
+/// v7.3 stores a cell array so, and each field of a struct array. Throws InputError naming the
+/// file and the dataset for a missing dataset, one of another type, or one of over 2^20
+/// references or more than its stored bytes can hold.
+std::vector<std::string> hdf5_reference_targets(const std::filesystem::path& path, const std::string& dataset);
 
 /// Writes real double arrays (dims in C order) as float64 datasets, creating the groups on their
 /// paths, then the groups' attributes (a group that holds no dataset is created; text attributes

@@ -31,10 +31,16 @@ struct MatVariableInfo {
 /// missing or not a MAT file.
 std::vector<MatVariableInfo> list_mat_variables(const std::filesystem::path& path);
 
-/// Reads variable `name` (a real numeric array; `struct.field` reads a field of a 1x1 struct).
-/// An empty name reads the file's only numeric array, or fails listing the candidates. Throws
-/// InputError naming the file and the variable for a missing variable, a complex, sparse,
-/// character, cell or struct array, or a file matio cannot read.
+/// Reads variable `name`, a real numeric array, named in MATLAB's syntax: `rf`; `P.rx.data`, a
+/// field of 1 x 1 structs; `S(2).data` or `S(1,2).data`, a field of a struct array's element;
+/// `RcvData{1}` or `C{2,1}`, a cell array's element; and any chain of these (`P.rx{3}`).
+/// Subscripts count from 1, one subscript counts the elements in column-major order, and with
+/// several the last spans the dims left, as in MATLAB. The same in v5 and v7.3 (HDF5) files.
+/// An empty name reads the file's only numeric array, or fails listing the candidates (and, when
+/// there is none, the names of the numeric arrays inside its structs and cells). Throws
+/// InputError naming the file and the variable for a missing variable or field, a subscript past
+/// the end, a name whose syntax fails, a complex, sparse, character, cell or struct array, or a
+/// file matio cannot read.
 MatArray read_mat(const std::filesystem::path& path, const std::string& name = "");
 
 /// Writes real double or uint8 arrays to a MAT v5 file (tests and tools; compressed when

@@ -1,0 +1,181 @@
+// --var in MATLAB's syntax: cell elements (RcvData{1}, the cell in which Verasonics scanners save
+// their channel data), struct array elements (S(2).data) and chains of both, in MAT v5 and v7.3
+// files that matio wrote (an independent writer for v7.3, which io reads through its own HDF5
+// walk), and in SciPy's files. Errors name the step where the name stops matching the file.
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "expect_refused.hpp"
+#include "usrecon/io/hdf5.hpp"
+#include "usrecon/io/mat.hpp"
+
+namespace fs = std::filesystem;
+
+namespace usrecon::io {
+namespace {
+
+using testing::expect_refused;
+
+// What the files hold (tests/corpus/valid/mat/make_matio_indexing.cpp wrote them with matio), in
+// MATLAB's words:
+//   RcvData = {int16 4 x 3 x 2}                  (a 1 x 1 cell, as Verasonics' RcvData is)
+//   C = {[1 2 3], struct('d', [5; 6]); 'x', []}  (2 x 2)
+//   S = 1 x 3 struct array, S(k).data = [10k, 10k + 1], S(k).name = 'k'
+//   P.rx = 2 x 1 struct array, P.rx(k).data = k x 2 of k; P.c = {[7 8]}; P.fs = 20e6
+std::vector<std::int16_t> rcv_values() {
+  std::vector<std::int16_t> v;
+  for (int k = 0; k < 24; ++k) v.push_back(static_cast<std::int16_t>(k - 12));
+  return v;
+}
+
+class IoMatIndexing : public ::testing::TestWithParam<const char*> {
+ protected:
+  bool v73() const { return std::string(GetParam()).find("v73") != std::string::npos; }
+  const fs::path file_ = fs::path(USRECON_SOURCE_DIR) / "tests/corpus/valid/mat" / GetParam();
+};
+
+TEST_P(IoMatIndexing, CellAndStructArrayElementsRead) {
+  // The one channel-data array of a Verasonics-like file, and its dims and values unchanged.
+  const MatArray rcv = read_mat(file_, "RcvData{1}");
+  EXPECT_EQ(rcv.name, "RcvData{1}");
+  EXPECT_EQ(rcv.matlab_class, "int16");
+  EXPECT_EQ(rcv.dims, (std::vector<std::size_t>{4, 3, 2}));
+  const std::vector<std::int16_t> expected = rcv_values();
+  EXPECT_EQ(rcv.values, std::vector<double>(expected.begin(), expected.end()));
+  EXPECT_EQ(read_mat(file_, "RcvData{1,1}").values, rcv.values);
+  EXPECT_EQ(read_mat(file_, "RcvData{ 1 , 1 , 1 }").values, rcv.values);  // trailing 1s, spaces
+
+  // Linear and (row, column) subscripts, column-major as in MATLAB.
+  EXPECT_EQ(read_mat(file_, "C{1}").values, (std::vector<double>{1, 2, 3}));
+  EXPECT_EQ(read_mat(file_, "C{1,1}").values, (std::vector<double>{1, 2, 3}));
+  EXPECT_EQ(read_mat(file_, "C{3}.d").values, (std::vector<double>{5, 6}));
+  EXPECT_EQ(read_mat(file_, "C{1,2}.d").values, (std::vector<double>{5, 6}));
+  EXPECT_EQ(read_mat(file_, "C{1,2}.d").dims, (std::vector<std::size_t>{2, 1}));
+  const MatArray empty = read_mat(file_, "C{2,2}");
+  EXPECT_EQ(empty.size(), 0u);
+  EXPECT_TRUE(empty.values.empty());
+
+  // Each element of a struct array, by one subscript or two.
+  for (std::size_t k = 1; k <= 3; ++k) {
+    SCOPED_TRACE(k);
+    const MatArray d = read_mat(file_, "S(" + std::to_string(k) + ").data");
+    EXPECT_EQ(d.dims, (std::vector<std::size_t>{1, 2}));
+    EXPECT_EQ(d.values, (std::vector<double>{10.0 * double(k), 10.0 * double(k) + 1}));
+    EXPECT_EQ(read_mat(file_, "S(1," + std::to_string(k) + ").data").values, d.values);
+  }
+  // Through a 1 x 1 struct into a struct array and a cell.
+  EXPECT_EQ(read_mat(file_, "P.rx(2).data").values, (std::vector<double>{2, 2, 2, 2}));
+  EXPECT_EQ(read_mat(file_, "P.rx(2).data").dims, (std::vector<std::size_t>{2, 2}));
+  EXPECT_EQ(read_mat(file_, "P.rx(1).data").values, (std::vector<double>{1, 1}));
+  EXPECT_EQ(read_mat(file_, "P.c{1}").values, (std::vector<double>{7, 8}));
+  EXPECT_EQ(read_mat(file_, "P(1).fs").values, std::vector<double>{20e6});  // (1) of a 1 x 1 struct
+  EXPECT_EQ(read_mat(file_, "P.fs").values, std::vector<double>{20e6});
+}
+
+TEST_P(IoMatIndexing, ErrorsNameTheStepThatFails) {
+  // {--var, what the refusal says}
+  const std::vector<std::pair<std::string, std::string>> refusals = {
+    // Past the end, by linear index and by subscripts.
+    {"RcvData{2}", "'RcvData{2}' lies past the end of 'RcvData', a 1 x 1 cell array"},
+    {"C{3,1}", "'C{3,1}' lies past the end of 'C', a 2 x 2 cell array"},
+    {"C{5}", "'C{5}' lies past the end of 'C', a 2 x 2 cell array"},
+    {"S(4).data", "'S(4)' lies past the end of 'S', a 1 x 3 struct array"},
+    {"S(2,1).data", "'S(2,1)' lies past the end of 'S', a 1 x 3 struct array"},
+    {"P.rx(3).data", "'P.rx(3)' lies past the end of 'P.rx', a 2 x 1 struct array"},
+    // A struct array's field without an element, and a cell as a whole.
+    {"S.data", "'S' is a 1 x 3 struct array; --var S(k).data reads element k's field"},
+    {"P.rx.data", "'P.rx' is a 2 x 1 struct array; --var P.rx(k).data reads element k's field"},
+    {"RcvData",
+     "variable 'RcvData' is a cell array, not a numeric array (--var RcvData{k} reads its element k)"},
+    {"P.c", "variable 'P.c' is a cell array, not a numeric array (--var P.c{k} reads its element k)"},
+    // The wrong brackets, or brackets on what they cannot index.
+    {"RcvData(1)", "'RcvData' is a cell array: --var RcvData{k} names its element k"},
+    {"S{1}.data", "'S' is a struct array, not a cell array (braces index cells)"},
+    {"S(1).data(2)", "'S(1).data' is a double array; --var names whole arrays, not parts of them"},
+    {"C{1}{1}", "'C{1}' is a double array, not a cell array (braces index cells)"},
+    {"S(1)(1).data", "'S(1)(1)': one subscript per struct array"},
+    // What is at the end is not numeric, or a field is missing.
+    {"C{2}", "variable 'C{2}' is a char array, not a numeric array"},
+    {"S(2)", "variable 'S(2)' is a struct array, not a numeric array"},
+    {"C{3}", "variable 'C{3}' is a struct array, not a numeric array"},
+    {"S(2).dat", "struct 'S(2)' has no field 'dat'"},
+    {"C{3}.e", "struct 'C{3}' has no field 'e'"},
+    {"C{1}.d", "'C{1}' is not a struct"},
+    // Syntax, said with the character where it fails.
+    {"S(0).data", "--var 'S(0).data': indices count from 1, as MATLAB's do (character 3)"},
+    {"S().data", "--var 'S().data': expected an index (1, 2, ...) (character 3)"},
+    {"S(1}.data", "--var 'S(1}.data': expected ',' or ')' (character 4)"},
+    {"S(1", "--var 'S(1': expected ',' or ')' (character 4)"},
+    {"S(end).data", "--var 'S(end).data': expected an index (1, 2, ...) (character 3)"},
+    {"S)", "--var 'S)': unexpected ')' (character 2)"},
+    {"S(99999999999999999999999)",
+     "--var 'S(99999999999999999999999)': an index past any array's end (character 3)"},
+    {"S(18446744073709551615).data", "'S(18446744073709551615)' lies past the end of 'S'"},
+    {"Rcv{1}", "no variable 'Rcv' (variables here: "},
+  };
+  for (const auto& [name, fragment] : refusals) {
+    SCOPED_TRACE(name);
+    expect_refused(file_, fragment, [&] { (void)read_mat(file_, name); });
+  }
+}
+
+TEST_P(IoMatIndexing, WhatIsInsideCellsAndStructArraysIsOffered) {
+  // A file with no top-level numeric array: --var is told what it can name inside, the cells'
+  // elements and a struct array's first element included (not C{4}, which is []).
+  // In file order from a v5 file, in name order from a v7.3 one (HDF5 lists its links so).
+  expect_refused(file_,
+                 v73()
+                     ? "name the variable to read with --var (numeric arrays here: none; in structs: "
+                       "C{1}, C{3}.d, P.c{1}, P.fs, P.rx(1).data, RcvData{1}, S(1).data)"
+                     : "name the variable to read with --var (numeric arrays here: none; in structs: "
+                       "RcvData{1}, C{1}, C{3}.d, S(1).data, P.rx(1).data, P.c{1}, P.fs)",
+                 [&] { (void)read_mat(file_); });
+}
+
+INSTANTIATE_TEST_SUITE_P(Versions, IoMatIndexing, ::testing::Values("matio_indexing_v5.mat", "matio_indexing_v73.mat"),
+                         [](const ::testing::TestParamInfo<const char*>& info) {
+                           return std::string(info.param).find("v73") != std::string::npos ? std::string("V73")
+                                                                                            : std::string("V5");
+                         });
+
+// SciPy's MAT v5 files (tests/corpus/valid/mat): a cell's elements and a struct array's fields,
+// which were refused ("a 1 x 2 struct array").
+TEST(IoMatIndexingScipy, ElementsOfAnIndependentWritersCellsAndStructArrays) {
+  for (const char* name : {"scipy_mixed_plain.mat", "scipy_mixed_zlib.mat"}) {
+    SCOPED_TRACE(name);
+    const fs::path file = fs::path(USRECON_SOURCE_DIR) / "tests/corpus/valid/mat" / name;
+    EXPECT_EQ(read_mat(file, "cells{1}").values, (std::vector<double>{1, 2, 3}));
+    EXPECT_EQ(read_mat(file, "cells{1,1}").dims, (std::vector<std::size_t>{1, 3}));
+    EXPECT_EQ(read_mat(file, "cells{3}").size(), 0u);  // the empty element
+    expect_refused(file, "variable 'cells{2}' is a char array", [&] { (void)read_mat(file, "cells{2}"); });
+    EXPECT_EQ(read_mat(file, "structarr(1).x").values, std::vector<double>{1.0});
+    EXPECT_EQ(read_mat(file, "structarr(2).x").values, std::vector<double>{2.0});
+    EXPECT_EQ(read_mat(file, "structarr(1,2).x").values, std::vector<double>{2.0});
+    expect_refused(file, "variable 'structarr(2).y' is a char array", [&] { (void)read_mat(file, "structarr(2).y"); });
+    EXPECT_EQ(read_mat(file, "params.nested.depth").values, (std::vector<double>{1, 2}));
+  }
+}
+
+// A Verasonics-like v5 file from SciPy with nothing numeric at the top: what it offers reads.
+TEST(IoMatIndexingScipy, CellsOnlyFileOffersAndReadsItsElements) {
+  const fs::path file = fs::path(USRECON_SOURCE_DIR) / "tests/corpus/valid/mat/scipy_cells_only.mat";
+  expect_refused(file,
+                 "name the variable to read with --var (numeric arrays here: none; in structs: "
+                 "RcvData{1}, S(1).data, P.rx(1).data, P.c{1})",
+                 [&] { (void)read_mat(file); });
+  const MatArray rcv = read_mat(file, "RcvData{1}");
+  EXPECT_EQ(rcv.matlab_class, "int16");
+  ASSERT_EQ(rcv.dims, (std::vector<std::size_t>{4, 3, 2}));
+  for (std::size_t k = 0; k < 24; ++k) EXPECT_EQ(rcv.values[k], double(k) - 12);  // column-major, as written
+  EXPECT_EQ(read_mat(file, "S(3).data").values, (std::vector<double>{30, 31}));
+  EXPECT_EQ(read_mat(file, "P.rx(2).data").values, (std::vector<double>{2, 2, 2, 2}));
+  EXPECT_EQ(read_mat(file, "P.c{1}").values, (std::vector<double>{7, 8}));
+}
+
+}  // namespace
+}  // namespace usrecon::io
