@@ -2,8 +2,10 @@
 // PICMUS's HDF5 layout here, USTB's UFF in das_input_ustb.cpp.
 #include <algorithm>
 #include <charconv>
-#include <optional>
 #include <cmath>
+#include <memory>
+#include <mutex>
+#include <optional>
 
 #include "usrecon/io/file.hpp"
 #include "usrecon/io/hdf5.hpp"
@@ -94,6 +96,94 @@ FileGeometry picmus_geometry(const fs::path& path) {
   return g;
 }
 
+
+bool names_frames_axis(std::string_view layout) {
+  const auto names = split(layout, ',');
+  return std::find(names.begin(), names.end(), "frames") != names.end();
+}
+
+/// The extents of an array's axes as `names` takes them: MATLAB drops trailing singleton
+/// dimensions, and so may the user's layout (an axis left out is 1). Empty when the array has
+/// more axes than `names` (arrange_channels says so).
+std::vector<std::size_t> layout_shape(const std::vector<std::size_t>& dims, std::size_t names) {
+  std::vector<std::size_t> shape = dims;
+  while (shape.size() > names && shape.back() == 1) shape.pop_back();
+  if (shape.size() > names) return {};
+  shape.resize(names, 1);
+  return shape;
+}
+
+/// A file's array as it holds it, before arrange_channels takes a frame of it.
+struct StoredArray {
+  std::vector<double> values;
+  std::vector<std::size_t> dims;
+  bool column_major = false;  ///< MAT: MATLAB's order
+  std::string source;         ///< the MAT variable or HDF5 dataset read ("" for NPY)
+};
+
+/// The array of a file read frame by frame (--frame all with a 'frames' axis in --layout), kept
+/// from count_frames until its last frame is read: a batch goes through one file's frames in
+/// order, so that it reads the file once, not once a frame. One file at a time; a file changed
+/// on disk (size or time) is read again.
+class StoredArrayCache {
+ public:
+  std::shared_ptr<const StoredArray> find(const std::string& key) {
+    std::lock_guard lock(mutex_);
+    return key == key_ ? array_ : nullptr;
+  }
+  void keep(const std::string& key, std::shared_ptr<const StoredArray> array) {
+    std::lock_guard lock(mutex_);
+    key_ = key;
+    array_ = std::move(array);
+  }
+  void drop(const std::string& key) {
+    std::lock_guard lock(mutex_);
+    if (key == key_) key_.clear(), array_.reset();
+  }
+
+ private:
+  std::mutex mutex_;
+  std::string key_;
+  std::shared_ptr<const StoredArray> array_;
+};
+
+StoredArrayCache& stored_array_cache() {
+  static StoredArrayCache cache;
+  return cache;
+}
+
+/// What identifies a file's array for the cache: its path, --var, size and modification time.
+std::string stored_array_key(const fs::path& path, const ChannelInput& in) {
+  std::error_code ec;
+  const auto size = fs::file_size(path, ec);
+  const auto time = fs::last_write_time(path, ec).time_since_epoch().count();
+  return fs::absolute(path, ec).string() + '\n' + in.var + '\n' + std::to_string(size) + '\n' + std::to_string(time);
+}
+
+/// Reads the array of a MAT, HDF5 (not USTB) or NPY file; through the cache for --frame all with
+/// a 'frames' axis.
+std::shared_ptr<const StoredArray> read_stored_array(const fs::path& path, const ChannelInput& in) {
+  const bool cached = in.all_frames && names_frames_axis(in.layout);
+  const std::string key = cached ? stored_array_key(path, in) : "";
+  if (cached)
+    if (auto kept = stored_array_cache().find(key)) return kept;
+  auto array = std::make_shared<StoredArray>();
+  const std::string ext = io::lower_extension(path);
+  if (ext == ".mat") {
+    io::MatArray a = io::read_mat(path, in.var);
+    *array = {std::move(a.values), std::move(a.dims), true, std::move(a.name)};
+  } else if (io::has_hdf5_extension(path)) {
+    io::Hdf5Array a = io::read_hdf5(path, in.var);
+    *array = {std::move(a.values), std::move(a.dims), false, std::move(a.path)};
+  } else {
+    if (!in.var.empty()) throw Error(path.string() + ": --var applies to MAT and HDF5 files only");
+    const io::NpyArray a = io::read_npy(path);
+    *array = {a.to_double(), a.shape, false, ""};
+  }
+  if (cached) stored_array_cache().keep(key, array);
+  return array;
+}
+
 }  // namespace
 
 double detail::centred_linear_array_pitch(const std::vector<double>& x, const std::vector<double>& y,
@@ -169,20 +259,20 @@ std::pair<std::vector<double>, std::vector<double>> parse_virtual_sources(std::s
 
 ChannelData arrange_channels(const std::vector<double>& values, const std::vector<std::size_t>& dims,
                              bool column_major, std::string_view layout, Offset offset,
-                             const std::string& name) {
-  static const char* const kAxes[3] = {"samples", "elements", "transmits"};
+                             const std::string& name, int frame, int* frames) {
+  static const char* const kAxes[4] = {"samples", "elements", "transmits", "frames"};
   const std::string layout_text = layout.empty() ? "samples,elements,transmits" : std::string(layout);
   const auto names = split(layout_text, ',');
   if (std::find(names.begin(), names.end(), std::string_view()) != names.end())
-    throw Error(name + ": --layout '" + layout_text + "' has an empty axis name (use samples, elements, transmits)");
-  if (names.size() > 3)
-    throw Error(name + ": --layout '" + layout_text + "' names more than three axes");
-  std::vector<int> role(names.size());  // role[axis] = 0 samples, 1 elements, 2 transmits
+    throw Error(name + ": --layout '" + layout_text + "' has an empty axis name (use samples, elements, transmits, frames)");
+  if (names.size() > 4)
+    throw Error(name + ": --layout '" + layout_text + "' names more than four axes");
+  std::vector<int> role(names.size());  // role[axis] = 0 samples, 1 elements, 2 transmits, 3 frames
   for (std::size_t a = 0; a < names.size(); ++a) {
     const auto* found = std::find(std::begin(kAxes), std::end(kAxes), names[a]);
     if (found == std::end(kAxes))
       throw Error(name + ": --layout '" + layout_text + "': unknown axis '" + std::string(names[a]) +
-                  "' (use samples, elements, transmits)");
+                  "' (use samples, elements, transmits, frames)");
     role[a] = static_cast<int>(found - std::begin(kAxes));
     for (std::size_t b = 0; b < a; ++b)
       if (role[b] == role[a]) throw Error(name + ": --layout '" + layout_text + "' names an axis twice");
@@ -202,30 +292,40 @@ ChannelData arrange_channels(const std::vector<double>& values, const std::vecto
     for (std::size_t a = 1; a < shape.size(); ++a) stride[a] = stride[a - 1] * shape[a - 1];
   else
     for (std::size_t a = shape.size() - 1; a-- > 0;) stride[a] = stride[a + 1] * shape[a + 1];
-  std::size_t size[3] = {1, 1, 1}, step[3] = {0, 0, 0};
+  std::size_t size[4] = {1, 1, 1, 1}, step[4] = {0, 0, 0, 0};
   for (std::size_t a = 0; a < shape.size(); ++a) {
     size[role[a]] = shape[a];
     step[role[a]] = stride[a];
   }
-  if (size[0] < 2 || size[1] < 1 || size[2] < 1 || size[0] > (1u << 26) || size[1] > 65536 || size[2] > 65536) {
+  if (size[0] < 2 || size[1] < 1 || size[2] < 1 || size[3] < 1 || size[0] > (1u << 26) || size[1] > 65536 ||
+      size[2] > 65536 || size[3] > kMaxFramesInAnArray) {
     // Which axis is wrong, and how --layout reads the array: a transposed array (source.txt's
     // order saved as NPY, say) was told only "implausible".
     const std::string why = size[0] < 2                 ? std::to_string(size[0]) + " sample(s) per channel"
                             : size[1] < 1               ? "no elements"
                             : size[2] < 1               ? "no transmits"
+                            : size[3] < 1               ? "no frames"
                             : size[0] > (1u << 26)      ? "more than 2^26 samples per channel"
                             : size[1] > 65536           ? "more than 65536 elements"
-                                                        : "more than 65536 transmits";
+                            : size[2] > 65536           ? "more than 65536 transmits"
+                                                        : "more than " + std::to_string(kMaxFramesInAnArray) + " frames";
     throw Error(name + ": implausible channel data shape: the " + dims_text +
                 " array read as '" + layout_text + "' gives " + std::to_string(size[0]) + " samples x " +
-                std::to_string(size[1]) + " elements x " + std::to_string(size[2]) + " transmits (" + why +
+                std::to_string(size[1]) + " elements x " + std::to_string(size[2]) + " transmits" +
+                (size[3] != 1 ? " x " + std::to_string(size[3]) + " frames" : "") + " (" + why +
                 "; --layout names the array's axes in order, as info shows its shape)");
   }
+  if (frames) *frames = static_cast<int>(size[3]);
+  if (frame < 1 || std::size_t(frame) > size[3])
+    throw Error(name + ": --frame " + std::to_string(frame) + " is not among its " + std::to_string(size[3]) +
+                " frame(s) (the 'frames' axis of --layout)");
+  // The frame's values: all of them but for the offset of the frames axis.
+  const double* const frame_values = values.data() + std::size_t(frame - 1) * step[3];
   ChannelData rf;
   rf.samples = static_cast<int>(size[0]);
   rf.elements = static_cast<int>(size[1]);
   rf.transmits = static_cast<int>(size[2]);
-  if (rf.size() != values.size()) throw Error(name + ": array size does not match its shape");
+  if (rf.size() * size[3] != values.size()) throw Error(name + ": array size does not match its shape");
   rf.data.resize(rf.size());
   // The beamformers take finite samples only: a NaN or infinity times an apodization weight of
   // zero is NaN in the vector kernels and skipped by the reference, so backends would differ.
@@ -235,7 +335,7 @@ ChannelData arrange_channels(const std::vector<double>& values, const std::vecto
   bool past_range_after_mean = false;
   for (int t = 0; t < rf.transmits; ++t)
     for (int e = 0; e < rf.elements; ++e) {
-      const double* src = values.data() + t * step[2] + e * step[1];
+      const double* src = frame_values + t * step[2] + e * step[1];
       const std::size_t channel = std::size_t(t) * rf.elements + e;
       float* dst = rf.data.data() + channel * rf.samples;
       double mean = 0;
@@ -271,9 +371,20 @@ ChannelData arrange_channels(const std::vector<double>& values, const std::vecto
 
 int count_frames(const fs::path& path, const ChannelInput& in) {
   (void)io::existing_input_status(path);  // said as every reader says it
-  if (!io::has_hdf5_extension(path)) return 1;
-  const std::optional<std::string> ustb = detail::ustb_channel_data_group(path, io::list_hdf5_groups(path), in.var);
-  return ustb ? detail::ustb_frames(path, *ustb) : 1;
+  if (io::has_hdf5_extension(path)) {
+    const std::optional<std::string> ustb = detail::ustb_channel_data_group(path, io::list_hdf5_groups(path), in.var);
+    if (ustb) return detail::ustb_frames(path, *ustb);
+  }
+  const std::string ext = io::lower_extension(path);
+  if (!names_frames_axis(in.layout) || (ext != ".mat" && ext != ".npy" && !io::has_hdf5_extension(path))) return 1;
+  // The array's 'frames' axis: read once (kept for the frames' reads), its extent taken as
+  // arrange_channels takes it; a shape it refuses is said when the first frame is read.
+  const std::shared_ptr<const StoredArray> array = read_stored_array(path, in);
+  const auto names = split(in.layout, ',');
+  const std::vector<std::size_t> shape = layout_shape(array->dims, names.size());
+  const std::size_t axis = std::size_t(std::find(names.begin(), names.end(), "frames") - names.begin());
+  if (shape.empty() || shape[axis] < 1 || shape[axis] > kMaxFramesInAnArray) return 1;
+  return static_cast<int>(shape[axis]);
 }
 
 ChannelData read_channel_data(const fs::path& path, const ChannelInput& in, int elements,
@@ -289,17 +400,17 @@ ChannelData read_channel_data(const fs::path& path, const ChannelInput& in, int 
       return detail::read_ustb_channel_data(path, groups, *ustb, in, geometry ? geometry : &local);
     }
   }
-  // Such a file is one frame: --frame 1 and --frame all read it, a later frame is none of its.
-  if (in.frame != 1)
+  // Such a file is one frame (--frame 1 and --frame all read it, a later frame is none of its),
+  // unless --layout names a 'frames' axis of its array.
+  const bool frames_axis = names_frames_axis(in.layout);
+  if (in.frame != 1 && !frames_axis)
     throw Error(path.string() + ": --frame " + std::to_string(in.frame) +
-                ": the file holds one frame (--frame picks among a USTB UFF file's frames)");
-  if (ext == ".mat") {
-    const io::MatArray a = io::read_mat(path, in.var);
-    return arrange_channels(a.values, a.dims, true, in.layout, in.offset, path.string() + " (" + a.name + ")");
-  }
-  if (io::has_hdf5_extension(path)) {
-    const io::Hdf5Array a = io::read_hdf5(path, in.var);
-    const bool picmus = a.path == io::kPicmusChannelData;
+                ": the file holds one frame (--frame picks among a USTB UFF file's frames, or along a "
+                "'frames' axis that --layout names)");
+  if (ext == ".mat" || ext == ".npy" || io::has_hdf5_extension(path)) {
+    const std::shared_ptr<const StoredArray> a = read_stored_array(path, in);
+    const std::string name = path.string() + (a->source.empty() ? "" : " (" + a->source + ")");
+    const bool picmus = io::has_hdf5_extension(path) && a->source == io::kPicmusChannelData;
     FileGeometry local;
     FileGeometry& g = geometry ? *geometry : local;
     if (picmus) g = picmus_geometry(path);
@@ -307,26 +418,30 @@ ChannelData read_channel_data(const fs::path& path, const ChannelInput& in, int 
     // angle has lost that axis: [channels][samples].
     const std::string layout = !in.layout.empty() ? in.layout
                                : !picmus          ? ""
-                               : a.dims.size() == 2 ? "elements,samples"
-                                                    : "transmits,elements,samples";
+                               : a->dims.size() == 2 ? "elements,samples"
+                                                     : "transmits,elements,samples";
     if (picmus && in.layout.empty()) g.layout = layout;
-    ChannelData rf = arrange_channels(a.values, a.dims, false, layout, in.offset, path.string() + " (" + a.path + ")");
+    int frames = 1;
+    ChannelData rf = arrange_channels(a->values, a->dims, a->column_major, layout, in.offset, name, in.frame, &frames);
+    if (frames_axis) {
+      g.frame = in.frame;
+      g.frames = frames;
+      // The last frame read: the batch is done with the array.
+      if (in.frame == frames) stored_array_cache().drop(stored_array_key(path, in));
+    }
     if (picmus && g.modulation_frequency != 0) {
       // IQ: Q beside I, with the demodulation's clock starting at initial_time.
       const io::Hdf5Array q = io::read_hdf5(path, picmus_path("data/imag"));
-      if (q.dims != a.dims)
+      if (q.dims != a->dims)
         throw Error(path.string() + ": PICMUS IQ data: data/imag is not shaped like data/real");
-      rf.imag = arrange_channels(q.values, q.dims, false, layout, in.offset, path.string() + " (" + q.path + ")").data;
+      rf.imag = arrange_channels(q.values, q.dims, false, layout, in.offset, path.string() + " (" + q.path + ")",
+                                 in.frame).data;
       rf.modulation_frequency = g.modulation_frequency;
       rf.iq_time0 = g.t0.value_or(0.0);
     }
     return rf;
   }
   if (!in.var.empty()) throw Error(path.string() + ": --var applies to MAT and HDF5 files only");
-  if (ext == ".npy") {
-    const io::NpyArray a = io::read_npy(path);
-    return arrange_channels(a.to_double(), a.shape, false, in.layout, in.offset, path.string());
-  }
   // source.txt: channel-major integers.
   if (elements < 1 || transmits < 1 || in.samples < 1) {
     std::vector<std::string> missing;  // only what was not given

@@ -748,6 +748,59 @@ TEST_F(CliDas, PicmusHdf5FileCarriesItsOwnGeometry) {
 
 // USTB UFF files from an independent writer (tests/corpus/valid/uff/make_ustb_uff.py: h5py, USTB's
 // MATLAB layout, echoes timed by USTB's convention): the reader takes everything from the file.
+// A cine loop in one NPY array, [frames][samples][elements][transmits]: --layout names its frames
+// axis, --frame all reconstructs each frame to <stem>_frameNNNN.*, each the image of that frame's
+// own file bit for bit; info says the count, and a frame past it is refused.
+TEST_F(CliDas, FramesAlongAnArraysAxisAreReconstructedOneByOne) {
+  const std::string angles = " --model planewave --angles-deg -2,2";
+  for (const char* point : {"-3,20", "4,22"}) {
+    const auto sim = run_usrecon("simulate" + angles + " --samples 1200 --point " + point + " -o " +
+                                 quote(dir_ / (std::string(point[0] == '-' ? "a" : "b") + ".npy")));
+    ASSERT_EQ(sim.exit_code, 0) << sim.output;
+  }
+  const io::NpyArray a = io::read_npy(dir_ / "a.npy"), b = io::read_npy(dir_ / "b.npy");
+  ASSERT_EQ(a.shape, b.shape);
+  ASSERT_EQ(a.shape.size(), 3u);  // samples, elements, transmits
+  std::vector<std::byte> both(a.data);
+  both.insert(both.end(), b.data.begin(), b.data.end());
+  const std::size_t shape[4] = {2, a.shape[0], a.shape[1], a.shape[2]};
+  io::write_npy(dir_ / "cine.npy", a.dtype, shape, both.data());
+
+  const std::string options = angles + " --fs 20e6 --pitch 3e-4 --x-range -6e-3:6e-3 --z-range 16e-3:26e-3"
+                                       " --dx 0.1e-3 --dz 0.05e-3 --save-raw --backend cpu";
+  auto run = run_usrecon("reconstruct " + quote(dir_ / "cine.npy") + " --layout frames,samples,elements,transmits"
+                         " --frame all -o " + quote(dir_ / "cine") + options);
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  EXPECT_NE(run.output.find("2 of 2 reconstructed, 0 failed"), std::string::npos) << run.output;
+  run = run_usrecon("reconstruct " + quote(dir_ / "a.npy") + " " + quote(dir_ / "b.npy") + " -o " +
+                    quote(dir_ / "single") + options);
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  for (int frame : {1, 2}) {
+    SCOPED_TRACE(frame);
+    const std::string stem = "cine_frame000" + std::to_string(frame);
+    const std::string image = io::read_file(dir_ / "cine" / (stem + ".npy"));
+    EXPECT_GT(image.size(), 121u * 201u * 8u);
+    EXPECT_EQ(image, io::read_file(dir_ / "single" / (frame == 1 ? "a.npy" : "b.npy")));
+    const nlohmann::json meta = nlohmann::json::parse(io::read_file(dir_ / "cine" / (stem + ".json")));
+    EXPECT_EQ(meta.at("parameters").at("frame"), frame);
+    EXPECT_EQ(meta.at("parameters").at("frames"), 2);
+  }
+  // --frame 2 alone, and the third frame that is not there.
+  run = run_usrecon("reconstruct " + quote(dir_ / "cine.npy") + " --layout frames,samples,elements,transmits"
+                    " --frame 2 -o " + quote(dir_ / "second") + options);
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  EXPECT_EQ(io::read_file(dir_ / "second" / "cine_frame0002.npy"), io::read_file(dir_ / "single" / "b.npy"));
+  expect_usrecon_refused("reconstruct " + quote(dir_ / "cine.npy") + " --layout frames,samples,elements,transmits"
+                         " --frame 3 -o " + quote(dir_ / "third") + options,
+                         "cine.npy: --frame 3 is not among its 2 frame(s) (the 'frames' axis of --layout)");
+  const auto info = run_usrecon("info --layout frames,samples,elements,transmits " + quote(dir_ / "cine.npy"));
+  EXPECT_EQ(info.exit_code, 0) << info.output;
+  EXPECT_NE(info.output.find("reconstruct reads 2 transmit(s) x 128 element(s) x 1200 samples, RF\n"
+                             "  frame 1 of the 2 along its 'frames' axis (reconstruct --frame all reads each)"),
+            std::string::npos)
+      << info.output;
+}
+
 TEST_F(CliDas, UstbUffFilesCarryTheirOwnGeometry) {
   ASSERT_FALSE(usrecon_exe().empty()) << "USRECON_EXE is not set";
   const fs::path corpus = fs::path(USRECON_SOURCE_DIR) / "tests/corpus/valid/uff";
@@ -917,7 +970,7 @@ TEST_F(CliDas, UstbUffFilesCarryTheirOwnGeometry) {
                                    dir_ / "plain");
   ASSERT_EQ(run.exit_code, 0) << run.output;
   for (const auto& point : measure(npy, truth)) EXPECT_LE(point.at("error").get<double>(), quarter_wavelength);
-  expect_refused("ustb_planewave.uff", " --var /channel_data/data --frame 2", "--frame 2: the file holds one frame (--frame picks among a USTB UFF file's frames)");
+  expect_refused("ustb_planewave.uff", " --var /channel_data/data --frame 2", "--frame 2: the file holds one frame (--frame picks among a USTB UFF file's frames, or along a 'frames' axis that --layout names)");
 
   // simulate writes .uff files in USTB's layout (its own writer, read back by the reader above).
   const fs::path simulated = dir_ / "simulated.uff", simulated_truth = dir_ / "simulated.json";

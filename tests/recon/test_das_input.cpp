@@ -64,7 +64,136 @@ TEST(ReconDasInput, OffsetMeanRemovesEachChannelsMean) {
       for (int s = 0; s < 4; ++s) EXPECT_FLOAT_EQ(rf.channel(t, e)[s], s - 1.5f);
 }
 
+// A 'frames' axis: frame f of value(s, e, t) + 1000 f, wherever --layout puts the axis, in C
+// order and column-major; out of range and implausible counts refused.
+TEST(ReconDasInput, AFramesAxisSelectsOneFrame) {
+  // C order [samples][frames][elements][transmits]: frames neither first nor last.
+  std::vector<double> c_order;
+  for (int s = 0; s < 4; ++s)
+    for (int f = 0; f < 3; ++f)
+      for (int e = 0; e < 3; ++e)
+        for (int t = 0; t < 2; ++t) c_order.push_back(value(s, e, t) + 1000.0 * f);
+  // MATLAB's [samples][elements][transmits][frames], column-major.
+  std::vector<double> matlab;
+  for (int f = 0; f < 3; ++f)
+    for (int t = 0; t < 2; ++t)
+      for (int e = 0; e < 3; ++e)
+        for (int s = 0; s < 4; ++s) matlab.push_back(value(s, e, t) + 1000.0 * f);
+  for (int frame = 1; frame <= 3; ++frame) {
+    SCOPED_TRACE(frame);
+    int frames = 0;
+    const ChannelData a = arrange_channels(c_order, {4, 3, 3, 2}, false, "samples,frames,elements,transmits",
+                                           Offset::None, "x", frame, &frames);
+    EXPECT_EQ(frames, 3);
+    const ChannelData b = arrange_channels(matlab, {4, 3, 2, 3}, true, "samples,elements,transmits,frames",
+                                           Offset::None, "x", frame, &frames);
+    EXPECT_EQ(frames, 3);
+    for (const ChannelData* rf : {&a, &b}) {
+      ASSERT_EQ(rf->samples, 4);
+      ASSERT_EQ(rf->elements, 3);
+      ASSERT_EQ(rf->transmits, 2);
+      for (int t = 0; t < 2; ++t)
+        for (int e = 0; e < 3; ++e)
+          for (int s = 0; s < 4; ++s) EXPECT_EQ(rf->channel(t, e)[s], value(s, e, t) + 1000.0 * (frame - 1));
+    }
+  }
+  // Without a frames axis an array is one frame; a frames axis of MATLAB's dropped trailing 1 too.
+  int frames = 0;
+  (void)arrange_channels(std::vector<double>(matlab.begin(), matlab.begin() + 24), {4, 3, 2}, true,
+                         "samples,elements,transmits,frames", Offset::None, "x", 1, &frames);
+  EXPECT_EQ(frames, 1);
+  (void)arrange_channels(std::vector<double>(matlab.begin(), matlab.begin() + 24), {4, 3, 2}, true, "",
+                         Offset::None, "x", 1, &frames);
+  EXPECT_EQ(frames, 1);
+  const auto message_of = [](auto call) {
+    try {
+      call();
+    } catch (const Error& e) {
+      return std::string(e.what());
+    }
+    return std::string("(accepted)");
+  };
+  EXPECT_EQ(message_of([&] {
+              arrange_channels(matlab, {4, 3, 2, 3}, true, "samples,elements,transmits,frames", Offset::None, "m.mat", 4);
+            }),
+            "m.mat: --frame 4 is not among its 3 frame(s) (the 'frames' axis of --layout)");
+  EXPECT_NE(message_of([&] {
+              arrange_channels(matlab, {4, 3, 2, 3}, true, "samples,elements,transmits", Offset::None, "m.mat");
+            }).find("the array is 4 x 3 x 2 x 3 but --layout 'samples,elements,transmits' names only 3 axes"),
+            std::string::npos);
+  EXPECT_NE(message_of([&] {
+              arrange_channels(matlab, {4, 3, 2, 3}, true, "samples,elements,transmits,frames,x", Offset::None, "m");
+            }).find("names more than four axes"),
+            std::string::npos);
+  EXPECT_NE(message_of([&] {
+              arrange_channels(matlab, {4, 3, 2, 3}, true, "samples,elements,transmits,frame", Offset::None, "m");
+            }).find("unknown axis 'frame' (use samples, elements, transmits, frames)"),
+            std::string::npos);
+  const std::vector<double> many(2 * (kMaxFramesInAnArray + 1), 0.0);
+  EXPECT_NE(message_of([&] {
+              arrange_channels(many, {kMaxFramesInAnArray + 1, 2}, false, "frames,samples", Offset::None, "big.npy");
+            }).find("gives 2 samples x 1 elements x 1 transmits x 100001 frames (more than 100000 frames"),
+            std::string::npos);
+}
+
 class ReconDasInputFiles : public usrecon::testing::TempDir {};
+
+// NPY, MAT and HDF5 arrays with a 'frames' axis: count_frames says how many, read_channel_data
+// reads each (the frame and count in its geometry), the same values as the frame's own file; the
+// array kept for --frame all is read again when the file changes under it.
+TEST_F(ReconDasInputFiles, FramesAlongAnAxisOfNpyMatAndHdf5Arrays) {
+  std::vector<float> npy;  // [frames][samples][elements][transmits]
+  io::MatArray mat{"RF", "", {4, 3, 2, 3}, {}};  // MATLAB's [samples][elements][transmits][frames]
+  for (int f = 0; f < 3; ++f)
+    for (int s = 0; s < 4; ++s)
+      for (int e = 0; e < 3; ++e)
+        for (int t = 0; t < 2; ++t) npy.push_back(static_cast<float>(value(s, e, t) + 1000.0 * f));
+  for (int f = 0; f < 3; ++f)
+    for (int t = 0; t < 2; ++t)
+      for (int e = 0; e < 3; ++e)
+        for (int s = 0; s < 4; ++s) mat.values.push_back(value(s, e, t) + 1000.0 * f);
+  const std::size_t shape[4] = {3, 4, 3, 2};
+  io::write_npy(dir_ / "cine.npy", io::DType::f32, shape, npy.data());
+  io::write_mat(dir_ / "cine.mat", {mat});
+  io::write_hdf5(dir_ / "cine.h5", {{"/rf", "", {3, 4, 3, 2}, std::vector<double>(npy.begin(), npy.end())}});
+  for (const char* name : {"cine.npy", "cine.mat", "cine.h5"}) {
+    SCOPED_TRACE(name);
+    ChannelInput in;
+    in.layout = std::string(name) == "cine.mat" ? "samples,elements,transmits,frames" : "frames,samples,elements,transmits";
+    in.all_frames = true;
+    EXPECT_EQ(count_frames(dir_ / name, in), 3);
+    for (int frame = 1; frame <= 3; ++frame) {
+      in.frame = frame;
+      FileGeometry g;
+      const ChannelData rf = read_channel_data(dir_ / name, in, 0, 0, &g);
+      EXPECT_EQ(g.frame, frame);
+      EXPECT_EQ(g.frames, 3);
+      ASSERT_EQ(rf.samples, 4);
+      ASSERT_EQ(rf.transmits, 2);
+      for (int t = 0; t < 2; ++t)
+        for (int e = 0; e < 3; ++e)
+          for (int s = 0; s < 4; ++s) EXPECT_EQ(rf.channel(t, e)[s], value(s, e, t) + 1000.0 * (frame - 1));
+    }
+    in.frame = 4;
+    EXPECT_THROW(read_channel_data(dir_ / name, in), Error);
+    in.layout.clear();  // without the axis: one frame (and the 4-D array refused by its shape)
+    in.all_frames = true;
+    EXPECT_EQ(count_frames(dir_ / name, in), 1);
+  }
+  // Kept from count_frames for the frames' reads, but not past a change to the file.
+  ChannelInput in;
+  in.layout = "frames,samples,elements,transmits";
+  in.all_frames = true;
+  ASSERT_EQ(count_frames(dir_ / "cine.npy", in), 3);
+  for (float& v : npy) v = -v;
+  const std::size_t four[4] = {4, 4, 3, 2};  // a frame more: another size
+  npy.resize(npy.size() + 24, 7.0f);
+  io::write_npy(dir_ / "cine.npy", io::DType::f32, four, npy.data());
+  in.frame = 2;
+  EXPECT_EQ(read_channel_data(dir_ / "cine.npy", in).channel(1, 2)[3], -(value(3, 2, 1) + 1000.0));
+  EXPECT_EQ(count_frames(dir_ / "cine.npy", in), 4);
+}
+
 
 TEST_F(ReconDasInputFiles, NpyMatAndSourceTxtReadAlike) {
   std::vector<float> npy;  // [samples][elements][transmits]
@@ -94,7 +223,7 @@ TEST_F(ReconDasInputFiles, NpyMatAndSourceTxtReadAlike) {
       read_channel_data(dir_ / name, frame2);
       ADD_FAILURE() << name << " accepted --frame 2";
     } catch (const Error& e) {
-      EXPECT_NE(std::string(e.what()).find(": --frame 2: the file holds one frame (--frame picks among a USTB UFF file's frames)"), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find(": --frame 2: the file holds one frame (--frame picks among a USTB UFF file's frames, or along a 'frames' axis that --layout names)"), std::string::npos) << e.what();
     }
   }
 

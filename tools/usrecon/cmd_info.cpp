@@ -152,6 +152,10 @@ json describe(const fs::path& path, const InfoArgs& args) {
                                                     : "samples,elements,transmits"},
               {"layout_is_default", args.layout.empty() && geometry.layout.empty()}};
     if (!geometry.source.empty()) c["from_file"] = geometry_json(geometry);
+    if (geometry.source.empty() && geometry.frames > 0) {  // a 'frames' axis named in --layout
+      c["frame"] = geometry.frame;
+      c["frames"] = geometry.frames;
+    }
     // What reconstruct warns of, said here too (one line each).
     std::vector<std::string> notes;
     if (recon::all_zero(rf)) notes.push_back(recon::kAllZero);
@@ -205,6 +209,9 @@ void print_text(const json& d) {
   const json& c = d["channel_data"];
   std::printf("  reconstruct reads %d transmit(s) x %d element(s) x %d samples, %s\n", c["transmits"].get<int>(),
               c["elements"].get<int>(), c["samples"].get<int>(), c["iq"].get<bool>() ? "baseband IQ" : "RF");
+  if (c.contains("frames"))
+    std::printf("  frame %d of the %d along its 'frames' axis (reconstruct --frame all reads each)\n",
+                c["frame"].get<int>(), c["frames"].get<int>());
   if (c.contains("notes"))
     for (const auto& note : c["notes"]) std::printf("  %s\n", note.get<std::string>().c_str());
   if (!c.contains("from_file")) {
@@ -285,9 +292,9 @@ Command add_info(CLI::App& app) {
   app.add_option("--var", args->var, "MAT variable, HDF5 dataset or USTB channel_data group to read, as for reconstruct");
   app.add_option("--layout", args->layout, "The array's axes in order, as for reconstruct (samples,elements,transmits "
                  "by default; PICMUS and USTB files say their own)");
-  app.add_option("--frame", args->frame, "USTB UFF files: the frame to describe (1 = the first; the file's frame "
-                 "count is listed, and reconstruct --frame all reads each), or all, as reconstruct takes it: the "
-                 "first is described")
+  app.add_option("--frame", args->frame, "USTB UFF files, and arrays whose --layout names a frames axis: the frame "
+                 "to describe (1 = the first; the frame count is listed, and reconstruct --frame all reads each), "
+                 "or all, as reconstruct takes it: the first is described")
       ->transform(frame_number_or_all());
   app.add_flag("--json", args->as_json, "Print one JSON array (an object per file) instead of text");
   app.footer("Exit status 1 when a file cannot be listed at all; a file that lists but that reconstruct "

@@ -102,7 +102,8 @@ void add_das_options(CLI::App& app, DasArgs& args, recon::ReconstructOptions& op
       ->check(CLI::IsMember({"auto", "pixel-per-thread", "element-outer", "transmit-blocked"}))
       ->capture_default_str()->group(g);
   app.add_option("--layout", das.input.layout,
-                 "Axes of the channel-data array in order, e.g. samples,elements,transmits (NPY, HDF5 and "
+                 "Axes of the channel-data array in order, e.g. samples,elements,transmits, and frames for "
+                 "an array of several (--frame picks one, or all) (NPY, HDF5 and "
                  "source.txt: C order, slowest first; MAT: MATLAB's order) [default: samples,elements,transmits; "
                  "source.txt: transmits,elements,samples; USTB and PICMUS files: their own]")->group(g);
   app.add_option("--var", das.input.var,
@@ -111,7 +112,8 @@ void add_das_options(CLI::App& app, DasArgs& args, recon::ReconstructOptions& op
                  "a USTB file's uff.channel_data group (default: the file's only uff.channel_data, a "
                  "PICMUS file's /US/US_DATASET0000/data/real, or the only numeric array)")->group(g);
   app.add_option("--frame", args.frame,
-                 "USTB UFF file: the frame to reconstruct (1 = the first; a frame N > 1 is written to "
+                 "USTB UFF file, or an array whose --layout names a frames axis: the frame to reconstruct "
+                 "(1 = the first; a frame N > 1 is written to "
                  "<stem>_frameNNNN.*), or all: every frame, each to <stem>_frameNNNN.* (a file of one "
                  "frame keeps <stem>)")
       ->transform(frame_number_or_all())->capture_default_str()->group(g);

@@ -36,8 +36,10 @@ struct ChannelInput {
   Offset offset = Offset::None;  ///< Mean: subtract each channel's mean (MATLAB's RF - mean(RF))
   int samples = 0;           ///< samples per channel: required for source.txt; for other files,
                              ///< when given (> 0), what the file must hold
-  int frame = 1;             ///< USTB UFF files only: which frame to read (1 = the first)
-  bool all_frames = false;   ///< --frame all: a batch reconstructs every frame (expand_frames)
+  int frame = 1;             ///< which frame to read (1 = the first) of a USTB UFF file, or of an
+                             ///< array whose `layout` names a "frames" axis
+  bool all_frames = false;   ///< --frame all: a batch reconstructs every frame (expand_frames); an
+                             ///< array with a frames axis is then read once for all its frames
 };
 
 /// Acquisition parameters that an input file carries: a PICMUS HDF5 file (the layout of the 2016
@@ -57,7 +59,7 @@ struct FileGeometry {
   /// USTB: the waves' own sound speed when it differs from the channel data's (USTB times the
   /// transmit with the one and the receive with the other; we use one: the user must choose).
   std::optional<double> transmit_sound_speed;
-  int frame = 0, frames = 0;  ///< USTB: the frame read (1-based) and how many the file holds
+  int frame = 0, frames = 0;  ///< USTB, or a frames axis: the frame read (1-based) and how many there are
   double modulation_frequency = 0;  ///< IQ files: the demodulation frequency (Hz); 0 for RF
   /// USTB: what the sequence holds, and per transmit its wave's delay (s) and, for synthetic
   /// aperture, the element firing and its distance from the origin (m). Sample k of transmit t is
@@ -96,17 +98,25 @@ void write_ustb_uff(io::StagedFile& out, const ChannelData& rf, const Acquisitio
 ChannelData read_channel_data(const std::filesystem::path& path, const ChannelInput& input,
                               int elements = 0, int transmits = 0, FileGeometry* geometry = nullptr);
 
-/// How many frames read_channel_data can read from the file with `input` (its --var): a USTB UFF
-/// file's frames, 1 for any other file. Reads no channel data; errors name the file.
+/// How many frames read_channel_data can read from the file with `input` (its --var and
+/// --layout): a USTB UFF file's frames (reading no channel data); the extent of the "frames" axis
+/// of a MAT, NPY or HDF5 array whose layout names one (the array is read, and kept for the frames'
+/// reads when input.all_frames); 1 for any other file. Errors name the file.
 int count_frames(const std::filesystem::path& path, const ChannelInput& input);
 
-/// Rearranges an array into ChannelData: dims in the order named by `layout`, values with the
-/// first axis fastest (column_major) or the last axis fastest (C order). Throws Error when a
-/// sample is not finite as a float (NaN, infinite, or past float's range), saying how many and
-/// where the first is: the beamformers take finite samples only.
+/// The most frames one array's 'frames' axis may hold (as a USTB file's frames are capped).
+inline constexpr std::size_t kMaxFramesInAnArray = 100000;
+
+/// Rearranges an array into ChannelData: dims in the order named by `layout` (samples, elements,
+/// transmits and frames, any of them left out being 1), values with the first axis fastest
+/// (column_major) or the last axis fastest (C order). Of an array with a 'frames' axis, frame
+/// `frame` (1 = the first) is read, and `*frames` is set to how many it holds (1 without one).
+/// Throws Error when a sample is not finite as a float (NaN, infinite, or past float's range),
+/// saying how many and where the first is: the beamformers take finite samples only; and when
+/// `frame` is not among the array's frames.
 ChannelData arrange_channels(const std::vector<double>& values, const std::vector<std::size_t>& dims,
                              bool column_major, std::string_view layout, Offset offset,
-                             const std::string& name);
+                             const std::string& name, int frame = 1, int* frames = nullptr);
 
 /// Whether RF channel data look like an unsigned recording's: every sample >= 0 and some > 0 (RF
 /// is signed around zero; RFdata1's uint8 samples lie around 128). IQ data never do.
