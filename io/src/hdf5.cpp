@@ -321,7 +321,8 @@ Hdf5Array read_here(const fs::path& path, const std::string& requested, std::siz
   return array;
 }
 
-std::vector<std::string> reference_targets_here(const fs::path& path, std::string name) {
+std::vector<std::string> reference_targets_here(const fs::path& path, std::string name, std::size_t first,
+                                               std::size_t count) {
   if (name.empty() || name.front() != '/') name = "/" + name;
   const Handle file = open_file(path);
   const std::string what = path.string() + ": dataset '" + name + "'";
@@ -336,21 +337,22 @@ std::vector<std::string> reference_targets_here(const fs::path& path, std::strin
     throw InputError(what + " is not an array of object references");
   }
   Handle space(H5Dget_space(dataset.get()), H5Sclose);
-  const hssize_t count = space.ok() ? H5Sget_simple_extent_npoints(space.get()) : -1;
+  const hssize_t stored_count = space.ok() ? H5Sget_simple_extent_npoints(space.get()) : -1;
   // As read_here bounds a numeric dataset: by its stored bytes, and here by 2^20 references
   // (a cell array of a million channel-data arrays is no file anyone writes).
   const hsize_t stored = H5Dget_storage_size(dataset.get());
-  if (count < 0 || count > (hssize_t{1} << 20) ||
-      static_cast<long double>(count) * sizeof(hobj_ref_t) > static_cast<long double>(stored) * 1032 + (1 << 20))
-    throw InputError(what + " claims " + std::to_string(count) + " references in " + std::to_string(stored) +
+  if (stored_count < 0 || stored_count > (hssize_t{1} << 20) ||
+      static_cast<long double>(stored_count) * sizeof(hobj_ref_t) > static_cast<long double>(stored) * 1032 + (1 << 20))
+    throw InputError(what + " claims " + std::to_string(stored_count) + " references in " + std::to_string(stored) +
                      " stored bytes (at most 2^20 are read, 1032 per stored byte)");
-  std::vector<hobj_ref_t> references(static_cast<std::size_t>(count));
-  if (count > 0 &&
+  std::vector<hobj_ref_t> references(static_cast<std::size_t>(stored_count));
+  if (stored_count > 0 &&
       H5Dread(dataset.get(), H5T_STD_REF_OBJ, H5S_ALL, H5S_ALL, H5P_DEFAULT, references.data()) < 0)
     throw InputError(what + ": HDF5 cannot read it" + hdf5_reason());
   std::vector<std::string> targets;
-  targets.reserve(references.size());
-  for (const hobj_ref_t& reference : references) {
+  const std::size_t end = first >= references.size() ? first : first + std::min(count, references.size() - first);
+  for (std::size_t k = first; k < end; ++k) {
+    const hobj_ref_t& reference = references[k];
     std::string target;
     const ssize_t length = H5Rget_name(dataset.get(), H5R_OBJECT, &reference, nullptr, 0);
     if (length > 0 && length < 65536) {
@@ -561,7 +563,10 @@ std::string answer(const std::string& request) {
         reply.doubles(a.values);
       }
     } else if (op == kReferenceTargets) {
-      const std::vector<std::string> targets = reference_targets_here(path, in.str());
+      const std::string dataset = in.str();
+      const std::uint64_t first = in.u64();
+      const std::uint64_t count = in.u64();
+      const std::vector<std::string> targets = reference_targets_here(path, dataset, first, count);
       reply.u64(targets.size());
       for (const std::string& t : targets) reply.str(t);
     } else {
@@ -820,9 +825,12 @@ std::vector<Hdf5Array> read_hdf5(const fs::path& path, const std::vector<Hdf5Sel
   }
 }
 
-std::vector<std::string> hdf5_reference_targets(const fs::path& path, const std::string& dataset) {
+std::vector<std::string> hdf5_reference_targets(const fs::path& path, const std::string& dataset, std::size_t first,
+                                                std::size_t count) {
   Message arguments;
   arguments.str(dataset);
+  arguments.u64(first);
+  arguments.u64(count);
   const std::string reply = run_isolated(kReferenceTargets, path, arguments);
   try {
     Reader reader(reply);

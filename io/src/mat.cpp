@@ -13,6 +13,7 @@
 #include <cstdio>
 #include <cstring>
 #include <fstream>
+#include <map>
 #include <memory>
 #include <stdexcept>
 #include <string_view>
@@ -413,8 +414,9 @@ void check_mat5_sizes(const fs::path& path, std::istream& file, std::uintmax_t f
                                                std::to_string(bytes) + " bytes");
         }
         // A sparse matrix (2-D) holds its row indices (nzmax), column starts (columns + 1), both
-        // miINT32, and then its real (and imaginary) values; matio reads all of them in turn and
-        // sizes buffers from what it finds, garbage included when a part is missing.
+        // miINT32 as MATLAB writes them (miUINT32 as matio does), and then its real (and
+        // imaginary) values; matio reads all of them in turn and sizes buffers from what it
+        // finds, garbage included when a part is missing.
         std::uintmax_t value_parts = 0;
         if (array_class == kSparseClass) {
           if (dims_bytes != 8)
@@ -423,9 +425,9 @@ void check_mat5_sizes(const fs::path& path, std::istream& file, std::uintmax_t f
           for (const char* part : {"row indices", "column starts"}) {
             if (!fits(8)) throw refuse(part, at, "do not fit in their sparse matrix");
             const auto [part_type, part_bytes, small] = tag_at(in, at, part);
-            if (part_type != kMiInt32 || part_bytes % 4 != 0 || (small && part_bytes > 4) ||
+            if ((part_type != kMiInt32 && part_type != kMiUint32) || part_bytes % 4 != 0 || (small && part_bytes > 4) ||
                 (!small && part_bytes > element_end - at - 8))
-              throw refuse(part, at, "are not an miINT32 element within their sparse matrix");
+              throw refuse(part, at, "are not an miINT32 (or miUINT32) element within their sparse matrix");
             if (part == std::string_view("column starts") && part_bytes != 4 * (columns + 1))
               throw refuse(part, at, "hold " + std::to_string(part_bytes / 4) + " entries for " +
                                          std::to_string(columns) + " columns (columns + 1 needed)");
@@ -546,8 +548,11 @@ bool is_mat73(const fs::path& path) {
   return true;
 }
 
+/// The classes read as channel data. MATLAB's logical arrays are stored as uint8 (matio reads a
+/// v5 one as uint8; a v7.3 one says "logical"), so they read too, as 0 and 1.
 bool numeric_class(const std::string& c) {
-  for (const char* n : {"double", "single", "int8", "uint8", "int16", "uint16", "int32", "uint32", "int64", "uint64"})
+  for (const char* n : {"double", "single", "int8", "uint8", "int16", "uint16", "int32", "uint32", "int64", "uint64",
+                        "logical"})
     if (c == n) return true;
   return false;
 }
@@ -576,21 +581,135 @@ std::string mat73_group_class(const Hdf5Group& g) {
   return cls ? cls->text : "struct";
 }
 
-std::vector<MatVariableInfo> list_mat73_variables(const fs::path& path) {
-  std::vector<MatVariableInfo> vars;
-  for (const Hdf5Group& g : list_hdf5_groups(path)) {
-    const std::string name = top_level_name(g.path);
-    if (name.empty()) continue;
-    vars.push_back({name, mat73_group_class(g), {1, 1}, false});
+std::size_t element_count(const std::vector<std::size_t>& dims) { return MatArray{"", "", dims, {}}.size(); }
+
+/// A MAT v7.3 file's HDF5 objects as MATLAB lays them out: a numeric array is a dataset of
+/// MATLAB's dims reversed (the same bytes, C order against column-major); a 1 x 1 struct is a
+/// group whose members are its fields; a struct array is a group whose fields are arrays of
+/// object references, one per element, to the values in /#refs#; a cell array is an array of such
+/// references (MATLAB_class "cell"); and an empty array of any class, or a struct array without
+/// fields, is a dataset of its dims with a MATLAB_empty attribute.
+class Mat73File {
+ public:
+  explicit Mat73File(const fs::path& path)
+      : path_(path), datasets_(list_hdf5_datasets(path)), groups_(list_hdf5_groups(path)) {}
+
+  const fs::path& path() const { return path_; }
+  const Hdf5DatasetInfo* dataset(const std::string& p) const {
+    const auto d = std::find_if(datasets_.begin(), datasets_.end(), [&](const Hdf5DatasetInfo& i) { return i.path == p; });
+    return d == datasets_.end() ? nullptr : &*d;
   }
-  for (const Hdf5DatasetInfo& d : list_hdf5_datasets(path)) {
-    const std::string name = top_level_name(d.path);
-    if (name.empty()) continue;
-    const std::string cls = mat73_class(d);
-    // HDF5's dims are MATLAB's reversed: the same bytes, C order against column-major.
+  const Hdf5Group* group(const std::string& p) const {
+    const auto g = std::find_if(groups_.begin(), groups_.end(), [&](const Hdf5Group& h) { return h.path == p; });
+    return g == groups_.end() ? nullptr : &*g;
+  }
+  bool exists(const std::string& p) const { return dataset(p) || group(p); }
+  std::string matlab_class(const std::string& p) const {
+    if (const Hdf5DatasetInfo* d = dataset(p)) return mat73_class(*d);
+    if (const Hdf5Group* g = group(p)) return mat73_group_class(*g);
+    return "unknown";
+  }
+  bool is_struct(const std::string& p) const {
+    const Hdf5DatasetInfo* d = dataset(p);
+    return matlab_class(p) == "struct" && (group(p) || (d && d->matlab_empty));
+  }
+  bool is_cell(const std::string& p) const {
+    const Hdf5DatasetInfo* d = dataset(p);
+    return d && d->matlab_class == "cell" && (d->object_references || d->matlab_empty);
+  }
+  /// A numeric array with values (what the no---var message offers).
+  bool has_numbers(const std::string& p) const {
+    const Hdf5DatasetInfo* d = dataset(p);
+    return d && !d->type.empty() && !d->matlab_empty && !d->object_references && numeric_class(mat73_class(*d)) &&
+           element_count(dims(p)) > 0;
+  }
+  /// The direct members of group g: datasets and groups, in name order.
+  std::vector<std::string> members(const std::string& g) const {
+    std::vector<std::string> out;
+    const auto direct = [&](const std::string& p) {
+      return p.size() > g.size() + 1 && p.rfind(g + "/", 0) == 0 && p.find('/', g.size() + 1) == std::string::npos;
+    };
+    for (const Hdf5Group& h : groups_)
+      if (direct(h.path)) out.push_back(h.path);
+    for (const Hdf5DatasetInfo& d : datasets_)
+      if (direct(d.path)) out.push_back(d.path);
+    std::sort(out.begin(), out.end());
+    return out;
+  }
+  /// A struct array's fields: its members that are arrays of references without a MATLAB class.
+  std::vector<std::string> struct_array_fields(const std::string& g) const {
+    std::vector<std::string> out;
+    for (const std::string& m : members(g))
+      if (const Hdf5DatasetInfo* d = dataset(m); d && d->object_references && d->matlab_class.empty()) out.push_back(m);
+    return out;
+  }
+  /// MATLAB's dims of object p: a dataset's reversed, an empty array's as stored, a struct
+  /// array's those of its fields' references, a 1 x 1 struct's (or another group's) 1 x 1.
+  std::vector<std::size_t> dims(const std::string& p) const {
+    if (const Hdf5DatasetInfo* d = dataset(p)) {
+      if (d->matlab_empty) return empty_dims(p);
+      return std::vector<std::size_t>(d->dims.rbegin(), d->dims.rend());
+    }
+    if (group(p) && is_struct(p))
+      for (const std::string& f : struct_array_fields(p)) return dims(f);
+    // A sparse matrix: MATLAB_sparse holds its rows, jc its columns + 1.
+    const Hdf5Attribute* rows = group(p) ? group(p)->attribute("MATLAB_sparse") : nullptr;
+    const Hdf5DatasetInfo* jc = dataset(p + "/jc");
+    if (rows && rows->values.size() == 1 && rows->values[0] >= 0 && rows->values[0] < 9.007199254740992e15 && jc &&
+        element_count(jc->dims) > 0)
+      return {static_cast<std::size_t>(rows->values[0]), element_count(jc->dims) - 1};
+    return {1, 1};
+  }
+  /// The HDF5 paths of the file's variables ("/rf"), in name order.
+  std::vector<std::string> variables() const {
+    std::vector<std::string> tops;
+    for (const Hdf5Group& g : groups_)
+      if (!top_level_name(g.path).empty()) tops.push_back(g.path);
+    for (const Hdf5DatasetInfo& d : datasets_)
+      if (!top_level_name(d.path).empty()) tops.push_back(d.path);
+    std::sort(tops.begin(), tops.end());
+    return tops;
+  }
+  /// Reads the stored dims of the empty arrays among `paths` in one reader request.
+  void read_empty_dims(const std::vector<std::string>& paths) const {
+    std::vector<std::string> wanted;
+    for (const std::string& p : paths)
+      if (const Hdf5DatasetInfo* d = dataset(p); d && d->matlab_empty && !d->type.empty() && !empty_dims_.count(p))
+        wanted.push_back(p);
+    if (wanted.empty()) return;
+    const std::vector<Hdf5Array> stored = read_hdf5(path_, wanted);
+    for (std::size_t k = 0; k < stored.size(); ++k) {
+      std::vector<std::size_t> d;
+      for (double v : stored[k].values)
+        d.push_back(v >= 0 && v < 9.007199254740992e15 ? static_cast<std::size_t>(v) : SIZE_MAX);
+      if (d.empty() || d.size() > 32) d = {0, 0};  // not MATLAB's: an empty array all the same
+      empty_dims_[wanted[k]] = std::move(d);
+    }
+  }
+
+ private:
+  std::vector<std::size_t> empty_dims(const std::string& p) const {
+    read_empty_dims({p});
+    const auto found = empty_dims_.find(p);
+    return found == empty_dims_.end() ? std::vector<std::size_t>{0, 0} : found->second;
+  }
+
+  fs::path path_;
+  std::vector<Hdf5DatasetInfo> datasets_;
+  std::vector<Hdf5Group> groups_;
+  mutable std::map<std::string, std::vector<std::size_t>> empty_dims_;
+};
+
+std::vector<MatVariableInfo> list_mat73_variables(const fs::path& path) {
+  const Mat73File f(path);
+  const std::vector<std::string> tops = f.variables();
+  f.read_empty_dims(tops);  // one request for all
+  std::vector<MatVariableInfo> vars;
+  for (const std::string& p : tops) {
+    const Hdf5DatasetInfo* d = f.dataset(p);
+    const std::string cls = f.matlab_class(p);
     // Complex numbers are a compound type, which the reader lists without a type.
-    vars.push_back({name, cls, std::vector<std::size_t>(d.dims.rbegin(), d.dims.rend()),
-                    d.type.empty() && numeric_class(cls)});
+    vars.push_back({top_level_name(p), cls, f.dims(p), d && d->type.empty() && !d->object_references && numeric_class(cls)});
   }
   std::sort(vars.begin(), vars.end(), [](const auto& a, const auto& b) { return a.name < b.name; });
   return vars;
@@ -601,32 +720,39 @@ std::vector<MatVariableInfo> list_mat73_variables(const fs::path& path) {
 InputError no_variable(const fs::path& path, const std::string& name) {
   std::vector<std::string> names;
   for (const MatVariableInfo& v : list_mat_variables(path)) names.push_back(v.name);
-  return InputError(path.string() + ": no variable '" + name + "'" + detail::names_here(names, name, "variables"));
+  return InputError(path.string() + ": no variable '" + detail::printable(name, 200) + "'" +
+                    detail::names_here(names, name, "variables"));
 }
+
+/// A name (or part of one) from --var or the file, as a message quotes it.
+std::string shown(std::string_view text) { return detail::printable(text, 200); }
 
 /// One step of a --var name, MATLAB's syntax: the variable, then fields (`.rx`), struct array
 /// elements (`(2)`, `(1,3)`) and cell elements (`{1}`), as in `P.rx(2).data` or `RcvData{1}`.
 struct VarStep {
   char kind = '.';  ///< '.' a field (the first step: the variable), '(' a struct's element, '{' a cell's
-  std::string field;                   ///< for '.'
+  std::string field;                    ///< for '.'
   std::vector<std::size_t> subscripts;  ///< for '(' and '{': counted from 1, as MATLAB counts
-  std::string text;                    ///< the name up to and including this step: "P.rx(2)"
+  std::size_t end = 0;                  ///< where this step ends in the name: "P.rx(2)" is name[0, end)
 };
+
+/// The characters that --var's syntax takes for itself: a name holding one cannot be named.
+constexpr std::string_view kSyntax = ".(){}";
 
 /// The steps of `name`; throws InputError naming the file, the name and the character where its
 /// syntax fails. A field is any run of characters but . ( ) { } (h5py and other writers are
 /// less strict than MATLAB about names); an empty one is left for the walk to refuse by name.
 std::vector<VarStep> parse_variable_path(const fs::path& path, const std::string& name) {
   const auto bad = [&](std::size_t at, const std::string& why) {
-    return InputError(path.string() + ": --var '" + detail::printable(name, 200) + "': " + why + " (character " +
+    return InputError(path.string() + ": --var '" + shown(name) + "': " + why + " (character " +
                       std::to_string(at + 1) + ")");
   };
   std::vector<VarStep> steps;
   std::size_t i = 0;
   const auto field = [&] {
     const std::size_t start = i;
-    while (i < name.size() && std::string_view(".(){}").find(name[i]) == std::string_view::npos) ++i;
-    steps.push_back({'.', name.substr(start, i - start), {}, name.substr(0, i)});
+    while (i < name.size() && kSyntax.find(name[i]) == std::string_view::npos) ++i;
+    steps.push_back({'.', name.substr(start, i - start), {}, i});
   };
   field();
   while (i < name.size()) {
@@ -636,9 +762,9 @@ std::vector<VarStep> parse_variable_path(const fs::path& path, const std::string
       field();
       continue;
     }
-    if (open != '(' && open != '{') throw bad(i, std::string("unexpected '") + open + "'");
+    if (open != '(' && open != '{') throw bad(i, "unexpected '" + shown(std::string(1, open)) + "'");
     const char close = open == '(' ? ')' : '}';
-    VarStep step{open, "", {}, ""};
+    VarStep step{open, "", {}, 0};
     for (++i;;) {
       while (i < name.size() && name[i] == ' ') ++i;
       const std::size_t start = i;
@@ -658,8 +784,7 @@ std::vector<VarStep> parse_variable_path(const fs::path& path, const std::string
       if (i < name.size() && name[i] == close) break;
       throw bad(i, std::string("expected ',' or '") + close + "'");
     }
-    ++i;
-    step.text = name.substr(0, i);
+    step.end = ++i;
     steps.push_back(std::move(step));
   }
   return steps;
@@ -667,9 +792,10 @@ std::vector<VarStep> parse_variable_path(const fs::path& path, const std::string
 
 /// The column-major (MATLAB) linear index of `step`'s subscripts into an array of `dims` (MATLAB's
 /// order), as MATLAB computes it: one subscript counts the elements in order; with several, the
-/// last spans the dims it leaves. `array` names the array for the message when they lie past it.
-std::size_t element_index(const fs::path& path, const VarStep& step, const std::vector<std::size_t>& dims,
-                          const std::string& array) {
+/// last spans the dims it leaves. `text` is the name up to the step, `array` names the array, for
+/// the message when they lie past it.
+std::size_t element_index(const fs::path& path, const VarStep& step, const std::string& text,
+                          const std::vector<std::size_t>& dims, const std::string& array) {
   const std::size_t n = step.subscripts.size();
   std::size_t linear = 0, stride = 1;
   for (std::size_t k = 0; k < n; ++k) {
@@ -677,120 +803,101 @@ std::size_t element_index(const fs::path& path, const VarStep& step, const std::
     if (k + 1 < n)
       extent = k < dims.size() ? dims[k] : 1;
     else
-      for (std::size_t d = k; d < dims.size(); ++d) extent *= dims[d];
+      for (std::size_t d = k; d < dims.size(); ++d)
+        if (__builtin_mul_overflow(extent, dims[d], &extent)) extent = SIZE_MAX;
     if (dims.empty() || step.subscripts[k] > extent)
-      throw InputError(path.string() + ": '" + step.text + "' lies past the end of " + array);
+      throw InputError(path.string() + ": '" + shown(text) + "' lies past the end of " + array);
     linear += (step.subscripts[k] - 1) * stride;
     stride *= extent;
   }
   return linear;
 }
 
-/// Reads v7.3 variable `name` (its `steps`) as read_mat does. A 1 x 1 struct is a group whose
-/// members are its fields; a struct array is a group whose fields are arrays of object references,
-/// one per element, to the values in /#refs#; a cell array is an array of such references
-/// (MATLAB_class "cell").
+/// Reads v7.3 variable `name` (its `steps`) as read_mat does.
 MatArray read_mat73(const fs::path& path, const std::string& name, const std::vector<VarStep>& steps) {
-  const std::vector<Hdf5DatasetInfo> datasets = list_hdf5_datasets(path);
-  const std::vector<Hdf5Group> groups = list_hdf5_groups(path);
-  const auto dataset_at = [&](const std::string& p) -> const Hdf5DatasetInfo* {
-    const auto d = std::find_if(datasets.begin(), datasets.end(), [&](const Hdf5DatasetInfo& i) { return i.path == p; });
-    return d == datasets.end() ? nullptr : &*d;
-  };
-  const auto group_at = [&](const std::string& p) -> const Hdf5Group* {
-    const auto g = std::find_if(groups.begin(), groups.end(), [&](const Hdf5Group& h) { return h.path == p; });
-    return g == groups.end() ? nullptr : &*g;
-  };
-  const auto class_at = [&](const std::string& p) -> std::string {
-    if (const Hdf5DatasetInfo* d = dataset_at(p)) return mat73_class(*d);
-    if (const Hdf5Group* g = group_at(p)) return mat73_group_class(*g);
-    return "unknown";
-  };
-  const auto matlab_dims = [](const Hdf5DatasetInfo& d) { return std::vector<std::size_t>(d.dims.rbegin(), d.dims.rend()); };
-  // A struct group's dims: those of its fields' reference arrays when it is a struct array.
-  const auto struct_dims = [&](const std::string& group) -> std::vector<std::size_t> {
-    for (const Hdf5DatasetInfo& d : datasets)
-      if (d.object_references && d.matlab_class.empty() && d.path.rfind(group + "/", 0) == 0 &&
-          d.path.find('/', group.size() + 1) == std::string::npos)
-        return matlab_dims(d);
-    return {1, 1};
-  };
-  const auto is_struct = [&](const std::string& p) { return group_at(p) && class_at(p) == "struct"; };
-
+  const Mat73File f(path);
   const std::string& top = steps.front().field;
   std::string object = "/" + top;  // the HDF5 object the steps so far name
-  if (top.empty() || top.find('/') != std::string::npos || top.front() == '#' ||
-      (!dataset_at(object) && !group_at(object)))
+  if (top.empty() || top.find('/') != std::string::npos || top.front() == '#' || !f.exists(object)) {
+    // A variable whose own name takes --var's syntax ("rf(1)", from SciPy or h5py) is read whole.
+    if (steps.size() > 1 && name.find('/') == std::string::npos && name.front() != '#' && f.exists("/" + name))
+      return read_mat73(path, name, {VarStep{'.', name, {}, name.size()}});
     throw no_variable(path, top);
+  }
   constexpr std::size_t kNone = SIZE_MAX;
   std::size_t element = kNone;  // of the struct array `object`, chosen by '('
+  const auto refers_to_nothing = [&](const VarStep& step) {
+    return InputError(path.string() + ": '" + shown(std::string_view(name).substr(0, step.end)) +
+                      "' refers to nothing in the file");
+  };
   for (std::size_t k = 1; k < steps.size(); ++k) {
     const VarStep& step = steps[k];
-    const std::string& at = steps[k - 1].text;
-    const std::string cls = class_at(object);
-    const Hdf5DatasetInfo* d = dataset_at(object);
+    const std::string at = name.substr(0, steps[k - 1].end);
+    const std::string text = name.substr(0, step.end);
+    const std::string cls = f.matlab_class(object);
     if (step.kind == '(') {
-      if (element != kNone) throw InputError(path.string() + ": '" + step.text + "': one subscript per struct array");
-      if (cls == "cell")
-        throw InputError(path.string() + ": '" + at + "' is a cell array: --var " + at + "{k} names its element k");
-      if (!is_struct(object))
-        throw InputError(path.string() + ": '" + at + "' is a " + cls + " array; --var names whole arrays, not parts of them");
-      const std::vector<std::size_t> dims = struct_dims(object);
-      element = element_index(path, step, dims, "'" + at + "', a " + dims_text(dims) + " struct array");
+      if (element != kNone) throw InputError(path.string() + ": '" + shown(text) + "': one subscript per struct array");
+      if (f.is_cell(object))
+        throw InputError(path.string() + ": '" + shown(at) + "' is a cell array: --var " + shown(at) +
+                         "{k} names its element k");
+      if (!f.is_struct(object))
+        throw InputError(path.string() + ": '" + shown(at) + "' is a " + cls +
+                         " array; --var names whole arrays, not parts of them");
+      const std::vector<std::size_t> dims = f.dims(object);
+      element = element_index(path, step, text, dims, "'" + shown(at) + "', a " + dims_text(dims) + " struct array");
       continue;
     }
     if (step.kind == '{') {
-      if (cls != "cell" || !d || !d->object_references)
-        throw InputError(path.string() + ": '" + at + "' is a " + (is_struct(object) ? "struct" : cls) +
-                         " array, not a cell array (braces index cells)");
-      const std::size_t index = element_index(path, step, matlab_dims(*d),
-                                              "'" + at + "', a " + dims_text(matlab_dims(*d)) + " cell array");
-      const std::vector<std::string> targets = hdf5_reference_targets(path, object);
-      if (index >= targets.size() || (!dataset_at(targets[index]) && !group_at(targets[index])))
-        throw InputError(path.string() + ": '" + step.text + "' refers to nothing in the file");
-      object = targets[index];
+      if (!f.is_cell(object))
+        throw InputError(path.string() + ": '" + shown(at) + "' is a " + cls + " array, not a cell array (braces index cells)");
+      const std::vector<std::size_t> dims = f.dims(object);
+      const std::size_t index = element_index(path, step, text, dims, "'" + shown(at) + "', a " + dims_text(dims) + " cell array");
+      const std::vector<std::string> target = hdf5_reference_targets(path, object, index, 1);
+      if (target.empty() || !f.exists(target.front())) throw refers_to_nothing(step);
+      object = target.front();
       element = kNone;
       continue;
     }
-    if (!is_struct(object)) throw InputError(path.string() + ": '" + at + "' is not a struct");
+    if (!f.is_struct(object)) throw InputError(path.string() + ": '" + shown(at) + "' is not a struct");
     const std::string member = object + "/" + step.field;
-    const bool has_member = !step.field.empty() && step.field.find('/') == std::string::npos &&
-                            (dataset_at(member) || group_at(member));
-    const std::vector<std::size_t> dims = struct_dims(object);
-    if (MatArray{"", "", dims, {}}.size() != 1) {  // a 1 x 1 struct holds its fields; (1) may select it
+    const bool has_member = !step.field.empty() && step.field.find('/') == std::string::npos && f.group(object) &&
+                            f.exists(member);
+    const std::vector<std::size_t> dims = f.dims(object);
+    const auto no_field = [&] {
+      return InputError(path.string() + ": struct '" + shown(at) + "' has no field '" + shown(step.field) + "'");
+    };
+    if (element_count(dims) != 1) {  // a 1 x 1 struct holds its fields; (1) may select it
       if (element == kNone)
-        throw InputError(path.string() + ": '" + at + "' is a " + dims_text(dims) + " struct array; --var " + at +
-                         "(k)." + step.field + " reads element k's field");
-      const Hdf5DatasetInfo* references = has_member ? dataset_at(member) : nullptr;
-      if (!references || !references->object_references)
-        throw InputError(path.string() + ": struct '" + at + "' has no field '" + step.field + "'");
-      const std::vector<std::string> targets = hdf5_reference_targets(path, member);
-      if (element >= targets.size() || (!dataset_at(targets[element]) && !group_at(targets[element])))
-        throw InputError(path.string() + ": '" + step.text + "' refers to nothing in the file");
-      object = targets[element];
+        throw InputError(path.string() + ": '" + shown(at) + "' is a " + dims_text(dims) + " struct array; --var " +
+                         shown(at) + "(k)." + shown(step.field) + " reads element k's field");
+      const Hdf5DatasetInfo* references = has_member ? f.dataset(member) : nullptr;
+      if (!references || !references->object_references) throw no_field();
+      const std::vector<std::string> target = hdf5_reference_targets(path, member, element, 1);
+      if (target.empty() || !f.exists(target.front())) throw refers_to_nothing(step);
+      object = target.front();
     } else {
-      if (!has_member) throw InputError(path.string() + ": struct '" + at + "' has no field '" + step.field + "'");
+      if (!has_member) throw no_field();
       object = member;
     }
     element = kNone;
   }
-  const std::string what = path.string() + ": variable '" + name + "'";
-  const Hdf5DatasetInfo* found = dataset_at(object);
-  const std::string cls = class_at(object);
-  if (!found || !numeric_class(cls))
+  const std::string what = path.string() + ": variable '" + shown(name) + "'";
+  const Hdf5DatasetInfo* found = f.dataset(object);
+  const std::string cls = f.matlab_class(object);
+  if (!found || found->object_references || !numeric_class(cls) || f.is_struct(object))
     throw InputError(what + " is a " + cls + " array, not a numeric array" +
-                     (cls == "cell" ? " (--var " + name + "{k} reads its element k)" : ""));
+                     (f.is_cell(object) ? " (--var " + shown(name) + "{k} reads its element k)" : ""));
   if (found->type.empty()) throw InputError(what + " is complex; only real channel data are read");
-  Hdf5Array h = read_hdf5(path, object);
   MatArray a;
   a.name = name;
   a.matlab_class = cls;
   if (found->matlab_empty) {
-    // MATLAB stores an empty array as its dims: [0 3] is the uint64 values 0, 3.
-    for (double v : h.values) a.dims.push_back(static_cast<std::size_t>(v));
-    if (a.size() != 0) throw InputError(what + ": an empty array whose stored dims, " + dims_text(a.dims) + ", are not empty");
+    a.dims = f.dims(object);  // MATLAB stores an empty array as its dims: [0 3] is the values 0, 3
+    if (a.size() != 0)
+      throw InputError(what + ": an empty array whose stored dims, " + dims_text(a.dims) + ", are not empty");
     return a;
   }
+  Hdf5Array h = read_hdf5(path, object);
   a.dims.assign(h.dims.rbegin(), h.dims.rend());  // MATLAB's order; the values are already column-major
   a.values = std::move(h.values);
   if (a.dims.empty()) a.dims = {a.values.size(), 1};  // an HDF5 scalar (or null) dataspace: 1 x 1 (or 0 x 1)
@@ -834,140 +941,134 @@ std::vector<MatVariableInfo> list_mat_variables(const fs::path& path) {
 
 namespace {
 
-/// Appends what --var can name inside v, a struct or cell array named `prefix`: the real numeric
-/// arrays among its fields ("P.fs"), a struct array's first element's ("s(1).data"), its cells'
-/// ("RcvData{1}"), and those of the structs and cells within (at most 64 names in all).
-void add_numeric_fields(matvar_t* v, const std::string& prefix, std::vector<std::string>& out, int depth = 0) {
-  const std::size_t count = MatArray{"", "", dims_of(v), {}}.size();
-  if (depth > 8 || count == 0 || out.size() >= 64) return;
-  const auto offer = [&](matvar_t* inner, const std::string& name) {
-    if (!inner) return;
-    if (!numeric(inner->class_type))
-      add_numeric_fields(inner, name, out, depth + 1);
-    else if (!inner->isComplex && MatArray{"", "", dims_of(inner), {}}.size() > 0)  // [] holds no channel data
-      out.push_back(name);
-  };
-  if (v->class_type == MAT_C_CELL) {
-    for (std::size_t k = 0; k < count && k < 64 && out.size() < 64; ++k)
-      offer(cell_element(v, k), prefix + "{" + std::to_string(k + 1) + "}");
+/// What the no---var message offers: names --var can read inside structs and cells, at most
+/// kLimit of them; `complete` is false when the walk stopped before seeing everything.
+struct Offer {
+  static constexpr std::size_t kLimit = 64;
+  std::vector<std::string> names;
+  bool complete = true;
+  bool full() {
+    if (names.size() < kLimit) return false;
+    complete = false;
+    return true;
+  }
+  void add(std::string name) {
+    if (!full()) names.push_back(std::move(name));
+  }
+};
+
+/// A name from the file that --var can take as one step: not empty, printable, and without the
+/// characters --var's syntax takes for itself.
+bool nameable(std::string_view name) {
+  return !name.empty() && name.find_first_of(kSyntax) == std::string_view::npos &&
+         std::all_of(name.begin(), name.end(), [](char c) { return c > ' ' && c < 127; });
+}
+
+/// Offers what --var can name inside v (MAT v5), named `prefix`: v itself when it is a real
+/// numeric array with values; in a cell, its elements ("RcvData{1}"); in a struct, its fields
+/// ("P.fs"), a struct array's first element's ("s(1).data"), and on down.
+void offer_v5(matvar_t* v, const std::string& prefix, Offer& out, int depth = 0) {
+  if (!v || depth > 8 || out.full()) return;
+  const std::size_t count = element_count(dims_of(v));
+  if (numeric(v->class_type)) {
+    if (!v->isComplex && count > 0 && depth > 0) out.add(prefix);  // [] holds no channel data
     return;
   }
-  if (v->class_type != MAT_C_STRUCT) return;
+  if (v->class_type == MAT_C_CELL) {
+    for (std::size_t k = 0; k < count && !out.full(); ++k) {
+      if (k == Offer::kLimit) {
+        out.complete = false;
+        break;
+      }
+      offer_v5(cell_element(v, k), prefix + "{" + std::to_string(k + 1) + "}", out, depth + 1);
+    }
+    return;
+  }
+  if (v->class_type != MAT_C_STRUCT || count == 0) return;
   const std::string element = count == 1 ? prefix : prefix + "(1)";  // the others' fields are alike
   const unsigned n = Mat_VarGetNumberOfFields(v);
   char* const* names = Mat_VarGetStructFieldnames(v);
-  for (unsigned k = 0; k < n && names && out.size() < 64; ++k)
-    if (names[k]) offer(struct_field(v, names[k], 0), element + "." + names[k]);
+  for (unsigned k = 0; k < n && names && !out.full(); ++k)
+    if (names[k] && nameable(names[k])) offer_v5(struct_field(v, names[k], 0), element + "." + names[k], out, depth + 1);
+}
+
+/// The same in a v7.3 file, from HDF5 object `object`. Each cell and struct array field costs a
+/// reader request, so at most 16 are looked into.
+void offer_v73(const Mat73File& f, const std::string& object, const std::string& prefix, Offer& out,
+               std::size_t& requests, int depth = 0) {
+  if (depth > 8 || out.full()) return;
+  if (f.has_numbers(object)) {
+    if (depth > 0) out.add(prefix);
+    return;
+  }
+  const auto leaf = [](const std::string& p) { return p.substr(p.rfind('/') + 1); };
+  if (f.is_cell(object)) {
+    const std::size_t count = element_count(f.dims(object));
+    if (count == 0) return;
+    if (requests++ >= 16 || count > Offer::kLimit) out.complete = false;
+    if (requests > 16) return;
+    const std::vector<std::string> targets = hdf5_reference_targets(f.path(), object, 0, Offer::kLimit);
+    for (std::size_t k = 0; k < targets.size() && !out.full(); ++k)
+      if (f.exists(targets[k])) offer_v73(f, targets[k], prefix + "{" + std::to_string(k + 1) + "}", out, requests, depth + 1);
+    return;
+  }
+  if (!f.is_struct(object) || !f.group(object)) return;
+  const std::size_t count = element_count(f.dims(object));
+  if (count == 1) {
+    for (const std::string& m : f.members(object))
+      if (nameable(leaf(m))) offer_v73(f, m, prefix + "." + leaf(m), out, requests, depth + 1);
+    return;
+  }
+  for (const std::string& field : f.struct_array_fields(object)) {  // the first element's
+    if (out.full() || !nameable(leaf(field))) continue;
+    if (requests++ >= 16) {
+      out.complete = false;
+      return;
+    }
+    const std::vector<std::string> target = hdf5_reference_targets(f.path(), field, 0, 1);
+    if (!target.empty() && f.exists(target.front()))
+      offer_v73(f, target.front(), prefix + "(1)." + leaf(field), out, requests, depth + 1);
+  }
 }
 
 /// What --var can name inside the file's structs and cells ("P.rx.data", "RcvData{1}"): what to
 /// offer when no top-level variable is a numeric array.
-std::vector<std::string> numeric_struct_fields(const fs::path& path) {
-  std::vector<std::string> fields;
+Offer numeric_struct_fields(const fs::path& path) {
+  Offer offer;
   if (is_mat73(path)) {
-    const std::vector<Hdf5DatasetInfo> datasets = list_hdf5_datasets(path);
-    const std::vector<Hdf5Group> groups = list_hdf5_groups(path);
-    // Groups that are no structs: sparse matrices (their data, ir, jc are no fields), cells.
-    std::vector<std::string> not_structs;
-    for (const Hdf5Group& g : groups)
-      if (mat73_group_class(g) != "struct") not_structs.push_back(g.path + "/");
-    const auto numeric_at = [&](const std::string& p) {
-      return std::any_of(datasets.begin(), datasets.end(), [&](const Hdf5DatasetInfo& d) {
-        return d.path == p && !d.type.empty() && !d.matlab_empty && numeric_class(mat73_class(d));
-      });
-    };
-    std::size_t reference_reads = 0;  // one reader process each: a file of many cells is not walked
-    for (const Hdf5DatasetInfo& d : datasets) {
-      if (d.path.size() < 2 || d.path[1] == '#' || fields.size() >= 64) continue;
-      if (std::any_of(not_structs.begin(), not_structs.end(),
-                      [&](const std::string& g) { return d.path.rfind(g, 0) == 0; }))
-        continue;
-      std::string name = d.path.substr(1);
-      std::replace(name.begin(), name.end(), '/', '.');
-      if (d.object_references && d.matlab_class == "cell" && reference_reads < 16) {
-        ++reference_reads;
-        const std::vector<std::string> targets = hdf5_reference_targets(path, d.path);
-        for (std::size_t k = 0; k < targets.size() && k < 64 && fields.size() < 64; ++k) {
-          const std::string element = name + "{" + std::to_string(k + 1) + "}";
-          if (numeric_at(targets[k])) fields.push_back(element);
-          // An element that is a 1 x 1 struct: its numeric fields.
-          const auto group = std::find_if(groups.begin(), groups.end(), [&](const Hdf5Group& g) { return g.path == targets[k]; });
-          if (group == groups.end() || mat73_group_class(*group) != "struct") continue;
-          for (const Hdf5DatasetInfo& f : datasets)
-            if (f.path.rfind(targets[k] + "/", 0) == 0 && f.path.find('/', targets[k].size() + 1) == std::string::npos &&
-                numeric_at(f.path))
-              fields.push_back(element + "." + f.path.substr(targets[k].size() + 1));
-        }
-        continue;
-      }
-      if (d.object_references && d.matlab_class.empty() && reference_reads < 16) {
-        // A struct array's field: its first element's value.
-        ++reference_reads;
-        const std::size_t dot = name.rfind('.');
-        const std::vector<std::string> targets = hdf5_reference_targets(path, d.path);
-        if (dot != std::string::npos && !targets.empty() && numeric_at(targets.front()))
-          fields.push_back(name.substr(0, dot) + "(1)" + name.substr(dot));
-        continue;
-      }
-      if (d.path.find('/', 1) == std::string::npos) continue;  // a top-level variable
-      if (!numeric_at(d.path)) continue;  // references, complex, text, []
-      fields.push_back(name);
-    }
-    return fields;
+    const Mat73File f(path);
+    std::size_t requests = 0;
+    for (const std::string& top : f.variables())
+      if (nameable(top_level_name(top))) offer_v73(f, top, top_level_name(top), offer, requests);
+    return offer;
   }
   MatFile m = open_mat(path);
   while (matvar_t* raw = Mat_VarReadNextInfo(m.get())) {
     MatVar v(raw);
-    if (v->name) add_numeric_fields(v.get(), v->name, fields);
+    if (v->name && nameable(v->name)) offer_v5(v.get(), v->name, offer);
   }
-  return fields;
+  return offer;
 }
 
-}  // namespace
-
-MatArray read_mat(const fs::path& path, const std::string& requested) {
-  std::string name = requested;
-  if (name.empty()) {
-    std::vector<std::string> candidates, complex;
-    for (const MatVariableInfo& info : list_mat_variables(path))
-      if (info.matlab_class != "struct" && info.matlab_class != "cell" && info.matlab_class != "char" &&
-          info.matlab_class != "sparse")
-        (info.is_complex ? complex : candidates).push_back(info.name);
-    const auto listed = [](const std::vector<std::string>& names) {
-      std::string list;
-      for (const std::string& c : names) list += (list.empty() ? "" : ", ") + c;
-      return list;
-    };
-    if (candidates.empty() && !complex.empty())
-      throw InputError(path.string() + ": its numeric arrays (" + listed(complex) +
-                       ") are complex; only real channel data are read");
-    if (candidates.size() > 1)
-      throw InputError(path.string() + ": name the variable to read with --var (numeric arrays here: " +
-                       listed(candidates) + ")");
-    if (candidates.empty()) {
-      // Channel data kept in a struct (P.rx.data) were told only "none".
-      std::vector<std::string> fields = numeric_struct_fields(path);
-      const std::size_t more = fields.size() > 12 ? fields.size() - 12 : 0;
-      fields.resize(fields.size() - more);
-      throw InputError(path.string() + ": name the variable to read with --var (numeric arrays here: none" +
-                       (fields.empty() ? std::string() : "; in structs: " + listed(fields)) +
-                       (more ? " and " + std::to_string(more) + " more" : "") + ")");
-    }
-    name = candidates.front();
-  }
-  const std::vector<VarStep> steps = parse_variable_path(path, name);
-  if (is_mat73(path)) return read_mat73(path, name, steps);
+/// Reads v5 variable `name` (its `steps`) as read_mat does. matio reads a top-level variable
+/// whole, so a cell's element costs the memory of the whole cell.
+MatArray read_mat5(const fs::path& path, const std::string& name, const std::vector<VarStep>& steps) {
   MatFile m = open_mat(path);
   const std::string& top_name = steps.front().field;
   {
     // The header first: a variable that cannot be read as channel data is refused before matio
     // reads (and allocates for) its data.
     MatVar info(Mat_VarReadInfo(m.get(), top_name.c_str()));
-    if (!info) throw no_variable(path, top_name);
-    const std::string what = path.string() + ": variable '" + top_name + "'";
+    if (!info) {
+      // A variable whose own name takes --var's syntax ("rf(1)", from SciPy) is read whole.
+      if (steps.size() > 1 && MatVar(Mat_VarReadInfo(m.get(), name.c_str())))
+        return read_mat5(path, name, {VarStep{'.', name, {}, name.size()}});
+      throw no_variable(path, top_name);
+    }
+    const std::string what = path.string() + ": variable '" + shown(top_name) + "'";
     if (steps.size() == 1 && !numeric(info->class_type))
       throw InputError(what + " is a " + class_name(info->class_type) + " array, not a numeric array" +
-                       (info->class_type == MAT_C_CELL ? " (--var " + name + "{k} reads its element k)" : ""));
+                       (info->class_type == MAT_C_CELL ? " (--var " + shown(name) + "{k} reads its element k)" : ""));
     if (steps.size() == 1 && info->isComplex)
       throw InputError(what + " is complex; only real channel data are read");
   }
@@ -980,40 +1081,43 @@ MatArray read_mat(const fs::path& path, const std::string& requested) {
   std::size_t element = kNone;  // of the struct array v, chosen by '('
   for (std::size_t k = 1; k < steps.size(); ++k) {
     const VarStep& step = steps[k];
-    const std::string& at = steps[k - 1].text;
+    const std::string at = name.substr(0, steps[k - 1].end);
+    const std::string text = name.substr(0, step.end);
     const std::vector<std::size_t> dims = dims_of(v);
     const std::string cls = class_name(v->class_type);
     if (step.kind == '(') {
-      if (element != kNone) throw InputError(path.string() + ": '" + step.text + "': one subscript per struct array");
+      if (element != kNone) throw InputError(path.string() + ": '" + shown(text) + "': one subscript per struct array");
       if (v->class_type == MAT_C_CELL)
-        throw InputError(path.string() + ": '" + at + "' is a cell array: --var " + at + "{k} names its element k");
+        throw InputError(path.string() + ": '" + shown(at) + "' is a cell array: --var " + shown(at) +
+                         "{k} names its element k");
       if (v->class_type != MAT_C_STRUCT)
-        throw InputError(path.string() + ": '" + at + "' is a " + cls + " array; --var names whole arrays, not parts of them");
-      element = element_index(path, step, dims, "'" + at + "', a " + dims_text(dims) + " struct array");
+        throw InputError(path.string() + ": '" + shown(at) + "' is a " + cls +
+                         " array; --var names whole arrays, not parts of them");
+      element = element_index(path, step, text, dims, "'" + shown(at) + "', a " + dims_text(dims) + " struct array");
       continue;
     }
     if (step.kind == '{') {
       if (v->class_type != MAT_C_CELL)
-        throw InputError(path.string() + ": '" + at + "' is a " + cls + " array, not a cell array (braces index cells)");
-      const std::size_t index = element_index(path, step, dims, "'" + at + "', a " + dims_text(dims) + " cell array");
+        throw InputError(path.string() + ": '" + shown(at) + "' is a " + cls + " array, not a cell array (braces index cells)");
+      const std::size_t index = element_index(path, step, text, dims, "'" + shown(at) + "', a " + dims_text(dims) + " cell array");
       v = cell_element(v, index);
-      if (!v) throw InputError(path.string() + ": '" + step.text + "' refers to nothing in the file");
+      if (!v) throw InputError(path.string() + ": '" + shown(text) + "' refers to nothing in the file");
       element = kNone;
       continue;
     }
-    if (v->class_type != MAT_C_STRUCT) throw InputError(path.string() + ": '" + at + "' is not a struct");
+    if (v->class_type != MAT_C_STRUCT) throw InputError(path.string() + ": '" + shown(at) + "' is not a struct");
     // Mat_VarGetStructFieldByName(..., 0) would read the first element's field without a word.
-    if (element == kNone && MatArray{"", "", dims, {}}.size() != 1)
-      throw InputError(path.string() + ": '" + at + "' is a " + dims_text(dims) + " struct array; --var " + at +
-                       "(k)." + step.field + " reads element k's field");
+    if (element == kNone && element_count(dims) != 1)
+      throw InputError(path.string() + ": '" + shown(at) + "' is a " + dims_text(dims) + " struct array; --var " +
+                       shown(at) + "(k)." + shown(step.field) + " reads element k's field");
     v = struct_field(v, step.field.c_str(), element == kNone ? 0 : element);
-    if (!v) throw InputError(path.string() + ": struct '" + at + "' has no field '" + step.field + "'");
+    if (!v) throw InputError(path.string() + ": struct '" + shown(at) + "' has no field '" + shown(step.field) + "'");
     element = kNone;
   }
-  const std::string what = path.string() + ": variable '" + name + "'";
+  const std::string what = path.string() + ": variable '" + shown(name) + "'";
   if (!numeric(v->class_type))
     throw InputError(what + " is a " + class_name(v->class_type) + " array, not a numeric array" +
-                     (v->class_type == MAT_C_CELL ? " (--var " + name + "{k} reads its element k)" : ""));
+                     (v->class_type == MAT_C_CELL ? " (--var " + shown(name) + "{k} reads its element k)" : ""));
   if (v->isComplex) throw InputError(what + " is complex; only real channel data are read");
   MatArray a;
   a.name = name;
@@ -1035,6 +1139,45 @@ MatArray read_mat(const fs::path& path, const std::string& requested) {
     default: throw InputError(what + ": unsupported class " + class_name(v->class_type));
   }
   return a;
+}
+
+}  // namespace
+
+MatArray read_mat(const fs::path& path, const std::string& requested) {
+  std::string name = requested;
+  if (name.empty()) {
+    std::vector<std::string> candidates, complex;
+    for (const MatVariableInfo& info : list_mat_variables(path))
+      if (info.matlab_class != "struct" && info.matlab_class != "cell" && info.matlab_class != "char" &&
+          info.matlab_class != "sparse")
+        (info.is_complex ? complex : candidates).push_back(info.name);
+    const auto listed = [](const std::vector<std::string>& names) {
+      std::string list;
+      for (const std::string& c : names) list += (list.empty() ? "" : ", ") + shown(c);
+      return list;
+    };
+    if (candidates.empty() && !complex.empty())
+      throw InputError(path.string() + ": its numeric arrays (" + listed(complex) +
+                       ") are complex; only real channel data are read");
+    if (candidates.size() > 1)
+      throw InputError(path.string() + ": name the variable to read with --var (numeric arrays here: " +
+                       listed(candidates) + ")");
+    if (candidates.empty()) {
+      // Channel data kept in a struct (P.rx.data) were told only "none".
+      Offer offer = numeric_struct_fields(path);
+      const std::size_t more = offer.names.size() > 12 ? offer.names.size() - 12 : 0;
+      offer.names.resize(offer.names.size() - more);
+      const std::string rest = !offer.complete ? " and more"  // a count would be a guess
+                               : more          ? " and " + std::to_string(more) + " more"
+                                               : "";
+      throw InputError(path.string() + ": name the variable to read with --var (numeric arrays here: none" +
+                       (offer.names.empty() ? std::string() : "; in structs and cells: " + listed(offer.names)) + rest +
+                       ")");
+    }
+    name = candidates.front();
+  }
+  const std::vector<VarStep> steps = parse_variable_path(path, name);
+  return is_mat73(path) ? read_mat73(path, name, steps) : read_mat5(path, name, steps);
 }
 
 void write_mat(const fs::path& path, const std::vector<MatArray>& arrays, bool as_uint8) {

@@ -35,7 +35,7 @@ inline void check_mat_fields(std::span<const std::uint8_t> data) {
     (void)io::read_mat(path, "");
   } catch (const io::InputError& error) {
     const std::string message = error.what();
-    const std::string marker = "; in structs: ";
+    const std::string marker = "; in structs and cells: ";
     if (const std::size_t at = message.find(marker); at != std::string::npos) {
       std::string list = message.substr(at + marker.size());
       if (const std::size_t close = list.rfind(')'); close != std::string::npos) list.resize(close);

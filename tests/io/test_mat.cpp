@@ -438,7 +438,7 @@ TEST_F(IoMat, AcceptsEveryKindOfVariableFromAnIndependentWriter) {
 // names (it said "numeric arrays here: none"), from SciPy's MAT v5 and from a v7.3 file.
 TEST_F(IoMat, ChannelDataInAStructAreOffered) {
   const fs::path v5 = fs::path(USRECON_SOURCE_DIR) / "tests/corpus/valid/mat/scipy_struct_only.mat";
-  expect_refused(v5, "name the variable to read with --var (numeric arrays here: none; in structs: P.rx.data, P.fs)",
+  expect_refused(v5, "name the variable to read with --var (numeric arrays here: none; in structs and cells: P.rx.data, P.fs)",
                  [&] { (void)read_mat(v5); });
   const MatArray data = read_mat(v5, "P.rx.data");
   EXPECT_EQ(data.dims, (std::vector<std::size_t>{4, 3}));
@@ -452,7 +452,7 @@ TEST_F(IoMat, ChannelDataInAStructAreOffered) {
               {"/P/rx", {{"MATLAB_class", "struct", {}}}},
               {"/P/sp", {{"MATLAB_class", "double", {}}, {"MATLAB_sparse", "", {1}}}}});
   write_mat73(v73, read_file(plain));
-  expect_refused(v73, "(numeric arrays here: none; in structs: P.fs, P.rx.data)", [&] { (void)read_mat(v73); });
+  expect_refused(v73, "(numeric arrays here: none; in structs and cells: P.fs, P.rx.data)", [&] { (void)read_mat(v73); });
 }
 
 TEST(IoMatRealData, RFdata1HasTheDocumentedShape) {

@@ -6,11 +6,13 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <map>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "expect_refused.hpp"
+#include "usrecon/io/file.hpp"
 #include "usrecon/io/hdf5.hpp"
 #include "usrecon/io/mat.hpp"
 
@@ -27,6 +29,9 @@ using testing::expect_refused;
 //   C = {[1 2 3], struct('d', [5; 6]); 'x', []}  (2 x 2)
 //   S = 1 x 3 struct array, S(k).data = [10k, 10k + 1], S(k).name = 'k'
 //   P.rx = 2 x 1 struct array, P.rx(k).data = k x 2 of k; P.c = {[7 8]}; P.fs = 20e6
+//   CZ = cell(0, 0); SE0 = 1 x 0 struct array with field data; SNF = 1 x 2 struct array without
+//   fields; LC = {logical([1 0 1])}; NC = {{[3 4]}}; SC(k).c = {k} (1 x 2); C3 = 2 x 3 x 2 cell,
+//   C3{k} = k; SP = a 3 x 3 sparse matrix
 std::vector<std::int16_t> rcv_values() {
   std::vector<std::int16_t> v;
   for (int k = 0; k < 24; ++k) v.push_back(static_cast<std::int16_t>(k - 12));
@@ -75,6 +80,62 @@ TEST_P(IoMatIndexing, CellAndStructArrayElementsRead) {
   EXPECT_EQ(read_mat(file_, "P.c{1}").values, (std::vector<double>{7, 8}));
   EXPECT_EQ(read_mat(file_, "P(1).fs").values, std::vector<double>{20e6});  // (1) of a 1 x 1 struct
   EXPECT_EQ(read_mat(file_, "P.fs").values, std::vector<double>{20e6});
+  // Logical arrays (MATLAB stores uint8), cells in cells, a cell in a struct array's element.
+  EXPECT_EQ(read_mat(file_, "LC{1}").values, (std::vector<double>{1, 0, 1}));
+  EXPECT_EQ(read_mat(file_, "NC{1}{1}").values, (std::vector<double>{3, 4}));
+  EXPECT_EQ(read_mat(file_, "SC(2).c{1}").values, std::vector<double>{2});
+  // A 2 x 3 x 2 cell: MATLAB's linear index (column-major) of each subscript form, against the
+  // plain formula i + 2 (j - 1) + 6 (k - 1).
+  for (int i = 1; i <= 2; ++i)
+    for (int j = 1; j <= 3; ++j)
+      for (int k = 1; k <= 2; ++k) {
+        const double linear = i + 2 * (j - 1) + 6 * (k - 1);
+        const std::string ijk = std::to_string(i) + "," + std::to_string(j) + "," + std::to_string(k);
+        EXPECT_EQ(read_mat(file_, "C3{" + ijk + "}").values, std::vector<double>{linear}) << ijk;
+        EXPECT_EQ(read_mat(file_, "C3{" + ijk + ",1}").values, std::vector<double>{linear}) << ijk;
+        // Two subscripts: the second spans the last two dims (3 x 2 = 6 columns).
+        EXPECT_EQ(read_mat(file_, "C3{" + std::to_string(i) + "," + std::to_string(j + 3 * (k - 1)) + "}").values,
+                  std::vector<double>{linear}) << ijk;
+        EXPECT_EQ(read_mat(file_, "C3{" + std::to_string(int(linear)) + "}").values, std::vector<double>{linear});
+      }
+}
+
+// The variables' classes and dims listed alike from both versions (a v7.3 struct array, empty
+// cell or empty struct array was listed as 1 x 1 or as its stored dims' count).
+TEST(IoMatIndexingVersions, BothVersionsListTheSameClassesAndDims) {
+  const fs::path dir = fs::path(USRECON_SOURCE_DIR) / "tests/corpus/valid/mat";
+  std::map<std::string, std::string> v5, v73;
+  for (const MatVariableInfo& v : list_mat_variables(dir / "matio_indexing_v5.mat"))
+    v5[v.name] = v.matlab_class + " " + dims_text(v.dims);
+  for (const MatVariableInfo& v : list_mat_variables(dir / "matio_indexing_v73.mat"))
+    v73[v.name] = v.matlab_class + " " + dims_text(v.dims);
+  EXPECT_EQ(v5, v73);
+  EXPECT_EQ(v73["S"], "struct 1 x 3");
+  EXPECT_EQ(v73["CZ"], "cell 0 x 0");
+  EXPECT_EQ(v73["SE0"], "struct 1 x 0");
+  EXPECT_EQ(v73["SNF"], "struct 1 x 2");
+  EXPECT_EQ(v73["C3"], "cell 2 x 3 x 2");
+  EXPECT_EQ(v73["SP"], "sparse 3 x 3");  // matio's v5 sparse indices (miUINT32) were refused
+}
+
+// Only the references asked for are resolved (libhdf5 searches the file for each one's name: a
+// cell of 8000 took 51 s to read one element when all were resolved).
+TEST(IoMatIndexingVersions, ReferencesAreResolvedOnlyAsAskedFor) {
+  const fs::path file = fs::path(USRECON_SOURCE_DIR) / "tests/corpus/valid/mat/matio_indexing_v73.mat";
+  const std::vector<std::string> one = hdf5_reference_targets(file, "/C3", 5, 1);
+  ASSERT_EQ(one.size(), 1u);
+  EXPECT_EQ(one.front().rfind("/#refs#/", 0), 0u) << one.front();
+  EXPECT_EQ(hdf5_reference_targets(file, "/C3", 10, 64).size(), 2u);  // 12 in all
+  EXPECT_TRUE(hdf5_reference_targets(file, "/C3", 12, 1).empty());
+  EXPECT_EQ(hdf5_reference_targets(file, "/C3", 0, 64).size(), 12u);
+  EXPECT_EQ(hdf5_reference_targets(file, "/C3", 5, 1), std::vector<std::string>{hdf5_reference_targets(file, "/C3", 0, 12)[5]});
+  try {
+    (void)hdf5_reference_targets(file, "/P/fs", 0, 1);
+    ADD_FAILURE() << "a numeric dataset's references were read";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("dataset '/P/fs' is not an array of object references"), std::string::npos)
+        << e.what();
+  }
 }
 
 TEST_P(IoMatIndexing, ErrorsNameTheStepThatFails) {
@@ -117,6 +178,21 @@ TEST_P(IoMatIndexing, ErrorsNameTheStepThatFails) {
      "--var 'S(99999999999999999999999)': an index past any array's end (character 3)"},
     {"S(18446744073709551615).data", "'S(18446744073709551615)' lies past the end of 'S'"},
     {"Rcv{1}", "no variable 'Rcv' (variables here: "},
+    // Empty arrays, said alike from both versions.
+    {"CZ{1}", "'CZ{1}' lies past the end of 'CZ', a 0 x 0 cell array"},
+    {"SE0(1).data", "'SE0(1)' lies past the end of 'SE0', a 1 x 0 struct array"},
+    {"SE0.data", "'SE0' is a 1 x 0 struct array; --var SE0(k).data reads element k's field"},
+    {"SNF(2).x", "struct 'SNF(2)' has no field 'x'"},
+    {"SNF.x", "'SNF' is a 1 x 2 struct array; --var SNF(k).x reads element k's field"},
+    {"C3{2,3,3}", "'C3{2,3,3}' lies past the end of 'C3', a 2 x 3 x 2 cell array"},
+    {"C3{3,1}", "'C3{3,1}' lies past the end of 'C3', a 2 x 3 x 2 cell array"},
+    {"C3{2,7}", "'C3{2,7}' lies past the end of 'C3', a 2 x 3 x 2 cell array"},
+    {"C3{13}", "'C3{13}' lies past the end of 'C3', a 2 x 3 x 2 cell array"},
+    {"C3{2,3,2,2}", "'C3{2,3,2,2}' lies past the end of 'C3', a 2 x 3 x 2 cell array"},
+    // Control characters are shown escaped, from the syntax and from the walk alike.
+    {"C3{1}\x01x", "--var 'C3{1}\\x01x': unexpected '\\x01' (character 6)"},
+    {"S(1).\x1b[2Jx", "struct 'S(1)' has no field '\\x1B[2Jx'"},
+    {"S\x1b", "no variable 'S\\x1B'"},
   };
   for (const auto& [name, fragment] : refusals) {
     SCOPED_TRACE(name);
@@ -127,13 +203,15 @@ TEST_P(IoMatIndexing, ErrorsNameTheStepThatFails) {
 TEST_P(IoMatIndexing, WhatIsInsideCellsAndStructArraysIsOffered) {
   // A file with no top-level numeric array: --var is told what it can name inside, the cells'
   // elements and a struct array's first element included (not C{4}, which is []).
-  // In file order from a v5 file, in name order from a v7.3 one (HDF5 lists its links so).
+  // In file order from a v5 file, in name order from a v7.3 one (HDF5 lists its links so); the
+  // same 22 names from both, 12 of them listed.
   expect_refused(file_,
                  v73()
-                     ? "name the variable to read with --var (numeric arrays here: none; in structs: "
-                       "C{1}, C{3}.d, P.c{1}, P.fs, P.rx(1).data, RcvData{1}, S(1).data)"
-                     : "name the variable to read with --var (numeric arrays here: none; in structs: "
-                       "RcvData{1}, C{1}, C{3}.d, S(1).data, P.rx(1).data, P.c{1}, P.fs)",
+                     ? "name the variable to read with --var (numeric arrays here: none; in structs and cells: "
+                       "C{1}, C{3}.d, C3{1}, C3{2}, C3{3}, C3{4}, C3{5}, C3{6}, C3{7}, C3{8}, C3{9}, C3{10} and 10 more)"
+                     : "name the variable to read with --var (numeric arrays here: none; in structs and cells: "
+                       "RcvData{1}, C{1}, C{3}.d, S(1).data, P.rx(1).data, P.c{1}, P.fs, LC{1}, NC{1}{1}, SC(1).c{1}, "
+                       "C3{1}, C3{2} and 10 more)",
                  [&] { (void)read_mat(file_); });
 }
 
@@ -165,7 +243,7 @@ TEST(IoMatIndexingScipy, ElementsOfAnIndependentWritersCellsAndStructArrays) {
 TEST(IoMatIndexingScipy, CellsOnlyFileOffersAndReadsItsElements) {
   const fs::path file = fs::path(USRECON_SOURCE_DIR) / "tests/corpus/valid/mat/scipy_cells_only.mat";
   expect_refused(file,
-                 "name the variable to read with --var (numeric arrays here: none; in structs: "
+                 "name the variable to read with --var (numeric arrays here: none; in structs and cells: "
                  "RcvData{1}, S(1).data, P.rx(1).data, P.c{1})",
                  [&] { (void)read_mat(file); });
   const MatArray rcv = read_mat(file, "RcvData{1}");
@@ -175,6 +253,20 @@ TEST(IoMatIndexingScipy, CellsOnlyFileOffersAndReadsItsElements) {
   EXPECT_EQ(read_mat(file, "S(3).data").values, (std::vector<double>{30, 31}));
   EXPECT_EQ(read_mat(file, "P.rx(2).data").values, (std::vector<double>{2, 2, 2, 2}));
   EXPECT_EQ(read_mat(file, "P.c{1}").values, (std::vector<double>{7, 8}));
+}
+
+// Names that take --var's syntax (SciPy writes them; MATLAB would not): a variable is read by its
+// whole name, and what --var could not name inside is not offered.
+TEST(IoMatIndexingScipy, NamesThatTakeTheSyntaxOfVar) {
+  const fs::path dir = fs::path(USRECON_SOURCE_DIR) / "tests/corpus/valid/mat";
+  const fs::path names = dir / "scipy_odd_names.mat", cells = dir / "scipy_odd_cells.mat";
+  const MatArray rf = read_mat(names, "rf(1)");
+  EXPECT_EQ(rf.dims, (std::vector<std::size_t>{2, 3}));
+  EXPECT_EQ(rf.values, (std::vector<double>{0, 3, 1, 4, 2, 5}));  // arange(6).reshape(2, 3), column-major
+  EXPECT_EQ(read_mat(names).values, rf.values);  // the only numeric array, named by itself
+  expect_refused(names, "no variable 'rf' (variables here: rf(1), q(1))", [&] { (void)read_mat(names, "rf(2)"); });
+  expect_refused(cells, "(numeric arrays here: none; in structs and cells: ok{1})", [&] { (void)read_mat(cells); });
+  EXPECT_EQ(read_mat(cells, "ok{1}").values, (std::vector<double>{5, 6}));
 }
 
 }  // namespace

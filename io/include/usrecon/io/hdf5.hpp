@@ -107,12 +107,14 @@ struct Hdf5Selection {
 /// read_hdf5 above, and when a selection's rows lie past the end of its dataset's first axis.
 std::vector<Hdf5Array> read_hdf5(const std::filesystem::path& path, const std::vector<Hdf5Selection>& selections);
 
-/// The objects that the elements of dataset `dataset`, an array of object references, point to:
-/// one path per element in C order ("/#refs#/b"; "" for a null or dangling reference). MATLAB
-/// v7.3 stores a cell array so, and each field of a struct array. Throws InputError naming the
-/// file and the dataset for a missing dataset, one of another type, or one of over 2^20
-/// references or more than its stored bytes can hold.
-std::vector<std::string> hdf5_reference_targets(const std::filesystem::path& path, const std::string& dataset);
+/// The objects that elements [first, first + count) of dataset `dataset`, an array of object
+/// references, point to (fewer past its end): one path per element in C order ("/#refs#/b"; ""
+/// for a null or dangling reference). MATLAB v7.3 stores a cell array so, and each field of a
+/// struct array. Only the elements asked for are resolved (libhdf5 searches the file for each
+/// one's name). Throws InputError naming the file and the dataset for a missing dataset, one of
+/// another type, or one of over 2^20 references or over 1032 per stored byte (and 1 MiB).
+std::vector<std::string> hdf5_reference_targets(const std::filesystem::path& path, const std::string& dataset,
+                                                std::size_t first = 0, std::size_t count = 1);
 
 /// Writes real double arrays (dims in C order) as float64 datasets, creating the groups on their
 /// paths, then the groups' attributes (a group that holds no dataset is created; text attributes

@@ -1,5 +1,5 @@
-// MATLAB MAT files (v4, v5 with compressed elements, and v7.3 when matio was built with HDF5),
-// read through the matio library.
+// MATLAB MAT files: v4 and v5 (compressed elements too) through the matio library, v7.3 (HDF5
+// behind a MAT header) through io's isolated HDF5 reader.
 #pragma once
 
 #include <cstddef>
@@ -35,7 +35,9 @@ std::vector<MatVariableInfo> list_mat_variables(const std::filesystem::path& pat
 /// field of 1 x 1 structs; `S(2).data` or `S(1,2).data`, a field of a struct array's element;
 /// `RcvData{1}` or `C{2,1}`, a cell array's element; and any chain of these (`P.rx{3}`).
 /// Subscripts count from 1, one subscript counts the elements in column-major order, and with
-/// several the last spans the dims left, as in MATLAB. The same in v5 and v7.3 (HDF5) files.
+/// several the last spans the dims left, as in MATLAB. The same in v5 and v7.3 (HDF5) files, but
+/// for memory: matio reads a v5 top-level variable whole, a v7.3 element is read alone. A
+/// variable whose own name takes this syntax ("rf(1)", which SciPy writes) is read by that name.
 /// An empty name reads the file's only numeric array, or fails listing the candidates (and, when
 /// there is none, the names of the numeric arrays inside its structs and cells). Throws
 /// InputError naming the file and the variable for a missing variable or field, a subscript past

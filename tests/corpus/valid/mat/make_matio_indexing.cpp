@@ -43,6 +43,9 @@ matvar_t* structure(const char* name, std::vector<std::size_t> dims, std::vector
 //   C = {[1 2 3], struct('d', [5; 6]); 'x', []}  (2 x 2)
 //   S = 1 x 3 struct array, S(k).data = [10k, 10k + 1], S(k).name = 'k'
 //   P.rx = 2 x 1 struct array, P.rx(k).data = k x 2 of k; P.c = {[7 8]}; P.fs = 20e6
+//   CZ = cell(0, 0); SE0 = 1 x 0 struct array with field data; SNF = 1 x 2 struct array without
+//   fields; LC = {logical([1 0 1])}; NC = {{[3 4]}}; SC(k).c = {k} (1 x 2); C3 = 2 x 3 x 2 cell,
+//   C3{k} = k; SP = a 3 x 3 sparse matrix
 std::vector<std::int16_t> rcv_values() {
   std::vector<std::int16_t> v;
   for (int k = 0; k < 24; ++k) v.push_back(static_cast<std::int16_t>(k - 12));
@@ -79,6 +82,34 @@ void write_indexing_file(const std::string& file, mat_ft version) {
   Mat_VarSetStructFieldByName(p, "c", 0, cell(nullptr, {1, 1}, {doubles({1, 2}, {7, 8})}));
   Mat_VarSetStructFieldByName(p, "fs", 0, doubles({1, 1}, {20e6}));
   vars.push_back(p);
+
+  // Empty and odd ones: a 0 x 0 cell, a 1 x 0 struct array with a field, a 1 x 2 struct array
+  // without fields, a logical array in a cell, cells in a cell, a cell in a struct array's element,
+  // and a 2 x 3 x 2 cell whose element k (column-major) is k.
+  vars.push_back(cell("CZ", {0, 0}, {}));
+  vars.push_back(structure("SE0", {1, 0}, {"data"}));
+  vars.push_back(structure("SNF", {1, 2}, {}));
+  {
+    std::uint8_t bits[3] = {1, 0, 1};
+    std::size_t dims[2] = {1, 3};
+    vars.push_back(cell("LC", {1, 1}, {Mat_VarCreate(nullptr, MAT_C_UINT8, MAT_T_UINT8, 2, dims, bits, MAT_F_LOGICAL)}));
+  }
+  vars.push_back(cell("NC", {1, 1}, {cell(nullptr, {1, 1}, {doubles({1, 2}, {3, 4})})}));
+  matvar_t* sc = structure("SC", {1, 2}, {"c"});
+  Mat_VarSetStructFieldByName(sc, "c", 0, cell(nullptr, {1, 1}, {doubles({1, 1}, {1})}));
+  Mat_VarSetStructFieldByName(sc, "c", 1, cell(nullptr, {1, 1}, {doubles({1, 1}, {2})}));
+  vars.push_back(sc);
+  std::vector<matvar_t*> numbered;
+  for (int k = 1; k <= 12; ++k) numbered.push_back(doubles({1, 1}, {double(k)}));
+  vars.push_back(cell("C3", {2, 3, 2}, numbered));
+  // A 3 x 3 sparse matrix, one value: matio writes its indices as miUINT32 (MATLAB: miINT32).
+  {
+    static mat_uint32_t ir[1] = {1}, jc[4] = {0, 1, 1, 1};
+    static double value[1] = {5};
+    static mat_sparse_t sparse{1, ir, 1, jc, 4, 1, value};
+    std::size_t dims[2] = {3, 3};
+    vars.push_back(Mat_VarCreate("SP", MAT_C_SPARSE, MAT_T_DOUBLE, 2, dims, &sparse, MAT_F_DONT_COPY_DATA));
+  }
 
   for (matvar_t* v : vars) {
     if (Mat_VarWrite(m, v, MAT_COMPRESSION_NONE) != 0) {
