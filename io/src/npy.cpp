@@ -11,6 +11,7 @@
 #include <bit>
 #include <charconv>
 #include <cstring>
+#include <fstream>
 #include <optional>
 #include <string>
 
@@ -365,7 +366,19 @@ std::vector<double> NpyArray::to_double() const {
                    "', which cannot be converted to real values");
 }
 
-NpyArray parse_npy(std::span<const std::byte> bytes, const std::string& name) {
+namespace {
+
+/// The preamble and header of an .npy image: the array without its data, whether its values are
+/// big-endian, and how many bytes precede the data. `bytes` may end anywhere after the header.
+struct NpyHead {
+  NpyArray array;
+  bool big_endian = false;
+  std::size_t data_offset = 0;
+};
+
+/// The bytes an .npy file's preamble and header take, from its first 12 bytes (or fewer, for the
+/// message of a file that short); throws as parse_npy does.
+std::size_t npy_head_bytes(std::span<const std::byte> bytes, const std::string& name) {
   constexpr std::size_t kMagicAndVersionBytes = kMagic.size() + 2;
   if (bytes.size() < kMagicAndVersionBytes ||
       std::memcmp(bytes.data(), kMagic.data(), kMagic.size()) != 0) {
@@ -384,36 +397,69 @@ NpyArray parse_npy(std::span<const std::byte> bytes, const std::string& name) {
     throw InputError(name + ": truncated .npy file (" + std::to_string(bytes.size()) +
                      " bytes, shorter than its preamble)");
   }
-  const std::size_t header_bytes =
-      read_little_endian(bytes.subspan(kMagicAndVersionBytes, length_bytes));
-  if (bytes.size() - preamble_bytes < header_bytes) {
+  return preamble_bytes + read_little_endian(bytes.subspan(kMagicAndVersionBytes, length_bytes));
+}
+
+NpyHead parse_npy_head(std::span<const std::byte> bytes, const std::string& name) {
+  const std::size_t head_bytes = npy_head_bytes(bytes, name);
+  const std::size_t preamble_bytes = bytes[6] == std::byte{1} ? 10 : 12;
+  if (bytes.size() < head_bytes) {
     throw InputError(name + ": truncated .npy file: the header claims " +
-                     std::to_string(header_bytes) + " bytes but only " +
+                     std::to_string(head_bytes - preamble_bytes) + " bytes but only " +
                      std::to_string(bytes.size() - preamble_bytes) + " follow the preamble");
   }
   const std::string_view header(reinterpret_cast<const char*>(bytes.data()) + preamble_bytes,
-                                header_bytes);
+                                head_bytes - preamble_bytes);
   const HeaderParser::Fields fields = HeaderParser(header, name).parse();
-
-  NpyArray array;
+  NpyHead head;
   const auto [dtype, big_endian] = dtype_from_descr(fields.descr, name);
-  array.dtype = dtype;
-  array.shape = fields.shape;
-  array.file_descr = shown(fields.descr);
-  array.file_fortran_order = fields.fortran_order;
+  head.array.dtype = dtype;
+  head.array.shape = fields.shape;
+  head.array.file_descr = shown(fields.descr);
+  head.array.file_fortran_order = fields.fortran_order;
+  head.big_endian = big_endian;
+  head.data_offset = head_bytes;
+  return head;
+}
+
+}  // namespace
+
+NpyArray read_npy_header(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) (void)read_file(path);  // says why, as every reader does
+  std::string bytes(12, '\0');
+  in.read(bytes.data(), std::streamsize(bytes.size()));
+  bytes.resize(static_cast<std::size_t>(in.gcount()));
+  const auto as_bytes = [](const std::string& b) { return std::as_bytes(std::span<const char>(b.data(), b.size())); };
+  const std::size_t head_bytes = npy_head_bytes(as_bytes(bytes), path.string());
+  if (head_bytes > bytes.size()) {
+    if (head_bytes > (std::size_t{1} << 24))
+      throw InputError(path.string() + ": the .npy header claims " + std::to_string(head_bytes) + " bytes");
+    bytes.resize(head_bytes);
+    in.read(bytes.data() + 12, std::streamsize(head_bytes - 12));
+    bytes.resize(12 + static_cast<std::size_t>(in.gcount()));
+  }
+  return parse_npy_head(as_bytes(bytes), path.string()).array;
+}
+
+NpyArray parse_npy(std::span<const std::byte> bytes, const std::string& name) {
+  NpyHead head = parse_npy_head(bytes, name);
+  NpyArray array = std::move(head.array);
+  const bool big_endian = head.big_endian;
+  const std::size_t preamble_and_header = head.data_offset;
   const std::size_t item_size = dtype_size(array.dtype);
   const std::optional<std::size_t> expected_bytes = checked_byte_count(array.shape, item_size);
   if (!expected_bytes) {
     throw InputError(name + ": the .npy shape " + shape_text(array.shape) +
                      " is too large (its byte count overflows)");
   }
-  const std::span<const std::byte> data = bytes.subspan(preamble_bytes + header_bytes);
+  const std::span<const std::byte> data = bytes.subspan(preamble_and_header);
   if (data.size() != *expected_bytes) {
     throw InputError(name + ": the .npy data has " + std::to_string(data.size()) +
-                     " bytes, but shape " + shape_text(array.shape) + " of '" + shown(fields.descr) +
+                     " bytes, but shape " + shape_text(array.shape) + " of '" + array.file_descr +
                      "' needs " + std::to_string(*expected_bytes) + " bytes");
   }
-  if (fields.fortran_order && array.shape.size() > 1) {
+  if (array.file_fortran_order && array.shape.size() > 1) {
     array.data = fortran_to_c_order(data, array.shape, item_size);
   } else {
     array.data.assign(data.begin(), data.end());

@@ -119,6 +119,8 @@ struct StoredArray {
   std::vector<std::size_t> dims;
   bool column_major = false;  ///< MAT: MATLAB's order
   std::string source;         ///< the MAT variable or HDF5 dataset read ("" for NPY)
+  /// A PICMUS IQ file's data/imag beside data/real (its `values` and `dims`), else empty.
+  std::optional<io::Hdf5Array> imag;
 };
 
 /// The array of a file read frame by frame (--frame all with a 'frames' axis in --layout), kept
@@ -171,14 +173,17 @@ std::shared_ptr<const StoredArray> read_stored_array(const fs::path& path, const
   const std::string ext = io::lower_extension(path);
   if (ext == ".mat") {
     io::MatArray a = io::read_mat(path, in.var);
-    *array = {std::move(a.values), std::move(a.dims), true, std::move(a.name)};
+    *array = {std::move(a.values), std::move(a.dims), true, std::move(a.name), std::nullopt};
   } else if (io::has_hdf5_extension(path)) {
     io::Hdf5Array a = io::read_hdf5(path, in.var);
-    *array = {std::move(a.values), std::move(a.dims), false, std::move(a.path)};
+    *array = {std::move(a.values), std::move(a.dims), false, std::move(a.path), std::nullopt};
+    // IQ: Q beside I, read with it (once for all frames, like I).
+    if (array->source == io::kPicmusChannelData && picmus_geometry(path).modulation_frequency != 0)
+      array->imag = io::read_hdf5(path, picmus_path("data/imag"));
   } else {
     if (!in.var.empty()) throw Error(path.string() + ": --var applies to MAT and HDF5 files only");
     const io::NpyArray a = io::read_npy(path);
-    *array = {a.to_double(), a.shape, false, ""};
+    *array = {a.to_double(), a.shape, false, "", std::nullopt};
   }
   if (cached) stored_array_cache().keep(key, array);
   return array;
@@ -278,6 +283,11 @@ ChannelData arrange_channels(const std::vector<double>& values, const std::vecto
       if (role[b] == role[a]) throw Error(name + ": --layout '" + layout_text + "' names an axis twice");
   }
   const std::string dims_text = io::dims_text(dims);  // as the refusals below say them
+  // A C-order array keeps its singleton axes (only MATLAB drops trailing ones): one with a frames
+  // axis and fewer axes than --layout names was taken for hundreds of frames of a few samples.
+  if (!column_major && dims.size() != names.size() && std::find(names.begin(), names.end(), "frames") != names.end())
+    throw Error(name + ": the array is " + dims_text + " but --layout '" + layout_text + "' names " +
+                std::to_string(names.size()) + " axes (an array with a frames axis has one for each name)");
   std::vector<std::size_t> shape = dims;
   // MATLAB drops trailing singleton dimensions; so may the user's layout.
   while (shape.size() > names.size() && shape.back() == 1) shape.pop_back();
@@ -377,11 +387,34 @@ int count_frames(const fs::path& path, const ChannelInput& in) {
   }
   const std::string ext = io::lower_extension(path);
   if (!names_frames_axis(in.layout) || (ext != ".mat" && ext != ".npy" && !io::has_hdf5_extension(path))) return 1;
-  // The array's 'frames' axis: read once (kept for the frames' reads), its extent taken as
-  // arrange_channels takes it; a shape it refuses is said when the first frame is read.
-  const std::shared_ptr<const StoredArray> array = read_stored_array(path, in);
+  // The array's dims, from what the file says of it where it says them (an NPY header, a MAT
+  // variable or HDF5 dataset named by --var): a batch counts every file's frames before it reads
+  // the first, and the one array kept for the frames' reads would be the last file's. Otherwise
+  // (a MAT struct's field or cell's element, a file read without --var) the array is read, and
+  // kept for its frames.
+  std::vector<std::size_t> dims;
+  bool column_major = false;
+  if (ext == ".npy") {
+    dims = io::read_npy_header(path).shape;
+  } else if (ext == ".mat" && !in.var.empty() && in.var.find_first_of(".(){}") == std::string::npos) {
+    for (const io::MatVariableInfo& v : io::list_mat_variables(path))
+      if (v.name == in.var) dims = v.dims;
+    column_major = true;
+  } else if (ext != ".mat" && !in.var.empty()) {
+    const std::string dataset = in.var.front() == '/' ? in.var : "/" + in.var;
+    for (const io::Hdf5DatasetInfo& d : io::list_hdf5_datasets(path))
+      if (d.path == dataset) dims = d.dims;
+  }
+  if (dims.empty()) {
+    const std::shared_ptr<const StoredArray> array = read_stored_array(path, in);
+    dims = array->dims;
+    column_major = array->column_major;
+  }
+  // The extent of the axis as arrange_channels takes it; a shape it refuses is said once, when
+  // the file (as one frame) is read.
   const auto names = split(in.layout, ',');
-  const std::vector<std::size_t> shape = layout_shape(array->dims, names.size());
+  if (!column_major && dims.size() != names.size()) return 1;
+  const std::vector<std::size_t> shape = layout_shape(dims, names.size());
   const std::size_t axis = std::size_t(std::find(names.begin(), names.end(), "frames") - names.begin());
   if (shape.empty() || shape[axis] < 1 || shape[axis] > kMaxFramesInAnArray) return 1;
   return static_cast<int>(shape[axis]);
@@ -431,7 +464,8 @@ ChannelData read_channel_data(const fs::path& path, const ChannelInput& in, int 
     }
     if (picmus && g.modulation_frequency != 0) {
       // IQ: Q beside I, with the demodulation's clock starting at initial_time.
-      const io::Hdf5Array q = io::read_hdf5(path, picmus_path("data/imag"));
+      if (!a->imag) throw Error(path.string() + ": PICMUS IQ data: data/imag was not read");
+      const io::Hdf5Array& q = *a->imag;
       if (q.dims != a->dims)
         throw Error(path.string() + ": PICMUS IQ data: data/imag is not shaped like data/real");
       rf.imag = arrange_channels(q.values, q.dims, false, layout, in.offset, path.string() + " (" + q.path + ")",
@@ -469,7 +503,7 @@ ChannelData read_channel_data(const fs::path& path, const ChannelInput& in, int 
                    : axis == "elements" ? std::size_t(elements)
                    : axis == "transmits" ? std::size_t(transmits)
                                          : 1);  // an unknown name: arrange_channels says so
-  return arrange_channels(values, dims, false, layout, in.offset, path.string());
+  return arrange_channels(values, dims, false, layout, in.offset, path.string(), in.frame);  // one frame
 }
 
 void write_picmus(const fs::path& path, const ChannelData& rf, const Acquisition& acq) {

@@ -180,11 +180,13 @@ TEST_F(ReconDasInputFiles, FramesAlongAnAxisOfNpyMatAndHdf5Arrays) {
     in.all_frames = true;
     EXPECT_EQ(count_frames(dir_ / name, in), 1);
   }
-  // Kept from count_frames for the frames' reads, but not past a change to the file.
+  // Kept from the first frame's read for the others, but not past a change to the file.
   ChannelInput in;
   in.layout = "frames,samples,elements,transmits";
   in.all_frames = true;
   ASSERT_EQ(count_frames(dir_ / "cine.npy", in), 3);
+  in.frame = 1;
+  EXPECT_EQ(read_channel_data(dir_ / "cine.npy", in).channel(1, 2)[3], value(3, 2, 1));
   for (float& v : npy) v = -v;
   const std::size_t four[4] = {4, 4, 3, 2};  // a frame more: another size
   npy.resize(npy.size() + 24, 7.0f);
@@ -192,6 +194,51 @@ TEST_F(ReconDasInputFiles, FramesAlongAnAxisOfNpyMatAndHdf5Arrays) {
   in.frame = 2;
   EXPECT_EQ(read_channel_data(dir_ / "cine.npy", in).channel(1, 2)[3], -(value(3, 2, 1) + 1000.0));
   EXPECT_EQ(count_frames(dir_ / "cine.npy", in), 4);
+
+  // An NPY file's frames are counted from its header alone: a batch counts every file's before
+  // it reads any (it read each whole, twice in all). The data of this one are cut short.
+  const std::string whole = io::read_file(dir_ / "cine.npy");
+  io::write_file_atomic(dir_ / "cut.npy", whole.substr(0, whole.size() - 100));
+  EXPECT_EQ(count_frames(dir_ / "cut.npy", in), 4);
+  EXPECT_THROW(read_channel_data(dir_ / "cut.npy", in), io::InputError);
+  // A MAT variable named by --var: from the file's list of variables.
+  ChannelInput by_name;
+  by_name.var = "RF";
+  by_name.layout = "samples,elements,transmits,frames";
+  by_name.all_frames = true;
+  EXPECT_EQ(count_frames(dir_ / "cine.mat", by_name), 3);
+
+  // A C-order array has all its axes: a frames axis among more names than it has axes is
+  // refused once, not read as 4 frames of 3 samples x 2 elements x 1 transmit each.
+  const std::size_t three[3] = {4, 3, 2};
+  io::write_npy(dir_ / "plain.npy", io::DType::f32, three, npy.data());
+  EXPECT_EQ(count_frames(dir_ / "plain.npy", in), 1);
+  in.frame = 1;
+  try {
+    (void)read_channel_data(dir_ / "plain.npy", in);
+    ADD_FAILURE() << "a 3-D array read with four axes named";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("plain.npy: the array is 4 x 3 x 2 but --layout "
+                                         "'frames,samples,elements,transmits' names 4 axes (an array with a "
+                                         "frames axis has one for each name)"),
+              std::string::npos)
+        << e.what();
+  }
+  // source.txt holds one frame, whatever --layout names: --frame 2 is refused (it read frame 1).
+  const std::vector<std::int32_t> ints(3 * 2 * 4, 1);
+  io::write_source_txt(dir_ / "one.txt", ints, 6, 4);
+  ChannelInput txt;
+  txt.layout = "frames,transmits,elements,samples";
+  txt.samples = 4;
+  txt.frame = 2;
+  try {
+    (void)read_channel_data(dir_ / "one.txt", txt, 3, 2);
+    ADD_FAILURE() << "a source.txt's frame 2 was read";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("one.txt: --frame 2 is not among its 1 frame(s)"), std::string::npos) << e.what();
+  }
+  txt.frame = 1;
+  EXPECT_EQ(read_channel_data(dir_ / "one.txt", txt, 3, 2).transmits, 2);
 }
 
 

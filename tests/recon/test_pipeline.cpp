@@ -416,6 +416,25 @@ TEST(ReconPipelineNames, AllFramesExpandsMultiFrameFilesOnly) {
                                                             {"example.txt", 0}}));
 }
 
+// --writers 0 (the default): a quarter of the hardware threads, 1 to 4, as pipeline.hpp says;
+// B-mode threads share the CPU threads out among them, at least 1 each.
+TEST_F(ReconPipeline, WritersDefaultToAQuarterOfTheHardwareThreads) {
+  const int hardware = std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
+  recon::ReconstructOptions options;
+  options.backend = recon::BackendKind::Cpu;
+  ASSERT_EQ(options.writers, 0);  // what --writers leaves when not given
+  recon::Reconstructor automatic(options, dir_ / "auto");
+  const int writers = automatic.writer_threads();
+  EXPECT_EQ(writers, hardware < 8 ? 1 : hardware < 16 ? hardware / 4 : 4) << hardware << " hardware threads";
+  EXPECT_EQ(automatic.bmode_threads(writers), std::max(1, hardware / writers));
+  options.threads = 2;
+  options.writers = 3;
+  recon::Reconstructor given(options, dir_ / "given");
+  EXPECT_EQ(given.writer_threads(), 3);
+  EXPECT_EQ(given.bmode_threads(3), 1);  // 2 threads among 3 writers: at least 1 each
+  EXPECT_EQ(given.bmode_threads(1), 2);
+}
+
 TEST(ReconPipelineNames, ExpandsDirectoriesToSortedTxtFiles) {
   const fs::path dir = fs::temp_directory_path() / ("usrecon-expand-" + std::to_string(::getpid()));
   fs::remove_all(dir);
@@ -627,7 +646,9 @@ TEST_F(ReconPipeline, SeedBatchWithSeveralWritersReportsInInputOrderWhatEachInpu
   std::vector<fs::path> inputs;
   for (int i = 0; i < 10; ++i) {
     sim.points = {{1.0 + 0.3 * i, 4.0 + 0.5 * i, 1.0}};
-    inputs.push_back(dir_ / ("f" + std::to_string(10 + i) + ".txt"));
+    std::string name = "f";  // appended: GCC 12 warns (-Wrestrict, a false positive) of "f" + std::string
+    name += std::to_string(10 + i) + ".txt";
+    inputs.push_back(dir_ / name);
     usrecon::io::write_source_txt(inputs.back(), recon::simulate_seed_channels(sim), 8, 400);
   }
   usrecon::io::write_file_atomic(inputs[4], "1 2 3\n");  // too few values: fails

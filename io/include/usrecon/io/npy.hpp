@@ -59,6 +59,9 @@ struct NpyArray {
 /// size that does not match the shape.
 NpyArray parse_npy(std::span<const std::byte> bytes, const std::string& name);
 NpyArray read_npy(const std::filesystem::path& path);
+/// An .npy file's dtype and shape (as read_npy gives them; `data` left empty), from its header
+/// alone. Throws InputError as parse_npy does for the preamble and header.
+NpyArray read_npy_header(const std::filesystem::path& path);
 
 /// Encodes a C-order array as an .npy (version 1.0) image.
 std::vector<std::byte> encode_npy(DType dtype, std::span<const std::size_t> shape,

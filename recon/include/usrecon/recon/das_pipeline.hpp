@@ -100,8 +100,9 @@ ChannelData read_channel_data(const std::filesystem::path& path, const ChannelIn
 
 /// How many frames read_channel_data can read from the file with `input` (its --var and
 /// --layout): a USTB UFF file's frames (reading no channel data); the extent of the "frames" axis
-/// of a MAT, NPY or HDF5 array whose layout names one (the array is read, and kept for the frames'
-/// reads when input.all_frames); 1 for any other file. Errors name the file.
+/// of a MAT, NPY or HDF5 array whose layout names one (from an NPY header, or a MAT or HDF5 file's
+/// list when input.var names the array; else the array is read, and kept for the frames' reads
+/// when input.all_frames); 1 for any other file. Errors name the file.
 int count_frames(const std::filesystem::path& path, const ChannelInput& input);
 
 /// The most frames one array's 'frames' axis may hold (as a USTB file's frames are capped).
