@@ -16,6 +16,7 @@
 #include <cstring>
 #include <functional>
 #include <mutex>
+#include <optional>
 #include <stdexcept>
 
 #include "printable.hpp"
@@ -224,30 +225,31 @@ std::vector<Hdf5Group> list_groups_here(const fs::path& path) {
   return groups;
 }
 
+/// The dataset read_hdf5(path, requested) reads: `requested` (with its leading '/'), or for an
+/// empty name a PICMUS file's channel data, else the file's only real numeric array with at least
+/// two axes (or its only array of two axes, which the read refuses by its type); throws naming
+/// the candidates when there are several or none.
+std::string dataset_to_read(const fs::path& path, const std::vector<Hdf5DatasetInfo>& all, const std::string& requested) {
+  if (!requested.empty()) return requested.front() == '/' ? requested : "/" + requested;
+  std::vector<std::string> candidates, others;  // others: arrays of types not read
+  bool picmus = false;
+  for (const Hdf5DatasetInfo& info : all) {
+    if (info.path == kPicmusChannelData) picmus = true;
+    if (info.dims.size() >= 2) (info.type.empty() ? others : candidates).push_back(info.path);
+  }
+  if (picmus) return kPicmusChannelData;
+  if (candidates.size() == 1) return candidates.front();
+  if (candidates.empty() && others.size() == 1) return others.front();  // refused by the read, saying what type it is
+  std::string list;
+  for (const std::string& c : candidates) list += (list.empty() ? "" : ", ") + c;
+  throw InputError(path.string() + ": name the dataset to read with --var (numeric arrays here: " +
+                   (list.empty() ? "none" : list) + ")");
+}
+
 Hdf5Array read_here(const fs::path& path, const std::string& requested, std::size_t first_row = 0,
                     std::size_t rows = Hdf5Selection::kAllRows) {
-  std::string name = requested;
-  if (name.empty()) {
-    std::vector<std::string> candidates, others;  // others: arrays of types not read
-    bool picmus = false;
-    for (const Hdf5DatasetInfo& info : list_here(path)) {
-      if (info.path == kPicmusChannelData) picmus = true;
-      if (info.dims.size() >= 2) (info.type.empty() ? others : candidates).push_back(info.path);
-    }
-    if (picmus) {
-      name = kPicmusChannelData;
-    } else if (candidates.size() == 1) {
-      name = candidates.front();
-    } else if (candidates.empty() && others.size() == 1) {
-      name = others.front();  // refused below, saying what type it is
-    } else {
-      std::string list;
-      for (const std::string& c : candidates) list += (list.empty() ? "" : ", ") + c;
-      throw InputError(path.string() + ": name the dataset to read with --var (numeric arrays here: " +
-                       (list.empty() ? "none" : list) + ")");
-    }
-  }
-  if (name.front() != '/') name = "/" + name;
+  const std::string name = dataset_to_read(path, requested.empty() ? list_here(path) : std::vector<Hdf5DatasetInfo>{},
+                                           requested);
   const Handle file = open_file(path);
   const std::string what = path.string() + ": dataset '" + name + "'";
   // H5Dopen on a missing path is an error, not a crash; H5Lexists per part would be tidier
@@ -823,6 +825,14 @@ std::vector<Hdf5Array> read_hdf5(const fs::path& path, const std::vector<Hdf5Sel
   } catch (const std::runtime_error&) {
     throw InputError(path.string() + ": the HDF5 reader's reply was cut off");
   }
+}
+
+std::optional<Hdf5DatasetInfo> hdf5_dataset_to_read(const fs::path& path, const std::string& dataset) {
+  const std::vector<Hdf5DatasetInfo> all = list_hdf5_datasets(path);
+  const std::string chosen = dataset_to_read(path, all, dataset);
+  for (const Hdf5DatasetInfo& d : all)
+    if (d.path == chosen) return d;
+  return std::nullopt;
 }
 
 std::vector<std::string> hdf5_reference_targets(const fs::path& path, const std::string& dataset, std::size_t first,

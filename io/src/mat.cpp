@@ -15,6 +15,7 @@
 #include <fstream>
 #include <map>
 #include <memory>
+#include <optional>
 #include <stdexcept>
 #include <string_view>
 #include <utility>
@@ -750,6 +751,7 @@ std::vector<VarStep> parse_variable_path(const fs::path& path, const std::string
   std::vector<VarStep> steps;
   std::size_t i = 0;
   const auto field = [&] {
+    if (steps.size() == 256) throw bad(i, "more than 256 fields and subscripts");
     const std::size_t start = i;
     while (i < name.size() && kSyntax.find(name[i]) == std::string_view::npos) ++i;
     steps.push_back({'.', name.substr(start, i - start), {}, i});
@@ -764,6 +766,7 @@ std::vector<VarStep> parse_variable_path(const fs::path& path, const std::string
     }
     if (open != '(' && open != '{') throw bad(i, "unexpected '" + shown(std::string(1, open)) + "'");
     const char close = open == '(' ? ')' : '}';
+    if (steps.size() == 256) throw bad(i, "more than 256 fields and subscripts");
     VarStep step{open, "", {}, 0};
     for (++i;;) {
       while (i < name.size() && name[i] == ' ') ++i;
@@ -818,12 +821,8 @@ MatArray read_mat73(const fs::path& path, const std::string& name, const std::ve
   const Mat73File f(path);
   const std::string& top = steps.front().field;
   std::string object = "/" + top;  // the HDF5 object the steps so far name
-  if (top.empty() || top.find('/') != std::string::npos || top.front() == '#' || !f.exists(object)) {
-    // A variable whose own name takes --var's syntax ("rf(1)", from SciPy or h5py) is read whole.
-    if (steps.size() > 1 && name.find('/') == std::string::npos && name.front() != '#' && f.exists("/" + name))
-      return read_mat73(path, name, {VarStep{'.', name, {}, name.size()}});
+  if (top.empty() || top.find('/') != std::string::npos || top.front() == '#' || !f.exists(object))
     throw no_variable(path, top);
-  }
   constexpr std::size_t kNone = SIZE_MAX;
   std::size_t element = kNone;  // of the struct array `object`, chosen by '('
   const auto refers_to_nothing = [&](const VarStep& step) {
@@ -993,7 +992,7 @@ void offer_v5(matvar_t* v, const std::string& prefix, Offer& out, int depth = 0)
 }
 
 /// The same in a v7.3 file, from HDF5 object `object`. Each cell and struct array field costs a
-/// reader request, so at most 16 are looked into.
+/// reader request (a few ms), so at most 64 are looked into.
 void offer_v73(const Mat73File& f, const std::string& object, const std::string& prefix, Offer& out,
                std::size_t& requests, int depth = 0) {
   if (depth > 8 || out.full()) return;
@@ -1005,8 +1004,8 @@ void offer_v73(const Mat73File& f, const std::string& object, const std::string&
   if (f.is_cell(object)) {
     const std::size_t count = element_count(f.dims(object));
     if (count == 0) return;
-    if (requests++ >= 16 || count > Offer::kLimit) out.complete = false;
-    if (requests > 16) return;
+    if (requests++ >= 64 || count > Offer::kLimit) out.complete = false;
+    if (requests > 64) return;
     const std::vector<std::string> targets = hdf5_reference_targets(f.path(), object, 0, Offer::kLimit);
     for (std::size_t k = 0; k < targets.size() && !out.full(); ++k)
       if (f.exists(targets[k])) offer_v73(f, targets[k], prefix + "{" + std::to_string(k + 1) + "}", out, requests, depth + 1);
@@ -1021,7 +1020,7 @@ void offer_v73(const Mat73File& f, const std::string& object, const std::string&
   }
   for (const std::string& field : f.struct_array_fields(object)) {  // the first element's
     if (out.full() || !nameable(leaf(field))) continue;
-    if (requests++ >= 16) {
+    if (requests++ >= 64) {
       out.complete = false;
       return;
     }
@@ -1059,12 +1058,7 @@ MatArray read_mat5(const fs::path& path, const std::string& name, const std::vec
     // The header first: a variable that cannot be read as channel data is refused before matio
     // reads (and allocates for) its data.
     MatVar info(Mat_VarReadInfo(m.get(), top_name.c_str()));
-    if (!info) {
-      // A variable whose own name takes --var's syntax ("rf(1)", from SciPy) is read whole.
-      if (steps.size() > 1 && MatVar(Mat_VarReadInfo(m.get(), name.c_str())))
-        return read_mat5(path, name, {VarStep{'.', name, {}, name.size()}});
-      throw no_variable(path, top_name);
-    }
+    if (!info) throw no_variable(path, top_name);
     const std::string what = path.string() + ": variable '" + shown(top_name) + "'";
     if (steps.size() == 1 && !numeric(info->class_type))
       throw InputError(what + " is a " + class_name(info->class_type) + " array, not a numeric array" +
@@ -1143,40 +1137,77 @@ MatArray read_mat5(const fs::path& path, const std::string& name, const std::vec
 
 }  // namespace
 
-MatArray read_mat(const fs::path& path, const std::string& requested) {
-  std::string name = requested;
-  if (name.empty()) {
-    std::vector<std::string> candidates, complex;
-    for (const MatVariableInfo& info : list_mat_variables(path))
-      if (info.matlab_class != "struct" && info.matlab_class != "cell" && info.matlab_class != "char" &&
-          info.matlab_class != "sparse")
-        (info.is_complex ? complex : candidates).push_back(info.name);
-    const auto listed = [](const std::vector<std::string>& names) {
-      std::string list;
-      for (const std::string& c : names) list += (list.empty() ? "" : ", ") + shown(c);
-      return list;
-    };
-    if (candidates.empty() && !complex.empty())
-      throw InputError(path.string() + ": its numeric arrays (" + listed(complex) +
-                       ") are complex; only real channel data are read");
-    if (candidates.size() > 1)
-      throw InputError(path.string() + ": name the variable to read with --var (numeric arrays here: " +
-                       listed(candidates) + ")");
-    if (candidates.empty()) {
-      // Channel data kept in a struct (P.rx.data) were told only "none".
-      Offer offer = numeric_struct_fields(path);
-      const std::size_t more = offer.names.size() > 12 ? offer.names.size() - 12 : 0;
-      offer.names.resize(offer.names.size() - more);
-      const std::string rest = !offer.complete ? " and more"  // a count would be a guess
-                               : more          ? " and " + std::to_string(more) + " more"
-                                               : "";
-      throw InputError(path.string() + ": name the variable to read with --var (numeric arrays here: none" +
-                       (offer.names.empty() ? std::string() : "; in structs and cells: " + listed(offer.names)) + rest +
-                       ")");
-    }
-    name = candidates.front();
+namespace {
+
+/// The variable an empty --var reads: the file's only real numeric array at the top. Throws, naming
+/// what to choose from, when there are several or none (then offering those inside its structs
+/// and cells).
+std::string only_numeric_variable(const fs::path& path, const std::vector<MatVariableInfo>& vars) {
+  std::vector<std::string> candidates, complex;
+  for (const MatVariableInfo& info : vars)
+    if (numeric_class(info.matlab_class)) (info.is_complex ? complex : candidates).push_back(info.name);
+  const auto listed = [](const std::vector<std::string>& names) {
+    std::string list;
+    for (const std::string& c : names) list += (list.empty() ? "" : ", ") + shown(c);
+    return list;
+  };
+  if (candidates.empty() && !complex.empty())
+    throw InputError(path.string() + ": its numeric arrays (" + listed(complex) +
+                     ") are complex; only real channel data are read");
+  if (candidates.size() > 1)
+    throw InputError(path.string() + ": name the variable to read with --var (numeric arrays here: " +
+                     listed(candidates) + ")");
+  if (candidates.empty()) {
+    // Channel data kept in a struct (P.rx.data) were told only "none".
+    Offer offer = numeric_struct_fields(path);
+    const std::size_t more = offer.names.size() > 12 ? offer.names.size() - 12 : 0;
+    offer.names.resize(offer.names.size() - more);
+    const std::string inside = !offer.names.empty() ? "; in structs and cells: " + listed(offer.names)
+                               : !offer.complete    ? "; none in the structs and cells looked into"
+                                                    : "";
+    const std::string rest = offer.names.empty() ? ""
+                             : !offer.complete    ? " and more"  // a count would be a guess
+                             : more               ? " and " + std::to_string(more) + " more"
+                                                  : "";
+    throw InputError(path.string() + ": name the variable to read with --var (numeric arrays here: none" + inside +
+                     rest + ")");
   }
-  const std::vector<VarStep> steps = parse_variable_path(path, name);
+  return candidates.front();
+}
+
+/// Whether the file has a top-level variable of exactly this name (the first, as matio finds it).
+bool has_variable(const fs::path& path, const std::string& name) {
+  if (is_mat73(path)) {
+    const std::vector<MatVariableInfo> vars = list_mat73_variables(path);
+    return std::any_of(vars.begin(), vars.end(), [&](const MatVariableInfo& v) { return v.name == name; });
+  }
+  MatFile m = open_mat(path);
+  return MatVar(Mat_VarReadInfo(m.get(), name.c_str())) != nullptr;
+}
+
+/// The steps of --var `name`: a variable whose own name takes the syntax ("rf(1)", "a.b": SciPy
+/// and h5py write such names) is read by that name, before the syntax is tried.
+std::vector<VarStep> variable_steps(const fs::path& path, const std::string& name) {
+  if (name.find_first_of(kSyntax) != std::string::npos && has_variable(path, name))
+    return {VarStep{'.', name, {}, name.size()}};
+  return parse_variable_path(path, name);
+}
+
+}  // namespace
+
+bool is_numeric_class(const std::string& matlab_class) { return numeric_class(matlab_class); }
+
+std::optional<MatVariableInfo> mat_variable_to_read(const fs::path& path, const std::string& name) {
+  const std::vector<MatVariableInfo> vars = list_mat_variables(path);
+  const std::string chosen = name.empty() ? only_numeric_variable(path, vars) : name;
+  for (const MatVariableInfo& v : vars)
+    if (v.name == chosen) return v;
+  return std::nullopt;
+}
+
+MatArray read_mat(const fs::path& path, const std::string& requested) {
+  const std::string name = requested.empty() ? only_numeric_variable(path, list_mat_variables(path)) : requested;
+  const std::vector<VarStep> steps = variable_steps(path, name);
   return is_mat73(path) ? read_mat73(path, name, steps) : read_mat5(path, name, steps);
 }
 

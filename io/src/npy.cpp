@@ -425,8 +425,11 @@ NpyHead parse_npy_head(std::span<const std::byte> bytes, const std::string& name
 }  // namespace
 
 NpyArray read_npy_header(const std::filesystem::path& path) {
+  // Not opened unless a regular file (a FIFO would block the open): read_file says why, as every
+  // reader does.
+  if (existing_input_status(path).type() != std::filesystem::file_type::regular) (void)read_file(path);
   std::ifstream in(path, std::ios::binary);
-  if (!in) (void)read_file(path);  // says why, as every reader does
+  if (!in) (void)read_file(path);
   std::string bytes(12, '\0');
   in.read(bytes.data(), std::streamsize(bytes.size()));
   bytes.resize(static_cast<std::size_t>(in.gcount()));
@@ -439,7 +442,18 @@ NpyArray read_npy_header(const std::filesystem::path& path) {
     in.read(bytes.data() + 12, std::streamsize(head_bytes - 12));
     bytes.resize(12 + static_cast<std::size_t>(in.gcount()));
   }
-  return parse_npy_head(as_bytes(bytes), path.string()).array;
+  NpyHead head = parse_npy_head(as_bytes(bytes), path.string());
+  // The data must be all there, as parse_npy checks: a header claiming more than the file holds
+  // is refused here too.
+  const std::optional<std::size_t> data_bytes = checked_byte_count(head.array.shape, dtype_size(head.array.dtype));
+  std::error_code ec;
+  const std::uintmax_t file_bytes = std::filesystem::file_size(path, ec);
+  if (!data_bytes || ec || file_bytes < head.data_offset || file_bytes - head.data_offset != *data_bytes)
+    throw InputError(path.string() + ": the .npy data has " +
+                     std::to_string(ec || file_bytes < head.data_offset ? 0 : file_bytes - head.data_offset) +
+                     " bytes, but shape " + shape_text(head.array.shape) + " of '" + head.array.file_descr + "' needs " +
+                     (data_bytes ? std::to_string(*data_bytes) : std::string("more than 2^64")) + " bytes");
+  return std::move(head.array);
 }
 
 NpyArray parse_npy(std::span<const std::byte> bytes, const std::string& name) {

@@ -388,22 +388,26 @@ int count_frames(const fs::path& path, const ChannelInput& in) {
   const std::string ext = io::lower_extension(path);
   if (!names_frames_axis(in.layout) || (ext != ".mat" && ext != ".npy" && !io::has_hdf5_extension(path))) return 1;
   // The array's dims, from what the file says of it where it says them (an NPY header, a MAT
-  // variable or HDF5 dataset named by --var): a batch counts every file's frames before it reads
-  // the first, and the one array kept for the frames' reads would be the last file's. Otherwise
-  // (a MAT struct's field or cell's element, a file read without --var) the array is read, and
-  // kept for its frames.
+  // file's top-level variable, an HDF5 dataset): a batch counts every file's frames before it
+  // reads the first, and the one array kept for the frames' reads would be the last file's.
+  // Otherwise (a MAT struct's field or cell's element) the array is read, and kept for its
+  // frames. An array that the read will refuse (complex, text, cut short) is one frame: its
+  // refusal is said once, not once a frame.
   std::vector<std::size_t> dims;
   bool column_major = false;
   if (ext == ".npy") {
-    dims = io::read_npy_header(path).shape;
-  } else if (ext == ".mat" && !in.var.empty() && in.var.find_first_of(".(){}") == std::string::npos) {
-    for (const io::MatVariableInfo& v : io::list_mat_variables(path))
-      if (v.name == in.var) dims = v.dims;
+    const io::NpyArray header = io::read_npy_header(path);
+    if (header.dtype == io::DType::c64 || header.dtype == io::DType::c128) return 1;
+    dims = header.shape;
+  } else if (ext == ".mat") {
+    if (const std::optional<io::MatVariableInfo> v = io::mat_variable_to_read(path, in.var)) {
+      if (!io::is_numeric_class(v->matlab_class) || v->is_complex) return 1;
+      dims = v->dims;
+    }
     column_major = true;
-  } else if (ext != ".mat" && !in.var.empty()) {
-    const std::string dataset = in.var.front() == '/' ? in.var : "/" + in.var;
-    for (const io::Hdf5DatasetInfo& d : io::list_hdf5_datasets(path))
-      if (d.path == dataset) dims = d.dims;
+  } else if (const std::optional<io::Hdf5DatasetInfo> d = io::hdf5_dataset_to_read(path, in.var)) {
+    if (d->type.empty()) return 1;
+    dims = d->dims;
   }
   if (dims.empty()) {
     const std::shared_ptr<const StoredArray> array = read_stored_array(path, in);

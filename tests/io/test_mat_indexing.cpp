@@ -139,6 +139,8 @@ TEST(IoMatIndexingVersions, ReferencesAreResolvedOnlyAsAskedFor) {
 }
 
 TEST_P(IoMatIndexing, ErrorsNameTheStepThatFails) {
+  std::string many_steps = "C";
+  for (int k = 0; k < 256; ++k) many_steps += "{1}";
   // {--var, what the refusal says}
   const std::vector<std::pair<std::string, std::string>> refusals = {
     // Past the end, by linear index and by subscripts.
@@ -193,6 +195,8 @@ TEST_P(IoMatIndexing, ErrorsNameTheStepThatFails) {
     {"C3{1}\x01x", "--var 'C3{1}\\x01x': unexpected '\\x01' (character 6)"},
     {"S(1).\x1b[2Jx", "struct 'S(1)' has no field '\\x1B[2Jx'"},
     {"S\x1b", "no variable 'S\\x1B'"},
+    // At most 256 steps (a self-referring v7.3 cell costs a reader request per step).
+    {many_steps, "more than 256 fields and subscripts"},
   };
   for (const auto& [name, fragment] : refusals) {
     SCOPED_TRACE(name);
@@ -267,6 +271,13 @@ TEST(IoMatIndexingScipy, NamesThatTakeTheSyntaxOfVar) {
   expect_refused(names, "no variable 'rf' (variables here: rf(1), q(1))", [&] { (void)read_mat(names, "rf(2)"); });
   expect_refused(cells, "(numeric arrays here: none; in structs and cells: ok{1})", [&] { (void)read_mat(cells); });
   EXPECT_EQ(read_mat(cells, "ok{1}").values, (std::vector<double>{5, 6}));
+  // A name that is no valid syntax ('rf(0)'), and one that would be another variable's element:
+  // the variable of that name is read, found before the syntax is tried.
+  EXPECT_EQ(read_mat(dir / "scipy_odd_zero.mat", "rf(0)").values, rf.values);
+  EXPECT_EQ(read_mat(dir / "scipy_odd_zero.mat").values, rf.values);
+  EXPECT_EQ(read_mat(dir / "scipy_odd_pair.mat", "rf(1)").values, std::vector<double>(6, 2.0));
+  EXPECT_EQ(read_mat(dir / "scipy_odd_pair.mat", "rf").values, std::vector<double>(6, 1.0));
+  EXPECT_EQ(mat_variable_to_read(dir / "scipy_odd_pair.mat", "rf(1)").value().dims, (std::vector<std::size_t>{2, 3}));
 }
 
 }  // namespace

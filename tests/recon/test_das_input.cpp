@@ -1,8 +1,10 @@
 // Channel data for the general models: axis layouts of NPY (C order) and MAT (column-major)
 // arrays, per-channel mean removal, source.txt, option parsing.
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
 #include <cmath>
+#include <complex>
 #include <filesystem>
 
 #include "../fuzz/fuzz_checks_uff.hpp"
@@ -142,6 +144,13 @@ class ReconDasInputFiles : public usrecon::testing::TempDir {};
 // reads each (the frame and count in its geometry), the same values as the frame's own file; the
 // array kept for --frame all is read again when the file changes under it.
 TEST_F(ReconDasInputFiles, FramesAlongAnAxisOfNpyMatAndHdf5Arrays) {
+  const auto by_name_of = [](const std::string& var) {
+    ChannelInput in;
+    in.var = var;
+    in.layout = "samples,elements,transmits,frames";
+    in.all_frames = true;
+    return in;
+  };
   std::vector<float> npy;  // [frames][samples][elements][transmits]
   io::MatArray mat{"RF", "", {4, 3, 2, 3}, {}};  // MATLAB's [samples][elements][transmits][frames]
   for (int f = 0; f < 3; ++f)
@@ -195,18 +204,37 @@ TEST_F(ReconDasInputFiles, FramesAlongAnAxisOfNpyMatAndHdf5Arrays) {
   EXPECT_EQ(read_channel_data(dir_ / "cine.npy", in).channel(1, 2)[3], -(value(3, 2, 1) + 1000.0));
   EXPECT_EQ(count_frames(dir_ / "cine.npy", in), 4);
 
-  // An NPY file's frames are counted from its header alone: a batch counts every file's before
-  // it reads any (it read each whole, twice in all). The data of this one are cut short.
+  // Arrays that the read refuses are one frame (refused once, not once a frame): NPY data cut
+  // short, a header claiming 5000 frames, complex values; a complex or text MAT variable; a FIFO
+  // is refused at once (the header's read would wait for a writer).
   const std::string whole = io::read_file(dir_ / "cine.npy");
   io::write_file_atomic(dir_ / "cut.npy", whole.substr(0, whole.size() - 100));
-  EXPECT_EQ(count_frames(dir_ / "cut.npy", in), 4);
   EXPECT_THROW(read_channel_data(dir_ / "cut.npy", in), io::InputError);
-  // A MAT variable named by --var: from the file's list of variables.
-  ChannelInput by_name;
-  by_name.var = "RF";
-  by_name.layout = "samples,elements,transmits,frames";
-  by_name.all_frames = true;
-  EXPECT_EQ(count_frames(dir_ / "cine.mat", by_name), 3);
+  const std::size_t claim[4] = {5000, 4, 3, 2};
+  const std::vector<float> few(24, 1.0f);
+  const std::vector<std::byte> claimed = io::encode_npy(io::DType::f32, claim, few.data());
+  io::write_file_atomic(dir_ / "claim.npy",
+                        std::string(reinterpret_cast<const char*>(claimed.data()), 200));  // header and some data
+  const std::vector<std::complex<float>> complex_values(4 * 4 * 3 * 2);
+  io::write_npy(dir_ / "complex.npy", io::DType::c64, four, complex_values.data());
+  std::vector<std::pair<std::string, int>> jobs;  // a batch's: one each
+  for (const BatchInput& job : expand_frames({dir_ / "cut.npy", dir_ / "claim.npy", dir_ / "complex.npy"}, in))
+    jobs.emplace_back(job.path.filename().string(), job.frame);
+  EXPECT_EQ(jobs, (std::vector<std::pair<std::string, int>>{{"cut.npy", 0}, {"claim.npy", 0}, {"complex.npy", 0}}));
+  const fs::path mixed = fs::path(USRECON_SOURCE_DIR) / "tests/corpus/valid/mat/scipy_mixed_plain.mat";
+  EXPECT_EQ(count_frames(mixed, by_name_of("complex_v")), 1);  // 1 x 2 complex
+  EXPECT_EQ(count_frames(mixed, by_name_of("label")), 1);      // text, 1 x 12
+  EXPECT_THROW(count_frames(mixed, by_name_of("missing")), io::InputError);  // said once by the batch
+  ASSERT_EQ(::mkfifo((dir_ / "fifo.npy").c_str(), 0600), 0);
+  try {
+    (void)count_frames(dir_ / "fifo.npy", in);
+    ADD_FAILURE() << "a FIFO's frames were counted";
+  } catch (const io::InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("is not a regular file"), std::string::npos) << e.what();
+  }
+  // A MAT variable named by --var, or the only numeric one: from the file's list of variables.
+  EXPECT_EQ(count_frames(dir_ / "cine.mat", by_name_of("RF")), 3);
+  EXPECT_EQ(count_frames(dir_ / "cine.mat", by_name_of("")), 3);
 
   // A C-order array has all its axes: a frames axis among more names than it has axes is
   // refused once, not read as 4 frames of 3 samples x 2 elements x 1 transmit each.

@@ -9,6 +9,7 @@
 
 #include <cstddef>
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -89,6 +90,11 @@ std::vector<Hdf5Group> list_hdf5_groups(const std::filesystem::path& path);
 /// dataset for a missing dataset, one that is not a real numeric array, or one whose size claims
 /// more values than its stored bytes can hold (the limit on what a file may make us allocate).
 Hdf5Array read_hdf5(const std::filesystem::path& path, const std::string& dataset = "");
+
+/// The dataset that read_hdf5(path, dataset) reads, without reading its data (the choice it makes
+/// for an empty name included, throwing as it does when there is none to make); nullopt when the
+/// file holds no dataset of that path.
+std::optional<Hdf5DatasetInfo> hdf5_dataset_to_read(const std::filesystem::path& path, const std::string& dataset = "");
 
 /// Reads several datasets in one go (each name as for read_hdf5 above): one reader process for all.
 std::vector<Hdf5Array> read_hdf5(const std::filesystem::path& path, const std::vector<std::string>& datasets);

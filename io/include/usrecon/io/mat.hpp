@@ -4,6 +4,7 @@
 
 #include <cstddef>
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -37,13 +38,23 @@ std::vector<MatVariableInfo> list_mat_variables(const std::filesystem::path& pat
 /// Subscripts count from 1, one subscript counts the elements in column-major order, and with
 /// several the last spans the dims left, as in MATLAB. The same in v5 and v7.3 (HDF5) files, but
 /// for memory: matio reads a v5 top-level variable whole, a v7.3 element is read alone. A
-/// variable whose own name takes this syntax ("rf(1)", which SciPy writes) is read by that name.
+/// variable whose own name takes this syntax ("rf(1)", which SciPy writes) is read by that name
+/// first. At most 256 fields and subscripts.
 /// An empty name reads the file's only numeric array, or fails listing the candidates (and, when
 /// there is none, the names of the numeric arrays inside its structs and cells). Throws
 /// InputError naming the file and the variable for a missing variable or field, a subscript past
 /// the end, a name whose syntax fails, a complex, sparse, character, cell or struct array, or a
 /// file matio cannot read.
 MatArray read_mat(const std::filesystem::path& path, const std::string& name = "");
+
+/// Whether read_mat reads arrays of this MATLAB class ("double", ..., "uint64", "logical").
+bool is_numeric_class(const std::string& matlab_class);
+
+/// The top-level variable that read_mat(path, name) reads, without reading its data: `name`
+/// itself, or for an empty name the file's only real numeric array (throwing as read_mat does
+/// when there are several or none); nullopt for a name inside a struct or cell, or one the file
+/// does not hold.
+std::optional<MatVariableInfo> mat_variable_to_read(const std::filesystem::path& path, const std::string& name);
 
 /// Writes real double or uint8 arrays to a MAT v5 file (tests and tools; compressed when
 /// matio supports it). dims in MATLAB order, values column-major.

@@ -60,7 +60,8 @@ struct NpyArray {
 NpyArray parse_npy(std::span<const std::byte> bytes, const std::string& name);
 NpyArray read_npy(const std::filesystem::path& path);
 /// An .npy file's dtype and shape (as read_npy gives them; `data` left empty), from its header
-/// alone. Throws InputError as parse_npy does for the preamble and header.
+/// and its size alone. Throws InputError as read_npy does for anything but a bad value (a file
+/// that is not regular, a bad preamble or header, data that are not as many bytes as the shape).
 NpyArray read_npy_header(const std::filesystem::path& path);
 
 /// Encodes a C-order array as an .npy (version 1.0) image.
