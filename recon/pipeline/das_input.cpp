@@ -96,7 +96,6 @@ FileGeometry picmus_geometry(const fs::path& path) {
   return g;
 }
 
-
 bool names_frames_axis(std::string_view layout) {
   const auto names = split(layout, ',');
   return std::find(names.begin(), names.end(), "frames") != names.end();
@@ -124,9 +123,10 @@ struct StoredArray {
 };
 
 /// The array of a file read frame by frame (--frame all with a 'frames' axis in --layout), kept
-/// from count_frames until its last frame is read: a batch goes through one file's frames in
-/// order, so that it reads the file once, not once a frame. One file at a time; a file changed
-/// on disk (size or time) is read again.
+/// from its first read (its first frame's, or count_frames' where the file's lists cannot say
+/// its dims) until its last frame is read: a batch goes through one file's frames in order, so
+/// that it reads the file once, not once a frame. One file at a time; a file changed on disk
+/// (size or time) is read again.
 class StoredArrayCache {
  public:
   std::shared_ptr<const StoredArray> find(const std::string& key) {

@@ -211,8 +211,8 @@ TEST_F(ReconDasInputFiles, FramesAlongAnAxisOfNpyMatAndHdf5Arrays) {
   io::write_file_atomic(dir_ / "cut.npy", whole.substr(0, whole.size() - 100));
   EXPECT_THROW(read_channel_data(dir_ / "cut.npy", in), io::InputError);
   const std::size_t claim[4] = {5000, 4, 3, 2};
-  const std::vector<float> few(24, 1.0f);
-  const std::vector<std::byte> claimed = io::encode_npy(io::DType::f32, claim, few.data());
+  const std::vector<float> all_of_them(5000 * 24, 1.0f);  // encoded whole, then cut to 200 bytes
+  const std::vector<std::byte> claimed = io::encode_npy(io::DType::f32, claim, all_of_them.data());
   io::write_file_atomic(dir_ / "claim.npy",
                         std::string(reinterpret_cast<const char*>(claimed.data()), 200));  // header and some data
   const std::vector<std::complex<float>> complex_values(4 * 4 * 3 * 2);
