@@ -27,9 +27,9 @@ namespace {
 
 std::string with_slash(const std::string& name) { return name.empty() || name.front() == '/' ? name : "/" + name; }
 
-/// A file's claim of more frames than this is refused (its listing alone would make a batch of
-/// --frame all that large); real acquisitions hold thousands at most.
-constexpr std::size_t kMaxFrames = 100000;
+/// A file's claim of more frames than an array's frames axis may hold is refused (its listing
+/// alone would make a batch of --frame all that large); real acquisitions hold thousands at most.
+constexpr std::size_t kMaxFrames = kMaxFramesInAnArray;
 
 void check_frame_count(const std::string& where, std::size_t frames) {
   if (frames > kMaxFrames)

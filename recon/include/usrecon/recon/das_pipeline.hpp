@@ -105,7 +105,7 @@ ChannelData read_channel_data(const std::filesystem::path& path, const ChannelIn
 /// when input.all_frames); 1 for any other file. Errors name the file.
 int count_frames(const std::filesystem::path& path, const ChannelInput& input);
 
-/// The most frames one array's 'frames' axis may hold (as a USTB file's frames are capped).
+/// The most frames one array's 'frames' axis, or one USTB file, may hold.
 inline constexpr std::size_t kMaxFramesInAnArray = 100000;
 
 /// Rearranges an array into ChannelData: dims in the order named by `layout` (samples, elements,
