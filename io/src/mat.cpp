@@ -817,8 +817,16 @@ std::size_t element_index(const fs::path& path, const VarStep& step, const std::
 }
 
 /// Reads v7.3 variable `name` (its `steps`) as read_mat does.
-MatArray read_mat73(const fs::path& path, const std::string& name, const std::vector<VarStep>& steps) {
-  const Mat73File f(path);
+/// The HDF5 object of a v7.3 file that --var `name` names, an array read_mat reads: its path, its
+/// MATLAB class and, for an empty array (MATLAB_empty), its dims. Throws as read_mat does.
+struct Mat73Target {
+  std::string object, matlab_class;
+  bool empty = false;
+  std::vector<std::size_t> dims;  ///< MATLAB's
+};
+
+Mat73Target resolve_mat73(const Mat73File& f, const std::string& name, const std::vector<VarStep>& steps) {
+  const fs::path& path = f.path();
   const std::string& top = steps.front().field;
   std::string object = "/" + top;  // the HDF5 object the steps so far name
   if (top.empty() || top.find('/') != std::string::npos || top.front() == '#' || !f.exists(object))
@@ -887,16 +895,42 @@ MatArray read_mat73(const fs::path& path, const std::string& name, const std::ve
     throw InputError(what + " is a " + cls + " array, not a numeric array" +
                      (f.is_cell(object) ? " (--var " + shown(name) + "{k} reads its element k)" : ""));
   if (found->type.empty()) throw InputError(what + " is complex; only real channel data are read");
+  // MATLAB stores an empty array as its dims: [0 3] is the values 0, 3.
+  Mat73Target target{object, cls, found->matlab_empty, f.dims(object)};
+  if (target.empty && element_count(target.dims) != 0)
+    throw InputError(what + ": an empty array whose stored dims, " + dims_text(target.dims) + ", are not empty");
+  return target;
+}
+
+/// Says that slab `index` of the last axis of the `dims` array `what` is past its end.
+[[noreturn]] void slab_past_the_end(const std::string& what, const std::vector<std::size_t>& dims, std::size_t index) {
+  throw InputError(what + ": index " + std::to_string(index + 1) + " of the last axis of a " + dims_text(dims) +
+                   " array is past its end");
+}
+
+MatArray read_mat73(const fs::path& path, const std::string& name, const std::vector<VarStep>& steps,
+                    std::optional<std::size_t> last_axis_index) {
+  const Mat73File f(path);
+  const Mat73Target target = resolve_mat73(f, name, steps);
+  const std::string what = path.string() + ": variable '" + shown(name) + "'";
   MatArray a;
   a.name = name;
-  a.matlab_class = cls;
-  if (found->matlab_empty) {
-    a.dims = f.dims(object);  // MATLAB stores an empty array as its dims: [0 3] is the values 0, 3
-    if (a.size() != 0)
-      throw InputError(what + ": an empty array whose stored dims, " + dims_text(a.dims) + ", are not empty");
+  a.matlab_class = target.matlab_class;
+  if (target.empty) {
+    a.dims = target.dims;
+    if (last_axis_index) slab_past_the_end(what, a.dims, *last_axis_index);
     return a;
   }
-  Hdf5Array h = read_hdf5(path, object);
+  // MATLAB's last axis is the dataset's first (its dims are MATLAB's reversed): a slab of it is
+  // a run of rows, which the reader reads alone.
+  Hdf5Selection selection{target.object};
+  if (last_axis_index) {
+    const std::vector<std::size_t> dims = f.dims(target.object);
+    if (dims.empty() || *last_axis_index >= dims.back()) slab_past_the_end(what, dims, *last_axis_index);
+    selection.first_row = *last_axis_index;
+    selection.rows = 1;
+  }
+  Hdf5Array h = std::move(read_hdf5(path, std::vector<Hdf5Selection>{selection}).front());
   a.dims.assign(h.dims.rbegin(), h.dims.rend());  // MATLAB's order; the values are already column-major
   a.values = std::move(h.values);
   if (a.dims.empty()) a.dims = {a.values.size(), 1};  // an HDF5 scalar (or null) dataspace: 1 x 1 (or 0 x 1)
@@ -1051,7 +1085,8 @@ Offer numeric_struct_fields(const fs::path& path) {
 
 /// Reads v5 variable `name` (its `steps`) as read_mat does. matio reads a top-level variable
 /// whole, so a cell's element costs the memory of the whole cell.
-MatArray read_mat5(const fs::path& path, const std::string& name, const std::vector<VarStep>& steps) {
+MatArray read_mat5(const fs::path& path, const std::string& name, const std::vector<VarStep>& steps,
+                   std::optional<std::size_t> last_axis_index) {
   MatFile m = open_mat(path);
   const std::string& top_name = steps.front().field;
   {
@@ -1132,6 +1167,15 @@ MatArray read_mat5(const fs::path& path, const std::string& name, const std::vec
     case MAT_C_UINT64: convert<std::uint64_t>(v->data, n, a.values); break;
     default: throw InputError(what + ": unsupported class " + class_name(v->class_type));
   }
+  if (last_axis_index) {
+    // matio has read the whole array; the slab is a contiguous run of it (column-major: the last
+    // axis is the slowest).
+    if (a.dims.empty() || *last_axis_index >= a.dims.back()) slab_past_the_end(what, a.dims, *last_axis_index);
+    const std::size_t slab = a.values.size() / a.dims.back();
+    a.values.erase(a.values.begin() + std::ptrdiff_t((*last_axis_index + 1) * slab), a.values.end());
+    a.values.erase(a.values.begin(), a.values.begin() + std::ptrdiff_t(*last_axis_index * slab));
+    a.dims.back() = 1;
+  }
   return a;
 }
 
@@ -1202,14 +1246,25 @@ std::optional<MatVariableInfo> mat_variable_to_read(const fs::path& path, const 
   const std::string chosen = name.empty() ? only_numeric_variable(path, vars) : name;
   for (const MatVariableInfo& v : vars)
     if (v.name == chosen) return v;
-  return std::nullopt;
+  if (!is_mat73(path)) return std::nullopt;
+  // Inside a v7.3 file's structs and cells: the walk reads only the references it follows.
+  try {
+    const Mat73File f(path);
+    const Mat73Target target = resolve_mat73(f, chosen, variable_steps(path, chosen));
+    return MatVariableInfo{chosen, target.matlab_class, target.empty ? target.dims : f.dims(target.object), false};
+  } catch (const InputError&) {
+    return std::nullopt;  // read_mat says why
+  }
 }
 
-MatArray read_mat(const fs::path& path, const std::string& requested) {
+MatArray read_mat(const fs::path& path, const std::string& requested, std::optional<std::size_t> last_axis_index) {
   const std::string name = requested.empty() ? only_numeric_variable(path, list_mat_variables(path)) : requested;
   const std::vector<VarStep> steps = variable_steps(path, name);
-  return is_mat73(path) ? read_mat73(path, name, steps) : read_mat5(path, name, steps);
+  return is_mat73(path) ? read_mat73(path, name, steps, last_axis_index)
+                        : read_mat5(path, name, steps, last_axis_index);
 }
+
+bool mat_reads_slabs_alone(const fs::path& path) { return is_mat73(path); }
 
 void write_mat(const fs::path& path, const std::vector<MatArray>& arrays, bool as_uint8) {
   const fs::path tmp = path.string() + ".tmp-mat";

@@ -424,7 +424,11 @@ NpyHead parse_npy_head(std::span<const std::byte> bytes, const std::string& name
 
 }  // namespace
 
-NpyArray read_npy_header(const std::filesystem::path& path) {
+namespace {
+
+/// An .npy file's head, read from the file alone (not its data), checked against the file's
+/// size as read_npy_header documents.
+NpyHead read_npy_head(const std::filesystem::path& path) {
   // Not opened unless a regular file (a FIFO would block the open): read_file says why, as every
   // reader does.
   if (existing_input_status(path).type() != std::filesystem::file_type::regular) (void)read_file(path);
@@ -453,8 +457,20 @@ NpyArray read_npy_header(const std::filesystem::path& path) {
                      std::to_string(ec || file_bytes < head.data_offset ? 0 : file_bytes - head.data_offset) +
                      " bytes, but shape " + shape_text(head.array.shape) + " of '" + head.array.file_descr + "' needs " +
                      (data_bytes ? std::to_string(*data_bytes) : std::string("more than 2^64")) + " bytes");
-  return std::move(head.array);
+  return head;
 }
+
+/// Reverses each number's bytes of big-endian data: a complex item is two numbers of half its size.
+void swap_to_native(std::vector<std::byte>& data, DType dtype) {
+  const std::size_t item_size = dtype_size(dtype);
+  const std::size_t word = dtype == DType::c64 || dtype == DType::c128 ? item_size / 2 : item_size;
+  for (std::size_t at = 0; at < data.size(); at += word)
+    std::reverse(data.begin() + std::ptrdiff_t(at), data.begin() + std::ptrdiff_t(at + word));
+}
+
+}  // namespace
+
+NpyArray read_npy_header(const std::filesystem::path& path) { return read_npy_head(path).array; }
 
 NpyArray parse_npy(std::span<const std::byte> bytes, const std::string& name) {
   NpyHead head = parse_npy_head(bytes, name);
@@ -478,12 +494,7 @@ NpyArray parse_npy(std::span<const std::byte> bytes, const std::string& name) {
   } else {
     array.data.assign(data.begin(), data.end());
   }
-  if (big_endian) {
-    // Each number's bytes reversed: a complex item is two numbers of half its size.
-    const std::size_t word = array.dtype == DType::c64 || array.dtype == DType::c128 ? item_size / 2 : item_size;
-    for (std::size_t at = 0; at < array.data.size(); at += word)
-      std::reverse(array.data.begin() + std::ptrdiff_t(at), array.data.begin() + std::ptrdiff_t(at + word));
-  }
+  if (big_endian) swap_to_native(array.data, array.dtype);
   return array;
 }
 
@@ -491,6 +502,39 @@ NpyArray read_npy(const std::filesystem::path& path) {
   const std::string contents = read_file(path);
   return parse_npy(std::as_bytes(std::span<const char>(contents.data(), contents.size())),
                    path.string());
+}
+
+NpyArray read_npy_slab(const std::filesystem::path& path, std::size_t index) {
+  NpyHead head = read_npy_head(path);  // the file holds all the data its header claims
+  NpyArray array = std::move(head.array);
+  const bool fortran = array.file_fortran_order && array.shape.size() > 1;
+  if (array.shape.empty())
+    throw InputError(path.string() + ": a 0-d .npy array has no axis to take a slab of");
+  const std::size_t axis = fortran ? array.shape.size() - 1 : 0;  // the slowest stored axis
+  if (index >= array.shape[axis])
+    throw InputError(path.string() + ": slab " + std::to_string(index) + " of the .npy array's " +
+                     (fortran ? "last" : "first") + " axis is past its " + std::to_string(array.shape[axis]));
+  std::vector<std::size_t> slab_shape = array.shape;
+  slab_shape[axis] = 1;
+  const std::size_t item_size = dtype_size(array.dtype);
+  // No overflow: the whole array's byte count was checked, and the slab is a part of it.
+  const std::size_t slab_bytes = *checked_byte_count(slab_shape, item_size);
+  if (slab_bytes > kDefaultMaxInputBytes)
+    throw InputError(path.string() + ": a slab of the .npy array, " + shape_text(slab_shape) + ", takes " +
+                     std::to_string(slab_bytes) + " bytes, more than the " + std::to_string(kDefaultMaxInputBytes) +
+                     " read at once");
+  std::ifstream in(path, std::ios::binary);
+  std::vector<std::byte> data(slab_bytes);
+  in.seekg(std::streamoff(head.data_offset + index * slab_bytes));
+  in.read(reinterpret_cast<char*>(data.data()), std::streamsize(slab_bytes));
+  if (!in || std::size_t(in.gcount()) != slab_bytes)
+    throw InputError(path.string() + ": cannot read slab " + std::to_string(index) + " of the .npy data (" +
+                     std::to_string(slab_bytes) + " bytes at byte " + std::to_string(head.data_offset + index * slab_bytes) +
+                     "): the file changed or cannot be read");
+  array.data = fortran ? fortran_to_c_order(data, slab_shape, item_size) : std::move(data);
+  array.shape = std::move(slab_shape);
+  if (head.big_endian) swap_to_native(array.data, array.dtype);
+  return array;
 }
 
 std::vector<std::byte> encode_npy(DType dtype, std::span<const std::size_t> shape,

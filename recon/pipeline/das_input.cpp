@@ -262,9 +262,17 @@ std::pair<std::vector<double>, std::vector<double>> parse_virtual_sources(std::s
   return {std::move(x), std::move(z)};
 }
 
-ChannelData arrange_channels(const std::vector<double>& values, const std::vector<std::size_t>& dims,
-                             bool column_major, std::string_view layout, Offset offset,
-                             const std::string& name, int frame, int* frames) {
+namespace {
+
+/// How an array's axes map onto ChannelData's: the extent (`size`) and the stride in the values
+/// (`step`) of its samples, elements, transmits and frames, in that order. Throws as
+/// arrange_channels does for a layout or a shape it refuses.
+struct AxisPlan {
+  std::size_t size[4] = {1, 1, 1, 1}, step[4] = {0, 0, 0, 0};
+};
+
+AxisPlan plan_axes(const std::vector<std::size_t>& dims, bool column_major, std::string_view layout,
+                   const std::string& name) {
   static const char* const kAxes[4] = {"samples", "elements", "transmits", "frames"};
   const std::string layout_text = layout.empty() ? "samples,elements,transmits" : std::string(layout);
   const auto names = split(layout_text, ',');
@@ -288,24 +296,22 @@ ChannelData arrange_channels(const std::vector<double>& values, const std::vecto
   if (!column_major && dims.size() != names.size() && std::find(names.begin(), names.end(), "frames") != names.end())
     throw Error(name + ": the array is " + dims_text + " but --layout '" + layout_text + "' names " +
                 std::to_string(names.size()) + " axes (an array with a frames axis has one for each name)");
-  std::vector<std::size_t> shape = dims;
-  // MATLAB drops trailing singleton dimensions; so may the user's layout.
-  while (shape.size() > names.size() && shape.back() == 1) shape.pop_back();
-  if (shape.size() > names.size()) {
+  const std::vector<std::size_t> shape = layout_shape(dims, names.size());
+  if (shape.empty()) {
     throw Error(name + ": the array is " + dims_text + " but --layout '" + layout_text + "' names only " +
                 std::to_string(names.size()) + " axes");
   }
-  shape.resize(names.size(), 1);
   // Strides of each array axis in `values`.
   std::vector<std::size_t> stride(shape.size(), 1);
   if (column_major)
     for (std::size_t a = 1; a < shape.size(); ++a) stride[a] = stride[a - 1] * shape[a - 1];
   else
     for (std::size_t a = shape.size() - 1; a-- > 0;) stride[a] = stride[a + 1] * shape[a + 1];
-  std::size_t size[4] = {1, 1, 1, 1}, step[4] = {0, 0, 0, 0};
+  AxisPlan plan;
+  std::size_t(&size)[4] = plan.size;
   for (std::size_t a = 0; a < shape.size(); ++a) {
     size[role[a]] = shape[a];
-    step[role[a]] = stride[a];
+    plan.step[role[a]] = stride[a];
   }
   if (size[0] < 2 || size[1] < 1 || size[2] < 1 || size[3] < 1 || size[0] > (1u << 26) || size[1] > 65536 ||
       size[2] > 65536 || size[3] > kMaxFramesInAnArray) {
@@ -325,6 +331,96 @@ ChannelData arrange_channels(const std::vector<double>& values, const std::vecto
                 (size[3] != 1 ? " x " + std::to_string(size[3]) + " frames" : "") + " (" + why +
                 "; --layout names the array's axes in order, as info shows its shape)");
   }
+  return plan;
+}
+
+/// One frame of an array, read alone, and how many its 'frames' axis holds.
+struct FrameAlone {
+  StoredArray slab;  ///< its dims are the array's with the frames axis at extent 1
+  int frames = 1;
+  std::optional<FileGeometry> picmus;  ///< a PICMUS file's geometry, read on the way
+};
+
+/// Frame `in.frame` of a file's array, read without the others where the array's 'frames' axis is
+/// the slowest it stores: an NPY file's first axis (C order) or last (Fortran order), an HDF5
+/// dataset's first (PICMUS's data/imag too, for IQ), a MAT v7.3 array's last in MATLAB's order.
+/// A cine's frames are then read one at a time, never all in memory, and an NPY cine may exceed
+/// the 4 GiB of a whole read. The whole array's dims are checked, and the frame's number, before
+/// anything is read. nullopt for any other file, which is read whole: MAT v4 and v5 (matio reads
+/// variables whole), a frames axis elsewhere, what the whole read refuses with its reasons
+/// (complex arrays, an array of another class, --var for NPY, ...), and for --frame all an array
+/// of at most kMostBytesOfACineReadWhole (read once and kept: a frame read alone costs a reader
+/// request or two, and a v7.3 cell's element its references' resolution, each time).
+std::optional<FrameAlone> read_frame_alone(const fs::path& path, const ChannelInput& in, const std::string& layout) {
+  // An earlier frame's read has kept the whole array: no need to look at the file again.
+  if (in.all_frames && stored_array_cache().find(stored_array_key(path, in))) return std::nullopt;
+  const auto names = split(layout, ',');
+  const std::string ext = io::lower_extension(path);
+  const auto read_whole_instead = [&](const std::vector<std::size_t>& dims) {
+    if (!in.all_frames) return false;
+    std::size_t values = 1;
+    for (const std::size_t extent : dims) {
+      if (extent != 0 && values > kMostBytesOfACineReadWhole / extent) return false;  // past it: alone
+      values *= extent;
+    }
+    return values <= kMostBytesOfACineReadWhole / sizeof(double);
+  };
+  const auto checked_frames = [&](const std::vector<std::size_t>& dims, bool column_major, const std::string& name) {
+    const std::size_t frames = plan_axes(dims, column_major, layout, name).size[3];
+    if (in.frame < 1 || std::size_t(in.frame) > frames)
+      throw Error(name + ": --frame " + std::to_string(in.frame) + " is not among its " + std::to_string(frames) +
+                  " frame(s) (the 'frames' axis of --layout)");
+    return static_cast<int>(frames);
+  };
+  FrameAlone out;
+  const std::size_t index = std::size_t(in.frame - 1);
+  if (ext == ".npy") {
+    if (!in.var.empty()) return std::nullopt;
+    const io::NpyArray head = io::read_npy_header(path);
+    const bool fortran = head.file_fortran_order && head.shape.size() > 1;
+    if (head.dtype == io::DType::c64 || head.dtype == io::DType::c128 || head.shape.size() != names.size() ||
+        (fortran ? names.back() : names.front()) != "frames" || read_whole_instead(head.shape))
+      return std::nullopt;
+    out.frames = checked_frames(head.shape, false, path.string());
+    const io::NpyArray a = io::read_npy_slab(path, index);
+    out.slab = {a.to_double(), a.shape, false, "", std::nullopt};
+    return out;
+  }
+  if (ext == ".mat") {
+    if (!io::mat_reads_slabs_alone(path)) return std::nullopt;
+    const std::optional<io::MatVariableInfo> v = io::mat_variable_to_read(path, in.var);
+    if (!v || !io::is_numeric_class(v->matlab_class) || v->is_complex || v->dims.size() != names.size() ||
+        names.back() != "frames" || read_whole_instead(v->dims))
+      return std::nullopt;
+    out.frames = checked_frames(v->dims, true, path.string() + " (" + v->name + ")");
+    io::MatArray a = io::read_mat(path, in.var, index);
+    out.slab = {std::move(a.values), std::move(a.dims), true, std::move(a.name), std::nullopt};
+    return out;
+  }
+  if (!io::has_hdf5_extension(path)) return std::nullopt;
+  const std::optional<io::Hdf5DatasetInfo> d = io::hdf5_dataset_to_read(path, in.var);
+  if (!d || d->type.empty() || d->dims.size() != names.size() || names.front() != "frames" || read_whole_instead(d->dims))
+    return std::nullopt;
+  out.frames = checked_frames(d->dims, false, path.string() + " (" + d->path + ")");
+  std::vector<io::Hdf5Selection> wanted{{d->path, index, 1}};
+  if (d->path == io::kPicmusChannelData) {
+    out.picmus = picmus_geometry(path);
+    if (out.picmus->modulation_frequency != 0) wanted.push_back({picmus_path("data/imag"), index, 1});  // IQ: Q beside I
+  }
+  std::vector<io::Hdf5Array> read = io::read_hdf5(path, wanted);
+  out.slab = {std::move(read[0].values), std::move(read[0].dims), false, std::move(read[0].path), std::nullopt};
+  if (read.size() > 1) out.slab.imag = std::move(read[1]);
+  return out;
+}
+
+}  // namespace
+
+ChannelData arrange_channels(const std::vector<double>& values, const std::vector<std::size_t>& dims,
+                             bool column_major, std::string_view layout, Offset offset,
+                             const std::string& name, int frame, int* frames) {
+  const AxisPlan plan = plan_axes(dims, column_major, layout, name);
+  const std::size_t(&size)[4] = plan.size;
+  const std::size_t(&step)[4] = plan.step;
   if (frames) *frames = static_cast<int>(size[3]);
   if (frame < 1 || std::size_t(frame) > size[3])
     throw Error(name + ": --frame " + std::to_string(frame) + " is not among its " + std::to_string(size[3]) +
@@ -416,12 +512,11 @@ int count_frames(const fs::path& path, const ChannelInput& in) {
   }
   // The extent of the axis as arrange_channels takes it; a shape it refuses is said once, when
   // the file (as one frame) is read.
-  const auto names = split(in.layout, ',');
-  if (!column_major && dims.size() != names.size()) return 1;
-  const std::vector<std::size_t> shape = layout_shape(dims, names.size());
-  const std::size_t axis = std::size_t(std::find(names.begin(), names.end(), "frames") - names.begin());
-  if (shape.empty() || shape[axis] < 1 || shape[axis] > kMaxFramesInAnArray) return 1;
-  return static_cast<int>(shape[axis]);
+  try {
+    return static_cast<int>(plan_axes(dims, column_major, in.layout, path.string()).size[3]);
+  } catch (const Error&) {
+    return 1;
+  }
 }
 
 ChannelData read_channel_data(const fs::path& path, const ChannelInput& in, int elements,
@@ -445,12 +540,16 @@ ChannelData read_channel_data(const fs::path& path, const ChannelInput& in, int 
                 ": the file holds one frame (--frame picks among a USTB UFF file's frames, or along a "
                 "'frames' axis that --layout names)");
   if (ext == ".mat" || ext == ".npy" || io::has_hdf5_extension(path)) {
-    const std::shared_ptr<const StoredArray> a = read_stored_array(path, in);
+    // A frame read alone is one frame of the arrays below (frame 1 of its own frames axis).
+    std::optional<FrameAlone> alone = frames_axis ? read_frame_alone(path, in, in.layout) : std::nullopt;
+    const std::shared_ptr<const StoredArray> a =
+        alone ? std::make_shared<const StoredArray>(std::move(alone->slab)) : read_stored_array(path, in);
+    const int frame = alone ? 1 : in.frame;
     const std::string name = path.string() + (a->source.empty() ? "" : " (" + a->source + ")");
     const bool picmus = io::has_hdf5_extension(path) && a->source == io::kPicmusChannelData;
     FileGeometry local;
     FileGeometry& g = geometry ? *geometry : local;
-    if (picmus) g = picmus_geometry(path);
+    if (picmus) g = alone && alone->picmus ? *alone->picmus : picmus_geometry(path);
     // PICMUS stores [angles][channels][samples] (C order); written from MATLAB, a file of one
     // angle has lost that axis: [channels][samples].
     const std::string layout = !in.layout.empty() ? in.layout
@@ -459,12 +558,13 @@ ChannelData read_channel_data(const fs::path& path, const ChannelInput& in, int 
                                                      : "transmits,elements,samples";
     if (picmus && in.layout.empty()) g.layout = layout;
     int frames = 1;
-    ChannelData rf = arrange_channels(a->values, a->dims, a->column_major, layout, in.offset, name, in.frame, &frames);
+    ChannelData rf = arrange_channels(a->values, a->dims, a->column_major, layout, in.offset, name, frame, &frames);
+    if (alone) frames = alone->frames;
     if (frames_axis) {
       g.frame = in.frame;
       g.frames = frames;
       // The last frame read: the batch is done with the array.
-      if (in.frame == frames) stored_array_cache().drop(stored_array_key(path, in));
+      if (in.frame == frames && !alone) stored_array_cache().drop(stored_array_key(path, in));
     }
     if (picmus && g.modulation_frequency != 0) {
       // IQ: Q beside I, with the demodulation's clock starting at initial_time.
@@ -473,7 +573,7 @@ ChannelData read_channel_data(const fs::path& path, const ChannelInput& in, int 
       if (q.dims != a->dims)
         throw Error(path.string() + ": PICMUS IQ data: data/imag is not shaped like data/real");
       rf.imag = arrange_channels(q.values, q.dims, false, layout, in.offset, path.string() + " (" + q.path + ")",
-                                 in.frame).data;
+                                 frame).data;
       rf.modulation_frequency = g.modulation_frequency;
       rf.iq_time0 = g.t0.value_or(0.0);
     }

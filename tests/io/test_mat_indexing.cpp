@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <map>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -217,6 +218,43 @@ TEST_P(IoMatIndexing, WhatIsInsideCellsAndStructArraysIsOffered) {
                        "RcvData{1}, C{1}, C{3}.d, S(1).data, P.rx(1).data, P.c{1}, P.fs, LC{1}, NC{1}{1}, SC(1).c{1}, "
                        "C3{1}, C3{2} and 10 more)",
                  [&] { (void)read_mat(file_); });
+}
+
+TEST_P(IoMatIndexing, ASlabOfTheLastAxisIsTheArraysPartAndTheListSaysItsDims) {
+  // RcvData{1}, int16 4 x 3 x 2, read as two frames of 4 x 3 (MATLAB's last axis is the slowest:
+  // frame k is values [12k, 12k + 12) of the whole array). A v7.3 file reads the part alone (an
+  // HDF5 hyperslab of the dataset's first axis), a v5 file takes it from matio's whole read.
+  const std::vector<std::int16_t> all = rcv_values();
+  for (std::size_t k = 0; k < 2; ++k) {
+    SCOPED_TRACE(k);
+    const MatArray slab = read_mat(file_, "RcvData{1}", k);
+    EXPECT_EQ(slab.dims, (std::vector<std::size_t>{4, 3, 1}));
+    EXPECT_EQ(slab.matlab_class, "int16");
+    EXPECT_EQ(slab.values, std::vector<double>(all.begin() + std::ptrdiff_t(12 * k), all.begin() + std::ptrdiff_t(12 * k + 12)));
+  }
+  // A 2-D array's last axis is its columns: S(3).data = [30, 31], column 2 is 31.
+  EXPECT_EQ(read_mat(file_, "S(3).data", 1).values, std::vector<double>{31});
+  EXPECT_EQ(read_mat(file_, "S(3).data", 1).dims, (std::vector<std::size_t>{1, 1}));
+  expect_refused(file_, "variable 'RcvData{1}': index 3 of the last axis of a 4 x 3 x 2 array is past its end",
+                 [&] { (void)read_mat(file_, "RcvData{1}", 2); });
+  expect_refused(file_, "variable 'C{4}': index 1 of the last axis of a 0 x 0 array is past its end",
+                 [&] { (void)read_mat(file_, "C{4}", 0); });
+  EXPECT_EQ(mat_reads_slabs_alone(file_), v73());
+  // What count_frames learns without reading: a v7.3 file's array inside a cell, by its walk; a
+  // v5 file's only by matio's whole read of the cell, so not here. A name that fails: nullopt.
+  const std::optional<MatVariableInfo> inside = mat_variable_to_read(file_, "RcvData{1}");
+  EXPECT_EQ(inside.has_value(), v73());
+  if (inside) {
+    EXPECT_EQ(inside->name, "RcvData{1}");
+    EXPECT_EQ(inside->matlab_class, "int16");
+    EXPECT_EQ(inside->dims, (std::vector<std::size_t>{4, 3, 2}));
+    EXPECT_FALSE(inside->is_complex);
+  }
+  EXPECT_FALSE(mat_variable_to_read(file_, "RcvData{2}"));
+  EXPECT_FALSE(mat_variable_to_read(file_, "S(2).name"));  // char: read_mat refuses it
+  const std::optional<MatVariableInfo> top = mat_variable_to_read(file_, "RcvData");
+  ASSERT_TRUE(top);
+  EXPECT_EQ(top->matlab_class, "cell");
 }
 
 INSTANTIATE_TEST_SUITE_P(Versions, IoMatIndexing, ::testing::Values("matio_indexing_v5.mat", "matio_indexing_v73.mat"),

@@ -6,8 +6,12 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
+#include <fstream>
 #include <string>
 #include <vector>
+
+#include <sys/stat.h>
 
 #include "io_test_support.hpp"
 #include "usrecon/io/file.hpp"
@@ -288,6 +292,93 @@ TEST_F(IoNpy, FortranOrderIsTransposedToCOrder) {
   }
   const auto cube_values = cube.as<std::int32_t>();
   EXPECT_EQ(std::vector<std::int32_t>(cube_values.begin(), cube_values.end()), expected);
+}
+
+/// The bytes of an .npy image as a string, for make_file.
+std::string image_text(const std::vector<std::byte>& image) {
+  return {reinterpret_cast<const char*>(image.data()), image.size()};
+}
+
+TEST_F(IoNpy, SlabsOfTheSlowestAxisAreTheWholeReadsParts) {
+  // C order: slab k of a (3, 2, 4) array is its rows [k][.][.]; versions 1.0 and 2.0 headers.
+  std::vector<std::int32_t> c_values(24);
+  for (int k = 0; k < 24; ++k) c_values[std::size_t(k)] = 1000 * k - 7;
+  for (int major : {1, 2}) {
+    SCOPED_TRACE(major);
+    const auto path = make_file("c" + std::to_string(major) + ".npy",
+                                image_text(make_npy(major, "{'descr': '<i4', 'fortran_order': False, 'shape': (3, 2, 4), }",
+                                                    int32_data(c_values))));
+    const NpyArray whole = read_npy(path);
+    for (std::size_t k = 0; k < 3; ++k) {
+      const NpyArray slab = read_npy_slab(path, k);
+      EXPECT_EQ(slab.shape, (Shape{1, 2, 4}));
+      EXPECT_EQ(slab.dtype, DType::i32);
+      const auto part = whole.as<std::int32_t>().subspan(8 * k, 8);
+      const auto got = slab.as<std::int32_t>();
+      EXPECT_EQ(std::vector<std::int32_t>(got.begin(), got.end()), std::vector<std::int32_t>(part.begin(), part.end()));
+    }
+  }
+  // Fortran order: the last axis is the slowest; slab k of a[i][j][k] = 100 i + 10 j + k, shape
+  // (2, 3, 4), is a[.][.][k], in C order.
+  std::vector<std::int32_t> fortran_values;
+  for (int k = 0; k < 4; ++k)
+    for (int j = 0; j < 3; ++j)
+      for (int i = 0; i < 2; ++i) fortran_values.push_back(100 * i + 10 * j + k);
+  const auto fortran = make_file("f.npy", image_text(make_npy(1, "{'descr': '<i4', 'fortran_order': True, 'shape': (2, 3, 4), }",
+                                                              int32_data(fortran_values))));
+  for (int k = 0; k < 4; ++k) {
+    const NpyArray slab = read_npy_slab(fortran, std::size_t(k));
+    EXPECT_EQ(slab.shape, (Shape{2, 3, 1}));
+    EXPECT_TRUE(slab.file_fortran_order);
+    std::vector<std::int32_t> expected;
+    for (int i = 0; i < 2; ++i)
+      for (int j = 0; j < 3; ++j) expected.push_back(100 * i + 10 * j + k);
+    const auto got = slab.as<std::int32_t>();
+    EXPECT_EQ(std::vector<std::int32_t>(got.begin(), got.end()), expected) << k;
+  }
+  // Big-endian: swapped as a whole read swaps them.
+  const auto big = make_file("big.npy", image_text(make_npy(1, "{'descr': '>i2', 'fortran_order': False, 'shape': (2, 2), }",
+                                                            std::string("\x00\x01\xff\xfe\x01\x00\x80\x00", 8))));
+  EXPECT_EQ(read_npy_slab(big, 1).to_double(), (std::vector<double>{256, -32768}));
+  EXPECT_EQ(read_npy_slab(big, 0).to_double(), (std::vector<double>{1, -2}));
+
+  // Refused: past the axis, a 0-d array, data cut short (as read_npy_header refuses it).
+  EXPECT_TRUE(contains(message_of<InputError>([&] { read_npy_slab(fortran, 4); }),
+                       fortran.string() + ": slab 4 of the .npy array's last axis is past its 4"));
+  EXPECT_TRUE(contains(message_of<InputError>([&] { read_npy_slab(big, 2); }), "first axis is past its 2"));
+  const auto scalar = make_file("scalar.npy", image_text(make_npy(1, "{'descr': '<i4', 'fortran_order': False, 'shape': (), }",
+                                                                  int32_data({5}))));
+  EXPECT_TRUE(contains(message_of<InputError>([&] { read_npy_slab(scalar, 0); }), "a 0-d .npy array has no axis"));
+  const auto cut = make_file("cut.npy", image_text(make_npy(1, "{'descr': '<i4', 'fortran_order': False, 'shape': (3, 2, 4), }",
+                                                            int32_data(c_values)))
+                                            .substr(0, 100));
+  EXPECT_TRUE(contains(message_of<InputError>([&] { read_npy_slab(cut, 0); }), "bytes, but shape (3, 2, 4)"));
+}
+
+TEST_F(IoNpy, ASlabOfAFilePastTheWholeReadsLimitIsRead) {
+  // 100 000 slabs of 44 000 bytes: 4.4e9 bytes, past read_npy's 4 GiB, made sparse (the file
+  // system stores the few bytes written). Only the slab asked for is read.
+  constexpr std::size_t kSlabs = 100000, kSlabBytes = 44000;
+  const auto path = make_file("large.npy", image_text(make_npy(1, "{'descr': '|u1', 'fortran_order': False, 'shape': (100000, 44000), }", "")));
+  const std::uintmax_t data_offset = std::filesystem::file_size(path);
+  std::filesystem::resize_file(path, data_offset + kSlabs * kSlabBytes);
+  {
+    std::fstream out(path, std::ios::binary | std::ios::in | std::ios::out);
+    out.seekp(std::streamoff(data_offset + (kSlabs - 1) * kSlabBytes));
+    const std::string last(kSlabBytes, '\x2a');
+    out.write(last.data(), std::streamsize(last.size()));
+    ASSERT_TRUE(out.good());
+  }
+  struct stat st{};
+  ASSERT_EQ(::stat(path.c_str(), &st), 0);
+  if (std::uintmax_t(st.st_blocks) * 512 > (std::uintmax_t{1} << 30))
+    GTEST_SKIP() << "the file system did not store the 4.4 GB file sparsely (" << st.st_blocks * 512 << " bytes)";
+  EXPECT_TRUE(contains(message_of<InputError>([&] { read_npy(path); }), "(the input size limit)"));
+  const NpyArray last = read_npy_slab(path, kSlabs - 1);
+  EXPECT_EQ(last.shape, (Shape{1, kSlabBytes}));
+  EXPECT_EQ(last.data, std::vector<std::byte>(kSlabBytes, std::byte{0x2a}));
+  const NpyArray first = read_npy_slab(path, 0);
+  EXPECT_EQ(first.data, std::vector<std::byte>(kSlabBytes, std::byte{0}));
 }
 
 TEST_F(IoNpy, ToDoubleConvertsRealTypes) {

@@ -6,6 +6,9 @@
 #include <cmath>
 #include <complex>
 #include <filesystem>
+#include <fstream>
+#include <functional>
+#include <map>
 
 #include "../fuzz/fuzz_checks_uff.hpp"
 #include "../test_support.hpp"
@@ -267,6 +270,164 @@ TEST_F(ReconDasInputFiles, FramesAlongAnAxisOfNpyMatAndHdf5Arrays) {
   }
   txt.frame = 1;
   EXPECT_EQ(read_channel_data(dir_ / "one.txt", txt, 3, 2).transmits, 2);
+}
+
+// A frame whose 'frames' axis is the slowest the file stores is read alone (the first axis of a
+// C-order NPY or an HDF5 dataset, the last of a Fortran-order NPY or of a MAT v7.3 array): the
+// same channel data as the frame of the whole array, which MAT v5 files, other axis orders and
+// --frame all of an array under kMostBytesOfACineReadWhole still read (and keep). Each file:
+// count_frames, every frame, the frame past the last refused.
+TEST_F(ReconDasInputFiles, AFrameAlongTheSlowestStoredAxisIsReadAloneAsTheWholeReadGivesIt) {
+  constexpr int kFrames = 3;
+  const auto cine_value = [](int f, int s, int e, int t) { return value(s, e, t) + 1000.0 * f; };
+  // The values of each array, the slowest axis first (C order).
+  const auto c_order = [&](std::vector<char> axes) {  // of 'f', 's', 'e', 't'
+    const std::map<char, int> extent{{'f', kFrames}, {'s', 4}, {'e', 3}, {'t', 2}};
+    std::vector<double> values;
+    int at[4];
+    const std::function<void(std::size_t)> walk = [&](std::size_t depth) {
+      if (depth == axes.size()) {
+        std::map<char, int> index;
+        for (std::size_t k = 0; k < axes.size(); ++k) index[axes[k]] = at[k];
+        values.push_back(cine_value(index['f'], index['s'], index['e'], index['t']));
+        return;
+      }
+      for (at[depth] = 0; at[depth] < extent.at(axes[depth]); ++at[depth]) walk(depth + 1);
+    };
+    walk(0);
+    return values;
+  };
+  const auto write_npy = [&](const char* name, std::vector<char> axes, std::vector<std::size_t> shape) {
+    const std::vector<double> v = c_order(axes);
+    const std::vector<float> f(v.begin(), v.end());
+    io::write_npy(dir_ / name, io::DType::f32, shape, f.data());
+  };
+  write_npy("first.npy", {'f', 's', 'e', 't'}, {3, 4, 3, 2});
+  write_npy("last.npy", {'s', 'e', 't', 'f'}, {4, 3, 2, 3});
+  // A Fortran-order (4, 3, 2, 3) array holds the bytes of the C-order (3, 2, 3, 4) one.
+  write_npy("fortran.npy", {'f', 't', 'e', 's'}, {3, 2, 3, 4});
+  {
+    std::string bytes = io::read_file(dir_ / "fortran.npy");
+    const std::string from = "'fortran_order': False, 'shape': (3, 2, 3, 4)", to = "'fortran_order': True, 'shape': (4, 3, 2, 3) ";
+    ASSERT_NE(bytes.find(from), std::string::npos) << bytes.substr(0, 128);
+    bytes.replace(bytes.find(from), from.size(), to);
+    io::write_file_atomic(dir_ / "fortran.npy", bytes);
+  }
+  io::write_hdf5(dir_ / "first.h5", {{"/rf", "", {3, 4, 3, 2}, c_order({'f', 's', 'e', 't'})}});
+  io::write_hdf5(dir_ / "last.h5", {{"/rf", "", {4, 3, 2, 3}, c_order({'s', 'e', 't', 'f'})}});
+  io::write_mat(dir_ / "cine.mat", {{"RF", "", {4, 3, 2, 3}, c_order({'f', 't', 'e', 's'})}});  // column-major
+  // A PICMUS IQ cine, [frames][angles][channels][samples], Q = -I.
+  const std::string g = "/US/US_DATASET0000/";
+  io::Hdf5Array real{g + "data/real", "", {3, 2, 3, 4}, c_order({'f', 't', 'e', 's'})};
+  io::Hdf5Array imag = real;
+  imag.path = g + "data/imag";
+  for (double& v : imag.values) v = -v;
+  io::write_hdf5(dir_ / "picmus_cine.hdf5",
+                 {real, imag, {g + "angles", "", {2}, {-0.1, 0.1}},
+                  {g + "probe_geometry", "", {3, 3}, {-0.3e-3, 0, 0.3e-3, 0, 0, 0, 0, 0, 0}},
+                  {g + "sampling_frequency", "", {1}, {20.832e6}}, {g + "sound_speed", "", {1}, {1540}},
+                  {g + "initial_time", "", {1}, {1e-6}}, {g + "modulation_frequency", "", {1}, {5.208e6}}});
+
+  const std::vector<std::pair<const char*, const char*>> files = {
+      {"first.npy", "frames,samples,elements,transmits"},     {"last.npy", "samples,elements,transmits,frames"},
+      {"fortran.npy", "samples,elements,transmits,frames"},   {"first.h5", "frames,samples,elements,transmits"},
+      {"last.h5", "samples,elements,transmits,frames"},       {"cine.mat", "samples,elements,transmits,frames"},
+      {"picmus_cine.hdf5", "frames,transmits,elements,samples"}};
+  for (const auto& [name, layout] : files) {
+    SCOPED_TRACE(name);
+    for (bool all_frames : {false, true}) {  // one frame asked for (read alone), or each of a batch's (whole)
+      ChannelInput in;
+      in.layout = layout;
+      in.all_frames = all_frames;
+      ASSERT_EQ(count_frames(dir_ / name, in), kFrames);
+      for (int frame = 1; frame <= kFrames; ++frame) {
+        in.frame = frame;
+        FileGeometry geometry;
+        const ChannelData rf = read_channel_data(dir_ / name, in, 0, 0, &geometry);
+        EXPECT_EQ(geometry.frame, frame);
+        EXPECT_EQ(geometry.frames, kFrames);
+        ASSERT_EQ(rf.samples, 4);
+        ASSERT_EQ(rf.elements, 3);
+        ASSERT_EQ(rf.transmits, 2);
+        for (int t = 0; t < 2; ++t)
+          for (int e = 0; e < 3; ++e)
+            for (int s = 0; s < 4; ++s) ASSERT_EQ(rf.channel(t, e)[s], cine_value(frame - 1, s, e, t)) << frame;
+        ASSERT_EQ(rf.is_iq(), std::string(name) == "picmus_cine.hdf5");
+        for (std::size_t k = 0; k < rf.imag.size(); ++k) ASSERT_EQ(rf.imag[k], -rf.data[k]);
+      }
+      in.frame = kFrames + 1;
+      try {
+        (void)read_channel_data(dir_ / name, in);
+        ADD_FAILURE() << "frame 4 of 3 read";
+      } catch (const Error& e) {
+        EXPECT_NE(std::string(e.what()).find(": --frame 4 is not among its 3 frame(s)"), std::string::npos) << e.what();
+      }
+    }
+  }
+
+  // Verasonics' RcvData{1} (int16 4 x 3 x 2, MATLAB's order) as 2 frames of 4 samples x 3
+  // elements, from matio's v5 file (read whole) and its v7.3 file (each frame alone, found inside
+  // the cell without reading it): the same values.
+  for (const char* mat : {"matio_indexing_v5.mat", "matio_indexing_v73.mat"}) {
+    SCOPED_TRACE(mat);
+    const fs::path path = fs::path(USRECON_SOURCE_DIR) / "tests/corpus/valid/mat" / mat;
+    for (bool all_frames : {false, true}) {
+      ChannelInput in;
+      in.var = "RcvData{1}";
+      in.layout = "samples,elements,frames";
+      in.all_frames = all_frames;
+      ASSERT_EQ(count_frames(path, in), 2);
+      for (int frame = 1; frame <= 2; ++frame) {
+        in.frame = frame;
+        const ChannelData rf = read_channel_data(path, in);
+        ASSERT_EQ(rf.size(), 12u);
+        for (int e = 0; e < 3; ++e)
+          for (int s = 0; s < 4; ++s) EXPECT_EQ(rf.channel(0, e)[s], 12.0 * (frame - 1) + 4 * e + s - 12);
+      }
+    }
+  }
+
+  // Read alone, the last frame of an NPY cine past a whole read's 4 GiB, with --frame all (over
+  // kMostBytesOfACineReadWhole): 100 000 frames of 2000 samples x 22 elements of uint8 (4.4e9
+  // bytes), sparse but for that frame (so last here).
+  constexpr std::size_t kLargeFrames = 100000, kFrameBytes = 2000 * 22;
+  std::string header = "{'descr': '|u1', 'fortran_order': False, 'shape': (100000, 2000, 22), }";
+  header.append(64 - (10 + header.size() + 1) % 64, ' ');
+  header += '\n';
+  const fs::path large = dir_ / "large.npy";
+  io::write_file_atomic(large, std::string("\x93NUMPY\x01\x00", 8) + char(header.size() & 0xFF) +
+                                   char(header.size() >> 8) + header);
+  const std::uintmax_t data_offset = fs::file_size(large);
+  fs::resize_file(large, data_offset + kLargeFrames * kFrameBytes);
+  {
+    std::fstream out(large, std::ios::binary | std::ios::in | std::ios::out);
+    out.seekp(std::streamoff(data_offset + (kLargeFrames - 1) * kFrameBytes));
+    std::string last(kFrameBytes, '\0');
+    for (std::size_t k = 0; k < kFrameBytes; ++k) last[k] = char(k % 251);
+    out.write(last.data(), std::streamsize(last.size()));
+    ASSERT_TRUE(out.good());
+  }
+  struct stat st {};
+  ASSERT_EQ(::stat(large.c_str(), &st), 0);
+  if (std::uintmax_t(st.st_blocks) * 512 > (std::uintmax_t{1} << 30))
+    GTEST_SKIP() << "the file system did not store the 4.4 GB file sparsely (" << st.st_blocks * 512 << " bytes)";
+  ChannelInput in;
+  in.layout = "frames,samples,elements";
+  in.all_frames = true;
+  ASSERT_EQ(count_frames(large, in), 100000);
+  in.frame = 100000;
+  const ChannelData rf = read_channel_data(large, in);
+  ASSERT_EQ(rf.samples, 2000);
+  ASSERT_EQ(rf.elements, 22);
+  for (int e = 0; e < 22; ++e)
+    for (int s = 0; s < 2000; ++s) ASSERT_EQ(rf.channel(0, e)[s], float((s * 22 + e) % 251)) << s << ", " << e;
+  in.layout = "samples,elements,frames";  // the same file, the frames axis elsewhere: a whole read, refused
+  try {
+    (void)read_channel_data(large, in);
+    ADD_FAILURE() << "a 4.4 GB array read whole";
+  } catch (const io::InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("(the input size limit)"), std::string::npos) << e.what();
+  }
 }
 
 

@@ -45,15 +45,26 @@ std::vector<MatVariableInfo> list_mat_variables(const std::filesystem::path& pat
 /// InputError naming the file and the variable for a missing variable or field, a subscript past
 /// the end, a name whose syntax fails, a complex, sparse, character, cell or struct array, or a
 /// file matio cannot read.
-MatArray read_mat(const std::filesystem::path& path, const std::string& name = "");
+/// With `last_axis_index`, only that index of the array's last axis (MATLAB's slowest: frame k of
+/// a [samples][channels][frames] cine) is returned, dims keeping that axis at extent 1: a v7.3
+/// file reads that part alone (an HDF5 hyperslab), a v4 or v5 file's variable is read whole by
+/// matio and the part taken from it. An index past the axis is refused.
+MatArray read_mat(const std::filesystem::path& path, const std::string& name = "",
+                  std::optional<std::size_t> last_axis_index = std::nullopt);
+
+/// Whether read_mat reads a part of an array (last_axis_index) without reading the rest: true for
+/// a v7.3 file, false for v4 and v5 files (matio reads a variable whole).
+bool mat_reads_slabs_alone(const std::filesystem::path& path);
 
 /// Whether read_mat reads arrays of this MATLAB class ("double", ..., "uint64", "logical").
 bool is_numeric_class(const std::string& matlab_class);
 
-/// The top-level variable that read_mat(path, name) reads, without reading its data: `name`
-/// itself, or for an empty name the file's only real numeric array (throwing as read_mat does
-/// when there are several or none); nullopt for a name inside a struct or cell, or one the file
-/// does not hold.
+/// The variable that read_mat(path, name) reads, without reading its data: `name` itself, or for
+/// an empty name the file's only real numeric array (throwing as read_mat does when there are
+/// several or none). In a v7.3 file a name inside structs and cells too (the walk resolves only
+/// the references it follows); nullopt for one inside a v4 or v5 file's struct or cell (matio
+/// reads the variable whole to look inside), for one the file does not hold, and for a v7.3 name
+/// that read_mat refuses (it says why).
 std::optional<MatVariableInfo> mat_variable_to_read(const std::filesystem::path& path, const std::string& name);
 
 /// Writes real double or uint8 arrays to a MAT v5 file (tests and tools; compressed when

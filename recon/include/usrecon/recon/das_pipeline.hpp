@@ -90,8 +90,11 @@ void write_ustb_uff(const std::filesystem::path& path, const ChannelData& rf, co
 void write_ustb_uff(io::StagedFile& out, const ChannelData& rf, const Acquisition& acquisition);
 
 /// Reads channel data; `elements` and `transmits` are needed for source.txt only (for the others
-/// they come from the array). HDF5 files (.h5, .hdf5, .uff) are read by dataset path (`input.var`),
-/// in C order like NPY; a PICMUS file's default layout is transmits,elements,samples, and its
+/// they come from the array). Of an array with a 'frames' axis, frame `input.frame` is read alone
+/// where that axis is the slowest the file stores (an NPY file's first, or last in Fortran order;
+/// an HDF5 dataset's first; a MAT v7.3 array's last, in MATLAB's order), unless --frame all reads
+/// the array whole (kMostBytesOfACineReadWhole); MAT v4 and v5 arrays are read whole. HDF5
+/// files (.h5, .hdf5, .uff) are read by dataset path (`input.var`), in C order like NPY; a PICMUS file's default layout is transmits,elements,samples, and its
 /// geometry goes to *geometry when given. A USTB UFF file (a group of class uff.channel_data,
 /// chosen with `input.var` when there are several) is read with its geometry, frame `input.frame`.
 /// Errors name the file.
@@ -107,6 +110,12 @@ int count_frames(const std::filesystem::path& path, const ChannelInput& input);
 
 /// The most frames one array's 'frames' axis, or one USTB file, may hold.
 inline constexpr std::size_t kMaxFramesInAnArray = 100000;
+
+/// --frame all reads an array with a 'frames' axis whole, once, and takes its frames from memory
+/// when its values take at most this many bytes as doubles (as they are held); a larger one, and
+/// the one frame of --frame N, is read a frame at a time where the file stores the frames axis
+/// slowest (read_channel_data).
+inline constexpr std::size_t kMostBytesOfACineReadWhole = std::size_t{1} << 30;
 
 /// Rearranges an array into ChannelData: dims in the order named by `layout` (samples, elements,
 /// transmits and frames, any of them left out being 1), values with the first axis fastest
