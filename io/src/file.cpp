@@ -75,6 +75,23 @@ std::string lower_extension(const std::filesystem::path& path) {
   return ext;
 }
 
+std::string printable(std::string_view text, std::size_t max_bytes) {
+  constexpr char kHexDigits[] = "0123456789ABCDEF";
+  std::string shown;
+  for (std::size_t i = 0; i < text.size() && i < max_bytes; ++i) {
+    const auto byte = static_cast<unsigned char>(text[i]);
+    if (byte >= 0x20 && byte < 0x7F && byte != '"' && byte != '\\') {
+      shown += static_cast<char>(byte);
+    } else {
+      shown += "\\x";
+      shown += kHexDigits[byte >> 4];
+      shown += kHexDigits[byte & 0xF];
+    }
+  }
+  if (text.size() > max_bytes) shown += "...";
+  return shown;
+}
+
 std::string dims_text(std::span<const std::size_t> dims) {
   if (dims.empty()) return "scalar";
   std::string s;

@@ -721,12 +721,12 @@ std::vector<MatVariableInfo> list_mat73_variables(const fs::path& path) {
 InputError no_variable(const fs::path& path, const std::string& name) {
   std::vector<std::string> names;
   for (const MatVariableInfo& v : list_mat_variables(path)) names.push_back(v.name);
-  return InputError(path.string() + ": no variable '" + detail::printable(name, 200) + "'" +
+  return InputError(path.string() + ": no variable '" + printable(name, 200) + "'" +
                     detail::names_here(names, name, "variables"));
 }
 
 /// A name (or part of one) from --var or the file, as a message quotes it.
-std::string shown(std::string_view text) { return detail::printable(text, 200); }
+std::string shown(std::string_view text) { return printable(text, 200); }
 
 /// One step of a --var name, MATLAB's syntax: the variable, then fields (`.rx`), struct array
 /// elements (`(2)`, `(1,3)`) and cell elements (`{1}`), as in `P.rx(2).data` or `RcvData{1}`.

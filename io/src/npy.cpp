@@ -27,7 +27,7 @@ static_assert(std::endian::native == std::endian::little,
 namespace {
 
 /// Header text from the file (a key, a descr) as it may appear in a message (see printable.hpp).
-std::string shown(std::string_view header_text) { return detail::printable(header_text, 40); }
+std::string shown(std::string_view header_text) { return printable(header_text, 40); }
 
 constexpr std::array<char, 6> kMagic = {'\x93', 'N', 'U', 'M', 'P', 'Y'};
 /// numpy aligns the data start to this many bytes (numpy.lib.format.ARRAY_ALIGN).

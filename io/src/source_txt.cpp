@@ -17,7 +17,7 @@ constexpr bool is_separator(char c) {
 }
 
 /// A token as it may safely appear in a message: at most 20 bytes, binary bytes escaped.
-std::string printable_token(std::string_view token) { return detail::printable(token, 20); }
+std::string printable_token(std::string_view token) { return printable(token, 20); }
 
 /// Multiplies the layout dimensions, refusing an overflow (a caller error, not a file error).
 std::size_t value_count(std::size_t channels, std::size_t samples) {

@@ -30,6 +30,16 @@ TEST(IoDimsText, SaysDimsAsEveryMessageDoes) {
   EXPECT_EQ(dims_text(std::vector<std::size_t>{}), "scalar");
 }
 
+TEST(IoPrintable, EscapesWhatATerminalOrAMessagesQuotesWouldTakeAndCutsLongText) {
+  EXPECT_EQ(printable("RF1 data_(2)"), "RF1 data_(2)");
+  EXPECT_EQ(printable(std::string_view("Q\x1B[1m\0\x7F", 7)), "Q\\x1B[1m\\x00\\x7F");
+  EXPECT_EQ(printable("say \"x\" \\ y"), "say \\x22x\\x22 \\x5C y");
+  EXPECT_EQ(printable("\xC3\xA9t\xC3\xA9"), "\\xC3\\xA9t\\xC3\\xA9");  // UTF-8 bytes one by one
+  EXPECT_EQ(printable("abcdef", 4), "abcd...");
+  EXPECT_EQ(printable("abcd", 4), "abcd");
+  EXPECT_EQ(printable(std::string(100000, 'a')).size(), 100000u);  // no limit unless given
+}
+
 TEST_F(IoFile, ReadsBinaryContentsExactly) {
   const std::string contents("a\0b\r\n\xff\x93NUMPY", 12);
   const auto path = make_file("binary.bin", contents);

@@ -176,22 +176,6 @@ std::string dims_text(const json& dims) {
   return s.empty() ? "scalar" : s;
 }
 
-/// A name from a file as the text listing shows it: control and other non-ASCII bytes as \xNN,
-/// so that a hostile name cannot drive the terminal (JSON escapes them itself).
-std::string terminal_safe(const std::string& name) {
-  std::string out;
-  for (const unsigned char c : name) {
-    if (c >= 0x20 && c < 0x7f && c != '\\') {
-      out += static_cast<char>(c);
-    } else {
-      char hex[5];
-      std::snprintf(hex, sizeof hex, "\\x%02X", c);
-      out += hex;
-    }
-  }
-  return out;
-}
-
 void print_text(const json& d) {
   std::printf("%s: %s\n", d["file"].get<std::string>().c_str(), d["format"].get<std::string>().c_str());
   if (d.contains("values")) std::printf("  %zu values\n", d["values"].get<std::size_t>());
@@ -203,10 +187,10 @@ void print_text(const json& d) {
     if (count > 1 || d["arrays"].size() <= kArraysShown) shown.push_back(&a);
   }
   std::size_t width = 0;
-  for (const json* a : shown) width = std::max(width, terminal_safe((*a)["name"].get<std::string>()).size());
+  for (const json* a : shown) width = std::max(width, io::printable((*a)["name"].get<std::string>()).size());
   for (std::size_t k = 0; k < shown.size() && k < kArraysShown; ++k) {
     const json& a = *shown[k];
-    std::printf("  %-*s  %-11s %s%s\n", int(width), terminal_safe(a["name"].get<std::string>()).c_str(),
+    std::printf("  %-*s  %-11s %s%s\n", int(width), io::printable(a["name"].get<std::string>()).c_str(),
                 a["type"].get<std::string>().c_str(), dims_text(a["dims"]).c_str(),
                 a.value("complex", false) ? " (complex)" : a.value("fortran_order", false) ? " (Fortran order)" : "");
   }

@@ -34,6 +34,12 @@ std::string lower_extension(const std::filesystem::path& path);
 /// An array's dims as every message says them: "2688 x 128 x 7" ("scalar" for none).
 std::string dims_text(std::span<const std::size_t> dims);
 
+/// Text from a file (a name, a header's words) as a message or a terminal may show it: at most
+/// max_bytes bytes of it (then "..."), every byte that is not printable ASCII, and every double
+/// quote and backslash, written as \xNN, so that binary or hostile input cannot corrupt a
+/// terminal or a log, nor pass for the message's own quoting.
+std::string printable(std::string_view text, std::size_t max_bytes = std::string_view::npos);
+
 /// The status of an input path that is there (a file, a directory, ...). Throws InputError in the
 /// words every command uses: 'input file "x" does not exist' (a dangling link included), or the
 /// system's reason ('input file "x.npy/" cannot be read: Not a directory').
