@@ -355,6 +355,18 @@ TEST_F(IoNpy, SlabsOfTheSlowestAxisAreTheWholeReadsParts) {
   EXPECT_TRUE(contains(message_of<InputError>([&] { read_npy_slab(cut, 0); }), "bytes, but shape (3, 2, 4)"));
 }
 
+TEST_F(IoNpy, AHeaderOfOver16MiBIsRefusedBeforeItIsRead) {
+  // Version 2.0 keeps the header's length in 4 bytes: one claiming 2^25 bytes is refused from the
+  // preamble (read_npy_header would otherwise allocate and read it; read_npy reads the file whole
+  // and finds it short).
+  std::string image = std::string("\x93NUMPY\x02\x00", 8) + std::string("\x00\x00\x00\x02", 4) + "{'descr': '<i4'";
+  const auto path = make_file("huge_header.npy", image);
+  EXPECT_TRUE(contains(message_of<InputError>([&] { read_npy_header(path); }),
+                       path.string() + ": the .npy header claims 33554444 bytes"));
+  EXPECT_TRUE(contains(message_of<InputError>([&] { read_npy_slab(path, 0); }), "the .npy header claims 33554444 bytes"));
+  EXPECT_TRUE(contains(message_of<InputError>([&] { read_npy(path); }), "truncated .npy file"));
+}
+
 TEST_F(IoNpy, ASlabOfAFilePastTheWholeReadsLimitIsRead) {
   // 100 000 slabs of 44 000 bytes: 4.4e9 bytes, past read_npy's 4 GiB, made sparse (the file
   // system stores the few bytes written). Only the slab asked for is read.
