@@ -563,8 +563,9 @@ ChannelData read_channel_data(const fs::path& path, const ChannelInput& in, int 
     if (frames_axis) {
       g.frame = in.frame;
       g.frames = frames;
-      // The last frame read: the batch is done with the array.
-      if (in.frame == frames && !alone) stored_array_cache().drop(stored_array_key(path, in));
+      // The last frame read (of all, or of FIRST:LAST): the batch is done with the array.
+      const int last = in.last_frame > 0 ? std::min(in.last_frame, frames) : frames;
+      if (in.frame >= last && !alone) stored_array_cache().drop(stored_array_key(path, in));
     }
     if (picmus && g.modulation_frequency != 0) {
       // IQ: Q beside I, with the demodulation's clock starting at initial_time.

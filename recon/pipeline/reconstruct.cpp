@@ -153,12 +153,19 @@ std::vector<BatchInput> expand_frames(const std::vector<fs::path>& paths, const 
       jobs.push_back({path, !input.all_frames && input.frame > 1 ? input.frame : 0});
       continue;
     }
+    // FIRST:LAST: the file's frames among them. One it has not (FIRST past its last) is read
+    // all the same, to be refused as --frame FIRST is.
+    const int first = input.frame, last = input.last_frame > 0 ? std::min(input.last_frame, frames) : frames;
+    if (first > last) {
+      jobs.push_back({path, first});
+      continue;
+    }
     // Each file's frames are capped when it is read (100 000); the batch as a whole here.
     constexpr std::size_t kMaxJobs = 1000000;
-    if (jobs.size() + std::size_t(frames) > kMaxJobs)
+    if (jobs.size() + std::size_t(last - first + 1) > kMaxJobs)
       throw Error("--frame all: the inputs hold more than " + std::to_string(kMaxJobs) +
                   " frames in all; reconstruct them in smaller batches");
-    for (int f = 1; f <= frames; ++f) jobs.push_back({path, f});
+    for (int f = first; f <= last; ++f) jobs.push_back({path, f});
   }
   return jobs;
 }

@@ -64,6 +64,9 @@ inline void check_accepted_options(const recon::ReconstructOptions& options) {
   for (const std::vector<double>* values : {&acq.angles, &acq.source_x, &acq.source_z})
     for (const double v : *values) require(std::isfinite(v), "a non-finite angle or source accepted");
   require(options.das.input.frame >= 1, "frame accepted as " + std::to_string(options.das.input.frame));
+  require(options.das.input.last_frame == 0 || (options.das.input.all_frames && options.das.input.last_frame >= options.das.input.frame),
+          "frame range accepted as " + std::to_string(options.das.input.frame) + ":" +
+              std::to_string(options.das.input.last_frame));
   require(options.dynamic_range_db > 0, "a dynamic range accepted that the Reconstructor refuses");
   for (const std::string& warning : options.option_warnings)
     require(warning.starts_with("--"), "a unit warning that names no option: " + warning);

@@ -793,6 +793,29 @@ TEST_F(CliDas, FramesAlongAnArraysAxisAreReconstructedOneByOne) {
   expect_usrecon_refused("reconstruct " + quote(dir_ / "cine.npy") + " --layout frames,samples,elements,transmits"
                          " --frame 3 -o " + quote(dir_ / "third") + options,
                          "cine.npy: --frame 3 is not among its 2 frame(s) (the 'frames' axis of --layout)");
+  // --frame FIRST:LAST: those of its frames; past its last, none (refused as --frame FIRST is).
+  const std::string cine = "reconstruct " + quote(dir_ / "cine.npy") + " --layout frames,samples,elements,transmits";
+  run = run_usrecon(cine + " --frame 2:9 -o " + quote(dir_ / "range") + options);
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  EXPECT_NE(run.output.find("1 of 1 reconstructed, 0 failed"), std::string::npos) << run.output;
+  EXPECT_EQ(io::read_file(dir_ / "range" / "cine_frame0002.npy"), io::read_file(dir_ / "single" / "b.npy"));
+  EXPECT_FALSE(fs::exists(dir_ / "range" / "cine_frame0001.npy"));
+  run = run_usrecon(cine + " --frame 1:2 -o " + quote(dir_ / "range_both") + options);
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  EXPECT_EQ(io::read_file(dir_ / "range_both" / "cine_frame0001.npy"), io::read_file(dir_ / "single" / "a.npy"));
+  EXPECT_EQ(io::read_file(dir_ / "range_both" / "cine_frame0002.npy"), io::read_file(dir_ / "single" / "b.npy"));
+  expect_usrecon_refused(cine + " --frame 3:4 -o " + quote(dir_ / "past") + options,
+                         "cine.npy: --frame 3 is not among its 2 frame(s) (the 'frames' axis of --layout)");
+  for (const auto& [frame, why] : std::vector<std::pair<std::string, std::string>>{
+           {"2:1", "--frame FIRST:LAST counts up: 2:1 has its last frame before its first"},
+           {"0:2", "expected a frame number from 1 (the first) to 1073741824, FIRST:LAST (both included), or all, not 0:2"},
+           {"1:", "or all, not 1:"},
+           {"1:2:3", "or all, not 1:2:3"}}) {
+    const auto refused = run_usrecon(cine + " --frame " + frame + " -o " + quote(dir_ / "never") + options);
+    EXPECT_NE(refused.exit_code, 0) << frame;
+    EXPECT_NE(refused.output.find(why), std::string::npos) << refused.output;
+  }
+  EXPECT_FALSE(fs::exists(dir_ / "never"));
   const auto info = run_usrecon("info --layout frames,samples,elements,transmits " + quote(dir_ / "cine.npy"));
   EXPECT_EQ(info.exit_code, 0) << info.output;
   EXPECT_NE(info.output.find("reconstruct reads 2 transmit(s) x 128 element(s) x 1200 samples, RF\n"
@@ -879,12 +902,17 @@ TEST_F(CliDas, UstbUffFilesCarryTheirOwnGeometry) {
   expect_refused("ustb_one_wave_two_frames.uff", " --frame 3", "--frame 3 is not among its 2 frame(s)\n");  // said once
   // Refused by the option itself, with CLI11's exit code for a bad value, as info refuses it (it
   // was exit 1 here, 105 there).
-  const std::string not_a_frame = "--frame: expected a frame number from 1 (the first) to 1073741824, or all, not ";
+  const std::string not_a_frame =
+      "--frame: expected a frame number from 1 (the first) to 1073741824, FIRST:LAST (both included), or all, not ";
   expect_refused("ustb_one_wave_two_frames.uff", " --frame 0", not_a_frame + "0");
   EXPECT_EQ(reconstruct("ustb_one_wave_two_frames.uff", " --frame 0", dir_ / "refused").first.exit_code, 105);
-  // No fraction, list, range or exponent (5:1 was told to be START:STEP:STOP, 1:1:1 and 1e0 were taken).
-  for (const char* frame : {"1.5", "5:1", "1:1:1", "1,2", "1e0", "abc", "1073741825"})
+  // No fraction, list, step or exponent (1:1:1 and 1e0 were taken); a range counts up (5:1 was
+  // told to be START:STEP:STOP).
+  for (const char* frame : {"1.5", "1:1:1", "1,2", "1e0", "abc", "1073741825", "1:1073741825", ":2"})
     expect_refused("ustb_one_wave_two_frames.uff", std::string(" --frame ") + frame, not_a_frame + frame);
+  expect_refused("ustb_one_wave_two_frames.uff", " --frame 5:1",
+                 "--frame: --frame FIRST:LAST counts up: 5:1 has its last frame before its first");
+  EXPECT_EQ(reconstruct("ustb_one_wave_two_frames.uff", " --frame 5:1", dir_ / "refused").first.exit_code, 105);
   expect_refused("ustb_one_wave_two_frames.uff", " --frame " + std::string(5000, '9'),
                  not_a_frame + std::string(40, '9') + "...\n");  // quoted up to 40 characters
   expect_refused("ustb_one_wave_two_frames.uff", " --frame ''",

@@ -414,6 +414,23 @@ TEST(ReconPipelineNames, AllFramesExpandsMultiFrameFilesOnly) {
                                                             {"ustb_planewave.uff", 0},
                                                             {"x.uff", 0},
                                                             {"example.txt", 0}}));
+  // --frame FIRST:LAST: the frames among them that a file holds; one that holds none of them is
+  // one job for FIRST (refused when read), a file of one frame one job as with all.
+  const auto frames_of = [&](int first, int last) {
+    input.frame = first;
+    input.last_frame = last;
+    std::vector<std::pair<std::string, int>> out;
+    for (const recon::BatchInput& job : recon::expand_frames({files[0], files[1]}, input))
+      out.emplace_back(job.path.filename().string(), job.frame);
+    return out;
+  };
+  EXPECT_EQ(frames_of(2, 2), (std::vector<std::pair<std::string, int>>{{"ustb_one_wave_two_frames.uff", 2},
+                                                                       {"ustb_planewave.uff", 0}}));
+  EXPECT_EQ(frames_of(1, 9), (std::vector<std::pair<std::string, int>>{{"ustb_one_wave_two_frames.uff", 1},
+                                                                       {"ustb_one_wave_two_frames.uff", 2},
+                                                                       {"ustb_planewave.uff", 0}}));
+  EXPECT_EQ(frames_of(3, 5), (std::vector<std::pair<std::string, int>>{{"ustb_one_wave_two_frames.uff", 3},
+                                                                       {"ustb_planewave.uff", 0}}));
 }
 
 // --writers 0 (the default): a quarter of the hardware threads, 1 to 4, as pipeline.hpp says;

@@ -88,7 +88,8 @@ TEST(CliFuzzRegression, AFrameValueOfThousandsOfCharactersIsCutInItsMessage) {
   } catch (const usrecon::Error& e) {
     const std::string message = e.what();
     EXPECT_EQ(message, "--config " + (dir / "c.toml").string() + ": frame (from the file): --frame: expected a frame "
-                       "number from 1 (the first) to 1073741824, or all, not " + std::string(40, '9') + "...");
+                       "number from 1 (the first) to 1073741824, FIRST:LAST (both included), or all, not " +
+                       std::string(40, '9') + "...");
     EXPECT_LT(message.size(), 400 + dir.string().size()) << message;
   }
   fs::remove_all(dir);

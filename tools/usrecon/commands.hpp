@@ -80,22 +80,33 @@ CLI::Validator in_range(T lo, T hi) {
       "[" + text_of(lo) + " - " + text_of(hi) + "]");
 }
 
-/// --frame of reconstruct and info: a frame number in decimal from 1 (the first), or all. One
+/// --frame of reconstruct and info: a frame number in decimal from 1 (the first), or all; with
+/// `ranges` (reconstruct) also FIRST:LAST, the frames from FIRST to LAST, both included. One
 /// validator, so that both commands refuse --frame 0 alike, with CLI11's exit code for a value out
-/// of range (reconstruct said it with exit 1, info with 105).
-inline CLI::Validator frame_number_or_all() {
+/// of range (reconstruct said it with exit 1, info with 105). Rewritten in decimal.
+inline CLI::Validator frame_number_or_all(bool ranges = false) {
   return CLI::Validator(
-      [number = in_range(1, 1 << 30)](std::string& text) -> std::string {
+      [number = in_range(1, 1 << 30), ranges](std::string& text) -> std::string {
         if (text == "all") return {};
         if (text.empty()) return kEmptyValue;
-        std::string decimal = text;
-        if (!number(decimal).empty())  // the value quoted up to 40 characters
-          return "expected a frame number from 1 (the first) to 1073741824, or all, not " +
-                 (text.size() > 40 ? text.substr(0, 40) + "..." : text);
-        text = decimal;
+        const auto refused = [&] {
+          return std::string("expected a frame number from 1 (the first) to 1073741824") +
+                 (ranges ? ", FIRST:LAST (both included)" : "") + ", or all, not " +
+                 (text.size() > 40 ? text.substr(0, 40) + "..." : text);  // the value quoted up to 40 characters
+        };
+        const std::size_t colon = ranges ? text.find(':') : std::string::npos;
+        std::string first = text.substr(0, colon), last = colon == std::string::npos ? "" : text.substr(colon + 1);
+        if (!number(first).empty() || (colon != std::string::npos && !number(last).empty())) return refused();
+        if (colon == std::string::npos) {
+          text = first;
+          return {};
+        }
+        if (std::stoi(last) < std::stoi(first))
+          return "--frame FIRST:LAST counts up: " + first + ":" + last + " has its last frame before its first";
+        text = first + ":" + last;
         return {};
       },
-      "INT:[1 - 1073741824] or all");
+      ranges ? "INT:[1 - 1073741824], FIRST:LAST or all" : "INT:[1 - 1073741824] or all");
 }
 
 /// A comma-separated list of whole numbers from lo to hi (--tx-elements 0,5,10), each read as

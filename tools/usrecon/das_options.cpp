@@ -114,9 +114,10 @@ void add_das_options(CLI::App& app, DasArgs& args, recon::ReconstructOptions& op
   app.add_option("--frame", args.frame,
                  "USTB UFF file, or an array whose --layout names a frames axis: the frame to reconstruct "
                  "(1 = the first; a frame N > 1 is written to "
-                 "<stem>_frameNNNN.*), or all: every frame, each to <stem>_frameNNNN.* (a file of one "
-                 "frame keeps <stem>)")
-      ->transform(frame_number_or_all())->capture_default_str()->group(g);
+                 "<stem>_frameNNNN.*); all: every frame, each to <stem>_frameNNNN.* (a file of one "
+                 "frame keeps <stem>); FIRST:LAST: those frames, both included, as all does (a file's "
+                 "frames past LAST are left, and a file that has fewer is read as far as it goes)")
+      ->transform(frame_number_or_all(true))->capture_default_str()->group(g);
   app.add_option("--offset", args.offset, "mean: subtract each channel's mean (unsigned data)")
       ->check(CLI::IsMember({"none", "mean"}))->capture_default_str()->group(g);
 }
@@ -284,10 +285,12 @@ void finish_das_options(const DasArgs& args, recon::ReconstructOptions& options)
   // is no general model's.
   const CLI::Option* samples_option = args.app ? args.app->get_option_no_throw("--samples") : nullptr;
   das.input.samples = samples_option && samples_option->count() > 0 ? options.problem.samples : 0;
-  // The option's validator (frame_number_or_all) let through "all" or a whole number from 1 to
-  // 2^30 in decimal only: no list or range (5:1 was told to be START:STEP:STOP), no 1e3.
-  das.input.all_frames = args.frame == "all";
-  das.input.frame = das.input.all_frames ? 1 : std::stoi(args.frame);
+  // The option's validator (frame_number_or_all) let through "all", a whole number from 1 to 2^30
+  // in decimal only (no 1e3), or two such, FIRST:LAST with FIRST <= LAST.
+  const std::size_t colon = args.frame.find(':');
+  das.input.all_frames = args.frame == "all" || colon != std::string::npos;
+  das.input.frame = args.frame == "all" ? 1 : std::stoi(args.frame.substr(0, colon));
+  das.input.last_frame = colon == std::string::npos ? 0 : std::stoi(args.frame.substr(colon + 1));
   if (!args.x_range.empty())
     std::tie(das.grid.x_min, das.grid.x_max) = recon::parse_range(args.x_range, "--x-range");
   if (!args.z_range.empty())

@@ -38,8 +38,11 @@ struct ChannelInput {
                              ///< when given (> 0), what the file must hold
   int frame = 1;             ///< which frame to read (1 = the first) of a USTB UFF file, or of an
                              ///< array whose `layout` names a "frames" axis
-  bool all_frames = false;   ///< --frame all: a batch reconstructs every frame (expand_frames); an
-                             ///< array with a frames axis is then read once for all its frames
+  bool all_frames = false;   ///< --frame all, or FIRST:LAST: a batch reconstructs every frame from
+                             ///< `frame` to `last_frame` (expand_frames); an array with a frames axis
+                             ///< is then read once for all its frames, up to
+                             ///< kMostBytesOfACineReadWhole (a larger one frame by frame)
+  int last_frame = 0;        ///< with all_frames, the last frame wanted (0: each file's last)
 };
 
 /// Acquisition parameters that an input file carries: a PICMUS HDF5 file (the layout of the 2016

@@ -143,8 +143,10 @@ struct BatchInput {
   int frame = 0;  ///< 1-based frame read from the file; 0: the file as ChannelInput::frame says
 };
 
-/// The jobs for `paths`: one per file, except that with input.all_frames (--frame all) a file
-/// holding several frames (count_frames) gives one job per frame, in order. A file that cannot
+/// The jobs for `paths`: one per file, except that with input.all_frames (--frame all, or
+/// FIRST:LAST: input.frame to input.last_frame) a file holding several frames (count_frames) gives
+/// one job per frame asked for that it holds, in order (one job for frame FIRST when it holds none
+/// of them, refused when read). A file that cannot
 /// be inspected stays one job, to be reported when processed. With input.frame N > 1 (--frame N)
 /// each job is that frame, so that its outputs are <stem>_frameNNNN.* (runs of --frame 2 and
 /// --frame 3 into one directory wrote the same names). Throws Error past a million jobs.
