@@ -96,8 +96,27 @@ FileGeometry picmus_geometry(const fs::path& path) {
   return g;
 }
 
+/// The axes --layout names, in order: each a name, or a group "(samples,transmits)" that names one
+/// array axis holding both (split at the commas outside parentheses; checked by plan_axes).
+std::vector<std::string_view> layout_axes(std::string_view layout) {
+  std::vector<std::string_view> axes;
+  std::size_t start = 0;
+  int depth = 0;
+  for (std::size_t i = 0; i <= layout.size(); ++i) {
+    if (i == layout.size() || (layout[i] == ',' && depth == 0)) {
+      axes.push_back(layout.substr(start, i - start));
+      start = i + 1;
+    } else if (layout[i] == '(') {
+      ++depth;
+    } else if (layout[i] == ')') {
+      --depth;
+    }
+  }
+  return axes;
+}
+
 bool names_frames_axis(std::string_view layout) {
-  const auto names = split(layout, ',');
+  const auto names = layout_axes(layout);
   return std::find(names.begin(), names.end(), "frames") != names.end();
 }
 
@@ -265,30 +284,54 @@ std::pair<std::vector<double>, std::vector<double>> parse_virtual_sources(std::s
 namespace {
 
 /// How an array's axes map onto ChannelData's: the extent (`size`) and the stride in the values
-/// (`step`) of its samples, elements, transmits and frames, in that order. Throws as
-/// arrange_channels does for a layout or a shape it refuses.
+/// (`step`) of its samples, elements, transmits and frames, in that order, and how many values the
+/// array holds (`values`: more than the four sizes' product where a (samples,transmits) axis has
+/// rows past its last transmit). Throws as arrange_channels does for a layout or a shape it refuses.
 struct AxisPlan {
   std::size_t size[4] = {1, 1, 1, 1}, step[4] = {0, 0, 0, 0};
+  std::size_t values = 1;
+  std::size_t rows_left = 0;  ///< of a (samples,transmits) axis: the rows past its last transmit
 };
 
 AxisPlan plan_axes(const std::vector<std::size_t>& dims, bool column_major, std::string_view layout,
-                   const std::string& name) {
+                   const std::string& name, AxisSplit axis_split) {
   static const char* const kAxes[4] = {"samples", "elements", "transmits", "frames"};
+  constexpr int kGroup = 4;  // role of a (samples,transmits) axis
   const std::string layout_text = layout.empty() ? "samples,elements,transmits" : std::string(layout);
-  const auto names = split(layout_text, ',');
+  const std::string use = " (use samples, elements, transmits, frames, and (samples,transmits) for an axis holding "
+                          "the transmits one after another)";
+  const auto names = layout_axes(layout_text);
   if (std::find(names.begin(), names.end(), std::string_view()) != names.end())
-    throw Error(name + ": --layout '" + layout_text + "' has an empty axis name (use samples, elements, transmits, frames)");
+    throw Error(name + ": --layout '" + layout_text + "' has an empty axis name" + use);
   if (names.size() > 4)
     throw Error(name + ": --layout '" + layout_text + "' names more than four axes");
-  std::vector<int> role(names.size());  // role[axis] = 0 samples, 1 elements, 2 transmits, 3 frames
+  std::vector<int> role(names.size());  // role[axis] = 0 samples, 1 elements, 2 transmits, 3 frames, 4 both 0 and 2
+  bool group_samples_fastest = true;  // within a (samples,transmits) axis
+  bool named[4] = {false, false, false, false};
+  const auto name_once = [&](int r) {
+    if (named[r]) throw Error(name + ": --layout '" + layout_text + "' names an axis twice");
+    named[r] = true;
+  };
   for (std::size_t a = 0; a < names.size(); ++a) {
-    const auto* found = std::find(std::begin(kAxes), std::end(kAxes), names[a]);
+    const std::string_view token = names[a];
+    if (token.front() == '(' && token.back() == ')' && token.size() > 2) {
+      const auto inner = split(token.substr(1, token.size() - 2), ',');
+      if (inner.size() != 2 || !((inner[0] == "samples" && inner[1] == "transmits") ||
+                                 (inner[0] == "transmits" && inner[1] == "samples")))
+        throw Error(name + ": --layout '" + layout_text + "': an axis in parentheses is (samples,transmits) or "
+                    "(transmits,samples), not " + std::string(token));
+      // Listed in the order of the array's axes: MATLAB's fastest first, C order's slowest first.
+      group_samples_fastest = (inner[column_major ? 0 : 1] == "samples");
+      role[a] = kGroup;
+      name_once(0);
+      name_once(2);
+      continue;
+    }
+    const auto* found = std::find(std::begin(kAxes), std::end(kAxes), token);
     if (found == std::end(kAxes))
-      throw Error(name + ": --layout '" + layout_text + "': unknown axis '" + std::string(names[a]) +
-                  "' (use samples, elements, transmits, frames)");
+      throw Error(name + ": --layout '" + layout_text + "': unknown axis '" + std::string(token) + "'" + use);
     role[a] = static_cast<int>(found - std::begin(kAxes));
-    for (std::size_t b = 0; b < a; ++b)
-      if (role[b] == role[a]) throw Error(name + ": --layout '" + layout_text + "' names an axis twice");
+    name_once(role[a]);
   }
   const std::string dims_text = io::dims_text(dims);  // as the refusals below say them
   // A C-order array keeps its singleton axes (only MATLAB drops trailing ones): one with a frames
@@ -310,8 +353,30 @@ AxisPlan plan_axes(const std::vector<std::size_t>& dims, bool column_major, std:
   AxisPlan plan;
   std::size_t(&size)[4] = plan.size;
   for (std::size_t a = 0; a < shape.size(); ++a) {
-    size[role[a]] = shape[a];
-    plan.step[role[a]] = stride[a];
+    plan.values *= shape[a];
+    if (role[a] != kGroup) {
+      size[role[a]] = shape[a];
+      plan.step[role[a]] = stride[a];
+      continue;
+    }
+    // One axis of `rows` values: the transmits one after another, each of axis_split.samples samples
+    // (or the samples one after another, each of the transmits): rows past the last are left.
+    const std::size_t rows = shape[a];
+    if (axis_split.samples < 1)
+      throw Error(name + ": --layout '" + layout_text + "': give --samples, the samples of one transmit, to split "
+                  "its (samples,transmits) axis of " + std::to_string(rows) + " rows");
+    const std::size_t samples = std::size_t(axis_split.samples);
+    const std::size_t transmits = axis_split.transmits > 0 ? std::size_t(axis_split.transmits) : rows / samples;
+    if (transmits < 1 || transmits > rows / samples)
+      throw Error(name + ": the (samples,transmits) axis of the " + io::dims_text(dims) + " array holds " +
+                  std::to_string(rows) + " rows, fewer than the " + std::to_string(std::max<std::size_t>(transmits, 1)) +
+                  " transmit(s) of " + std::to_string(samples) + " samples (--samples) need");
+    size[0] = samples;
+    size[2] = transmits;
+    plan.rows_left = rows - samples * transmits;
+    const std::size_t fast = group_samples_fastest ? 0 : 2, slow = 2 - fast;
+    plan.step[fast] = stride[a];
+    plan.step[slow] = stride[a] * size[fast];
   }
   if (size[0] < 2 || size[1] < 1 || size[2] < 1 || size[3] < 1 || size[0] > (1u << 26) || size[1] > 65536 ||
       size[2] > 65536 || size[3] > kMaxFramesInAnArray) {
@@ -354,7 +419,7 @@ struct FrameAlone {
 std::optional<FrameAlone> read_frame_alone(const fs::path& path, const ChannelInput& in, const std::string& layout) {
   // An earlier frame's read has kept the whole array: no need to look at the file again.
   if (in.all_frames && stored_array_cache().find(stored_array_key(path, in))) return std::nullopt;
-  const auto names = split(layout, ',');
+  const auto names = layout_axes(layout);
   const std::string ext = io::lower_extension(path);
   const auto read_whole_instead = [&](const std::vector<std::size_t>& dims) {
     if (!in.all_frames) return false;
@@ -366,7 +431,7 @@ std::optional<FrameAlone> read_frame_alone(const fs::path& path, const ChannelIn
     return values <= kMostBytesOfACineReadWhole / sizeof(double);
   };
   const auto checked_frames = [&](const std::vector<std::size_t>& dims, bool column_major, const std::string& name) {
-    const std::size_t frames = plan_axes(dims, column_major, layout, name).size[3];
+    const std::size_t frames = plan_axes(dims, column_major, layout, name, {in.samples, 0}).size[3];
     if (in.frame < 1 || std::size_t(in.frame) > frames)
       throw Error(name + ": --frame " + std::to_string(in.frame) + " is not among its " + std::to_string(frames) +
                   " frame(s) (the 'frames' axis of --layout)");
@@ -417,8 +482,8 @@ std::optional<FrameAlone> read_frame_alone(const fs::path& path, const ChannelIn
 
 ChannelData arrange_channels(const std::vector<double>& values, const std::vector<std::size_t>& dims,
                              bool column_major, std::string_view layout, Offset offset,
-                             const std::string& name, int frame, int* frames) {
-  const AxisPlan plan = plan_axes(dims, column_major, layout, name);
+                             const std::string& name, int frame, int* frames, AxisSplit split) {
+  const AxisPlan plan = plan_axes(dims, column_major, layout, name, split);
   const std::size_t(&size)[4] = plan.size;
   const std::size_t(&step)[4] = plan.step;
   if (frames) *frames = static_cast<int>(size[3]);
@@ -431,7 +496,7 @@ ChannelData arrange_channels(const std::vector<double>& values, const std::vecto
   rf.samples = static_cast<int>(size[0]);
   rf.elements = static_cast<int>(size[1]);
   rf.transmits = static_cast<int>(size[2]);
-  if (rf.size() * size[3] != values.size()) throw Error(name + ": array size does not match its shape");
+  if (plan.values != values.size()) throw Error(name + ": array size does not match its shape");
   rf.data.resize(rf.size());
   // The beamformers take finite samples only: a NaN or infinity times an apodization weight of
   // zero is NaN in the vector kernels and skipped by the reference, so backends would differ.
@@ -513,7 +578,7 @@ int count_frames(const fs::path& path, const ChannelInput& in) {
   // The extent of the axis as arrange_channels takes it; a shape it refuses is said once, when
   // the file (as one frame) is read.
   try {
-    return static_cast<int>(plan_axes(dims, column_major, in.layout, path.string()).size[3]);
+    return static_cast<int>(plan_axes(dims, column_major, in.layout, path.string(), {in.samples, 0}).size[3]);
   } catch (const Error&) {
     return 1;
   }
@@ -558,7 +623,11 @@ ChannelData read_channel_data(const fs::path& path, const ChannelInput& in, int 
                                                      : "transmits,elements,samples";
     if (picmus && in.layout.empty()) g.layout = layout;
     int frames = 1;
-    ChannelData rf = arrange_channels(a->values, a->dims, a->column_major, layout, in.offset, name, frame, &frames);
+    const AxisSplit axis_split{in.samples, transmits};  // for a (samples,transmits) axis
+    ChannelData rf =
+        arrange_channels(a->values, a->dims, a->column_major, layout, in.offset, name, frame, &frames, axis_split);
+    if (layout.find('(') != std::string::npos)
+      g.rows_left = plan_axes(a->dims, a->column_major, layout, name, axis_split).rows_left;
     if (alone) frames = alone->frames;
     if (frames_axis) {
       g.frame = in.frame;
@@ -574,7 +643,7 @@ ChannelData read_channel_data(const fs::path& path, const ChannelInput& in, int 
       if (q.dims != a->dims)
         throw Error(path.string() + ": PICMUS IQ data: data/imag is not shaped like data/real");
       rf.imag = arrange_channels(q.values, q.dims, false, layout, in.offset, path.string() + " (" + q.path + ")",
-                                 frame).data;
+                                 frame, nullptr, axis_split).data;
       rf.modulation_frequency = g.modulation_frequency;
       rf.iq_time0 = g.t0.value_or(0.0);
     }
@@ -603,11 +672,15 @@ ChannelData read_channel_data(const fs::path& path, const ChannelInput& in, int 
   const std::string layout = in.layout.empty() ? "transmits,elements,samples" : in.layout;
   if (geometry && in.layout.empty()) geometry->layout = layout;  // what the frame JSON records
   std::vector<std::size_t> dims;
-  for (std::string_view axis : split(layout, ','))
+  for (std::string_view axis : layout_axes(layout)) {
+    if (axis.find('(') != std::string_view::npos)
+      throw Error(path.string() + ": --layout '" + layout + "': a (samples,transmits) axis is one of an NPY, MAT or "
+                  "HDF5 array; a source.txt's lines are its channels");
     dims.push_back(axis == "samples"    ? std::size_t(in.samples)
                    : axis == "elements" ? std::size_t(elements)
                    : axis == "transmits" ? std::size_t(transmits)
                                          : 1);  // an unknown name: arrange_channels says so
+  }
   return arrange_channels(values, dims, false, layout, in.offset, path.string(), in.frame);  // one frame
 }
 

@@ -341,6 +341,13 @@ PreparedDas prepare_das(const fs::path& input, const DasSetup& setup, int thread
   // way round, axes that --layout decided were most likely named out of order.
   if (rf.elements > rf.samples && !read_as.empty())
     frame.warnings.push_back(input.string() + ": more elements than samples per channel" + read_as);
+  // Rows past the last transmit are a Verasonics buffer's padding, or transmits that the
+  // acquisition (its angles or sources) does not list: a whole transmit's worth is said.
+  if (file.rows_left >= std::size_t(rf.samples))
+    frame.warnings.push_back(input.string() + ": " + std::to_string(file.rows_left) +
+                             " rows of its (samples,transmits) axis, past its " + std::to_string(rf.transmits) +
+                             " transmit(s) of " + std::to_string(rf.samples) +
+                             " samples, are left (a scanner's padding, or transmits the acquisition does not list?)");
   if (!frame.warnings.empty()) frame.parameters["warnings"] = frame.warnings;
   if (file.frames > 0) {
     frame.parameters["frame"] = file.frame;

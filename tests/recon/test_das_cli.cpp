@@ -14,7 +14,9 @@
 #include "../test_support.hpp"
 #include "usrecon/kernels/common.hpp"
 #include "usrecon/io/file.hpp"
+#include "usrecon/io/mat.hpp"
 #include "usrecon/io/npy.hpp"
+#include "usrecon/io/source_txt.hpp"
 #include "usrecon/recon/compare.hpp"
 #include "usrecon/recon/metrics.hpp"
 
@@ -822,6 +824,68 @@ TEST_F(CliDas, FramesAlongAnArraysAxisAreReconstructedOneByOne) {
                              "  frame 1 of the 2 along its 'frames' axis (reconstruct --frame all reads each)"),
             std::string::npos)
       << info.output;
+}
+
+// A Verasonics-like buffer: MATLAB's [rows][channels][frames], each frame's rows holding its
+// transmits one after another (1200 samples each) and 100 rows of padding, in a cell, read with
+// --layout '(samples,transmits),elements,frames' --samples 1200: each frame's raw image is its own
+// [samples][elements][transmits] file's, bit for bit. An acquisition that lists fewer transmits
+// than the rows hold is warned of.
+TEST_F(CliDas, TransmitsOneAfterAnotherInOneAxisAreSplitBySamples) {
+  const std::string angles = " --model planewave --angles-deg -2,0,2";
+  for (const char* point : {"-3,20", "4,22"}) {
+    const auto sim = run_usrecon("simulate" + angles + " --samples 1200 --point " + point + " -o " +
+                                 quote(dir_ / (std::string(point[0] == '-' ? "a" : "b") + ".npy")));
+    ASSERT_EQ(sim.exit_code, 0) << sim.output;
+  }
+  const io::NpyArray a = io::read_npy(dir_ / "a.npy"), b = io::read_npy(dir_ / "b.npy");
+  ASSERT_EQ(a.shape, (std::vector<std::size_t>{1200, 128, 3}));
+  constexpr std::size_t kSamples = 1200, kElements = 128, kTransmits = 3, kRows = kSamples * kTransmits + 100;
+  io::MatArray buffer{"RcvData", "", {kRows, kElements, 2}, {}};
+  buffer.values.assign(kRows * kElements * 2, 0.0);
+  for (std::size_t f = 0; f < 2; ++f) {
+    const auto values = (f == 0 ? a : b).as<float>();  // C order [samples][elements][transmits]
+    for (std::size_t e = 0; e < kElements; ++e)
+      for (std::size_t t = 0; t < kTransmits; ++t)
+        for (std::size_t k = 0; k < kSamples; ++k)
+          buffer.values[(f * kElements + e) * kRows + t * kSamples + k] = values[(k * kElements + e) * kTransmits + t];
+  }
+  io::write_mat(dir_ / "buffer.mat", {buffer});
+  const std::string options = " --fs 20e6 --pitch 3e-4 --x-range -6e-3:6e-3 --z-range 16e-3:26e-3"
+                              " --dx 0.1e-3 --dz 0.05e-3 --save-raw --backend cpu";
+  auto run = run_usrecon("reconstruct " + quote(dir_ / "a.npy") + " " + quote(dir_ / "b.npy") + " -o " +
+                         quote(dir_ / "single") + angles + options);
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  const std::string buffer_run = "reconstruct " + quote(dir_ / "buffer.mat") +
+                                 " --var RcvData --layout '(samples,transmits),elements,frames' --frame all";
+  run = run_usrecon(buffer_run + " --samples 1200 -o " + quote(dir_ / "buffer") + angles + options);
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  EXPECT_EQ(run.output.find("warning"), std::string::npos) << run.output;  // 100 rows of padding: not a transmit's
+  EXPECT_EQ(io::read_file(dir_ / "buffer" / "buffer_frame0001.npy"), io::read_file(dir_ / "single" / "a.npy"));
+  EXPECT_EQ(io::read_file(dir_ / "buffer" / "buffer_frame0002.npy"), io::read_file(dir_ / "single" / "b.npy"));
+  // Two angles of the three transmits: the third is left, and said to be.
+  run = run_usrecon(buffer_run + " --samples 1200 -o " + quote(dir_ / "two") + " --model planewave --angles-deg -2,0" +
+                    options);
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  EXPECT_NE(run.output.find("buffer.mat: 1300 rows of its (samples,transmits) axis, past its 2 transmit(s) of 1200 "
+                            "samples, are left"),
+            std::string::npos)
+      << run.output;
+  const auto info = run_usrecon("info " + quote(dir_ / "buffer.mat") +
+                                " --layout '(samples,transmits),elements,frames' --samples 1200");
+  EXPECT_EQ(info.exit_code, 0) << info.output;
+  EXPECT_NE(info.output.find("reconstruct reads 3 transmit(s) x 128 element(s) x 1200 samples, RF\n"
+                             "  frame 1 of the 2 along its 'frames' axis"),
+            std::string::npos)
+      << info.output;
+  expect_usrecon_refused(buffer_run + " -o " + quote(dir_ / "none") + angles + options,
+                         "give --samples, the samples of one transmit, to split its (samples,transmits) axis of 3700 rows");
+  std::vector<std::int32_t> ints(3 * 128 * 1200, 1);
+  io::write_source_txt(dir_ / "one.txt", ints, 3 * 128, 1200);
+  expect_usrecon_refused("reconstruct " + quote(dir_ / "one.txt") + " --layout '(samples,transmits),elements' "
+                         "--elements 128 --samples 1200 -o " + quote(dir_ / "txt") + angles + options,
+                         "a (samples,transmits) axis is one of an NPY, MAT or HDF5 array; a source.txt's lines are its "
+                         "channels");
 }
 
 TEST_F(CliDas, UstbUffFilesCarryTheirOwnGeometry) {

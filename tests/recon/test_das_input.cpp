@@ -69,6 +69,87 @@ TEST(ReconDasInput, OffsetMeanRemovesEachChannelsMean) {
       for (int s = 0; s < 4; ++s) EXPECT_FLOAT_EQ(rf.channel(t, e)[s], s - 1.5f);
 }
 
+/// The message of the Error that `call` throws ("" and a failure when it throws none).
+template <class Call>
+std::string error_of(Call call) {
+  try {
+    call();
+  } catch (const Error& e) {
+    return e.what();
+  }
+  ADD_FAILURE() << "accepted";
+  return "";
+}
+
+// (samples,transmits): one axis holding the transmits one after another, each of --samples
+// samples, as Verasonics' RcvData{1} holds its acquisitions in its rows; rows past the last
+// transmit (a buffer's padding) are left. Listed in the array's own order: fastest first in
+// MATLAB's, slowest first in C order.
+TEST(ReconDasInput, ASamplesAndTransmitsAxisIsSplitByTheSamplesOfOneTransmit) {
+  constexpr int kPadding = 3;
+  // MATLAB's [rows][elements], rows = transmit t's samples at t * 4 + s, then the padding.
+  std::vector<double> matlab;
+  for (int e = 0; e < 3; ++e) {
+    for (int t = 0; t < 2; ++t)
+      for (int s = 0; s < 4; ++s) matlab.push_back(value(s, e, t));
+    for (int p = 0; p < kPadding; ++p) matlab.push_back(-1);
+  }
+  const std::vector<std::size_t> rows_by_elements{8 + kPadding, 3};
+  const std::string layout = "(samples,transmits),elements";
+  expect_channels(arrange_channels(matlab, rows_by_elements, true, layout, Offset::None, "x", 1, nullptr, {4, 0}));
+  expect_channels(arrange_channels(matlab, rows_by_elements, true, layout, Offset::None, "x", 1, nullptr, {4, 2}));
+  const ChannelData first = arrange_channels(matlab, rows_by_elements, true, layout, Offset::None, "x", 1, nullptr, {4, 1});
+  EXPECT_EQ(first.transmits, 1);  // the acquisition's one transmit: the rest is left
+  EXPECT_EQ(first.channel(0, 2)[3], value(3, 2, 0));
+  // C order [elements][rows]: the same axis, named slowest first.
+  std::vector<double> c_order;
+  for (int e = 0; e < 3; ++e)
+    for (int r = 0; r < 8 + kPadding; ++r) c_order.push_back(matlab[std::size_t(e) * (8 + kPadding) + std::size_t(r)]);
+  expect_channels(arrange_channels(c_order, {3, 8 + kPadding}, false, "elements,(transmits,samples)", Offset::None, "x",
+                                   1, nullptr, {4, 0}));
+  // Interleaved: sample s of transmit t at row s * 2 + t (transmits fastest), with frames.
+  std::vector<double> interleaved;  // MATLAB's [rows][elements][frames]
+  for (int f = 0; f < 2; ++f)
+    for (int e = 0; e < 3; ++e)
+      for (int s = 0; s < 4; ++s)
+        for (int t = 0; t < 2; ++t) interleaved.push_back(value(s, e, t) + 1000.0 * f);
+  int frames = 0;
+  const ChannelData second = arrange_channels(interleaved, {8, 3, 2}, true, "(transmits,samples),elements,frames",
+                                              Offset::None, "x", 2, &frames, {4, 0});
+  EXPECT_EQ(frames, 2);
+  ASSERT_EQ(second.transmits, 2);
+  ASSERT_EQ(second.samples, 4);
+  for (int t = 0; t < 2; ++t)
+    for (int e = 0; e < 3; ++e)
+      for (int s = 0; s < 4; ++s) EXPECT_EQ(second.channel(t, e)[s], value(s, e, t) + 1000.0);
+  // Refused: no --samples; more transmits than the rows hold; another pair; an axis twice; a
+  // parenthesis left open; a source.txt's.
+  EXPECT_EQ(error_of([&] { arrange_channels(matlab, rows_by_elements, true, layout, Offset::None, "x"); }),
+            "x: --layout '(samples,transmits),elements': give --samples, the samples of one transmit, to split its "
+            "(samples,transmits) axis of 11 rows");
+  EXPECT_EQ(error_of([&] { arrange_channels(matlab, rows_by_elements, true, layout, Offset::None, "x", 1, nullptr, {4, 3}); }),
+            "x: the (samples,transmits) axis of the 11 x 3 array holds 11 rows, fewer than the 3 transmit(s) of 4 "
+            "samples (--samples) need");
+  EXPECT_EQ(error_of([&] { arrange_channels(matlab, rows_by_elements, true, layout, Offset::None, "x", 1, nullptr, {12, 0}); }),
+            "x: the (samples,transmits) axis of the 11 x 3 array holds 11 rows, fewer than the 1 transmit(s) of 12 "
+            "samples (--samples) need");
+  EXPECT_NE(error_of([&] {
+              arrange_channels(matlab, rows_by_elements, true, "(samples,elements),transmits", Offset::None, "x", 1,
+                               nullptr, {4, 0});
+            }).find("an axis in parentheses is (samples,transmits) or (transmits,samples), not (samples,elements)"),
+            std::string::npos);
+  EXPECT_NE(error_of([&] {
+              arrange_channels(matlab, rows_by_elements, true, "(samples,transmits),samples", Offset::None, "x", 1,
+                               nullptr, {4, 0});
+            }).find("names an axis twice"),
+            std::string::npos);
+  EXPECT_NE(error_of([&] {
+              arrange_channels(matlab, rows_by_elements, true, "(samples,transmits,elements", Offset::None, "x", 1,
+                               nullptr, {4, 0});
+            }).find("unknown axis '(samples,transmits,elements'"),
+            std::string::npos);
+}
+
 // A 'frames' axis: frame f of value(s, e, t) + 1000 f, wherever --layout puts the axis, in C
 // order and column-major; out of range and implausible counts refused.
 TEST(ReconDasInput, AFramesAxisSelectsOneFrame) {
@@ -132,7 +213,8 @@ TEST(ReconDasInput, AFramesAxisSelectsOneFrame) {
             std::string::npos);
   EXPECT_NE(message_of([&] {
               arrange_channels(matlab, {4, 3, 2, 3}, true, "samples,elements,transmits,frame", Offset::None, "m");
-            }).find("unknown axis 'frame' (use samples, elements, transmits, frames)"),
+            }).find("unknown axis 'frame' (use samples, elements, transmits, frames, and (samples,transmits) for an "
+                  "axis holding the transmits one after another)"),
             std::string::npos);
   const std::vector<double> many(2 * (kMaxFramesInAnArray + 1), 0.0);
   EXPECT_NE(message_of([&] {

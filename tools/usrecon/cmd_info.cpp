@@ -30,6 +30,7 @@ struct InfoArgs {
   std::string var;
   std::string layout;
   std::string frame = "1";  // a frame number, or all (as reconstruct takes it: the first is described)
+  int samples = 0;          // the samples of one transmit, for a (samples,transmits) axis of --layout
   bool as_json = false;
 };
 
@@ -142,6 +143,7 @@ json describe(const fs::path& path, const InfoArgs& args) {
   input.var = args.var;
   input.layout = args.layout;
   input.frame = args.frame == "all" ? 1 : std::stoi(args.frame);
+  input.samples = args.samples;
   try {
     recon::FileGeometry geometry;
     const recon::ChannelData rf = recon::read_channel_data(path, input, 0, 0, &geometry);
@@ -292,6 +294,9 @@ Command add_info(CLI::App& app) {
   app.add_option("--var", args->var, "MAT variable, HDF5 dataset or USTB channel_data group to read, as for reconstruct");
   app.add_option("--layout", args->layout, "The array's axes in order, as for reconstruct (samples,elements,transmits "
                  "by default; PICMUS and USTB files say their own)");
+  app.add_option("--samples", args->samples, "The samples of one transmit, where --layout names a (samples,transmits) "
+                 "axis, as for reconstruct")
+      ->transform(in_range(1, 1 << 24));
   app.add_option("--frame", args->frame, "USTB UFF files, and arrays whose --layout names a frames axis: the frame "
                  "to describe (1 = the first; the frame count is listed, and reconstruct --frame all reads each), "
                  "or all, as reconstruct takes it: the first is described")

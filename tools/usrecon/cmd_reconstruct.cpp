@@ -295,7 +295,8 @@ ReconstructCommand add_reconstruct(CLI::App& app) {
                  "(default 128)")
       ->transform(in_range(1, 1024));
   app.add_option("--samples", args->options.problem.samples, "Samples per channel (the seed model: default 2000; the "
-                 "general models: required for source.txt, and for other files, if given, it must match the file's count)")
+                 "general models: required for source.txt, and for a (samples,transmits) axis of --layout, the samples "
+                 "of one transmit; for other files, if given, it must match the file's count)")
       ->transform(in_range(1, 1 << 24));
   add_das_options(app, args->das, args->options);
   app.footer(

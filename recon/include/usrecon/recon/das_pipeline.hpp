@@ -63,6 +63,8 @@ struct FileGeometry {
   /// transmit with the one and the receive with the other; we use one: the user must choose).
   std::optional<double> transmit_sound_speed;
   int frame = 0, frames = 0;  ///< USTB, or a frames axis: the frame read (1-based) and how many there are
+  /// A (samples,transmits) axis of --layout: how many of its rows lie past its last transmit (left)
+  std::size_t rows_left = 0;
   double modulation_frequency = 0;  ///< IQ files: the demodulation frequency (Hz); 0 for RF
   /// USTB: what the sequence holds, and per transmit its wave's delay (s) and, for synthetic
   /// aperture, the element firing and its distance from the origin (m). Sample k of transmit t is
@@ -120,16 +122,28 @@ inline constexpr std::size_t kMaxFramesInAnArray = 100000;
 /// slowest (read_channel_data).
 inline constexpr std::size_t kMostBytesOfACineReadWhole = std::size_t{1} << 30;
 
+/// The extents of an axis that --layout names (samples,transmits): one array axis holding the
+/// transmits one after another, each of `samples` samples (or, as (transmits,samples) in MATLAB's
+/// order, the samples one after another), as a Verasonics RcvData{1} holds its acquisitions in
+/// its rows. `samples` is --samples (required for such an axis); `transmits` the acquisition's
+/// transmits where known (0: as many as the axis holds whole). Rows past the last transmit (a
+/// Verasonics buffer's padding) are left.
+struct AxisSplit {
+  int samples = 0;
+  int transmits = 0;
+};
+
 /// Rearranges an array into ChannelData: dims in the order named by `layout` (samples, elements,
-/// transmits and frames, any of them left out being 1), values with the first axis fastest
-/// (column_major) or the last axis fastest (C order). Of an array with a 'frames' axis, frame
-/// `frame` (1 = the first) is read, and `*frames` is set to how many it holds (1 without one).
+/// transmits and frames, any of them left out being 1, and (samples,transmits) for one axis
+/// holding both: AxisSplit), values with the first axis fastest (column_major) or the last axis
+/// fastest (C order). Of an array with a 'frames' axis, frame `frame` (1 = the first) is read,
+/// and `*frames` is set to how many it holds (1 without one).
 /// Throws Error when a sample is not finite as a float (NaN, infinite, or past float's range),
 /// saying how many and where the first is: the beamformers take finite samples only; and when
 /// `frame` is not among the array's frames.
 ChannelData arrange_channels(const std::vector<double>& values, const std::vector<std::size_t>& dims,
                              bool column_major, std::string_view layout, Offset offset,
-                             const std::string& name, int frame = 1, int* frames = nullptr);
+                             const std::string& name, int frame = 1, int* frames = nullptr, AxisSplit split = {});
 
 /// Whether RF channel data look like an unsigned recording's: every sample >= 0 and some > 0 (RF
 /// is signed around zero; RFdata1's uint8 samples lie around 128). IQ data never do.
