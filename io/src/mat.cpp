@@ -701,8 +701,7 @@ class Mat73File {
   mutable std::map<std::string, std::vector<std::size_t>> empty_dims_;
 };
 
-std::vector<MatVariableInfo> list_mat73_variables(const fs::path& path) {
-  const Mat73File f(path);
+std::vector<MatVariableInfo> list_mat73_variables(const Mat73File& f) {
   const std::vector<std::string> tops = f.variables();
   f.read_empty_dims(tops);  // one request for all
   std::vector<MatVariableInfo> vars;
@@ -710,7 +709,9 @@ std::vector<MatVariableInfo> list_mat73_variables(const fs::path& path) {
     const Hdf5DatasetInfo* d = f.dataset(p);
     const std::string cls = f.matlab_class(p);
     // Complex numbers are a compound type, which the reader lists without a type.
-    vars.push_back({top_level_name(p), cls, f.dims(p), d && d->type.empty() && !d->object_references && numeric_class(cls)});
+    const bool has_values = d && !d->type.empty() && !d->object_references && !d->matlab_empty && numeric_class(cls);
+    vars.push_back({top_level_name(p), cls, f.dims(p), d && d->type.empty() && !d->object_references && numeric_class(cls),
+                    has_values ? p : ""});
   }
   std::sort(vars.begin(), vars.end(), [](const auto& a, const auto& b) { return a.name < b.name; });
   return vars;
@@ -962,12 +963,12 @@ std::size_t MatArray::size() const {
 }
 
 std::vector<MatVariableInfo> list_mat_variables(const fs::path& path) {
-  if (is_mat73(path)) return list_mat73_variables(path);
+  if (is_mat73(path)) return list_mat73_variables(Mat73File(path));
   MatFile m = open_mat(path);
   std::vector<MatVariableInfo> vars;
   while (matvar_t* raw = Mat_VarReadNextInfo(m.get())) {
     MatVar v(raw);
-    vars.push_back({v->name ? v->name : "", class_name(v->class_type), dims_of(v.get()), v->isComplex != 0});
+    vars.push_back({v->name ? v->name : "", class_name(v->class_type), dims_of(v.get()), v->isComplex != 0, ""});
   }
   return vars;
 }
@@ -1222,7 +1223,7 @@ std::string only_numeric_variable(const fs::path& path, const std::vector<MatVar
 /// Whether the file has a top-level variable of exactly this name (the first, as matio finds it).
 bool has_variable(const fs::path& path, const std::string& name) {
   if (is_mat73(path)) {
-    const std::vector<MatVariableInfo> vars = list_mat73_variables(path);
+    const std::vector<MatVariableInfo> vars = list_mat73_variables(Mat73File(path));
     return std::any_of(vars.begin(), vars.end(), [&](const MatVariableInfo& v) { return v.name == name; });
   }
   MatFile m = open_mat(path);
@@ -1242,16 +1243,20 @@ std::vector<VarStep> variable_steps(const fs::path& path, const std::string& nam
 bool is_numeric_class(const std::string& matlab_class) { return numeric_class(matlab_class); }
 
 std::optional<MatVariableInfo> mat_variable_to_read(const fs::path& path, const std::string& name) {
-  const std::vector<MatVariableInfo> vars = list_mat_variables(path);
+  // A v7.3 file's lists are read once, for its variables and the walk below.
+  const std::optional<Mat73File> v73 = is_mat73(path) ? std::optional<Mat73File>(std::in_place, path) : std::nullopt;
+  const std::vector<MatVariableInfo> vars = v73 ? list_mat73_variables(*v73) : list_mat_variables(path);
   const std::string chosen = name.empty() ? only_numeric_variable(path, vars) : name;
   for (const MatVariableInfo& v : vars)
     if (v.name == chosen) return v;
-  if (!is_mat73(path)) return std::nullopt;
-  // Inside a v7.3 file's structs and cells: the walk reads only the references it follows.
+  if (!v73) return std::nullopt;
+  // Inside a v7.3 file's structs and cells: the walk reads only the references it follows. (The
+  // name is no variable's own, so its syntax is read as such.)
   try {
-    const Mat73File f(path);
-    const Mat73Target target = resolve_mat73(f, chosen, variable_steps(path, chosen));
-    return MatVariableInfo{chosen, target.matlab_class, target.empty ? target.dims : f.dims(target.object), false};
+    const Mat73File& f = *v73;
+    const Mat73Target target = resolve_mat73(f, chosen, parse_variable_path(path, chosen));
+    return MatVariableInfo{chosen, target.matlab_class, target.empty ? target.dims : f.dims(target.object), false,
+                           target.empty ? "" : target.object};
   } catch (const InputError&) {
     return std::nullopt;  // read_mat says why
   }

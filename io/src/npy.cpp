@@ -504,33 +504,34 @@ NpyArray read_npy(const std::filesystem::path& path) {
                    path.string());
 }
 
-NpyArray read_npy_slab(const std::filesystem::path& path, std::size_t index) {
+NpyArray read_npy_slab(const std::filesystem::path& path, std::size_t first, std::size_t count) {
   NpyHead head = read_npy_head(path);  // the file holds all the data its header claims
   NpyArray array = std::move(head.array);
   const bool fortran = array.file_fortran_order && array.shape.size() > 1;
   if (array.shape.empty())
-    throw InputError(path.string() + ": a 0-d .npy array has no axis to take a slab of");
+    throw InputError(path.string() + ": a 0-d .npy array has no axis to take slabs of");
   const std::size_t axis = fortran ? array.shape.size() - 1 : 0;  // the slowest stored axis
-  if (index >= array.shape[axis])
-    throw InputError(path.string() + ": slab " + std::to_string(index) + " of the .npy array's " +
-                     (fortran ? "last" : "first") + " axis is past its " + std::to_string(array.shape[axis]));
+  if (count < 1 || first >= array.shape[axis] || count > array.shape[axis] - first)
+    throw InputError(path.string() + ": slabs " + std::to_string(first) + " to " + std::to_string(first + count) +
+                     " (from 0, the last left out) of the .npy array's " + (fortran ? "last" : "first") +
+                     " axis lie past its " + std::to_string(array.shape[axis]));
   std::vector<std::size_t> slab_shape = array.shape;
-  slab_shape[axis] = 1;
+  slab_shape[axis] = count;
   const std::size_t item_size = dtype_size(array.dtype);
-  // No overflow: the whole array's byte count was checked, and the slab is a part of it.
+  // No overflow: the whole array's byte count was checked, and the slabs are a part of it.
   const std::size_t slab_bytes = *checked_byte_count(slab_shape, item_size);
   if (slab_bytes > kDefaultMaxInputBytes)
-    throw InputError(path.string() + ": a slab of the .npy array, " + shape_text(slab_shape) + ", takes " +
+    throw InputError(path.string() + ": slabs of the .npy array of " + shape_text(slab_shape) + " take " +
                      std::to_string(slab_bytes) + " bytes, more than the " + std::to_string(kDefaultMaxInputBytes) +
                      " read at once");
+  const std::size_t offset = head.data_offset + first * (slab_bytes / count);
   std::ifstream in(path, std::ios::binary);
   std::vector<std::byte> data(slab_bytes);
-  in.seekg(std::streamoff(head.data_offset + index * slab_bytes));
+  in.seekg(std::streamoff(offset));
   in.read(reinterpret_cast<char*>(data.data()), std::streamsize(slab_bytes));
   if (!in || std::size_t(in.gcount()) != slab_bytes)
-    throw InputError(path.string() + ": cannot read slab " + std::to_string(index) + " of the .npy data (" +
-                     std::to_string(slab_bytes) + " bytes at byte " + std::to_string(head.data_offset + index * slab_bytes) +
-                     "): the file changed or cannot be read");
+    throw InputError(path.string() + ": cannot read " + std::to_string(slab_bytes) + " bytes of .npy data at byte " +
+                     std::to_string(offset) + ": the file changed or cannot be read");
   array.data = fortran ? fortran_to_c_order(data, slab_shape, item_size) : std::move(data);
   array.shape = std::move(slab_shape);
   if (head.big_endian) swap_to_native(array.data, array.dtype);

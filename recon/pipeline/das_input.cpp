@@ -131,7 +131,8 @@ std::vector<std::size_t> layout_shape(const std::vector<std::size_t>& dims, std:
   return shape;
 }
 
-/// A file's array as it holds it, before arrange_channels takes a frame of it.
+/// A file's array as it holds it, before arrange_channels takes a frame of it: the whole array,
+/// or a block of its frames (read_frames_block).
 struct StoredArray {
   std::vector<double> values;
   std::vector<std::size_t> dims;
@@ -139,13 +140,17 @@ struct StoredArray {
   std::string source;         ///< the MAT variable or HDF5 dataset read ("" for NPY)
   /// A PICMUS IQ file's data/imag beside data/real (its `values` and `dims`), else empty.
   std::optional<io::Hdf5Array> imag;
+  /// A block of frames: the first it holds (1-based), how many, and how many the array has; 0, 0,
+  /// 0 for a whole array (its dims say its frames).
+  int first_frame = 0, frames_held = 0, frames = 0;
+  std::optional<FileGeometry> picmus;  ///< a PICMUS file's geometry, when read on the way
 };
 
-/// The array of a file read frame by frame (--frame all with a 'frames' axis in --layout), kept
-/// from its first read (its first frame's, or count_frames' where the file's lists cannot say
-/// its dims) until its last frame is read: a batch goes through one file's frames in order, so
-/// that it reads the file once, not once a frame. One file at a time; a file changed on disk
-/// (size or time) is read again.
+/// The array of a file read frame by frame (--frame all with a 'frames' axis in --layout), or the
+/// block of its frames read last, kept from its first read (its first frame's, or count_frames'
+/// where the file's lists cannot say its dims) until its last frame is read: a batch goes through
+/// one file's frames in order, so that it reads the file once, not once a frame. One file at a
+/// time; a file changed on disk (size or time) is read again.
 class StoredArrayCache {
  public:
   std::shared_ptr<const StoredArray> find(const std::string& key) {
@@ -187,22 +192,28 @@ std::shared_ptr<const StoredArray> read_stored_array(const fs::path& path, const
   const bool cached = in.all_frames && names_frames_axis(in.layout);
   const std::string key = cached ? stored_array_key(path, in) : "";
   if (cached)
-    if (auto kept = stored_array_cache().find(key)) return kept;
+    if (auto kept = stored_array_cache().find(key); kept && kept->first_frame == 0) return kept;
   auto array = std::make_shared<StoredArray>();
   const std::string ext = io::lower_extension(path);
   if (ext == ".mat") {
     io::MatArray a = io::read_mat(path, in.var);
-    *array = {std::move(a.values), std::move(a.dims), true, std::move(a.name), std::nullopt};
+    array->values = std::move(a.values);
+    array->dims = std::move(a.dims);
+    array->column_major = true;
+    array->source = std::move(a.name);
   } else if (io::has_hdf5_extension(path)) {
     io::Hdf5Array a = io::read_hdf5(path, in.var);
-    *array = {std::move(a.values), std::move(a.dims), false, std::move(a.path), std::nullopt};
+    array->values = std::move(a.values);
+    array->dims = std::move(a.dims);
+    array->source = std::move(a.path);
     // IQ: Q beside I, read with it (once for all frames, like I).
     if (array->source == io::kPicmusChannelData && picmus_geometry(path).modulation_frequency != 0)
       array->imag = io::read_hdf5(path, picmus_path("data/imag"));
   } else {
     if (!in.var.empty()) throw Error(path.string() + ": --var applies to MAT and HDF5 files only");
     const io::NpyArray a = io::read_npy(path);
-    *array = {a.to_double(), a.shape, false, "", std::nullopt};
+    array->values = a.to_double();
+    array->dims = a.shape;
   }
   if (cached) stored_array_cache().keep(key, array);
   return array;
@@ -399,83 +410,108 @@ AxisPlan plan_axes(const std::vector<std::size_t>& dims, bool column_major, std:
   return plan;
 }
 
-/// One frame of an array, read alone, and how many its 'frames' axis holds.
-struct FrameAlone {
-  StoredArray slab;  ///< its dims are the array's with the frames axis at extent 1
-  int frames = 1;
-  std::optional<FileGeometry> picmus;  ///< a PICMUS file's geometry, read on the way
-};
-
-/// Frame `in.frame` of a file's array, read without the others where the array's 'frames' axis is
-/// the slowest it stores: an NPY file's first axis (C order) or last (Fortran order), an HDF5
-/// dataset's first (PICMUS's data/imag too, for IQ), a MAT v7.3 array's last in MATLAB's order.
-/// A cine's frames are then read one at a time, never all in memory, and an NPY cine may exceed
-/// the 4 GiB of a whole read. The whole array's dims are checked, and the frame's number, before
-/// anything is read. nullopt for any other file, which is read whole: MAT v4 and v5 (matio reads
-/// variables whole), a frames axis elsewhere, what the whole read refuses with its reasons
-/// (complex arrays, an array of another class, --var for NPY, ...), and for --frame all an array
-/// of at most kMostBytesOfACineReadWhole (read once and kept: a frame read alone costs a reader
-/// request or two, and a v7.3 cell's element its references' resolution, each time).
-std::optional<FrameAlone> read_frame_alone(const fs::path& path, const ChannelInput& in, const std::string& layout) {
-  // An earlier frame's read has kept the whole array: no need to look at the file again.
-  if (in.all_frames && stored_array_cache().find(stored_array_key(path, in))) return std::nullopt;
+/// Frames of a file's array read without the others, where its 'frames' axis is the slowest the
+/// file stores: an NPY file's first axis (C order) or last (Fortran order), an HDF5 dataset's
+/// first (PICMUS's data/imag too, for IQ), a MAT v7.3 array's last in MATLAB's order. Frame
+/// `in.frame`, and for --frame all (or FIRST:LAST) the frames after it up to the last wanted, as
+/// many as kMostBytesOfFramesReadAtOnce holds as doubles: a small cine is read in one go, a large
+/// one a block at a time, never all in memory (and an NPY cine may exceed the 4 GiB of a whole
+/// read). A block is kept for the frames in it. The whole array's dims are checked, and the
+/// frame's number, before anything is read. nullptr for any other file, which is read whole:
+/// MAT v4 and v5 (matio reads variables whole), a frames axis elsewhere, and what the whole read
+/// refuses with its reasons (complex arrays, an array of another class, --var for NPY, ...).
+std::shared_ptr<const StoredArray> read_frames_block(const fs::path& path, const ChannelInput& in,
+                                                     const std::string& layout) {
+  const std::string key = in.all_frames ? stored_array_key(path, in) : "";
+  if (in.all_frames)
+    if (std::shared_ptr<const StoredArray> kept = stored_array_cache().find(key)) {
+      if (kept->first_frame == 0) return nullptr;  // the whole array, kept (read_stored_array has it)
+      if (in.frame >= kept->first_frame && in.frame < kept->first_frame + kept->frames_held) return kept;
+    }
   const auto names = layout_axes(layout);
   const std::string ext = io::lower_extension(path);
-  const auto read_whole_instead = [&](const std::vector<std::size_t>& dims) {
-    if (!in.all_frames) return false;
-    std::size_t values = 1;
-    for (const std::size_t extent : dims) {
-      if (extent != 0 && values > kMostBytesOfACineReadWhole / extent) return false;  // past it: alone
-      values *= extent;
-    }
-    return values <= kMostBytesOfACineReadWhole / sizeof(double);
+  // The array's dims and frames (checked as arrange_channels checks them), and how many frames to
+  // read from in.frame on.
+  struct Block {
+    std::size_t first = 0, count = 1;
+    int frames = 1;
   };
-  const auto checked_frames = [&](const std::vector<std::size_t>& dims, bool column_major, const std::string& name) {
-    const std::size_t frames = plan_axes(dims, column_major, layout, name, {in.samples, 0}).size[3];
+  const auto block_of = [&](const std::vector<std::size_t>& dims, bool column_major, const std::string& name,
+                            std::size_t arrays = 1) {
+    Block b;
+    const AxisPlan plan = plan_axes(dims, column_major, layout, name, {in.samples, 0});
+    const std::size_t frames = plan.size[3];
     if (in.frame < 1 || std::size_t(in.frame) > frames)
       throw Error(name + ": --frame " + std::to_string(in.frame) + " is not among its " + std::to_string(frames) +
                   " frame(s) (the 'frames' axis of --layout)");
-    return static_cast<int>(frames);
+    b.frames = static_cast<int>(frames);
+    b.first = std::size_t(in.frame - 1);
+    if (in.all_frames) {
+      const std::size_t last = in.last_frame > 0 ? std::min<std::size_t>(std::size_t(in.last_frame), frames) : frames;
+      const std::size_t frame_values = std::max<std::size_t>(1, plan.values / frames) * arrays;
+      const std::size_t wanted = last > b.first ? last - b.first : 1;  // in.frame and those after it
+      b.count = std::clamp<std::size_t>(kMostBytesOfFramesReadAtOnce / sizeof(double) / frame_values, 1, wanted);
+    }
+    return b;
   };
-  FrameAlone out;
-  const std::size_t index = std::size_t(in.frame - 1);
+  auto out = std::make_shared<StoredArray>();
+  const auto finish = [&](const Block& b) {
+    out->first_frame = static_cast<int>(b.first) + 1;
+    out->frames_held = static_cast<int>(b.count);
+    out->frames = b.frames;
+    if (in.all_frames) stored_array_cache().keep(key, out);
+    return out;
+  };
   if (ext == ".npy") {
-    if (!in.var.empty()) return std::nullopt;
+    if (!in.var.empty()) return nullptr;
     const io::NpyArray head = io::read_npy_header(path);
     const bool fortran = head.file_fortran_order && head.shape.size() > 1;
     if (head.dtype == io::DType::c64 || head.dtype == io::DType::c128 || head.shape.size() != names.size() ||
-        (fortran ? names.back() : names.front()) != "frames" || read_whole_instead(head.shape))
-      return std::nullopt;
-    out.frames = checked_frames(head.shape, false, path.string());
-    const io::NpyArray a = io::read_npy_slab(path, index);
-    out.slab = {a.to_double(), a.shape, false, "", std::nullopt};
-    return out;
+        (fortran ? names.back() : names.front()) != "frames")
+      return nullptr;
+    const Block b = block_of(head.shape, false, path.string());
+    const io::NpyArray a = io::read_npy_slab(path, b.first, b.count);
+    out->values = a.to_double();
+    out->dims = a.shape;
+    return finish(b);
   }
   if (ext == ".mat") {
-    if (!io::mat_reads_slabs_alone(path)) return std::nullopt;
+    if (!io::mat_reads_slabs_alone(path)) return nullptr;
     const std::optional<io::MatVariableInfo> v = io::mat_variable_to_read(path, in.var);
     if (!v || !io::is_numeric_class(v->matlab_class) || v->is_complex || v->dims.size() != names.size() ||
-        names.back() != "frames" || read_whole_instead(v->dims))
-      return std::nullopt;
-    out.frames = checked_frames(v->dims, true, path.string() + " (" + v->name + ")");
-    io::MatArray a = io::read_mat(path, in.var, index);
-    out.slab = {std::move(a.values), std::move(a.dims), true, std::move(a.name), std::nullopt};
-    return out;
+        names.back() != "frames")
+      return nullptr;
+    const std::string name = path.string() + " (" + v->name + ")";
+    const Block b = block_of(v->dims, true, name);
+    if (v->hdf5_object.empty()) return nullptr;  // an empty array: refused above (no frames)
+    // MATLAB's last axis is the dataset's first: its frames are a run of rows, read alone.
+    io::Hdf5Array h = std::move(io::read_hdf5(path, std::vector<io::Hdf5Selection>{{v->hdf5_object, b.first, b.count}}).front());
+    out->values = std::move(h.values);
+    out->dims.assign(h.dims.rbegin(), h.dims.rend());  // MATLAB's order; the values are column-major already
+    out->column_major = true;
+    out->source = v->name;
+    return finish(b);
   }
-  if (!io::has_hdf5_extension(path)) return std::nullopt;
+  if (!io::has_hdf5_extension(path)) return nullptr;
   const std::optional<io::Hdf5DatasetInfo> d = io::hdf5_dataset_to_read(path, in.var);
-  if (!d || d->type.empty() || d->dims.size() != names.size() || names.front() != "frames" || read_whole_instead(d->dims))
-    return std::nullopt;
-  out.frames = checked_frames(d->dims, false, path.string() + " (" + d->path + ")");
-  std::vector<io::Hdf5Selection> wanted{{d->path, index, 1}};
-  if (d->path == io::kPicmusChannelData) {
-    out.picmus = picmus_geometry(path);
-    if (out.picmus->modulation_frequency != 0) wanted.push_back({picmus_path("data/imag"), index, 1});  // IQ: Q beside I
+  if (!d || d->type.empty() || d->dims.size() != names.size() || names.front() != "frames") return nullptr;
+  const bool picmus = d->path == io::kPicmusChannelData;
+  if (picmus) out->picmus = picmus_geometry(path);
+  const bool iq = picmus && out->picmus->modulation_frequency != 0;
+  const Block b = block_of(d->dims, false, path.string() + " (" + d->path + ")", iq ? 2 : 1);
+  std::vector<io::Hdf5Selection> wanted{{d->path, b.first, b.count}};
+  if (iq) {  // Q beside I, as data/real's frames: its shape is checked whole, before the read
+    const std::optional<io::Hdf5DatasetInfo> q = io::hdf5_dataset_to_read(path, picmus_path("data/imag"));
+    if (q && q->dims != d->dims)
+      throw Error(path.string() + ": PICMUS IQ data: data/imag is not shaped like data/real");
+    wanted.push_back({picmus_path("data/imag"), b.first, b.count});  // missing: the read says so
   }
   std::vector<io::Hdf5Array> read = io::read_hdf5(path, wanted);
-  out.slab = {std::move(read[0].values), std::move(read[0].dims), false, std::move(read[0].path), std::nullopt};
-  if (read.size() > 1) out.slab.imag = std::move(read[1]);
-  return out;
+  out->values = std::move(read[0].values);
+  out->dims = std::move(read[0].dims);
+  out->source = std::move(read[0].path);
+  if (read.size() > 1) out->imag = std::move(read[1]);
+  return finish(b);
 }
 
 }  // namespace
@@ -605,16 +641,16 @@ ChannelData read_channel_data(const fs::path& path, const ChannelInput& in, int 
                 ": the file holds one frame (--frame picks among a USTB UFF file's frames, or along a "
                 "'frames' axis that --layout names)");
   if (ext == ".mat" || ext == ".npy" || io::has_hdf5_extension(path)) {
-    // A frame read alone is one frame of the arrays below (frame 1 of its own frames axis).
-    std::optional<FrameAlone> alone = frames_axis ? read_frame_alone(path, in, in.layout) : std::nullopt;
-    const std::shared_ptr<const StoredArray> a =
-        alone ? std::make_shared<const StoredArray>(std::move(alone->slab)) : read_stored_array(path, in);
-    const int frame = alone ? 1 : in.frame;
+    // A block of frames read alone holds frame in.frame as its frame in.frame - first + 1.
+    std::shared_ptr<const StoredArray> a = frames_axis ? read_frames_block(path, in, in.layout) : nullptr;
+    const bool block = a != nullptr;
+    if (!block) a = read_stored_array(path, in);
+    const int frame = block ? in.frame - a->first_frame + 1 : in.frame;
     const std::string name = path.string() + (a->source.empty() ? "" : " (" + a->source + ")");
     const bool picmus = io::has_hdf5_extension(path) && a->source == io::kPicmusChannelData;
     FileGeometry local;
     FileGeometry& g = geometry ? *geometry : local;
-    if (picmus) g = alone && alone->picmus ? *alone->picmus : picmus_geometry(path);
+    if (picmus) g = a->picmus ? *a->picmus : picmus_geometry(path);
     // PICMUS stores [angles][channels][samples] (C order); written from MATLAB, a file of one
     // angle has lost that axis: [channels][samples].
     const std::string layout = !in.layout.empty() ? in.layout
@@ -628,13 +664,14 @@ ChannelData read_channel_data(const fs::path& path, const ChannelInput& in, int 
         arrange_channels(a->values, a->dims, a->column_major, layout, in.offset, name, frame, &frames, axis_split);
     if (layout.find('(') != std::string::npos)
       g.rows_left = plan_axes(a->dims, a->column_major, layout, name, axis_split).rows_left;
-    if (alone) frames = alone->frames;
     if (frames_axis) {
+      g.frames_held = block ? a->frames_held : frames;
+      if (block) frames = a->frames;
       g.frame = in.frame;
       g.frames = frames;
       // The last frame read (of all, or of FIRST:LAST): the batch is done with the array.
       const int last = in.last_frame > 0 ? std::min(in.last_frame, frames) : frames;
-      if (in.frame >= last && !alone) stored_array_cache().drop(stored_array_key(path, in));
+      if (in.all_frames && in.frame >= last) stored_array_cache().drop(stored_array_key(path, in));
     }
     if (picmus && g.modulation_frequency != 0) {
       // IQ: Q beside I, with the demodulation's clock starting at initial_time.

@@ -249,12 +249,18 @@ TEST_P(IoMatIndexing, ASlabOfTheLastAxisIsTheArraysPartAndTheListSaysItsDims) {
     EXPECT_EQ(inside->matlab_class, "int16");
     EXPECT_EQ(inside->dims, (std::vector<std::size_t>{4, 3, 2}));
     EXPECT_FALSE(inside->is_complex);
+    // The dataset holding it, which read_hdf5 reads as MATLAB's dims reversed.
+    ASSERT_EQ(inside->hdf5_object.rfind("/#refs#/", 0), 0u) << inside->hdf5_object;
+    const std::vector<Hdf5Array> stored = read_hdf5(file_, std::vector<Hdf5Selection>{{inside->hdf5_object, 1, 1}});
+    EXPECT_EQ(stored.at(0).dims, (std::vector<std::size_t>{1, 3, 4}));
+    EXPECT_EQ(stored.at(0).values, read_mat(file_, "RcvData{1}", 1).values);
   }
   EXPECT_FALSE(mat_variable_to_read(file_, "RcvData{2}"));
   EXPECT_FALSE(mat_variable_to_read(file_, "S(2).name"));  // char: read_mat refuses it
   const std::optional<MatVariableInfo> top = mat_variable_to_read(file_, "RcvData");
   ASSERT_TRUE(top);
   EXPECT_EQ(top->matlab_class, "cell");
+  EXPECT_EQ(top->hdf5_object, "");  // a cell holds references, not the values
 }
 
 INSTANTIATE_TEST_SUITE_P(Versions, IoMatIndexing, ::testing::Values("matio_indexing_v5.mat", "matio_indexing_v73.mat"),

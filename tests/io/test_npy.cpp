@@ -344,11 +344,24 @@ TEST_F(IoNpy, SlabsOfTheSlowestAxisAreTheWholeReadsParts) {
 
   // Refused: past the axis, a 0-d array, data cut short (as read_npy_header refuses it).
   EXPECT_TRUE(contains(message_of<InputError>([&] { read_npy_slab(fortran, 4); }),
-                       fortran.string() + ": slab 4 of the .npy array's last axis is past its 4"));
-  EXPECT_TRUE(contains(message_of<InputError>([&] { read_npy_slab(big, 2); }), "first axis is past its 2"));
+                       fortran.string() + ": slabs 4 to 5 (from 0, the last left out) of the .npy array's last axis "
+                                          "lie past its 4"));
+  EXPECT_TRUE(contains(message_of<InputError>([&] { read_npy_slab(big, 2); }), "first axis lie past its 2"));
+  EXPECT_TRUE(contains(message_of<InputError>([&] { read_npy_slab(big, 1, 2); }), "slabs 1 to 3"));
+  EXPECT_TRUE(contains(message_of<InputError>([&] { read_npy_slab(big, 0, 0); }), "slabs 0 to 0"));
+  // Several slabs at once: the whole array's part, in C order.
+  EXPECT_EQ(read_npy_slab(big, 0, 2).to_double(), read_npy(big).to_double());
+  const NpyArray middle = read_npy_slab(fortran, 1, 2);
+  EXPECT_EQ(middle.shape, (Shape{2, 3, 2}));
+  std::vector<std::int32_t> expected_middle;
+  for (int i = 0; i < 2; ++i)
+    for (int j = 0; j < 3; ++j)
+      for (int k = 1; k < 3; ++k) expected_middle.push_back(100 * i + 10 * j + k);
+  const auto middle_values = middle.as<std::int32_t>();
+  EXPECT_EQ(std::vector<std::int32_t>(middle_values.begin(), middle_values.end()), expected_middle);
   const auto scalar = make_file("scalar.npy", image_text(make_npy(1, "{'descr': '<i4', 'fortran_order': False, 'shape': (), }",
                                                                   int32_data({5}))));
-  EXPECT_TRUE(contains(message_of<InputError>([&] { read_npy_slab(scalar, 0); }), "a 0-d .npy array has no axis"));
+  EXPECT_TRUE(contains(message_of<InputError>([&] { read_npy_slab(scalar, 0); }), "a 0-d .npy array has no axis to take slabs of"));
   const auto cut = make_file("cut.npy", image_text(make_npy(1, "{'descr': '<i4', 'fortran_order': False, 'shape': (3, 2, 4), }",
                                                             int32_data(c_values)))
                                             .substr(0, 100));

@@ -355,10 +355,11 @@ TEST_F(ReconDasInputFiles, FramesAlongAnAxisOfNpyMatAndHdf5Arrays) {
 }
 
 // A frame whose 'frames' axis is the slowest the file stores is read alone (the first axis of a
-// C-order NPY or an HDF5 dataset, the last of a Fortran-order NPY or of a MAT v7.3 array): the
-// same channel data as the frame of the whole array, which MAT v5 files, other axis orders and
-// --frame all of an array under kMostBytesOfACineReadWhole still read (and keep). Each file:
-// count_frames, every frame, the frame past the last refused.
+// C-order NPY or an HDF5 dataset, the last of a Fortran-order NPY or of a MAT v7.3 array), with
+// the frames after it for --frame all (kept for them): the same channel data as the frame of the
+// whole array, which MAT v5 files and other axis orders still read (and keep). FileGeometry's
+// frames_held says which was read. Each file: count_frames, every frame, the frame past the last
+// refused.
 TEST_F(ReconDasInputFiles, AFrameAlongTheSlowestStoredAxisIsReadAloneAsTheWholeReadGivesIt) {
   constexpr int kFrames = 3;
   const auto cine_value = [](int f, int s, int e, int t) { return value(s, e, t) + 1000.0 * f; };
@@ -428,6 +429,10 @@ TEST_F(ReconDasInputFiles, AFrameAlongTheSlowestStoredAxisIsReadAloneAsTheWholeR
         const ChannelData rf = read_channel_data(dir_ / name, in, 0, 0, &geometry);
         EXPECT_EQ(geometry.frame, frame);
         EXPECT_EQ(geometry.frames, kFrames);
+        // Read alone: the frame (--frame N), or the frames from it on, which a batch then keeps
+        // (--frame all: all three, in one read); read whole: all three.
+        const bool alone = std::string(name).find("last") == std::string::npos && std::string(name) != "cine.mat";
+        EXPECT_EQ(geometry.frames_held, alone && !all_frames ? 1 : kFrames);
         ASSERT_EQ(rf.samples, 4);
         ASSERT_EQ(rf.elements, 3);
         ASSERT_EQ(rf.transmits, 2);
@@ -447,6 +452,32 @@ TEST_F(ReconDasInputFiles, AFrameAlongTheSlowestStoredAxisIsReadAloneAsTheWholeR
     }
   }
 
+  // PICMUS IQ whose data/imag has fewer frames than data/real: refused whole, as when the array
+  // is read whole, for one frame and for a batch.
+  {
+    io::Hdf5Array short_imag = imag;
+    short_imag.dims = {2, 2, 3, 4};
+    short_imag.values.resize(2 * 24);
+    io::write_hdf5(dir_ / "picmus_bad.hdf5",
+                   {real, short_imag, {g + "angles", "", {2}, {-0.1, 0.1}},
+                    {g + "probe_geometry", "", {3, 3}, {-0.3e-3, 0, 0.3e-3, 0, 0, 0, 0, 0, 0}},
+                    {g + "sampling_frequency", "", {1}, {20.832e6}}, {g + "sound_speed", "", {1}, {1540}},
+                    {g + "initial_time", "", {1}, {1e-6}}, {g + "modulation_frequency", "", {1}, {5.208e6}}});
+    for (bool all_frames : {false, true}) {
+      ChannelInput in;
+      in.layout = "frames,transmits,elements,samples";
+      in.all_frames = all_frames;
+      try {
+        (void)read_channel_data(dir_ / "picmus_bad.hdf5", in);
+        ADD_FAILURE() << "Q of 2 frames beside I of 3 read";
+      } catch (const Error& e) {
+        EXPECT_NE(std::string(e.what()).find("picmus_bad.hdf5: PICMUS IQ data: data/imag is not shaped like data/real"),
+                  std::string::npos)
+            << e.what();
+      }
+    }
+  }
+
   // Verasonics' RcvData{1} (int16 4 x 3 x 2, MATLAB's order) as 2 frames of 4 samples x 3
   // elements, from matio's v5 file (read whole) and its v7.3 file (each frame alone, found inside
   // the cell without reading it): the same values.
@@ -461,7 +492,9 @@ TEST_F(ReconDasInputFiles, AFrameAlongTheSlowestStoredAxisIsReadAloneAsTheWholeR
       ASSERT_EQ(count_frames(path, in), 2);
       for (int frame = 1; frame <= 2; ++frame) {
         in.frame = frame;
-        const ChannelData rf = read_channel_data(path, in);
+        FileGeometry geometry;
+        const ChannelData rf = read_channel_data(path, in, 0, 0, &geometry);
+        EXPECT_EQ(geometry.frames_held, std::string(mat).find("v73") != std::string::npos && !all_frames ? 1 : 2);
         ASSERT_EQ(rf.size(), 12u);
         for (int e = 0; e < 3; ++e)
           for (int s = 0; s < 4; ++s) EXPECT_EQ(rf.channel(0, e)[s], 12.0 * (frame - 1) + 4 * e + s - 12);
@@ -469,9 +502,9 @@ TEST_F(ReconDasInputFiles, AFrameAlongTheSlowestStoredAxisIsReadAloneAsTheWholeR
     }
   }
 
-  // Read alone, the last frame of an NPY cine past a whole read's 4 GiB, with --frame all (over
-  // kMostBytesOfACineReadWhole): 100 000 frames of 2000 samples x 22 elements of uint8 (4.4e9
-  // bytes), sparse but for that frame (so last here).
+  // Read alone, the last frames of an NPY cine past a whole read's 4 GiB (and past
+  // kMostBytesOfFramesReadAtOnce as doubles): 100 000 frames of 2000 samples x 22 elements of
+  // uint8 (4.4e9 bytes), sparse but for the last frame (so last here).
   constexpr std::size_t kLargeFrames = 100000, kFrameBytes = 2000 * 22;
   std::string header = "{'descr': '|u1', 'fortran_order': False, 'shape': (100000, 2000, 22), }";
   header.append(64 - (10 + header.size() + 1) % 64, ' ');
@@ -497,12 +530,24 @@ TEST_F(ReconDasInputFiles, AFrameAlongTheSlowestStoredAxisIsReadAloneAsTheWholeR
   in.layout = "frames,samples,elements";
   in.all_frames = true;
   ASSERT_EQ(count_frames(large, in), 100000);
-  in.frame = 100000;
-  const ChannelData rf = read_channel_data(large, in);
-  ASSERT_EQ(rf.samples, 2000);
-  ASSERT_EQ(rf.elements, 22);
-  for (int e = 0; e < 22; ++e)
-    for (int s = 0; s < 2000; ++s) ASSERT_EQ(rf.channel(0, e)[s], float((s * 22 + e) % 251)) << s << ", " << e;
+  // --frame all from frame 99 999 on: a block of the two frames left (at most a GiB of doubles
+  // would be 3050 of them), read once; the second frame is taken from it.
+  for (int frame : {99999, 100000}) {
+    in.frame = frame;
+    FileGeometry geometry;
+    const ChannelData rf = read_channel_data(large, in, 0, 0, &geometry);
+    EXPECT_EQ(geometry.frames_held, 2);
+    ASSERT_EQ(rf.samples, 2000);
+    ASSERT_EQ(rf.elements, 22);
+    for (int e = 0; e < 22; ++e)
+      for (int s = 0; s < 2000; ++s)
+        ASSERT_EQ(rf.channel(0, e)[s], frame == 99999 ? 0.0f : float((s * 22 + e) % 251)) << s << ", " << e;
+  }
+  in.all_frames = false;  // --frame N: that frame alone
+  FileGeometry alone;
+  EXPECT_EQ(read_channel_data(large, in, 0, 0, &alone).channel(0, 21)[1999], float((1999 * 22 + 21) % 251));
+  EXPECT_EQ(alone.frames_held, 1);
+  in.all_frames = true;
   in.layout = "samples,elements,frames";  // the same file, the frames axis elsewhere: a whole read, refused
   try {
     (void)read_channel_data(large, in);

@@ -114,7 +114,7 @@ json describe(const fs::path& path, const InfoArgs& args) {
     if (!ustb.empty()) d["ustb_channel_data"] = ustb;
   } else if (ext == ".npy") {
     d["format"] = "NPY";
-    const io::NpyArray a = io::read_npy(path);
+    const io::NpyArray a = io::read_npy_header(path);  // a cine of frames read alone may be past a whole read's 4 GiB
     // The dtype and order the file stores ('>i2' was listed as '<i2', the order it is read into).
     json entry = array_entry(path.filename().string(), a.file_descr, a.shape);
     if (a.file_fortran_order) entry["fortran_order"] = true;

@@ -26,6 +26,10 @@ struct MatVariableInfo {
   std::string matlab_class;
   std::vector<std::size_t> dims;
   bool is_complex = false;
+  /// v7.3 (an HDF5 file): the dataset that holds the array's values ("/rf", "/#refs#/b"), which
+  /// read_hdf5 reads in MATLAB's dims reversed, column-major values as they are; "" for a struct,
+  /// a cell, an empty array, and in v4 and v5 files.
+  std::string hdf5_object;
 };
 
 /// The variables of a MAT file, in file order. Throws InputError naming the file when it is

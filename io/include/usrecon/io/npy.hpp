@@ -63,12 +63,13 @@ NpyArray read_npy(const std::filesystem::path& path);
 /// and its size alone. Throws InputError as read_npy does for anything but a bad value (a file
 /// that is not regular, a bad preamble or header, data that are not as many bytes as the shape).
 NpyArray read_npy_header(const std::filesystem::path& path);
-/// Slab `index` of an .npy file's slowest stored axis, reading only its bytes: the first axis of
-/// a C-order file, the last of a Fortran-order one (one frame of a [frames][...] cine, say). The
-/// shape is the file's with that axis at extent 1, the data in C order. The file is checked as
-/// read_npy_header checks it, and may be larger than read_npy's 4 GiB as long as the slab is
-/// not. Throws InputError naming the file for those, a 0-d array, and an index past the axis.
-NpyArray read_npy_slab(const std::filesystem::path& path, std::size_t index);
+/// Slabs [first, first + count) of an .npy file's slowest stored axis (counted from 0), reading
+/// only their bytes: the first axis of a C-order file, the last of a Fortran-order one (frames of
+/// a [frames][...] cine, say). The shape is the file's with that axis at extent `count`, the data
+/// in C order. The file is checked as read_npy_header checks it, and may be larger than
+/// read_npy's 4 GiB as long as the slabs are not. Throws InputError naming the file for those, a
+/// 0-d array, and slabs past the axis.
+NpyArray read_npy_slab(const std::filesystem::path& path, std::size_t first, std::size_t count = 1);
 
 /// Encodes a C-order array as an .npy (version 1.0) image.
 std::vector<std::byte> encode_npy(DType dtype, std::span<const std::size_t> shape,

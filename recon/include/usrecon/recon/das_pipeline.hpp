@@ -40,8 +40,8 @@ struct ChannelInput {
                              ///< array whose `layout` names a "frames" axis
   bool all_frames = false;   ///< --frame all, or FIRST:LAST: a batch reconstructs every frame from
                              ///< `frame` to `last_frame` (expand_frames); an array with a frames axis
-                             ///< is then read once for all its frames, up to
-                             ///< kMostBytesOfACineReadWhole (a larger one frame by frame)
+                             ///< is then read once for all its frames (where the file stores
+                             ///< them slowest, kMostBytesOfFramesReadAtOnce at a time)
   int last_frame = 0;        ///< with all_frames, the last frame wanted (0: each file's last)
 };
 
@@ -65,6 +65,9 @@ struct FileGeometry {
   int frame = 0, frames = 0;  ///< USTB, or a frames axis: the frame read (1-based) and how many there are
   /// A (samples,transmits) axis of --layout: how many of its rows lie past its last transmit (left)
   std::size_t rows_left = 0;
+  /// A frames axis: how many of the array's frames were in memory with the one read (1: read
+  /// alone; all of them: the array read whole; a block of them for --frame all of a large cine)
+  int frames_held = 0;
   double modulation_frequency = 0;  ///< IQ files: the demodulation frequency (Hz); 0 for RF
   /// USTB: what the sequence holds, and per transmit its wave's delay (s) and, for synthetic
   /// aperture, the element firing and its distance from the origin (m). Sample k of transmit t is
@@ -97,8 +100,8 @@ void write_ustb_uff(io::StagedFile& out, const ChannelData& rf, const Acquisitio
 /// Reads channel data; `elements` and `transmits` are needed for source.txt only (for the others
 /// they come from the array). Of an array with a 'frames' axis, frame `input.frame` is read alone
 /// where that axis is the slowest the file stores (an NPY file's first, or last in Fortran order;
-/// an HDF5 dataset's first; a MAT v7.3 array's last, in MATLAB's order), unless --frame all reads
-/// the array whole (kMostBytesOfACineReadWhole); MAT v4 and v5 arrays are read whole. HDF5
+/// an HDF5 dataset's first; a MAT v7.3 array's last, in MATLAB's order), with the frames after it
+/// for --frame all, up to kMostBytesOfFramesReadAtOnce; MAT v4 and v5 arrays are read whole. HDF5
 /// files (.h5, .hdf5, .uff) are read by dataset path (`input.var`), in C order like NPY; a PICMUS file's default layout is transmits,elements,samples, and its
 /// geometry goes to *geometry when given. A USTB UFF file (a group of class uff.channel_data,
 /// chosen with `input.var` when there are several) is read with its geometry, frame `input.frame`.
@@ -116,11 +119,10 @@ int count_frames(const std::filesystem::path& path, const ChannelInput& input);
 /// The most frames one array's 'frames' axis, or one USTB file, may hold.
 inline constexpr std::size_t kMaxFramesInAnArray = 100000;
 
-/// --frame all reads an array with a 'frames' axis whole, once, and takes its frames from memory
-/// when its values take at most this many bytes as doubles (as they are held); a larger one, and
-/// the one frame of --frame N, is read a frame at a time where the file stores the frames axis
-/// slowest (read_channel_data).
-inline constexpr std::size_t kMostBytesOfACineReadWhole = std::size_t{1} << 30;
+/// --frame all reads the frames of an array with a 'frames' axis that the file stores slowest in
+/// blocks of at most this many bytes as doubles (as they are held), each read once and kept for
+/// its frames (read_channel_data): a small cine in one read, a large one never all in memory.
+inline constexpr std::size_t kMostBytesOfFramesReadAtOnce = std::size_t{1} << 30;
 
 /// The extents of an axis that --layout names (samples,transmits): one array axis holding the
 /// transmits one after another, each of `samples` samples (or, as (transmits,samples) in MATLAB's
