@@ -363,31 +363,47 @@ AxisPlan plan_axes(const std::vector<std::size_t>& dims, bool column_major, std:
     for (std::size_t a = shape.size() - 1; a-- > 0;) stride[a] = stride[a + 1] * shape[a + 1];
   AxisPlan plan;
   std::size_t(&size)[4] = plan.size;
+  std::size_t group = shape.size();  // the (samples,transmits) axis, if any
   for (std::size_t a = 0; a < shape.size(); ++a) {
     plan.values *= shape[a];
-    if (role[a] != kGroup) {
-      size[role[a]] = shape[a];
-      plan.step[role[a]] = stride[a];
+    if (role[a] == kGroup) {
+      group = a;
       continue;
     }
-    // One axis of `rows` values: the transmits one after another, each of axis_split.samples samples
-    // (or the samples one after another, each of the transmits): rows past the last are left.
-    const std::size_t rows = shape[a];
+    size[role[a]] = shape[a];
+    plan.step[role[a]] = stride[a];
+  }
+  if (group < shape.size()) {
+    // One axis of `rows` values: the transmits one after another, each of axis_split.samples
+    // samples, rows past the last left; or interleaved (transmits fastest), the axis holding
+    // whole transmits, those past the acquisition's left.
+    const std::size_t rows = shape[group];
     if (axis_split.samples < 1)
       throw Error(name + ": --layout '" + layout_text + "': give --samples, the samples of one transmit, to split "
                   "its (samples,transmits) axis of " + std::to_string(rows) + " rows");
-    const std::size_t samples = std::size_t(axis_split.samples);
-    const std::size_t transmits = axis_split.transmits > 0 ? std::size_t(axis_split.transmits) : rows / samples;
-    if (transmits < 1 || transmits > rows / samples)
-      throw Error(name + ": the (samples,transmits) axis of the " + io::dims_text(dims) + " array holds " +
+    const std::size_t samples = std::size_t(axis_split.samples), whole = rows / samples;
+    if (!group_samples_fastest && rows % samples != 0)
+      throw Error(name + ": the interleaved (transmits fastest) axis of the " + dims_text + " array holds " +
+                  std::to_string(rows) + " rows, not whole transmits of " + std::to_string(samples) +
+                  " samples (--samples); transmits one after another are (samples,transmits) in MATLAB's order, "
+                  "(transmits,samples) in C order");
+    const std::size_t transmits = axis_split.transmits > 0                      ? std::size_t(axis_split.transmits)
+                                  : axis_split.transmits == kOneTransmitPerElement ? size[1]
+                                                                                : whole;
+    if (transmits < 1 || transmits > whole)
+      throw Error(name + ": the (samples,transmits) axis of the " + dims_text + " array holds " +
                   std::to_string(rows) + " rows, fewer than the " + std::to_string(std::max<std::size_t>(transmits, 1)) +
                   " transmit(s) of " + std::to_string(samples) + " samples (--samples) need");
     size[0] = samples;
     size[2] = transmits;
     plan.rows_left = rows - samples * transmits;
-    const std::size_t fast = group_samples_fastest ? 0 : 2, slow = 2 - fast;
-    plan.step[fast] = stride[a];
-    plan.step[slow] = stride[a] * size[fast];
+    if (group_samples_fastest) {
+      plan.step[0] = stride[group];
+      plan.step[2] = stride[group] * samples;
+    } else {  // row s * whole + t
+      plan.step[2] = stride[group];
+      plan.step[0] = stride[group] * whole;
+    }
   }
   if (size[0] < 2 || size[1] < 1 || size[2] < 1 || size[3] < 1 || size[0] > (1u << 26) || size[1] > 65536 ||
       size[2] > 65536 || size[3] > kMaxFramesInAnArray) {
@@ -421,12 +437,13 @@ AxisPlan plan_axes(const std::vector<std::size_t>& dims, bool column_major, std:
 /// MAT v4 and v5 (matio reads variables whole), a frames axis elsewhere, and what the whole read
 /// refuses with its reasons (complex arrays, an array of another class, --var for NPY, ...).
 std::shared_ptr<const StoredArray> read_frames_block(const fs::path& path, const ChannelInput& in,
-                                                     const std::string& layout) {
+                                                     const std::string& layout, int transmits) {
   const std::string key = in.all_frames ? stored_array_key(path, in) : "";
   if (in.all_frames)
     if (std::shared_ptr<const StoredArray> kept = stored_array_cache().find(key)) {
       if (kept->first_frame == 0) return nullptr;  // the whole array, kept (read_stored_array has it)
       if (in.frame >= kept->first_frame && in.frame < kept->first_frame + kept->frames_held) return kept;
+      stored_array_cache().drop(key);  // before the next block is read: one block in memory, not two
     }
   const auto names = layout_axes(layout);
   const std::string ext = io::lower_extension(path);
@@ -439,7 +456,7 @@ std::shared_ptr<const StoredArray> read_frames_block(const fs::path& path, const
   const auto block_of = [&](const std::vector<std::size_t>& dims, bool column_major, const std::string& name,
                             std::size_t arrays = 1) {
     Block b;
-    const AxisPlan plan = plan_axes(dims, column_major, layout, name, {in.samples, 0});
+    const AxisPlan plan = plan_axes(dims, column_major, layout, name, {in.samples, transmits});  // as read below
     const std::size_t frames = plan.size[3];
     if (in.frame < 1 || std::size_t(in.frame) > frames)
       throw Error(name + ": --frame " + std::to_string(in.frame) + " is not among its " + std::to_string(frames) +
@@ -642,7 +659,7 @@ ChannelData read_channel_data(const fs::path& path, const ChannelInput& in, int 
                 "'frames' axis that --layout names)");
   if (ext == ".mat" || ext == ".npy" || io::has_hdf5_extension(path)) {
     // A block of frames read alone holds frame in.frame as its frame in.frame - first + 1.
-    std::shared_ptr<const StoredArray> a = frames_axis ? read_frames_block(path, in, in.layout) : nullptr;
+    std::shared_ptr<const StoredArray> a = frames_axis ? read_frames_block(path, in, in.layout, transmits) : nullptr;
     const bool block = a != nullptr;
     if (!block) a = read_stored_array(path, in);
     const int frame = block ? in.frame - a->first_frame + 1 : in.frame;
@@ -660,6 +677,23 @@ ChannelData read_channel_data(const fs::path& path, const ChannelInput& in, int 
     if (picmus && in.layout.empty()) g.layout = layout;
     int frames = 1;
     const AxisSplit axis_split{in.samples, transmits};  // for a (samples,transmits) axis
+    // The last frame read (of all, or of FIRST:LAST), read or refused: the batch is done with the
+    // array (or block) kept for its frames.
+    struct DropWhenDone {
+      std::string key;
+      ~DropWhenDone() {
+        if (!key.empty()) stored_array_cache().drop(key);
+      }
+    } drop_when_done;
+    if (frames_axis && in.all_frames) {
+      int all = 0;  // the array's frames; 0 for a shape arrange_channels refuses below
+      try {
+        all = block ? a->frames : static_cast<int>(plan_axes(a->dims, a->column_major, layout, name, axis_split).size[3]);
+      } catch (const Error&) {
+      }
+      const int last = in.last_frame > 0 ? std::min(in.last_frame, all) : all;
+      if (in.frame >= last) drop_when_done.key = stored_array_key(path, in);
+    }
     ChannelData rf =
         arrange_channels(a->values, a->dims, a->column_major, layout, in.offset, name, frame, &frames, axis_split);
     if (layout.find('(') != std::string::npos)
@@ -669,9 +703,6 @@ ChannelData read_channel_data(const fs::path& path, const ChannelInput& in, int 
       if (block) frames = a->frames;
       g.frame = in.frame;
       g.frames = frames;
-      // The last frame read (of all, or of FIRST:LAST): the batch is done with the array.
-      const int last = in.last_frame > 0 ? std::min(in.last_frame, frames) : frames;
-      if (in.all_frames && in.frame >= last) stored_array_cache().drop(stored_array_key(path, in));
     }
     if (picmus && g.modulation_frequency != 0) {
       // IQ: Q beside I, with the demodulation's clock starting at initial_time.

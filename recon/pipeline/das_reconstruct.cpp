@@ -135,7 +135,12 @@ PreparedDas prepare_das(const fs::path& input, const DasSetup& setup, int thread
   auto t = Clock::now();
   Acquisition acq = setup.acquisition;
   FileGeometry file;
-  const ChannelData rf = read_channel_data(input, setup.input, acq.probe.elements, acq.transmits(), &file);
+  // The acquisition's transmits, for source.txt and a (samples,transmits) axis: synthetic
+  // aperture's one per element, where the data say how many elements.
+  const int transmits = acq.model == Model::SyntheticAperture && acq.tx_elements.empty() && acq.probe.elements < 1
+                            ? kOneTransmitPerElement
+                            : acq.transmits();
+  const ChannelData rf = read_channel_data(input, setup.input, acq.probe.elements, transmits, &file);
   times["read"] = seconds_since(t);
   // What the file carries fills what the user did not give.
   nlohmann::json from_file = nlohmann::json::array();
@@ -345,7 +350,7 @@ PreparedDas prepare_das(const fs::path& input, const DasSetup& setup, int thread
   // acquisition (its angles or sources) does not list: a whole transmit's worth is said.
   if (file.rows_left >= std::size_t(rf.samples))
     frame.warnings.push_back(input.string() + ": " + std::to_string(file.rows_left) +
-                             " rows of its (samples,transmits) axis, past its " + std::to_string(rf.transmits) +
+                             " rows of its (samples,transmits) axis, besides its " + std::to_string(rf.transmits) +
                              " transmit(s) of " + std::to_string(rf.samples) +
                              " samples, are left (a scanner's padding, or transmits the acquisition does not list?)");
   if (!frame.warnings.empty()) frame.parameters["warnings"] = frame.warnings;

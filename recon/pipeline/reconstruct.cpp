@@ -149,8 +149,8 @@ std::vector<BatchInput> expand_frames(const std::vector<fs::path>& paths, const 
         frames = 1;  // reading it will say what is wrong
       }
     }
-    if (frames <= 1) {
-      jobs.push_back({path, !input.all_frames && input.frame > 1 ? input.frame : 0});
+    if (frames <= 1) {  // --frame N > 1 (or FIRST:LAST past 1): that frame, refused when read
+      jobs.push_back({path, input.frame > 1 ? input.frame : 0});
       continue;
     }
     // FIRST:LAST: the file's frames among them. One it has not (FIRST past its last) is read
@@ -163,7 +163,8 @@ std::vector<BatchInput> expand_frames(const std::vector<fs::path>& paths, const 
     // Each file's frames are capped when it is read (100 000); the batch as a whole here.
     constexpr std::size_t kMaxJobs = 1000000;
     if (jobs.size() + std::size_t(last - first + 1) > kMaxJobs)
-      throw Error("--frame all: the inputs hold more than " + std::to_string(kMaxJobs) +
+      throw Error(std::string(input.last_frame > 0 ? "--frame FIRST:LAST" : "--frame all") + ": the inputs hold more than " +
+                  std::to_string(kMaxJobs) +
                   " frames in all; reconstruct them in smaller batches");
     for (int f = first; f <= last; ++f) jobs.push_back({path, f});
   }

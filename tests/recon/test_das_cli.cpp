@@ -867,10 +867,16 @@ TEST_F(CliDas, TransmitsOneAfterAnotherInOneAxisAreSplitBySamples) {
   run = run_usrecon(buffer_run + " --samples 1200 -o " + quote(dir_ / "two") + " --model planewave --angles-deg -2,0" +
                     options);
   ASSERT_EQ(run.exit_code, 0) << run.output;
-  EXPECT_NE(run.output.find("buffer.mat: 1300 rows of its (samples,transmits) axis, past its 2 transmit(s) of 1200 "
+  EXPECT_NE(run.output.find("buffer.mat: 1300 rows of its (samples,transmits) axis, besides its 2 transmit(s) of 1200 "
                             "samples, are left"),
             std::string::npos)
       << run.output;
+  // Said once for the file's two frames (each frame's JSON lists it).
+  EXPECT_EQ(run.output.find("rows of its (samples,transmits) axis"), run.output.rfind("rows of its (samples,transmits) axis"))
+      << run.output;
+  for (const char* frame : {"buffer_frame0001.json", "buffer_frame0002.json"})
+    EXPECT_EQ(nlohmann::json::parse(io::read_file(dir_ / "two" / frame)).at("parameters").at("warnings").size(), 1u)
+        << frame;
   const auto info = run_usrecon("info " + quote(dir_ / "buffer.mat") +
                                 " --layout '(samples,transmits),elements,frames' --samples 1200");
   EXPECT_EQ(info.exit_code, 0) << info.output;

@@ -122,6 +122,35 @@ TEST(ReconDasInput, ASamplesAndTransmitsAxisIsSplitByTheSamplesOfOneTransmit) {
   for (int t = 0; t < 2; ++t)
     for (int e = 0; e < 3; ++e)
       for (int s = 0; s < 4; ++s) EXPECT_EQ(second.channel(t, e)[s], value(s, e, t) + 1000.0);
+  // The acquisition's first transmit of the two interleaved: read with the axis' own stride
+  // (sample s of transmit t at row s * 2 + t), not its one transmit's.
+  const ChannelData first_interleaved = arrange_channels(interleaved, {8, 3, 2}, true, "(transmits,samples),elements,frames",
+                                                         Offset::None, "x", 1, nullptr, {4, 1});
+  ASSERT_EQ(first_interleaved.transmits, 1);
+  for (int e = 0; e < 3; ++e)
+    for (int s = 0; s < 4; ++s) EXPECT_EQ(first_interleaved.channel(0, e)[s], value(s, e, 0));
+  EXPECT_EQ(error_of([&] {
+              arrange_channels(std::vector<double>(9 * 3 * 2), {9, 3, 2}, true, "(transmits,samples),elements,frames",
+                               Offset::None, "x", 1, nullptr, {4, 0});
+            }),
+            "x: the interleaved (transmits fastest) axis of the 9 x 3 x 2 array holds 9 rows, not whole transmits of 4 "
+            "samples (--samples); transmits one after another are (samples,transmits) in MATLAB's order, "
+            "(transmits,samples) in C order");
+  // Synthetic aperture with the elements from the data: one transmit per element (3), which the
+  // rows must hold.
+  std::vector<double> three(std::size_t(12 + kPadding) * 3);
+  for (int e = 0; e < 3; ++e)
+    for (int t = 0; t < 3; ++t)
+      for (int s = 0; s < 4; ++s) three[std::size_t(e) * (12 + kPadding) + std::size_t(t * 4 + s)] = value(s, e, t);
+  const ChannelData sa = arrange_channels(three, {12 + kPadding, 3}, true, layout, Offset::None, "x", 1, nullptr,
+                                          {4, kOneTransmitPerElement});
+  ASSERT_EQ(sa.transmits, 3);
+  EXPECT_EQ(sa.channel(2, 1)[3], value(3, 1, 2));
+  EXPECT_NE(error_of([&] {
+              arrange_channels(matlab, rows_by_elements, true, layout, Offset::None, "x", 1, nullptr,
+                               {4, kOneTransmitPerElement});
+            }).find("fewer than the 3 transmit(s) of 4 samples"),
+            std::string::npos);
   // Refused: no --samples; more transmits than the rows hold; another pair; an axis twice; a
   // parenthesis left open; a source.txt's.
   EXPECT_EQ(error_of([&] { arrange_channels(matlab, rows_by_elements, true, layout, Offset::None, "x"); }),
@@ -303,6 +332,7 @@ TEST_F(ReconDasInputFiles, FramesAlongAnAxisOfNpyMatAndHdf5Arrays) {
   const std::vector<std::complex<float>> complex_values(4 * 4 * 3 * 2);
   io::write_npy(dir_ / "complex.npy", io::DType::c64, four, complex_values.data());
   std::vector<std::pair<std::string, int>> jobs;  // a batch's: one each
+  in.frame = 1;  // --frame all
   for (const BatchInput& job : expand_frames({dir_ / "cut.npy", dir_ / "claim.npy", dir_ / "complex.npy"}, in))
     jobs.emplace_back(job.path.filename().string(), job.frame);
   EXPECT_EQ(jobs, (std::vector<std::pair<std::string, int>>{{"cut.npy", 0}, {"claim.npy", 0}, {"complex.npy", 0}}));

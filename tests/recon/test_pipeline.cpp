@@ -415,7 +415,8 @@ TEST(ReconPipelineNames, AllFramesExpandsMultiFrameFilesOnly) {
                                                             {"x.uff", 0},
                                                             {"example.txt", 0}}));
   // --frame FIRST:LAST: the frames among them that a file holds; one that holds none of them is
-  // one job for FIRST (refused when read), a file of one frame one job as with all.
+  // one job for FIRST (refused when read, and reported as that frame), a file of one frame one
+  // job for frame 1 as with all.
   const auto frames_of = [&](int first, int last) {
     input.frame = first;
     input.last_frame = last;
@@ -425,12 +426,12 @@ TEST(ReconPipelineNames, AllFramesExpandsMultiFrameFilesOnly) {
     return out;
   };
   EXPECT_EQ(frames_of(2, 2), (std::vector<std::pair<std::string, int>>{{"ustb_one_wave_two_frames.uff", 2},
-                                                                       {"ustb_planewave.uff", 0}}));
+                                                                       {"ustb_planewave.uff", 2}}));
   EXPECT_EQ(frames_of(1, 9), (std::vector<std::pair<std::string, int>>{{"ustb_one_wave_two_frames.uff", 1},
                                                                        {"ustb_one_wave_two_frames.uff", 2},
                                                                        {"ustb_planewave.uff", 0}}));
   EXPECT_EQ(frames_of(3, 5), (std::vector<std::pair<std::string, int>>{{"ustb_one_wave_two_frames.uff", 3},
-                                                                       {"ustb_planewave.uff", 0}}));
+                                                                       {"ustb_planewave.uff", 3}}));
 }
 
 // --writers 0 (the default): a quarter of the hardware threads, 1 to 4, as pipeline.hpp says;

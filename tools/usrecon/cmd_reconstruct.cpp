@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -42,7 +43,9 @@ class Progress {
       std::fprintf(stderr, "usrecon: error: %s\n", r.error.c_str());
     } else if (!r.warnings.empty()) {
       clear_bar();
-      for (const std::string& warning : r.warnings) std::fprintf(stderr, "usrecon: warning: %s\n", warning.c_str());
+      // Once each: the frames of a cine share their file's (each frame's JSON lists its own).
+      for (const std::string& warning : r.warnings)
+        if (said_.insert(warning).second) std::fprintf(stderr, "usrecon: warning: %s\n", warning.c_str());
     }
     if (r.ok && !tty_) {
       std::printf("[%zu/%zu] %s%s -> %s (%.2f s)\n", index + 1, total_, r.input.string().c_str(),
@@ -72,6 +75,7 @@ class Progress {
   }
   std::size_t total_;
   bool tty_;
+  std::set<std::string> said_;  // the warnings printed
   bool drawn_ = false;
 };
 

@@ -104,7 +104,8 @@ void add_das_options(CLI::App& app, DasArgs& args, recon::ReconstructOptions& op
   app.add_option("--layout", das.input.layout,
                  "Axes of the channel-data array in order, e.g. samples,elements,transmits, and frames for "
                  "an array of several (--frame picks one, or all), and (samples,transmits) for one axis holding "
-                 "the transmits one after another, each of --samples samples (Verasonics' RcvData{1}) (NPY, HDF5 and "
+                 "the transmits one after another, each of --samples samples (Verasonics' RcvData{1}; in C order "
+                 "(transmits,samples), the pair too slowest first) (NPY, HDF5 and "
                  "source.txt: C order, slowest first; MAT: MATLAB's order) [default: samples,elements,transmits; "
                  "source.txt: transmits,elements,samples; USTB and PICMUS files: their own]")->group(g);
   app.add_option("--var", das.input.var,

@@ -124,12 +124,17 @@ inline constexpr std::size_t kMaxFramesInAnArray = 100000;
 /// its frames (read_channel_data): a small cine in one read, a large one never all in memory.
 inline constexpr std::size_t kMostBytesOfFramesReadAtOnce = std::size_t{1} << 30;
 
+/// AxisSplit::transmits for a synthetic-aperture acquisition whose elements come from the data:
+/// one transmit per element of the array.
+inline constexpr int kOneTransmitPerElement = -1;
+
 /// The extents of an axis that --layout names (samples,transmits): one array axis holding the
-/// transmits one after another, each of `samples` samples (or, as (transmits,samples) in MATLAB's
-/// order, the samples one after another), as a Verasonics RcvData{1} holds its acquisitions in
-/// its rows. `samples` is --samples (required for such an axis); `transmits` the acquisition's
-/// transmits where known (0: as many as the axis holds whole). Rows past the last transmit (a
-/// Verasonics buffer's padding) are left.
+/// transmits one after another, each of `samples` samples, as a Verasonics RcvData{1} holds its
+/// acquisitions in its rows, or interleaved, transmits fastest (row s * T + t: (transmits,samples)
+/// in MATLAB's order, (samples,transmits) in C order; the rows are then whole transmits).
+/// `samples` is --samples (required for such an axis); `transmits` the acquisition's transmits
+/// where known (0: as many as the axis holds whole; kOneTransmitPerElement). Rows past the last
+/// transmit (a Verasonics buffer's padding), or transmits past the acquisition's, are left.
 struct AxisSplit {
   int samples = 0;
   int transmits = 0;
