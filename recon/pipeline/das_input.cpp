@@ -166,6 +166,13 @@ class StoredArrayCache {
     std::lock_guard lock(mutex_);
     if (key == key_) key_.clear(), array_.reset();
   }
+  /// Drops what is kept: before a read, so that one array is in memory, not two (the block before,
+  /// or a file's whose last frame the batch never read).
+  void clear() {
+    std::lock_guard lock(mutex_);
+    key_.clear();
+    array_.reset();
+  }
 
  private:
   std::mutex mutex_;
@@ -191,8 +198,10 @@ std::string stored_array_key(const fs::path& path, const ChannelInput& in) {
 std::shared_ptr<const StoredArray> read_stored_array(const fs::path& path, const ChannelInput& in) {
   const bool cached = in.all_frames && names_frames_axis(in.layout);
   const std::string key = cached ? stored_array_key(path, in) : "";
-  if (cached)
+  if (cached) {
     if (auto kept = stored_array_cache().find(key); kept && kept->first_frame == 0) return kept;
+    stored_array_cache().clear();  // whatever is kept: this file's block, or another file's array
+  }
   auto array = std::make_shared<StoredArray>();
   const std::string ext = io::lower_extension(path);
   if (ext == ".mat") {
@@ -382,27 +391,33 @@ AxisPlan plan_axes(const std::vector<std::size_t>& dims, bool column_major, std:
       throw Error(name + ": --layout '" + layout_text + "': give --samples, the samples of one transmit, to split "
                   "its (samples,transmits) axis of " + std::to_string(rows) + " rows");
     const std::size_t samples = std::size_t(axis_split.samples), whole = rows / samples;
-    if (!group_samples_fastest && rows % samples != 0)
-      throw Error(name + ": the interleaved (transmits fastest) axis of the " + dims_text + " array holds " +
-                  std::to_string(rows) + " rows, not whole transmits of " + std::to_string(samples) +
-                  " samples (--samples); transmits one after another are (samples,transmits) in MATLAB's order, "
-                  "(transmits,samples) in C order");
-    const std::size_t transmits = axis_split.transmits > 0                      ? std::size_t(axis_split.transmits)
-                                  : axis_split.transmits == kOneTransmitPerElement ? size[1]
-                                                                                : whole;
+    const bool per_element = axis_split.transmits == kOneTransmitPerElement;
+    const std::size_t transmits = axis_split.transmits > 0 ? std::size_t(axis_split.transmits)
+                                  : per_element            ? size[1]
+                                                           : whole;
+    const std::string counted = per_element ? " (synthetic aperture: one per element)" : "";
     if (transmits < 1 || transmits > whole)
       throw Error(name + ": the (samples,transmits) axis of the " + dims_text + " array holds " +
                   std::to_string(rows) + " rows, fewer than the " + std::to_string(std::max<std::size_t>(transmits, 1)) +
-                  " transmit(s) of " + std::to_string(samples) + " samples (--samples) need");
+                  " transmit(s)" + counted + " of " + std::to_string(samples) + " samples (--samples) need");
+    // Interleaved rows (row s * T + t) are read only where T is certain: the axis filled by the
+    // acquisition's transmits. Fewer of them, or rows to spare, would be padding at its end (one
+    // stride) or transmits the acquisition leaves out (another): either would read the other wrong.
+    if (!group_samples_fastest && rows != samples * transmits)
+      throw Error(name + ": the interleaved (transmits fastest) axis of the " + dims_text + " array holds " +
+                  std::to_string(rows) + " rows, not " + std::to_string(transmits) + " transmit(s)" + counted + " of " +
+                  std::to_string(samples) + " samples (--samples): interleaved transmits must fill the axis, with the "
+                  "acquisition listing them all (transmits one after another are (samples,transmits) in MATLAB's "
+                  "order, (transmits,samples) in C order, and may have rows to spare)");
     size[0] = samples;
     size[2] = transmits;
     plan.rows_left = rows - samples * transmits;
     if (group_samples_fastest) {
       plan.step[0] = stride[group];
       plan.step[2] = stride[group] * samples;
-    } else {  // row s * whole + t
+    } else {  // row s * transmits + t
       plan.step[2] = stride[group];
-      plan.step[0] = stride[group] * whole;
+      plan.step[0] = stride[group] * transmits;
     }
   }
   if (size[0] < 2 || size[1] < 1 || size[2] < 1 || size[3] < 1 || size[0] > (1u << 26) || size[1] > 65536 ||
@@ -443,8 +458,9 @@ std::shared_ptr<const StoredArray> read_frames_block(const fs::path& path, const
     if (std::shared_ptr<const StoredArray> kept = stored_array_cache().find(key)) {
       if (kept->first_frame == 0) return nullptr;  // the whole array, kept (read_stored_array has it)
       if (in.frame >= kept->first_frame && in.frame < kept->first_frame + kept->frames_held) return kept;
-      stored_array_cache().drop(key);  // before the next block is read: one block in memory, not two
     }
+  // Before the next block is read: one block in memory, not two (this file's last, or another's).
+  if (in.all_frames) stored_array_cache().clear();
   const auto names = layout_axes(layout);
   const std::string ext = io::lower_extension(path);
   // The array's dims and frames (checked as arrange_channels checks them), and how many frames to

@@ -122,20 +122,25 @@ TEST(ReconDasInput, ASamplesAndTransmitsAxisIsSplitByTheSamplesOfOneTransmit) {
   for (int t = 0; t < 2; ++t)
     for (int e = 0; e < 3; ++e)
       for (int s = 0; s < 4; ++s) EXPECT_EQ(second.channel(t, e)[s], value(s, e, t) + 1000.0);
-  // The acquisition's first transmit of the two interleaved: read with the axis' own stride
-  // (sample s of transmit t at row s * 2 + t), not its one transmit's.
-  const ChannelData first_interleaved = arrange_channels(interleaved, {8, 3, 2}, true, "(transmits,samples),elements,frames",
-                                                         Offset::None, "x", 1, nullptr, {4, 1});
-  ASSERT_EQ(first_interleaved.transmits, 1);
-  for (int e = 0; e < 3; ++e)
-    for (int s = 0; s < 4; ++s) EXPECT_EQ(first_interleaved.channel(0, e)[s], value(s, e, 0));
+  // Interleaved, the acquisition's transmits must fill the axis: one of the two (the stride would
+  // be 2 if the other is left out, 1 if the rows past it were padding) is refused, as are rows
+  // that are not whole transmits; both transmits, given, read as above.
+  EXPECT_EQ(arrange_channels(interleaved, {8, 3, 2}, true, "(transmits,samples),elements,frames", Offset::None, "x", 2,
+                             nullptr, {4, 2}).data,
+            second.data);
   EXPECT_EQ(error_of([&] {
+              arrange_channels(interleaved, {8, 3, 2}, true, "(transmits,samples),elements,frames", Offset::None, "x",
+                               1, nullptr, {4, 1});
+            }),
+            "x: the interleaved (transmits fastest) axis of the 8 x 3 x 2 array holds 8 rows, not 1 transmit(s) of 4 "
+            "samples (--samples): interleaved transmits must fill the axis, with the acquisition listing them all "
+            "(transmits one after another are (samples,transmits) in MATLAB's order, (transmits,samples) in C order, "
+            "and may have rows to spare)");
+  EXPECT_NE(error_of([&] {
               arrange_channels(std::vector<double>(9 * 3 * 2), {9, 3, 2}, true, "(transmits,samples),elements,frames",
                                Offset::None, "x", 1, nullptr, {4, 0});
-            }),
-            "x: the interleaved (transmits fastest) axis of the 9 x 3 x 2 array holds 9 rows, not whole transmits of 4 "
-            "samples (--samples); transmits one after another are (samples,transmits) in MATLAB's order, "
-            "(transmits,samples) in C order");
+            }).find("holds 9 rows, not 2 transmit(s) of 4 samples"),
+            std::string::npos);
   // Synthetic aperture with the elements from the data: one transmit per element (3), which the
   // rows must hold.
   std::vector<double> three(std::size_t(12 + kPadding) * 3);
@@ -149,7 +154,7 @@ TEST(ReconDasInput, ASamplesAndTransmitsAxisIsSplitByTheSamplesOfOneTransmit) {
   EXPECT_NE(error_of([&] {
               arrange_channels(matlab, rows_by_elements, true, layout, Offset::None, "x", 1, nullptr,
                                {4, kOneTransmitPerElement});
-            }).find("fewer than the 3 transmit(s) of 4 samples"),
+            }).find("fewer than the 3 transmit(s) (synthetic aperture: one per element) of 4 samples"),
             std::string::npos);
   // Refused: no --samples; more transmits than the rows hold; another pair; an axis twice; a
   // parenthesis left open; a source.txt's.

@@ -7,7 +7,6 @@
 #include <cstdio>
 #include <filesystem>
 #include <optional>
-#include <set>
 #include <string>
 #include <vector>
 
@@ -43,9 +42,17 @@ class Progress {
       std::fprintf(stderr, "usrecon: error: %s\n", r.error.c_str());
     } else if (!r.warnings.empty()) {
       clear_bar();
-      // Once each: the frames of a cine share their file's (each frame's JSON lists its own).
-      for (const std::string& warning : r.warnings)
-        if (said_.insert(warning).second) std::fprintf(stderr, "usrecon: warning: %s\n", warning.c_str());
+      // Once each: a cine's frames share their file's; the frames that repeat a warning are
+      // listed with it at the end (each frame's JSON lists its own).
+      for (const std::string& warning : r.warnings) {
+        const auto [at, first] = said_.try_emplace(warning, said_.size());
+        if (first) {
+          std::fprintf(stderr, "usrecon: warning: %s\n", warning.c_str());
+          repeats_.emplace_back(warning, std::vector<int>{});
+        } else {
+          repeats_[at->second].second.push_back(r.frame);
+        }
+      }
     }
     if (r.ok && !tty_) {
       std::printf("[%zu/%zu] %s%s -> %s (%.2f s)\n", index + 1, total_, r.input.string().c_str(),
@@ -58,6 +65,14 @@ class Progress {
   }
   void finish() {
     if (tty_ && drawn_) std::fputc('\n', stderr);
+    for (const auto& [warning, frames] : repeats_) {
+      if (frames.empty()) continue;
+      std::string which;
+      for (std::size_t k = 0; k < frames.size() && k < 10; ++k) which += (k ? ", " : "") + std::to_string(frames[k]);
+      if (frames.size() > 10) which += " and " + std::to_string(frames.size() - 10) + " more";
+      std::fprintf(stderr, "usrecon: warning: again for %zu more frame(s) (%s): %s\n", frames.size(), which.c_str(),
+                   warning.c_str());
+    }
   }
 
  private:
@@ -75,7 +90,8 @@ class Progress {
   }
   std::size_t total_;
   bool tty_;
-  std::set<std::string> said_;  // the warnings printed
+  std::map<std::string, std::size_t> said_;  // the warnings printed: their place in repeats_
+  std::vector<std::pair<std::string, std::vector<int>>> repeats_;  // each, with the frames that repeated it
   bool drawn_ = false;
 };
 

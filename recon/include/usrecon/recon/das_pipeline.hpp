@@ -97,8 +97,9 @@ void write_ustb_uff(const std::filesystem::path& path, const ChannelData& rf, co
 /// The same file written into `out`, staged (commit_staged puts it in place, with other files).
 void write_ustb_uff(io::StagedFile& out, const ChannelData& rf, const Acquisition& acquisition);
 
-/// Reads channel data; `elements` and `transmits` are needed for source.txt only (for the others
-/// they come from the array). Of an array with a 'frames' axis, frame `input.frame` is read alone
+/// Reads channel data; `elements` and `transmits` are the acquisition's where known (0 where not),
+/// which source.txt needs (for the others they come from the array) and a (samples,transmits)
+/// axis splits by (AxisSplit; transmits may be kOneTransmitPerElement). Of an array with a 'frames' axis, frame `input.frame` is read alone
 /// where that axis is the slowest the file stores (an NPY file's first, or last in Fortran order;
 /// an HDF5 dataset's first; a MAT v7.3 array's last, in MATLAB's order), with the frames after it
 /// for --frame all, up to kMostBytesOfFramesReadAtOnce; MAT v4 and v5 arrays are read whole. HDF5
