@@ -47,7 +47,8 @@ class Progress {
       for (const std::string& warning : r.warnings) {
         const auto [at, first] = said_.try_emplace(warning, said_.size());
         if (first) {
-          std::fprintf(stderr, "usrecon: warning: %s\n", warning.c_str());
+          std::fprintf(stderr, "usrecon: warning: %s%s\n", warning.c_str(),
+                       r.frame > 0 ? (" (frame " + std::to_string(r.frame) + ")").c_str() : "");
           repeats_.emplace_back(warning, std::vector<int>{});
         } else {
           repeats_[at->second].second.push_back(r.frame);
