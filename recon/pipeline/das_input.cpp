@@ -441,6 +441,17 @@ AxisPlan plan_axes(const std::vector<std::size_t>& dims, bool column_major, std:
   return plan;
 }
 
+/// Throws, naming `name`, when frame `frame` (1-based) is not among the array's `frames`.
+void check_frame(const std::string& name, int frame, std::size_t frames) {
+  if (frame < 1 || std::size_t(frame) > frames)
+    throw Error(name + ": --frame " + std::to_string(frame) + " is not among its " + std::to_string(frames) +
+                " frame(s) (the 'frames' axis of --layout)");
+}
+
+/// arrange_channels with the array's axes planned: frame `frame` of `values`.
+ChannelData arrange_planned(const std::vector<double>& values, const AxisPlan& plan, Offset offset,
+                            const std::string& name, int frame);
+
 /// Frames of a file's array read without the others, where its 'frames' axis is the slowest the
 /// file stores: an NPY file's first axis (C order) or last (Fortran order), an HDF5 dataset's
 /// first (PICMUS's data/imag too, for IQ), a MAT v7.3 array's last in MATLAB's order. Frame
@@ -474,9 +485,7 @@ std::shared_ptr<const StoredArray> read_frames_block(const fs::path& path, const
     Block b;
     const AxisPlan plan = plan_axes(dims, column_major, layout, name, {in.samples, transmits});  // as read below
     const std::size_t frames = plan.size[3];
-    if (in.frame < 1 || std::size_t(in.frame) > frames)
-      throw Error(name + ": --frame " + std::to_string(in.frame) + " is not among its " + std::to_string(frames) +
-                  " frame(s) (the 'frames' axis of --layout)");
+    check_frame(name, in.frame, frames);
     b.frames = static_cast<int>(frames);
     b.first = std::size_t(in.frame - 1);
     if (in.all_frames) {
@@ -553,12 +562,17 @@ ChannelData arrange_channels(const std::vector<double>& values, const std::vecto
                              bool column_major, std::string_view layout, Offset offset,
                              const std::string& name, int frame, int* frames, AxisSplit split) {
   const AxisPlan plan = plan_axes(dims, column_major, layout, name, split);
+  if (frames) *frames = static_cast<int>(plan.size[3]);
+  return arrange_planned(values, plan, offset, name, frame);
+}
+
+namespace {
+
+ChannelData arrange_planned(const std::vector<double>& values, const AxisPlan& plan, Offset offset,
+                            const std::string& name, int frame) {
   const std::size_t(&size)[4] = plan.size;
   const std::size_t(&step)[4] = plan.step;
-  if (frames) *frames = static_cast<int>(size[3]);
-  if (frame < 1 || std::size_t(frame) > size[3])
-    throw Error(name + ": --frame " + std::to_string(frame) + " is not among its " + std::to_string(size[3]) +
-                " frame(s) (the 'frames' axis of --layout)");
+  check_frame(name, frame, size[3]);
   // The frame's values: all of them but for the offset of the frames axis.
   const double* const frame_values = values.data() + std::size_t(frame - 1) * step[3];
   ChannelData rf;
@@ -608,6 +622,8 @@ ChannelData arrange_channels(const std::vector<double>& values, const std::vecto
   }
   return rf;
 }
+
+}  // namespace
 
 int count_frames(const fs::path& path, const ChannelInput& in) {
   (void)io::existing_input_status(path);  // said as every reader says it
@@ -691,32 +707,23 @@ ChannelData read_channel_data(const fs::path& path, const ChannelInput& in, int 
                                : a->dims.size() == 2 ? "elements,samples"
                                                      : "transmits,elements,samples";
     if (picmus && in.layout.empty()) g.layout = layout;
-    int frames = 1;
     const AxisSplit axis_split{in.samples, transmits};  // for a (samples,transmits) axis
     // The last frame read (of all, or of FIRST:LAST), read or refused: the batch is done with the
-    // array (or block) kept for its frames.
+    // array (or block) kept for its frames. Armed first, so that a shape refused drops it too.
     struct DropWhenDone {
       std::string key;
       ~DropWhenDone() {
         if (!key.empty()) stored_array_cache().drop(key);
       }
     } drop_when_done;
-    if (frames_axis && in.all_frames) {
-      int all = 0;  // the array's frames; 0 for a shape arrange_channels refuses below
-      try {
-        all = block ? a->frames : static_cast<int>(plan_axes(a->dims, a->column_major, layout, name, axis_split).size[3]);
-      } catch (const Error&) {
-      }
-      const int last = in.last_frame > 0 ? std::min(in.last_frame, all) : all;
-      if (in.frame >= last) drop_when_done.key = stored_array_key(path, in);
-    }
-    ChannelData rf =
-        arrange_channels(a->values, a->dims, a->column_major, layout, in.offset, name, frame, &frames, axis_split);
-    if (layout.find('(') != std::string::npos)
-      g.rows_left = plan_axes(a->dims, a->column_major, layout, name, axis_split).rows_left;
+    if (frames_axis && in.all_frames) drop_when_done.key = stored_array_key(path, in);
+    const AxisPlan plan = plan_axes(a->dims, a->column_major, layout, name, axis_split);
+    const int frames = block ? a->frames : static_cast<int>(plan.size[3]);
+    if (in.frame < (in.last_frame > 0 ? std::min(in.last_frame, frames) : frames)) drop_when_done.key.clear();
+    ChannelData rf = arrange_planned(a->values, plan, in.offset, name, frame);
+    g.rows_left = plan.rows_left;
     if (frames_axis) {
       g.frames_held = block ? a->frames_held : frames;
-      if (block) frames = a->frames;
       g.frame = in.frame;
       g.frames = frames;
     }
