@@ -404,6 +404,10 @@ TEST_F(IoNpy, ASlabOfAFilePastTheWholeReadsLimitIsRead) {
   EXPECT_EQ(last.data, std::vector<std::byte>(kSlabBytes, std::byte{0x2a}));
   const NpyArray first = read_npy_slab(path, 0);
   EXPECT_EQ(first.data, std::vector<std::byte>(kSlabBytes, std::byte{0}));
+  // Slabs past a whole read's 4 GiB at once are refused before anything is read or allocated.
+  EXPECT_TRUE(contains(message_of<InputError>([&] { read_npy_slab(path, 0, 98000); }),
+                       path.string() + ": slabs of the .npy array of (98000, 44000) take 4312000000 bytes, more than "
+                                       "the 4294967296 read at once"));
 }
 
 TEST_F(IoNpy, ToDoubleConvertsRealTypes) {
