@@ -225,33 +225,25 @@ TEST(ReconDasInput, AFramesAxisSelectsOneFrame) {
   (void)arrange_channels(std::vector<double>(matlab.begin(), matlab.begin() + 24), {4, 3, 2}, true, "",
                          Offset::None, "x", 1, &frames);
   EXPECT_EQ(frames, 1);
-  const auto message_of = [](auto call) {
-    try {
-      call();
-    } catch (const Error& e) {
-      return std::string(e.what());
-    }
-    return std::string("(accepted)");
-  };
-  EXPECT_EQ(message_of([&] {
+  EXPECT_EQ(error_of([&] {
               arrange_channels(matlab, {4, 3, 2, 3}, true, "samples,elements,transmits,frames", Offset::None, "m.mat", 4);
             }),
             "m.mat: --frame 4 is not among its 3 frame(s) (the 'frames' axis of --layout)");
-  EXPECT_NE(message_of([&] {
+  EXPECT_NE(error_of([&] {
               arrange_channels(matlab, {4, 3, 2, 3}, true, "samples,elements,transmits", Offset::None, "m.mat");
             }).find("the array is 4 x 3 x 2 x 3 but --layout 'samples,elements,transmits' names only 3 axes"),
             std::string::npos);
-  EXPECT_NE(message_of([&] {
+  EXPECT_NE(error_of([&] {
               arrange_channels(matlab, {4, 3, 2, 3}, true, "samples,elements,transmits,frames,x", Offset::None, "m");
             }).find("names more than four axes"),
             std::string::npos);
-  EXPECT_NE(message_of([&] {
+  EXPECT_NE(error_of([&] {
               arrange_channels(matlab, {4, 3, 2, 3}, true, "samples,elements,transmits,frame", Offset::None, "m");
             }).find("unknown axis 'frame' (use samples, elements, transmits, frames, and (samples,transmits) for an "
                   "axis holding the transmits one after another)"),
             std::string::npos);
   const std::vector<double> many(2 * (kMaxFramesInAnArray + 1), 0.0);
-  EXPECT_NE(message_of([&] {
+  EXPECT_NE(error_of([&] {
               arrange_channels(many, {kMaxFramesInAnArray + 1, 2}, false, "frames,samples", Offset::None, "big.npy");
             }).find("gives 2 samples x 1 elements x 1 transmits x 100001 frames (more than 100000 frames"),
             std::string::npos);
