@@ -281,6 +281,12 @@ void validate_given(const DasSetup& setup) {
   if (has_virtual_sources(acq.model) && given.sources) check_sources(acq.model, acq.source_x, acq.source_z);
   if (acq.model == Model::SyntheticAperture && given.tx_elements)
     check_tx_elements(acq.tx_elements, given.elements ? acq.probe.elements : -1);
+  if (!setup.input.channel_map.empty() && !channel_map_names_variable(setup.input.channel_map)) {
+    const std::size_t listed = parse_channel_numbers(setup.input.channel_map, "--channel-map").size();
+    if (given.elements && listed != std::size_t(acq.probe.elements))
+      throw Error("--channel-map lists " + std::to_string(listed) + " element(s) but --elements says " +
+                  std::to_string(acq.probe.elements));
+  }
   setup.options.validate(acq.model);
   // The grid as far as the ranges given fix it (steps left to the geometry are not known yet).
   const GridRequest& g = setup.grid;

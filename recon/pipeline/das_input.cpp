@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <exception>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -623,7 +624,162 @@ ChannelData arrange_planned(const std::vector<double>& values, const AxisPlan& p
   return rf;
 }
 
+/// Refuses a channel listed twice in a channel map, naming the two elements that list it.
+void check_distinct_channels(const std::vector<int>& channels, const std::string& what) {
+  std::vector<int> element_of(std::size_t(kMaxMappedChannels) + 1, 0);  // channel -> element (from 1)
+  for (std::size_t e = 0; e < channels.size(); ++e) {
+    int& earlier = element_of[std::size_t(channels[e])];
+    if (earlier != 0)
+      throw Error(what + ": channel " + std::to_string(channels[e]) + " is listed for elements " +
+                  std::to_string(earlier) + " and " + std::to_string(e + 1) +
+                  ": each element is read from a channel of its own");
+    earlier = static_cast<int>(e + 1);
+  }
+}
+
+/// The channel numbers that variable `name` of a MAT or HDF5 input lists (--channel-map NAME):
+/// a vector of whole numbers from 1 (Verasonics' Trans.Connector is a column of doubles).
+std::vector<int> read_channel_map_variable(const fs::path& path, const std::string& name) {
+  const std::string what = path.string() + ": --channel-map " + name;
+  const std::string ext = io::lower_extension(path);
+  std::vector<std::size_t> dims;
+  std::vector<double> values;
+  // The dims first where the file's list says them: a channel data array named by mistake is
+  // refused without reading it.
+  const auto check_size = [&](const std::vector<std::size_t>& d) {
+    std::size_t n = 1;
+    for (std::size_t k : d) n = k == 0 || n <= std::size_t(kMaxMappedChannels) ? n * k : n;
+    if (n > std::size_t(kMaxMappedChannels))
+      throw Error(what + ": holds more than " + std::to_string(kMaxMappedChannels) +
+                  " values: a channel map lists one channel per element");
+  };
+  const bool mat = ext == ".mat";
+  if (!mat && !io::has_hdf5_extension(path))
+    throw Error(what + ": a name is read from a MAT or HDF5 input; list the channels instead (1:64,...)");
+  try {
+    if (mat) {
+      if (const auto v = io::mat_variable_to_read(path, name)) check_size(v->dims);
+      io::MatArray a = io::read_mat(path, name);
+      dims = std::move(a.dims);
+      values = std::move(a.values);
+    } else {
+      if (const auto d = io::hdf5_dataset_to_read(path, name)) check_size(d->dims);
+      io::Hdf5Array a = io::read_hdf5(path, name);
+      dims = std::move(a.dims);
+      values = std::move(a.values);
+    }
+  } catch (const Error& e) {
+    // The reader's words name the file; said as the map's refusal (the channel data are not at fault).
+    std::string_view reason = e.what();
+    if (const std::string prefix = path.string() + ": "; reason.starts_with(prefix)) reason.remove_prefix(prefix.size());
+    throw Error(what + ": " + std::string(reason));
+  }
+  check_size(dims);
+  if (std::count_if(dims.begin(), dims.end(), [](std::size_t d) { return d > 1; }) > 1)
+    throw Error(what + ": the array is not a vector: a channel map lists one channel per element");
+  if (values.empty()) throw Error(what + ": the array is empty: a channel map lists one channel per element");
+  std::vector<int> channels;
+  for (std::size_t e = 0; e < values.size(); ++e) {
+    const double c = values[e];
+    if (!(c >= 1 && c <= kMaxMappedChannels && c == std::floor(c)))
+      throw Error(what + ": element " + std::to_string(e + 1) + "'s channel " + number_text(c) +
+                  " is not a channel number from 1 to " + std::to_string(kMaxMappedChannels));
+    channels.push_back(static_cast<int>(c));
+  }
+  check_distinct_channels(channels, what);
+  return channels;
+}
+
+/// The channel map of --channel-map for `path`: listed, or read from the file's variable (once a
+/// file: a cine's frames share it).
+std::vector<int> channel_map_for(const fs::path& path, const std::string& spec) {
+  if (!channel_map_names_variable(spec)) return parse_channel_numbers(spec, "--channel-map");
+  // The map read last, or its refusal: a cine's frames are refused at once, not each after a read.
+  static std::mutex mutex;
+  static std::string kept_key;
+  static std::vector<int> kept;
+  static std::exception_ptr kept_refusal;
+  ChannelInput key_input;
+  key_input.var = spec;
+  const std::string key = stored_array_key(path, key_input);
+  {
+    std::lock_guard lock(mutex);
+    if (key == kept_key) {
+      if (kept_refusal) std::rethrow_exception(kept_refusal);
+      return kept;
+    }
+  }
+  std::vector<int> channels;
+  std::exception_ptr refusal;
+  try {
+    channels = read_channel_map_variable(path, spec);
+  } catch (const Error&) {
+    refusal = std::current_exception();
+  }
+  std::lock_guard lock(mutex);
+  kept_key = key;
+  kept = channels;
+  kept_refusal = refusal;
+  if (refusal) std::rethrow_exception(refusal);
+  return channels;
+}
+
+/// Keeps the channels of `rf` that `map` lists (from 1), in its order, as its elements.
+void select_channels(ChannelData& rf, const std::vector<int>& map, const std::string& name) {
+  for (std::size_t e = 0; e < map.size(); ++e)
+    if (map[e] > rf.elements)
+      throw Error(name + ": --channel-map reads element " + std::to_string(e + 1) + " from channel " +
+                  std::to_string(map[e]) + ", but the array holds " + std::to_string(rf.elements) +
+                  " channels (its elements axis, as --layout names it)");
+  const std::size_t samples = std::size_t(rf.samples), elements = map.size();
+  const auto select = [&](const std::vector<float>& from) {
+    std::vector<float> to(std::size_t(rf.transmits) * elements * samples);
+    for (std::size_t t = 0; t < std::size_t(rf.transmits); ++t)
+      for (std::size_t e = 0; e < elements; ++e)
+        std::copy_n(from.data() + (t * std::size_t(rf.elements) + std::size_t(map[e] - 1)) * samples, samples,
+                    to.data() + (t * elements + e) * samples);
+    return to;
+  };
+  rf.data = select(rf.data);
+  if (!rf.imag.empty()) rf.imag = select(rf.imag);
+  rf.elements = static_cast<int>(elements);
+}
+
 }  // namespace
+
+std::vector<int> parse_channel_numbers(std::string_view text, const std::string& what) {
+  const auto channel = [&](std::string_view t) {
+    while (!t.empty() && t.front() == ' ') t.remove_prefix(1);
+    while (!t.empty() && t.back() == ' ') t.remove_suffix(1);
+    int value = 0;
+    const auto [end, ec] = std::from_chars(t.data(), t.data() + t.size(), value);
+    if (t.empty() || ec != std::errc() || end != t.data() + t.size() || value < 1 || value > kMaxMappedChannels)
+      throw Error(what + ": '" + std::string(t) + "' is not a channel number from 1 to " +
+                  std::to_string(kMaxMappedChannels));
+    return value;
+  };
+  std::vector<int> channels;
+  for (std::string_view part : split(text, ',')) {
+    const auto ends = split(part, ':');
+    if (ends.size() > 2)
+      throw Error(what + ": '" + std::string(part) + "': a range is FIRST:LAST (both included)");
+    const int first = channel(ends[0]), last = ends.size() == 2 ? channel(ends[1]) : first;
+    const std::size_t count = std::size_t(std::abs(last - first)) + 1;
+    if (channels.size() + count > std::size_t(kMaxMappedChannels))
+      throw Error(what + ": lists more than " + std::to_string(kMaxMappedChannels) + " elements");
+    for (int c = first;; c += last >= first ? 1 : -1) {
+      channels.push_back(c);
+      if (c == last) break;
+    }
+  }
+  check_distinct_channels(channels, what);
+  return channels;
+}
+
+bool channel_map_names_variable(std::string_view text) {
+  const std::size_t first = text.find_first_not_of(' ');
+  return first != std::string_view::npos && !(text[first] >= '0' && text[first] <= '9');
+}
 
 int count_frames(const fs::path& path, const ChannelInput& in) {
   (void)io::existing_input_status(path);  // said as every reader says it
@@ -678,6 +834,9 @@ ChannelData read_channel_data(const fs::path& path, const ChannelInput& in, int 
   if (io::has_hdf5_extension(path)) {
     const std::vector<io::Hdf5Group> groups = io::list_hdf5_groups(path);
     if (const auto ustb = detail::ustb_channel_data_group(path, groups, in.var)) {
+      if (!in.channel_map.empty())
+        throw Error(path.string() + ": --channel-map: a USTB file's channels are its probe's elements, in order, "
+                    "with their positions");
       FileGeometry local;
       return detail::read_ustb_channel_data(path, groups, *ustb, in, geometry ? geometry : &local);
     }
@@ -699,6 +858,9 @@ ChannelData read_channel_data(const fs::path& path, const ChannelInput& in, int 
     const bool picmus = io::has_hdf5_extension(path) && a->source == io::kPicmusChannelData;
     FileGeometry local;
     FileGeometry& g = geometry ? *geometry : local;
+    if (picmus && !in.channel_map.empty())
+      throw Error(path.string() + ": --channel-map: a PICMUS file's channels are its probe's elements, in order, "
+                  "with their positions");
     if (picmus) g = a->picmus ? *a->picmus : picmus_geometry(path);
     // PICMUS stores [angles][channels][samples] (C order); written from MATLAB, a file of one
     // angle has lost that axis: [channels][samples].
@@ -707,7 +869,14 @@ ChannelData read_channel_data(const fs::path& path, const ChannelInput& in, int 
                                : a->dims.size() == 2 ? "elements,samples"
                                                      : "transmits,elements,samples";
     if (picmus && in.layout.empty()) g.layout = layout;
-    const AxisSplit axis_split{in.samples, transmits};  // for a (samples,transmits) axis
+    // The elements that --channel-map reads, in order (empty: the array's channels); synthetic
+    // aperture's one transmit per element counts them. Read before the guard below is armed: a
+    // map refused (for every frame alike) leaves a cine's frames kept, not read again to be refused.
+    const std::vector<int> channel_map =
+        in.channel_map.empty() ? std::vector<int>() : channel_map_for(path, in.channel_map);
+    const AxisSplit axis_split{in.samples, transmits == kOneTransmitPerElement && !channel_map.empty()
+                                               ? static_cast<int>(channel_map.size())
+                                               : transmits};  // for a (samples,transmits) axis
     // The last frame read (of all, or of FIRST:LAST), read or refused: the batch is done with the
     // array (or block) kept for its frames. Armed first, so that a shape refused drops it too.
     struct DropWhenDone {
@@ -738,9 +907,17 @@ ChannelData read_channel_data(const fs::path& path, const ChannelInput& in, int 
       rf.modulation_frequency = g.modulation_frequency;
       rf.iq_time0 = g.t0.value_or(0.0);
     }
+    if (!channel_map.empty()) {
+      g.channel_map = channel_map;
+      g.array_channels = rf.elements;
+      select_channels(rf, channel_map, name);
+    }
     return rf;
   }
   if (!in.var.empty()) throw Error(path.string() + ": --var applies to MAT and HDF5 files only");
+  if (!in.channel_map.empty())
+    throw Error(path.string() + ": --channel-map applies to NPY, MAT and HDF5 arrays: a source.txt holds --elements "
+                "channels a transmit, in element order");
   // source.txt: channel-major integers.
   if (elements < 1 || transmits < 1 || in.samples < 1) {
     std::vector<std::string> missing;  // only what was not given

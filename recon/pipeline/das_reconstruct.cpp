@@ -243,8 +243,12 @@ PreparedDas prepare_das(const fs::path& input, const DasSetup& setup, int thread
                                   ? std::string()
                                   : "; the array read as " + layout + " gave " + std::to_string(rf.samples) +
                                         " samples x " + std::to_string(rf.elements) + " elements x " +
-                                        std::to_string(rf.transmits) +
-                                        " transmits (--layout names its axes in order; info shows the array's shape)";
+                                        std::to_string(rf.transmits) + " transmits" +
+                                        (file.channel_map.empty()
+                                             ? std::string()
+                                             : " (the elements of --channel-map, of its " +
+                                                   std::to_string(file.array_channels) + " channels)") +
+                                        " (--layout names its axes in order; info shows the array's shape)";
   if (acq.probe.elements == 0) acq.probe.elements = rf.elements;
   if (rf.elements != acq.probe.elements)
     throw Error(input.string() + ": the data hold " + std::to_string(rf.elements) +
@@ -318,6 +322,9 @@ PreparedDas prepare_das(const fs::path& input, const DasSetup& setup, int thread
     frame.parameters["tx_apodization"] = to_string(problem.options.tx_apodization);
   if (problem.options.tx_fnumber > 0) frame.parameters["tx_fnumber"] = problem.options.tx_fnumber;
   if (!setup.input.var.empty()) frame.parameters["var"] = setup.input.var;
+  if (!file.channel_map.empty())
+    frame.parameters["channel_map"] = {
+        {"given", setup.input.channel_map}, {"channels", file.channel_map}, {"array_channels", file.array_channels}};
   if (!file.source.empty()) frame.parameters["from_file"] = {{"source", file.source}, {"parameters", from_file}};
   if (shifted) {
     std::vector<double> relative;

@@ -14,6 +14,7 @@
 #include "../test_support.hpp"
 #include "usrecon/kernels/common.hpp"
 #include "usrecon/io/file.hpp"
+#include "usrecon/io/hdf5.hpp"
 #include "usrecon/io/mat.hpp"
 #include "usrecon/io/npy.hpp"
 #include "usrecon/io/source_txt.hpp"
@@ -897,6 +898,89 @@ TEST_F(CliDas, TransmitsOneAfterAnotherInOneAxisAreSplitBySamples) {
                          "--elements 128 --samples 1200 -o " + quote(dir_ / "txt") + angles + options,
                          "a (samples,transmits) axis is one of an NPY, MAT or HDF5 array; a source.txt's lines are its "
                          "channels");
+}
+
+// --channel-map: a scanner's buffer of 256 channels, the probe's 128 elements on every second one
+// from the last down (element e on channel 256 - 2e) and the others holding another signal, read
+// with the map in the file (/Trans/Connector) beamforms to the raw image of the elements' own
+// array, bit for bit; so does a reversed array with --channel-map 128:1. The frame JSON and info
+// say the map; files whose channels are their probe's, and maps that do not fit, are refused.
+TEST_F(CliDas, AChannelMapReadsAScannersChannelsInElementOrder) {
+  const std::string pw = " --model planewave --angles-deg -4,4";
+  auto run = run_usrecon("simulate" + pw + " --samples 1200 --point 2,20 -o " + quote(dir_ / "plain.npy"));
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  const io::NpyArray plain = io::read_npy(dir_ / "plain.npy");
+  constexpr std::size_t kSamples = 1200, kElements = 128, kTransmits = 2, kChannels = 256;
+  ASSERT_EQ(plain.shape, (std::vector<std::size_t>{kSamples, kElements, kTransmits}));
+  const auto v = plain.as<float>();  // C order [samples][elements][transmits]
+  std::vector<double> buffer(kSamples * kChannels * kTransmits), reversed(v.size()), connector(kElements);
+  for (std::size_t k = 0; k < kSamples; ++k)
+    for (std::size_t c = 0; c < kChannels; ++c)
+      for (std::size_t t = 0; t < kTransmits; ++t)
+        buffer[(k * kChannels + c) * kTransmits + t] = std::sin(0.1 * double(k + c));  // channels left out
+  for (std::size_t e = 0; e < kElements; ++e) {
+    connector[e] = double(kChannels - 2 * e);
+    for (std::size_t k = 0; k < kSamples; ++k)
+      for (std::size_t t = 0; t < kTransmits; ++t) {
+        buffer[(k * kChannels + (kChannels - 2 * e - 1)) * kTransmits + t] = v[(k * kElements + e) * kTransmits + t];
+        reversed[(k * kElements + (kElements - 1 - e)) * kTransmits + t] = v[(k * kElements + e) * kTransmits + t];
+      }
+  }
+  io::write_hdf5(dir_ / "scanner.h5", {{"/rf", "", {kSamples, kChannels, kTransmits}, buffer},
+                                       {"/Trans/Connector", "", {kElements, 1}, connector}});
+  const std::size_t shape[3] = {kSamples, kElements, kTransmits};
+  const std::vector<float> reversed_f(reversed.begin(), reversed.end());
+  io::write_npy(dir_ / "reversed.npy", io::DType::f32, shape, reversed_f.data());
+  const std::string options = pw + " --fs 20e6 --pitch 3e-4 --x-range -5e-3:5e-3 --z-range 16e-3:24e-3"
+                                   " --dx 0.1e-3 --dz 0.05e-3 --save-raw --backend cpu";
+  run = run_usrecon("reconstruct " + quote(dir_ / "plain.npy") + " -o " + quote(dir_ / "plain") + options);
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  run = run_usrecon("reconstruct " + quote(dir_ / "scanner.h5") + " --var /rf --channel-map /Trans/Connector -o " +
+                    quote(dir_ / "scanner") + options);
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  run = run_usrecon("reconstruct " + quote(dir_ / "reversed.npy") + " --channel-map 128:1 -o " +
+                    quote(dir_ / "reversed") + options);
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  const std::string expected = io::read_file(dir_ / "plain" / "plain.npy");
+  EXPECT_EQ(io::read_file(dir_ / "scanner" / "scanner.npy"), expected);
+  EXPECT_EQ(io::read_file(dir_ / "reversed" / "reversed.npy"), expected);
+  // Unmapped, the buffer is another image (the test would pass on a map ignored otherwise).
+  run = run_usrecon("reconstruct " + quote(dir_ / "reversed.npy") + " -o " + quote(dir_ / "unmapped") + options);
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  EXPECT_NE(io::read_file(dir_ / "unmapped" / "reversed.npy"), expected);
+  const nlohmann::json p = nlohmann::json::parse(io::read_file(dir_ / "scanner" / "scanner.json")).at("parameters");
+  EXPECT_EQ(p.at("elements"), 128);
+  EXPECT_EQ(p.at("channel_map").at("given"), "/Trans/Connector");
+  EXPECT_EQ(p.at("channel_map").at("array_channels"), 256);
+  std::vector<int> channels;
+  for (std::size_t e = 0; e < kElements; ++e) channels.push_back(int(kChannels - 2 * e));
+  EXPECT_EQ(p.at("channel_map").at("channels").get<std::vector<int>>(), channels);
+  EXPECT_FALSE(nlohmann::json::parse(io::read_file(dir_ / "plain" / "plain.json")).at("parameters").contains("channel_map"));
+  const auto info = run_usrecon("info " + quote(dir_ / "scanner.h5") + " --var /rf --channel-map /Trans/Connector");
+  EXPECT_EQ(info.exit_code, 0) << info.output;
+  EXPECT_NE(info.output.find("reconstruct reads 2 transmit(s) x 128 element(s) x 1200 samples, RF\n"
+                             "  elements 1 to 128 read from channels 256, 254, 252, 250, ..., 4, 2 of the array's "
+                             "256 (--channel-map)"),
+            std::string::npos)
+      << info.output;
+  // Refused: for the seed model, a list that --elements contradicts (before any input), one past
+  // the array's channels, and files whose channels are their probe's elements.
+  expect_usrecon_refused("reconstruct " + quote(dir_ / "plain.npy") + " --channel-map 1:128 -o " + quote(dir_ / "x"),
+                         "--channel-map applies to the general models");
+  expect_usrecon_refused("reconstruct " + quote(dir_ / "plain.npy") + " --elements 64 --channel-map 1:128 -o " +
+                             quote(dir_ / "x") + options,
+                         "--channel-map lists 128 element(s) but --elements says 64");
+  expect_usrecon_refused("reconstruct " + quote(dir_ / "plain.npy") + " --channel-map 1:129 -o " + quote(dir_ / "x") +
+                             options,
+                         "--channel-map reads element 129 from channel 129, but the array holds 128 channels");
+  for (const char* file : {"pw.hdf5", "pw.uff"}) {
+    run = run_usrecon("simulate" + pw + " --samples 1200 --point 2,20 -o " + quote(dir_ / file));
+    ASSERT_EQ(run.exit_code, 0) << run.output;
+    expect_usrecon_refused("reconstruct " + quote(dir_ / file) + " --model planewave --channel-map 128:1 -o " +
+                               quote(dir_ / "x"),
+                           std::string(": --channel-map: a ") + (file == std::string("pw.uff") ? "USTB" : "PICMUS") +
+                               " file's channels are its probe's elements");
+  }
 }
 
 TEST_F(CliDas, UstbUffFilesCarryTheirOwnGeometry) {

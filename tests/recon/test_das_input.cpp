@@ -1144,6 +1144,167 @@ TEST_F(ReconDasInputFiles, UstbMalformedObjectsAreRefusedByName) {
   }
 }
 
+// --channel-map: each element is read from the array's channel the map names (from 1), listed
+// or read from a variable of the same MAT or HDF5 file (Verasonics' Trans.Connector); channels
+// left out are not read. Element e's samples are compared with the channel's own values.
+TEST_F(ReconDasInputFiles, AChannelMapReadsEachElementFromItsChannel) {
+  std::vector<float> npy;  // [samples][elements][transmits]: value(s, e, t)
+  for (int s = 0; s < 4; ++s)
+    for (int e = 0; e < 3; ++e)
+      for (int t = 0; t < 2; ++t) npy.push_back(static_cast<float>(value(s, e, t)));
+  const std::size_t shape[3] = {4, 3, 2};
+  io::write_npy(dir_ / "rf.npy", io::DType::f32, shape, npy.data());
+  io::MatArray m{"RF", "", {4, 3, 2}, {}};
+  for (int t = 0; t < 2; ++t)
+    for (int e = 0; e < 3; ++e)
+      for (int s = 0; s < 4; ++s) m.values.push_back(value(s, e, t));
+  io::write_mat(dir_ / "rf.mat", {m, {"Connector", "", {3, 1}, {2, 3, 1}}});
+  io::write_hdf5(dir_ / "rf.h5", {{"/rf", "", {4, 3, 2}, std::vector<double>(npy.begin(), npy.end())},
+                                  {"/Trans/Connector", "", {1, 3}, {3, 1, 2}}});
+  struct Case {
+    const char* file;
+    const char* var;
+    const char* map;
+    std::vector<int> channels;  // from 1
+  };
+  for (const Case& c : {Case{"rf.npy", "", "3:1", {3, 2, 1}}, Case{"rf.npy", "", "2", {2}},
+                        Case{"rf.npy", "", " 1, 3", {1, 3}}, Case{"rf.npy", "", "2:3,1", {2, 3, 1}},
+                        Case{"rf.mat", "RF", "Connector", {2, 3, 1}}, Case{"rf.h5", "/rf", "/Trans/Connector", {3, 1, 2}},
+                        Case{"rf.h5", "/rf", "Trans/Connector", {3, 1, 2}}}) {
+    SCOPED_TRACE(std::string(c.file) + " --channel-map " + c.map);
+    ChannelInput in;
+    in.var = c.var;
+    in.channel_map = c.map;
+    FileGeometry g;
+    const ChannelData rf = read_channel_data(dir_ / c.file, in, 0, 0, &g);
+    EXPECT_EQ(g.channel_map, c.channels);
+    EXPECT_EQ(g.array_channels, 3);
+    ASSERT_EQ(rf.elements, static_cast<int>(c.channels.size()));
+    ASSERT_EQ(rf.samples, 4);
+    ASSERT_EQ(rf.transmits, 2);
+    ASSERT_EQ(rf.data.size(), rf.size());
+    for (int t = 0; t < 2; ++t)
+      for (int e = 0; e < rf.elements; ++e)
+        for (int s = 0; s < 4; ++s) EXPECT_EQ(rf.channel(t, e)[s], value(s, c.channels[std::size_t(e)] - 1, t));
+  }
+  {  // without a map: the array's channels, and no map said
+    FileGeometry g;
+    expect_channels(read_channel_data(dir_ / "rf.npy", {}, 0, 0, &g));
+    EXPECT_TRUE(g.channel_map.empty());
+    EXPECT_EQ(g.array_channels, 0);
+  }
+  // Verasonics' RcvData{1} inside a cell, in matio's v5 and v7.3 files (int16 4 x 3 x 2: 2 frames
+  // of 4 samples x 3 channels, value 12 f + 4 c + s - 12 from 0), mapped by vectors of the same
+  // file: SC(2).c{1} = 2 (one element, channel 2) and C{1} = [1 2 3]; the others are refused.
+  for (const char* mat : {"matio_indexing_v5.mat", "matio_indexing_v73.mat"}) {
+    SCOPED_TRACE(mat);
+    const fs::path path = fs::path(USRECON_SOURCE_DIR) / "tests/corpus/valid/mat" / mat;
+    ChannelInput in;
+    in.var = "RcvData{1}";
+    in.layout = "samples,elements,frames";
+    in.all_frames = true;
+    for (const auto& [map, channels] : {std::pair<const char*, std::vector<int>>{"SC(2).c{1}", {2}},
+                                        std::pair<const char*, std::vector<int>>{"C{1}", {1, 2, 3}}}) {
+      in.channel_map = map;
+      for (int frame = 1; frame <= 2; ++frame) {
+        in.frame = frame;
+        FileGeometry g;
+        const ChannelData rf = read_channel_data(path, in, 0, 0, &g);
+        EXPECT_EQ(g.channel_map, channels) << map;
+        ASSERT_EQ(rf.elements, static_cast<int>(channels.size())) << map;
+        for (int e = 0; e < rf.elements; ++e)
+          for (int s = 0; s < 4; ++s)
+            EXPECT_EQ(rf.channel(0, e)[s], 12.0 * (frame - 1) + 4 * (channels[std::size_t(e)] - 1) + s - 12) << map;
+      }
+    }
+    in.frame = 1;
+    for (const auto& [map, why] : std::vector<std::pair<std::string, std::string>>{
+             {"P.rx(1).data", ": --channel-map P.rx(1).data: channel 1 is listed for elements 1 and 2: each element is "
+                              "read from a channel of its own"},
+             {"P.c{1}", ": --channel-map reads element 1 from channel 7, but the array holds 3 channels"},
+             {"P.rx(2).data", ": --channel-map P.rx(2).data: the array is not a vector"},
+             {"C{4}", ": --channel-map C{4}: the array is empty"},
+             {"P.fs", ": --channel-map P.fs: element 1's channel 2e+07 is not a channel number from 1 to 65536"},
+             {"C{2}", ": --channel-map C{2}: "},      // text, refused by the reader
+             {"P.nope", ": --channel-map P.nope: "},  // no such field
+             {"RcvData{1}", ": --channel-map RcvData{1}: the array is not a vector"}}) {
+      in.channel_map = map;
+      const std::string error = error_of([&] { (void)read_channel_data(path, in); });
+      EXPECT_NE(error.find(why), std::string::npos) << map << ": " << error;
+      EXPECT_EQ(error_of([&] { (void)read_channel_data(path, in); }), error) << map;  // refused alike again (kept)
+    }
+  }
+  // Synthetic aperture's one transmit per element counts the map's elements: 2 transmits of 4
+  // samples one after another in a (transmits,samples) axis of 8 rows (C order), 3 channels.
+  std::vector<float> stacked;  // [rows][channels]: row t * 4 + s holds value(s, channel, t)
+  for (int t = 0; t < 2; ++t)
+    for (int s = 0; s < 4; ++s)
+      for (int e = 0; e < 3; ++e) stacked.push_back(static_cast<float>(value(s, e, t)));
+  const std::size_t rows_shape[2] = {8, 3};
+  io::write_npy(dir_ / "stacked.npy", io::DType::f32, rows_shape, stacked.data());
+  {
+    ChannelInput in;
+    in.layout = "(transmits,samples),elements";
+    in.samples = 4;
+    in.channel_map = "3,1";
+    const ChannelData rf = read_channel_data(dir_ / "stacked.npy", in, 0, kOneTransmitPerElement);
+    ASSERT_EQ(rf.transmits, 2);
+    ASSERT_EQ(rf.elements, 2);
+    for (int t = 0; t < 2; ++t)
+      for (int s = 0; s < 4; ++s) {
+        EXPECT_EQ(rf.channel(t, 0)[s], value(s, 2, t));
+        EXPECT_EQ(rf.channel(t, 1)[s], value(s, 0, t));
+      }
+  }
+  // Refused: a name for an NPY file, channels past the array's, a source.txt's channels.
+  ChannelInput in;
+  in.channel_map = "Trans.Connector";
+  EXPECT_NE(error_of([&] { (void)read_channel_data(dir_ / "rf.npy", in); })
+                .find("rf.npy: --channel-map Trans.Connector: a name is read from a MAT or HDF5 input; list the "
+                      "channels instead"),
+            std::string::npos);
+  in.channel_map = "1,4";
+  EXPECT_NE(error_of([&] { (void)read_channel_data(dir_ / "rf.npy", in); })
+                .find("rf.npy: --channel-map reads element 2 from channel 4, but the array holds 3 channels"),
+            std::string::npos);
+  std::vector<std::int32_t> txt(24, 1);
+  io::write_source_txt(dir_ / "rf.txt", txt, 6, 4);
+  in.samples = 4;
+  in.channel_map = "1:3";
+  EXPECT_NE(error_of([&] { (void)read_channel_data(dir_ / "rf.txt", in, 3, 2); })
+                .find("--channel-map applies to NPY, MAT and HDF5 arrays"),
+            std::string::npos);
+}
+
+// --channel-map's list: numbers from 1, ranges both ways, spaces around them; refused with the
+// item that fails.
+TEST(ReconDasInput, ChannelNumbersListAndRanges) {
+  EXPECT_EQ(parse_channel_numbers("1:4", "m"), (std::vector<int>{1, 2, 3, 4}));
+  EXPECT_EQ(parse_channel_numbers("4:1", "m"), (std::vector<int>{4, 3, 2, 1}));
+  EXPECT_EQ(parse_channel_numbers("7", "m"), (std::vector<int>{7}));
+  EXPECT_EQ(parse_channel_numbers(" 1:2 , 5, 4 ", "m"), (std::vector<int>{1, 2, 5, 4}));
+  EXPECT_EQ(parse_channel_numbers("1:65536", "m").size(), 65536u);
+  for (const auto& [text, why] : std::vector<std::pair<std::string, std::string>>{
+           {"", "m: '' is not a channel number from 1 to 65536"},
+           {"0", "m: '0' is not a channel number from 1 to 65536"},
+           {"65537", "m: '65537' is not a channel number from 1 to 65536"},
+           {"-1", "m: '-1' is not a channel number"},
+           {"1.5", "m: '1.5' is not a channel number"},
+           {"1,", "m: '' is not a channel number"},
+           {"1:3:5", "m: '1:3:5': a range is FIRST:LAST (both included)"},
+           {"2:", "m: '' is not a channel number"},
+           {"1:3,2", "m: channel 2 is listed for elements 2 and 4: each element is read from a channel of its own"},
+           {"1:65536,1", "m: lists more than 65536 elements"},
+           {"99999999999", "m: '99999999999' is not a channel number"}}) {
+    EXPECT_EQ(error_of([&] { (void)parse_channel_numbers(text, "m"); }).rfind(why, 0), 0u) << text;
+  }
+  EXPECT_FALSE(channel_map_names_variable("128:1"));
+  EXPECT_FALSE(channel_map_names_variable(" 1"));
+  EXPECT_TRUE(channel_map_names_variable("Trans.Connector"));
+  EXPECT_TRUE(channel_map_names_variable("/Trans/Connector"));
+  EXPECT_FALSE(channel_map_names_variable(""));
+}
+
 TEST(ReconDasInput, RangesAndLists) {
   EXPECT_EQ(parse_range("-20e-3:20e-3", "--x-range"), (std::pair<double, double>{-20e-3, 20e-3}));
   EXPECT_THROW(parse_range("5:1", "--z-range"), Error);

@@ -31,6 +31,7 @@ struct InfoArgs {
   std::string layout;
   std::string frame = "1";  // a frame number, or all (as reconstruct takes it: the first is described)
   int samples = 0;          // the samples of one transmit, for a (samples,transmits) axis of --layout
+  std::string channel_map;  // --channel-map, as reconstruct takes it
   bool as_json = false;
 };
 
@@ -144,6 +145,7 @@ json describe(const fs::path& path, const InfoArgs& args) {
   input.layout = args.layout;
   input.frame = args.frame == "all" ? 1 : std::stoi(args.frame);
   input.samples = args.samples;
+  input.channel_map = args.channel_map;
   try {
     recon::FileGeometry geometry;
     const recon::ChannelData rf = recon::read_channel_data(path, input, 0, 0, &geometry);
@@ -154,6 +156,8 @@ json describe(const fs::path& path, const InfoArgs& args) {
                                                     : "samples,elements,transmits"},
               {"layout_is_default", args.layout.empty() && geometry.layout.empty()}};
     if (!geometry.source.empty()) c["from_file"] = geometry_json(geometry);
+    if (!geometry.channel_map.empty())
+      c["channel_map"] = {{"channels", geometry.channel_map}, {"array_channels", geometry.array_channels}};
     if (geometry.source.empty() && geometry.frames > 0) {  // a 'frames' axis named in --layout
       c["frame"] = geometry.frame;
       c["frames"] = geometry.frames;
@@ -211,6 +215,20 @@ void print_text(const json& d) {
   const json& c = d["channel_data"];
   std::printf("  reconstruct reads %d transmit(s) x %d element(s) x %d samples, %s\n", c["transmits"].get<int>(),
               c["elements"].get<int>(), c["samples"].get<int>(), c["iq"].get<bool>() ? "baseband IQ" : "RF");
+  if (c.contains("channel_map")) {
+    const json& m = c["channel_map"];
+    std::string list;
+    for (std::size_t k = 0; k < m["channels"].size(); ++k) {
+      if (m["channels"].size() > 10 && k == 4) {
+        list += ", ...";
+        k = m["channels"].size() - 3;
+        continue;
+      }
+      list += (k == 0 ? "" : ", ") + std::to_string(m["channels"][k].get<int>());
+    }
+    std::printf("  elements 1 to %zu read from channels %s of the array's %d (--channel-map)\n", m["channels"].size(),
+                list.c_str(), m["array_channels"].get<int>());
+  }
   if (c.contains("frames"))
     std::printf("  frame %d of the %d along its 'frames' axis (reconstruct --frame all reads each)\n",
                 c["frame"].get<int>(), c["frames"].get<int>());
@@ -297,6 +315,8 @@ Command add_info(CLI::App& app) {
   app.add_option("--samples", args->samples, "The samples of one transmit, where --layout names a (samples,transmits) "
                  "axis, as for reconstruct")
       ->transform(in_range(1, 1 << 24));
+  app.add_option("--channel-map", args->channel_map, "The array's channel that each element is read from (numbers "
+                 "from 1 and ranges, or a variable of the file, e.g. Trans.Connector), as for reconstruct");
   app.add_option("--frame", args->frame, "USTB UFF files, and arrays whose --layout names a frames axis: the frame "
                  "to describe (1 = the first; the frame count is listed, and reconstruct --frame all reads each), "
                  "or all, as reconstruct takes it: the first is described")

@@ -113,6 +113,11 @@ void add_das_options(CLI::App& app, DasArgs& args, recon::ReconstructOptions& op
                  "RcvData{1}, S(2).data); HDF5 file: the dataset's path, or "
                  "a USTB file's uff.channel_data group (default: the file's only uff.channel_data, a "
                  "PICMUS file's /US/US_DATASET0000/data/real, or the only numeric array)")->group(g);
+  app.add_option("--channel-map", das.input.channel_map,
+                 "The array's channel that each element is read from, as channel numbers from 1 and ranges "
+                 "(128:1 reverses the probe; 1:32,65:96 takes two banks), or the name of a variable of the same "
+                 "MAT or HDF5 file that lists them (Verasonics: Trans.Connector); channels left out are not "
+                 "beamformed [default: the array's channels in order]")->group(g);
   app.add_option("--frame", args.frame,
                  "USTB UFF file, or an array whose --layout names a frames axis: the frame to reconstruct "
                  "(1 = the first; a frame N > 1 is written to "

@@ -30,8 +30,8 @@ struct DasArgs {
 
 /// Adds --model, --elements, --pitch, --sound-speed, --fs, --t0, --x-range, --z-range, --dx, --dz,
 /// --angles-deg, --time-zero, --tx-elements, --sources-x, --sources-z, --fnumber, --window,
-/// --tukey-alpha, --tx-apodization, --tx-fnumber, --interp, --cuda-kernel, --layout, --var, --frame, --offset and --config to
-/// `app`, storing into args and options.das.
+/// --tukey-alpha, --tx-apodization, --tx-fnumber, --interp, --cuda-kernel, --layout, --var,
+/// --channel-map, --frame, --offset and --config to `app`, storing into args and options.das.
 void add_das_options(CLI::App& app, DasArgs& args, recon::ReconstructOptions& options);
 
 /// Applies --config (options the command line did not give), then converts what add_das_options stored (model, ranges, angles, names) into options. Throws Error

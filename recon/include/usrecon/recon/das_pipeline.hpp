@@ -43,7 +43,22 @@ struct ChannelInput {
                              ///< is then read once for all its frames (where the file stores
                              ///< them slowest, kMostBytesOfFramesReadAtOnce at a time)
   int last_frame = 0;        ///< with all_frames, the last frame wanted (0: each file's last)
+  /// --channel-map: the array's channel that each element is read from, as channel numbers from 1
+  /// and ranges ("128:1", "1:32,65:96"; parse_channel_numbers), or the name of a variable of the
+  /// same MAT or HDF5 file that lists them (Verasonics' Trans.Connector). Empty: the array's
+  /// channels are the elements, in order. Channels the map leaves out are not beamformed.
+  std::string channel_map;
 };
+
+/// --channel-map's numbers: comma-separated channel numbers from 1 and ranges FIRST:LAST (both
+/// included; LAST < FIRST counts down, as "128:1" reverses a probe), at most kMaxMappedChannels in
+/// all and none twice. Throws Error naming `what` for anything else.
+std::vector<int> parse_channel_numbers(std::string_view text, const std::string& what);
+/// Whether a --channel-map value names a variable of the input file rather than listing channels
+/// (a list starts with a digit).
+bool channel_map_names_variable(std::string_view text);
+/// The most elements a channel map may list, and the highest channel number it may name.
+inline constexpr int kMaxMappedChannels = 65536;
 
 /// Acquisition parameters that an input file carries: a PICMUS HDF5 file (the layout of the 2016
 /// IEEE IUS plane-wave challenge, /US/US_DATASET0000/...) or a USTB UFF file (a uff.channel_data
@@ -68,6 +83,10 @@ struct FileGeometry {
   /// A frames axis: how many of the array's frames were in memory with the one read (1: read
   /// alone; all of them: the array read whole; a block of them for --frame all of a large cine)
   int frames_held = 0;
+  /// --channel-map applied: the array's channel (from 1) each element was read from, and how many
+  /// channels the array holds; empty and 0 without a map.
+  std::vector<int> channel_map;
+  int array_channels = 0;
   double modulation_frequency = 0;  ///< IQ files: the demodulation frequency (Hz); 0 for RF
   /// USTB: what the sequence holds, and per transmit its wave's delay (s) and, for synthetic
   /// aperture, the element firing and its distance from the origin (m). Sample k of transmit t is
