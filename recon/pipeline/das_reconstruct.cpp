@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <complex>
 #include <numbers>
 
 #include "usrecon/recon/bmode.hpp"
@@ -107,6 +108,16 @@ Reconstructor::Frame Reconstructor::finish_das(const fs::path& input, DasFrame&&
                                                int bmode_threads) const {
   const Grid& g = das.image.grid;
 
+  // Finite samples (read_channel_data checks them) can still overflow float on the way: the
+  // analytic signal's FFT and the sum over elements and transmits grow them, so samples near
+  // float's largest gave an image of NaN, written as a black PNG without a word.
+  const std::size_t not_finite = static_cast<std::size_t>(std::count_if(
+      das.image.data.begin(), das.image.data.end(),
+      [](const std::complex<float>& v) { return !std::isfinite(v.real()) || !std::isfinite(v.imag()); }));
+  if (not_finite > 0)
+    throw Error(input.string() + ": the beamformed image has " + std::to_string(not_finite) + " of " +
+                std::to_string(das.image.data.size()) + " pixels that are not finite: the channel data's values overflow float in the "
+                "analytic signal or the sum over elements and transmits; scale them down");
   const auto t = Clock::now();
   Frame frame;
   frame.nx = g.nx;
@@ -169,6 +180,9 @@ PreparedDas prepare_das(const fs::path& input, const DasSetup& setup, int thread
   overridden("--sound-speed", given.sound_speed, file.sound_speed, acq.sound_speed);
   overridden("--t0", given.t0, file.t0, acq.t0);
   overridden("--pitch", given.pitch, file.pitch, acq.probe.pitch);
+  if (given.time_zero && file.time_zero && *file.time_zero != acq.time_zero)
+    warnings.push_back(input.string() + ": the file times its waves with --time-zero " + to_string(*file.time_zero) +
+                       ", but --time-zero " + to_string(acq.time_zero) + " was given, and is used");
   // The sampling rate and the pitch have no value that fits most data (unlike c = 1540 m/s and
   // t0 = 0): data beamformed with another's are an image of nothing, so a file that says neither
   // needs them given. (One element has no pitch to know when the grid's lateral step is given.)

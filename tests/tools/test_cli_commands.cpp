@@ -550,8 +550,8 @@ TEST_F(CliCommands, EmptyValuesAreRefused) {
   const std::string input = quote(fs::path(USRECON_SOURCE_DIR) / "data" / "example.txt");
   const std::string out = " -o " + quote(dir_ / "out");
   const std::string pw = "reconstruct " + input + out + " --model planewave --elements 128 --samples 2000";
-  for (const char* option : {"--x-range", "--z-range", "--layout", "--var", "--angles-deg", "--sources-x", "--config",
-                             "--report"})
+  for (const char* option : {"--x-range", "--z-range", "--layout", "--var", "--channel-map", "--angles-deg",
+                             "--sources-x", "--config", "--report"})
     expect_refused(pw + " " + option + " ''", std::string(option) + ": must not be empty (leave the option out for its "
                                                                   "default)");
   expect_refused("reconstruct " + input + " -o ''", "--output: must not be empty");
@@ -580,6 +580,17 @@ TEST_F(CliCommands, EmptyValuesAreRefused) {
   expect_refused(pw + " --config " + quote(dir_ / "view.toml"),
                  "view.toml: [view] dynamic-range: a section named after another command is refused (only "
                  "reconstruct takes --config); give reconstruct's options at the top or under [reconstruct]");
+  // The command line's own options: a config naming another was skipped without a word (its
+  // options not read), help ignored, version an error that printed the version.
+  for (const char* key : {"config = \"inner.toml\"", "help = true", "version = true"}) {
+    usrecon::io::write_file_atomic(dir_ / "inner.toml", "fnumber = 2\n");
+    usrecon::io::write_file_atomic(dir_ / "outer.toml", "fs = 20e6\n" + std::string(key) + "\n");
+    const std::string name(key, std::string_view(key).find(' '));
+    expect_refused(pw + " --config " + quote(dir_ / "outer.toml"),
+                   "outer.toml: " + name + " is an option of the command line only: " +
+                       (name == "config" ? "a config file does not read another (give its options in this one)"
+                                         : "a config file sets reconstruct's options"));
+  }
   EXPECT_FALSE(fs::exists(dir_ / "out"));
 }
 

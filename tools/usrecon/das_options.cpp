@@ -204,13 +204,19 @@ void apply_config(const DasArgs& args) {
     if (const int times = times_written(item.name); times > 1)
       throw Error("--config " + args.config + ": " + shortened(item.name) + " is given " + std::to_string(times) +
                   " times; give it once");
+    // The command line's own options: a config naming another config, help or version was read
+    // as nothing (or as a version banner for an error).
+    if (item.name == "config" || item.name == "help" || item.name == "version")
+      throw Error("--config " + args.config + ": " + item.name + " is an option of the command line only" +
+                  (item.name == "config" ? ": a config file does not read another (give its options in this one)"
+                                         : ": a config file sets reconstruct's options"));
     CLI::Option* opt = nullptr;
     try {
       opt = args.app->get_option("--" + item.name);
     } catch (const CLI::OptionNotFound&) {
       throw Error("--config " + args.config + ": unknown option '" + shortened(item.name) + "'");
     }
-    if (opt->count() > 0 || item.name == "config") continue;
+    if (opt->count() > 0) continue;
     // A list (TOML's [-5, 0, 5], or -5,0,5 unquoted) for an option of one value: that value is
     // the list written with commas, as on the command line (--angles-deg -5,0,5).
     std::vector<std::string> inputs = item.inputs;
@@ -350,7 +356,7 @@ std::vector<std::string> unlikely_units(const CLI::App& app) {
     for (const std::string& result : opt->results()) text += (text.empty() ? "" : ",") + result;
     // The numbers of a value, a MIN:MAX range or a START:STEP:STOP / A,B,C list; the same text
     // with each written in the smaller unit ("5:90" -> "5e-3:90e-3"), where none has an exponent.
-    double largest = 0, smallest = std::numeric_limits<double>::infinity();
+    double largest = 0, farthest = 0, smallest = std::numeric_limits<double>::infinity();  // farthest: signed
     std::string smaller_unit;
     bool has_exponent = false;
     std::size_t start = 0;
@@ -363,6 +369,7 @@ std::vector<std::string> unlikely_units(const CLI::App& app) {
       token.erase(token.find_last_not_of(" \t") + 1);
       double value = 0;
       readable = CLI::detail::lexical_cast(token, value) && std::isfinite(value);
+      if (std::fabs(value) > largest) farthest = value;
       largest = std::max(largest, std::fabs(value));
       smallest = std::min(smallest, value);
       has_exponent |= token.find_first_of("eE") != std::string::npos;
@@ -387,10 +394,10 @@ std::vector<std::string> unlikely_units(const CLI::App& app) {
         if (largest >= 1) warn("metres (reaching " + recon::number_text(largest) + " m)", "mm", smaller_unit);
         break;
       case Kind::Time:
-        if (largest >= 1e-3) warn("seconds", "us", smaller_unit);
+        if (largest >= 1e-3) warn("seconds (" + recon::number_text(farthest * 1e3) + " ms)", "us", smaller_unit);
         break;
       case Kind::Frequency:
-        if (smallest < 1e5) warn("Hz", "MHz", smaller_unit);
+        if (smallest < 1e5) warn("Hz (" + recon::number_text(smallest / 1e3) + " kHz)", "MHz", smaller_unit);
         break;
       case Kind::Speed:  // one speed; below 0.5 mm/us (500 m/s) no medium is meant
         if (smallest < 100) warn("m/s", "mm/us", smallest < 0.5 ? "" : recon::number_text(smallest * 1000));
