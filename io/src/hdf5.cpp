@@ -18,6 +18,7 @@
 #include <mutex>
 #include <optional>
 #include <stdexcept>
+#include <string_view>
 
 #include "printable.hpp"
 #include "usrecon/io/file.hpp"
@@ -431,7 +432,7 @@ class Message {
 /// Reads a Message back; every read is bounds-checked (the child may have died mid-write).
 class Reader {
  public:
-  explicit Reader(const std::string& bytes) : bytes_(bytes) {}
+  explicit Reader(std::string_view bytes) : bytes_(bytes) {}
   std::uint64_t u64() {
     std::uint64_t v = 0;
     take(&v, 8);
@@ -440,7 +441,7 @@ class Reader {
   std::string str() {
     const std::uint64_t n = u64();
     if (n > bytes_.size() - at_) throw std::runtime_error("truncated");
-    std::string v = bytes_.substr(at_, n);
+    std::string v(bytes_.substr(at_, n));
     at_ += n;
     return v;
   }
@@ -476,6 +477,13 @@ class Reader {
     take(v.data(), v.size() * sizeof(double));
     return v;
   }
+  /// A doubles field passed over: where its values start (a byte offset) and how many there are.
+  std::pair<std::size_t, std::size_t> skip_doubles() {
+    const std::size_t n = checked_count(sizeof(double));
+    const std::size_t values_at = at_;
+    at_ += n * sizeof(double);
+    return {values_at, n};
+  }
   std::size_t checked_count(std::size_t item_bytes) {
     const std::uint64_t n = u64();
     if (n > (bytes_.size() - at_) / item_bytes) throw std::runtime_error("truncated");
@@ -489,8 +497,39 @@ class Reader {
     std::memcpy(out, bytes_.data() + at_, n);
     at_ += n;
   }
-  const std::string& bytes_;
+  std::string_view bytes_;
   std::size_t at_ = 0;
+};
+
+/// A reply as the calling process receives it: its bytes in 8-byte words, so that read_hdf5 can
+/// move an array's values to the front and keep the words as the array, not copy them beside the
+/// reply (a 1 GiB block of a cine's frames peaked at twice that).
+struct Reply {
+  std::vector<double> words;
+  std::size_t size = 0;
+  const char* data() const { return reinterpret_cast<const char*>(words.data()); }
+  std::string_view view() const { return {data(), size}; }
+};
+
+/// A worker's reply, sent in pieces one after another: bytes[0], values[0], bytes[1], values[1],
+/// ..., the last bytes; an array's values go out from where they lie, not copied into a message.
+struct Answer {
+  std::vector<std::string> bytes{std::string()};
+  std::vector<std::vector<double>> values;
+  /// Ends the current bytes with an array's count; its values follow them.
+  void doubles(Message& fields, std::vector<double>&& v) {
+    fields.u64(v.size());
+    bytes.back() += fields.bytes;
+    fields.bytes.clear();
+    values.push_back(std::move(v));
+    bytes.emplace_back();
+  }
+  std::size_t size() const {
+    std::size_t n = 0;
+    for (const std::string& b : bytes) n += b.size();
+    for (const std::vector<double>& v : values) n += v.size() * sizeof(double);
+    return n;
+  }
 };
 
 enum Tag : std::uint64_t { kOk = 1, kInputError = 2, kOtherError = 3 };
@@ -502,7 +541,7 @@ enum How : std::uint64_t { kExited = 0, kSignalled = 1, kNoWorker = 2 };
 constexpr const char* kServerVariable = "USRECON_HDF5_READER_SERVER";
 
 /// Sends all of `bytes` on socket `fd` (MSG_NOSIGNAL: a peer that is gone is an error, not SIGPIPE).
-bool send_all(int fd, const std::string& bytes) {
+bool send_all(int fd, std::string_view bytes) {
   for (std::size_t at = 0; at < bytes.size();) {
     const ssize_t n = ::send(fd, bytes.data() + at, bytes.size() - at, MSG_NOSIGNAL);
     if (n < 0 && errno == EINTR) continue;
@@ -536,7 +575,8 @@ bool send_answer(int fd, How how, std::uint64_t code, const std::string& reply) 
 
 /// In a worker: does what `request` asks (Operation, path, then the operation's arguments) and
 /// returns the reply: kOk and the result, or an error tag and its message.
-std::string answer(const std::string& request) {
+Answer answer(const std::string& request) {
+  Answer out;
   Message reply;
   try {
     Reader in(request);
@@ -560,9 +600,9 @@ std::string answer(const std::string& request) {
         const std::string dataset = in.str();
         const std::uint64_t first_row = in.u64();
         const std::uint64_t rows = in.u64();
-        const Hdf5Array a = read_here(path, dataset, first_row, rows);
+        Hdf5Array a = read_here(path, dataset, first_row, rows);
         reply.info({a.path, a.type, a.dims, {}, false, false});
-        reply.doubles(a.values);
+        out.doubles(reply, std::move(a.values));
       }
     } else if (op == kReferenceTargets) {
       const std::string dataset = in.str();
@@ -575,15 +615,34 @@ std::string answer(const std::string& request) {
       throw Error("HDF5 reader: unknown operation " + std::to_string(op));
     }
   } catch (const InputError& e) {
+    out = Answer{};
     reply = Message{};
     reply.u64(kInputError);
     reply.str(e.what());
   } catch (const std::exception& e) {
+    out = Answer{};
     reply = Message{};
     reply.u64(kOtherError);
     reply.str(e.what());
   }
-  return reply.bytes;
+  out.bytes.back() += reply.bytes;
+  return out;
+}
+
+/// In a worker: sends `answer` to the server, its length first (the server keeps that much room
+/// for it, rather than growing a buffer as it comes).
+bool send_worker_answer(int fd, const Answer& answer) {
+  Message length;
+  length.u64(answer.size());
+  if (!send_all(fd, length.bytes)) return false;
+  for (std::size_t k = 0; k < answer.bytes.size(); ++k) {
+    if (!send_all(fd, answer.bytes[k])) return false;
+    if (k < answer.values.size() &&
+        !send_all(fd, std::string_view(reinterpret_cast<const char*>(answer.values[k].data()),
+                                       answer.values[k].size() * sizeof(double))))
+      return false;
+  }
+  return true;
 }
 
 /// The reader server's loop on socket `fd` (see the top of this section); never returns.
@@ -618,10 +677,15 @@ std::string answer(const std::string& request) {
       // fuzzer's handler (those would print a report and write a crash file).
       for (int crash : {SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT}) ::signal(crash, SIG_DFL);
       ::close(worker_fds[0]);
-      ::_exit(send_all(worker_fds[1], answer(request)) ? 0 : 3);  // no atexit handlers
+      ::_exit(send_worker_answer(worker_fds[1], answer(request)) ? 0 : 3);  // no atexit handlers
     }
     ::close(worker_fds[1]);
     std::string reply;
+    // The length the worker announces (none when it died first); room for at most the largest
+    // dataset a read takes (2^31 doubles) and its fields, the rest grown as it comes.
+    std::uint64_t announced = 0;
+    if (read_exactly(worker_fds[0], &announced, sizeof announced))
+      reply.reserve(static_cast<std::size_t>(std::min<std::uint64_t>(announced, (std::uint64_t{1} << 34) + (1 << 20))));
     char buffer[1 << 16];
     for (;;) {
       const ssize_t n = ::read(worker_fds[0], buffer, sizeof buffer);
@@ -655,9 +719,9 @@ class ReaderServer {
   /// Sends `request` to a worker; returns its reply after the kOk tag's check (the reply still
   /// starts with the tag), or throws what the worker threw, or an InputError naming `path` when
   /// the worker died.
-  std::string ask(const fs::path& path, const std::string& request) {
+  Reply ask(const fs::path& path, const std::string& request) {
     std::uint64_t header[3] = {};
-    std::string reply;
+    Reply reply;
     if (owner_ != ::getpid()) {
       // A child forked from the process that started the server (fork without exec): the socket
       // is the parent's conversation, so this process starts a server of its own.
@@ -670,8 +734,9 @@ class ReaderServer {
       Message framed;
       framed.str(request);
       if (send_all(fd_, framed.bytes) && read_exactly(fd_, header, sizeof header)) {
-        reply.resize(header[2]);
-        if (read_exactly(fd_, reply.data(), reply.size())) break;
+        reply.size = static_cast<std::size_t>(header[2]);
+        reply.words.resize(reply.size / sizeof(double) + 1);
+        if (read_exactly(fd_, reply.words.data(), reply.size)) break;
       }
       // The server itself is gone (killed from outside): start it again, once.
       stop();
@@ -689,7 +754,7 @@ class ReaderServer {
     std::uint64_t tag;
     std::memcpy(&tag, reply.data(), 8);
     if (tag == kInputError || tag == kOtherError) {
-      Reader reader(reply);
+      Reader reader(reply.view());
       reader.u64();
       const std::string what = reader.str();
       if (tag == kInputError) throw InputError(what);
@@ -747,7 +812,7 @@ class ReaderServer {
 
 /// Runs `request` (an Operation on `path`, with `arguments` after the path) in a reader worker;
 /// returns the reply positioned after the tag (see ReaderServer::ask).
-std::string run_isolated(Operation op, const fs::path& path, const Message& arguments = {}) {
+Reply run_isolated(Operation op, const fs::path& path, const Message& arguments = {}) {
   Message request;
   request.u64(op);
   request.str(path.string());
@@ -763,8 +828,8 @@ bool is_hdf5_file(const fs::path& path) {
   std::error_code ec;
   if (!fs::is_regular_file(path, ec)) return false;
   try {
-    const std::string reply = run_isolated(kIsHdf5, path);
-    Reader reader(reply);
+    const Reply reply = run_isolated(kIsHdf5, path);
+    Reader reader(reply.view());
     reader.u64();
     return reader.u64() == 1;
   } catch (const InputError&) {
@@ -773,9 +838,9 @@ bool is_hdf5_file(const fs::path& path) {
 }
 
 std::vector<Hdf5DatasetInfo> list_hdf5_datasets(const fs::path& path) {
-  const std::string reply = run_isolated(kListDatasets, path);
+  const Reply reply = run_isolated(kListDatasets, path);
   try {
-    Reader reader(reply);
+    Reader reader(reply.view());
     reader.u64();
     std::vector<Hdf5DatasetInfo> all(reader.checked_count(24));
     for (Hdf5DatasetInfo& i : all) i = reader.info();
@@ -786,9 +851,9 @@ std::vector<Hdf5DatasetInfo> list_hdf5_datasets(const fs::path& path) {
 }
 
 std::vector<Hdf5Group> list_hdf5_groups(const fs::path& path) {
-  const std::string reply = run_isolated(kListGroups, path);
+  const Reply reply = run_isolated(kListGroups, path);
   try {
-    Reader reader(reply);
+    Reader reader(reply.view());
     reader.u64();
     std::vector<Hdf5Group> all(reader.checked_count(16));
     for (Hdf5Group& g : all) g = reader.group();
@@ -812,14 +877,24 @@ std::vector<Hdf5Array> read_hdf5(const fs::path& path, const std::vector<Hdf5Sel
     arguments.u64(s.first_row);
     arguments.u64(s.rows);
   }
-  const std::string reply = run_isolated(kRead, path, arguments);
+  Reply reply = run_isolated(kRead, path, arguments);
   try {
-    Reader reader(reply);
+    Reader reader(reply.view());
     reader.u64();
     std::vector<Hdf5Array> arrays;
     for (std::size_t k = 0; k < selections.size(); ++k) {
       Hdf5DatasetInfo info = reader.info();
-      arrays.push_back({std::move(info.path), std::move(info.type), std::move(info.dims), reader.doubles()});
+      arrays.push_back({std::move(info.path), std::move(info.type), std::move(info.dims), {}});
+      if (k + 1 < selections.size()) {
+        arrays.back().values = reader.doubles();
+        continue;
+      }
+      // The last array's values are the reply's last bytes: moved to the front of its words,
+      // which become the array (the reply is read no further).
+      const auto [values_at, count] = reader.skip_doubles();
+      std::memmove(reply.words.data(), reply.data() + values_at, count * sizeof(double));
+      reply.words.resize(count);
+      arrays.back().values = std::move(reply.words);
     }
     return arrays;
   } catch (const std::runtime_error&) {
@@ -841,9 +916,9 @@ std::vector<std::string> hdf5_reference_targets(const fs::path& path, const std:
   arguments.str(dataset);
   arguments.u64(first);
   arguments.u64(count);
-  const std::string reply = run_isolated(kReferenceTargets, path, arguments);
+  const Reply reply = run_isolated(kReferenceTargets, path, arguments);
   try {
-    Reader reader(reply);
+    Reader reader(reply.view());
     reader.u64();
     std::vector<std::string> targets(reader.checked_count(8));
     for (std::string& t : targets) t = reader.str();
