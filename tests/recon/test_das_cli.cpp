@@ -1016,6 +1016,25 @@ TEST_F(CliDas, AChannelMapReadsAScannersChannelsInElementOrder) {
   expect_usrecon_refused("reconstruct " + quote(dir_ / "plain.npy") + " --channel-map 1:129 -o " + quote(dir_ / "x") +
                              options,
                          "--channel-map reads element 129 from channel 129, but the array holds 128 channels");
+  // A refusal that holds for every frame of a cine is said once, the frames that repeat it listed
+  // at the end (it was said once a frame).
+  {
+    std::vector<float> cine;  // [frames][samples][channels]
+    for (int k = 0; k < 3 * 64 * 4; ++k) cine.push_back(static_cast<float>(std::sin(0.3 * k)));
+    const std::size_t cine_shape[3] = {3, 64, 4};
+    io::write_npy(dir_ / "cine.npy", io::DType::f32, cine_shape, cine.data());
+    run = run_usrecon("reconstruct " + quote(dir_ / "cine.npy") + " --layout frames,samples,elements --frame all "
+                      "--channel-map 1:5 -o " + quote(dir_ / "cine") + options);
+    EXPECT_EQ(run.exit_code, 1) << run.output;
+    const std::string refusal = "cine.npy: --channel-map reads element 5 from channel 5, but the array holds 4 channels";
+    const std::size_t first = run.output.find(refusal);
+    ASSERT_NE(first, std::string::npos) << run.output;
+    EXPECT_NE(run.output.find("layout names it) (frame 1)\n"), std::string::npos) << run.output;
+    const std::size_t again = run.output.find("usrecon: error: again for 2 more frame(s) (2, 3): ");
+    ASSERT_NE(again, std::string::npos) << run.output;
+    EXPECT_EQ(run.output.find(refusal, first + 1), run.output.find(refusal, again)) << run.output;  // no other
+    EXPECT_EQ(run.output.find(refusal, run.output.find(refusal, again) + 1), std::string::npos) << run.output;
+  }
   for (const char* file : {"pw.hdf5", "pw.uff"}) {
     run = run_usrecon("simulate" + pw + " --samples 1200 --point 2,20 -o " + quote(dir_ / file));
     ASSERT_EQ(run.exit_code, 0) << run.output;

@@ -39,21 +39,15 @@ class Progress {
   void done(std::size_t index, const recon::FrameReport& r) {
     if (!r.ok) {
       clear_bar();
-      std::fprintf(stderr, "usrecon: error: %s\n", r.error.c_str());
+      // The frame's refusal less the " (frame N)" its report ends with, which say() adds back: a
+      // refusal every frame of a cine meets is said once. (One that names its frame otherwise,
+      // "--frame 4 ...", is said as it is.)
+      const std::string suffix = " (frame " + std::to_string(r.frame) + ")";
+      if (r.frame > 0 && r.error.ends_with(suffix)) say("error", r.error.substr(0, r.error.size() - suffix.size()), r.frame);
+      else say("error", r.error, 0);
     } else if (!r.warnings.empty()) {
       clear_bar();
-      // Once each: a cine's frames share their file's; the frames that repeat a warning are
-      // listed with it at the end (each frame's JSON lists its own).
-      for (const std::string& warning : r.warnings) {
-        const auto [at, first] = said_.try_emplace(warning, said_.size());
-        if (first) {
-          std::fprintf(stderr, "usrecon: warning: %s%s\n", warning.c_str(),
-                       r.frame > 0 ? (" (frame " + std::to_string(r.frame) + ")").c_str() : "");
-          repeats_.emplace_back(warning, std::vector<int>{});
-        } else {
-          repeats_[at->second].second.push_back(r.frame);
-        }
-      }
+      for (const std::string& warning : r.warnings) say("warning", warning, r.frame);
     }
     if (r.ok && !tty_) {
       std::printf("[%zu/%zu] %s%s -> %s (%.2f s)\n", index + 1, total_, r.input.string().c_str(),
@@ -66,17 +60,35 @@ class Progress {
   }
   void finish() {
     if (tty_ && drawn_) std::fputc('\n', stderr);
-    for (const auto& [warning, frames] : repeats_) {
+    for (const auto& [kind_and_text, frames] : repeats_) {
       if (frames.empty()) continue;
       std::string which;
       for (std::size_t k = 0; k < frames.size() && k < 10; ++k) which += (k ? ", " : "") + std::to_string(frames[k]);
       if (frames.size() > 10) which += " and " + std::to_string(frames.size() - 10) + " more";
-      std::fprintf(stderr, "usrecon: warning: again for %zu more frame(s) (%s): %s\n", frames.size(), which.c_str(),
-                   warning.c_str());
+      std::fprintf(stderr, "usrecon: %s: again for %zu more frame(s) (%s): %s\n", kind_and_text.first.c_str(),
+                   frames.size(), which.c_str(), kind_and_text.second.c_str());
     }
   }
 
  private:
+  // Once each: a cine's frames share their file's warnings, and a refusal that holds for every
+  // frame (too few rows for the angles, a channel map that does not fit) was said once a frame;
+  // the frames that repeat one are listed with it at the end (each frame's JSON and --report
+  // entry keep their own).
+  void say(const std::string& kind, const std::string& text, int frame) {
+    if (kind == "error" && frame <= 0) {  // an input of its own: said as it is
+      std::fprintf(stderr, "usrecon: error: %s\n", text.c_str());
+      return;
+    }
+    const auto [at, first] = said_.try_emplace({kind, text}, said_.size());
+    if (!first) {
+      repeats_[at->second].second.push_back(frame);
+      return;
+    }
+    std::fprintf(stderr, "usrecon: %s: %s%s\n", kind.c_str(), text.c_str(),
+                 frame > 0 ? (" (frame " + std::to_string(frame) + ")").c_str() : "");
+    repeats_.emplace_back(std::pair{kind, text}, std::vector<int>{});
+  }
   void draw(std::size_t done, const std::string& name) {
     constexpr int kWidth = 30;
     const int filled = static_cast<int>(kWidth * done / std::max<std::size_t>(total_, 1));
@@ -91,8 +103,10 @@ class Progress {
   }
   std::size_t total_;
   bool tty_;
-  std::map<std::string, std::size_t> said_;  // the warnings printed: their place in repeats_
-  std::vector<std::pair<std::string, std::vector<int>>> repeats_;  // each, with the frames that repeated it
+  // The warnings and errors printed (kind, text): their place in repeats_.
+  std::map<std::pair<std::string, std::string>, std::size_t> said_;
+  std::vector<std::pair<std::pair<std::string, std::string>, std::vector<int>>> repeats_;  // each, with the frames
+                                                                                              // that repeated it
   bool drawn_ = false;
 };
 
