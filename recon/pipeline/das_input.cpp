@@ -449,9 +449,10 @@ void check_frame(const std::string& name, int frame, std::size_t frames) {
                 " frame(s) (the 'frames' axis of --layout)");
 }
 
-/// arrange_channels with the array's axes planned: frame `frame` of `values`.
+/// arrange_channels with the array's axes planned: frame `frame` of `values`; with a channel map
+/// (--channel-map: the array's channel, from 1, of each element), its channels only, in its order.
 ChannelData arrange_planned(const std::vector<double>& values, const AxisPlan& plan, Offset offset,
-                            const std::string& name, int frame);
+                            const std::string& name, int frame, const std::vector<int>& channel_map = {});
 
 /// Frames of a file's array read without the others, where its 'frames' axis is the slowest the
 /// file stores: an NPY file's first axis (C order) or last (Fortran order), an HDF5 dataset's
@@ -570,15 +571,22 @@ ChannelData arrange_channels(const std::vector<double>& values, const std::vecto
 namespace {
 
 ChannelData arrange_planned(const std::vector<double>& values, const AxisPlan& plan, Offset offset,
-                            const std::string& name, int frame) {
+                            const std::string& name, int frame, const std::vector<int>& channel_map) {
   const std::size_t(&size)[4] = plan.size;
   const std::size_t(&step)[4] = plan.step;
   check_frame(name, frame, size[3]);
+  for (std::size_t e = 0; e < channel_map.size(); ++e)
+    if (std::size_t(channel_map[e]) > size[1])
+      throw Error(name + ": --channel-map reads element " + std::to_string(e + 1) + " from channel " +
+                  std::to_string(channel_map[e]) + ", but the array holds " + std::to_string(size[1]) +
+                  " channels (its elements axis, as --layout names it)");
+  // The array's channel (0-based) that element e is read from.
+  const auto channel_of = [&](std::size_t e) { return channel_map.empty() ? e : std::size_t(channel_map[e] - 1); };
   // The frame's values: all of them but for the offset of the frames axis.
   const double* const frame_values = values.data() + std::size_t(frame - 1) * step[3];
   ChannelData rf;
   rf.samples = static_cast<int>(size[0]);
-  rf.elements = static_cast<int>(size[1]);
+  rf.elements = static_cast<int>(channel_map.empty() ? size[1] : channel_map.size());
   rf.transmits = static_cast<int>(size[2]);
   if (plan.values != values.size()) throw Error(name + ": array size does not match its shape");
   rf.data.resize(rf.size());
@@ -586,11 +594,12 @@ ChannelData arrange_planned(const std::vector<double>& values, const AxisPlan& p
   // zero is NaN in the vector kernels and skipped by the reference, so backends would differ.
   // Samples are counted as the file holds them (float's range included): a NaN in a channel whose
   // mean is removed would make the whole channel NaN, and the first one said would be its first.
+  // Channels that a channel map leaves out are not read, nor checked.
   std::size_t non_finite = 0, first_non_finite = 0;
   bool past_range_after_mean = false;
   for (int t = 0; t < rf.transmits; ++t)
     for (int e = 0; e < rf.elements; ++e) {
-      const double* src = frame_values + t * step[2] + e * step[1];
+      const double* src = frame_values + t * step[2] + channel_of(std::size_t(e)) * step[1];
       const std::size_t channel = std::size_t(t) * rf.elements + e;
       float* dst = rf.data.data() + channel * rf.samples;
       double mean = 0;
@@ -609,7 +618,10 @@ ChannelData arrange_planned(const std::vector<double>& values, const AxisPlan& p
     }
   const auto where = [&](std::size_t at) {
     const std::size_t samples = std::size_t(rf.samples), elements = std::size_t(rf.elements);
-    return "sample " + std::to_string(at % samples) + " of element " + std::to_string(at / samples % elements) +
+    const std::size_t element = at / samples % elements;
+    return "sample " + std::to_string(at % samples) + " of element " + std::to_string(element) +
+           (channel_map.empty() ? std::string()
+                                : " (the array's channel " + std::to_string(channel_map[element]) + ", from 1)") +
            " in transmit " + std::to_string(at / samples / elements) + " (0-based)";
   };
   if (non_finite > 0)
@@ -639,13 +651,20 @@ void check_distinct_channels(const std::vector<int>& channels, const std::string
 
 /// The channel numbers that variable `name` of a MAT or HDF5 input lists (--channel-map NAME):
 /// a vector of whole numbers from 1 (Verasonics' Trans.Connector is a column of doubles).
-std::vector<int> read_channel_map_variable(const fs::path& path, const std::string& name) {
+std::vector<int> read_channel_map_variable(const fs::path& path, std::string name) {
+  name.erase(0, name.find_first_not_of(" \t"));  // as a list's numbers are, spaces around it are not its
+  name.erase(name.find_last_not_of(" \t") + 1);
   const std::string what = path.string() + ": --channel-map " + name;
   const std::string ext = io::lower_extension(path);
-  std::vector<std::size_t> dims;
-  std::vector<double> values;
-  // The dims first where the file's list says them: a channel data array named by mistake is
-  // refused without reading it.
+  const bool mat = ext == ".mat";
+  if (!mat && !io::has_hdf5_extension(path))
+    throw Error(what + ": a name is read from a MAT or HDF5 input; list the channels instead (1:64,...)");
+  // The reader's words name the file: said as the map's refusal (the channel data are not at fault).
+  const auto said_of_the_map = [&](const Error& e) {
+    std::string_view reason = e.what();
+    if (const std::string prefix = path.string() + ": "; reason.starts_with(prefix)) reason.remove_prefix(prefix.size());
+    return Error(what + ": " + std::string(reason));
+  };
   const auto check_size = [&](const std::vector<std::size_t>& d) {
     std::size_t n = 1;
     for (std::size_t k : d) n = k == 0 || n <= std::size_t(kMaxMappedChannels) ? n * k : n;
@@ -653,26 +672,33 @@ std::vector<int> read_channel_map_variable(const fs::path& path, const std::stri
       throw Error(what + ": holds more than " + std::to_string(kMaxMappedChannels) +
                   " values: a channel map lists one channel per element");
   };
-  const bool mat = ext == ".mat";
-  if (!mat && !io::has_hdf5_extension(path))
-    throw Error(what + ": a name is read from a MAT or HDF5 input; list the channels instead (1:64,...)");
+  // The dims first where the file's list says them: a channel data array named by mistake is
+  // refused without reading it.
+  std::optional<std::vector<std::size_t>> listed;
   try {
     if (mat) {
-      if (const auto v = io::mat_variable_to_read(path, name)) check_size(v->dims);
+      if (const auto v = io::mat_variable_to_read(path, name)) listed = v->dims;
+    } else if (const auto d = io::hdf5_dataset_to_read(path, name)) {
+      listed = d->dims;
+    }
+  } catch (const Error& e) {
+    throw said_of_the_map(e);
+  }
+  if (listed) check_size(*listed);
+  std::vector<std::size_t> dims;
+  std::vector<double> values;
+  try {
+    if (mat) {
       io::MatArray a = io::read_mat(path, name);
       dims = std::move(a.dims);
       values = std::move(a.values);
     } else {
-      if (const auto d = io::hdf5_dataset_to_read(path, name)) check_size(d->dims);
       io::Hdf5Array a = io::read_hdf5(path, name);
       dims = std::move(a.dims);
       values = std::move(a.values);
     }
   } catch (const Error& e) {
-    // The reader's words name the file; said as the map's refusal (the channel data are not at fault).
-    std::string_view reason = e.what();
-    if (const std::string prefix = path.string() + ": "; reason.starts_with(prefix)) reason.remove_prefix(prefix.size());
-    throw Error(what + ": " + std::string(reason));
+    throw said_of_the_map(e);
   }
   check_size(dims);
   if (std::count_if(dims.begin(), dims.end(), [](std::size_t d) { return d > 1; }) > 1)
@@ -681,9 +707,16 @@ std::vector<int> read_channel_map_variable(const fs::path& path, const std::stri
   std::vector<int> channels;
   for (std::size_t e = 0; e < values.size(); ++e) {
     const double c = values[e];
-    if (!(c >= 1 && c <= kMaxMappedChannels && c == std::floor(c)))
-      throw Error(what + ": element " + std::to_string(e + 1) + "'s channel " + number_text(c) +
-                  " is not a channel number from 1 to " + std::to_string(kMaxMappedChannels));
+    if (!(c >= 1 && c <= kMaxMappedChannels && c == std::floor(c))) {
+      // Every digit: a map computed in MATLAB may miss a whole number by a rounding (3 + 1e-15),
+      // which six digits would show as the whole number it is not.
+      char digits[32];
+      const auto end = std::to_chars(digits, digits + sizeof digits, c).ptr;
+      throw Error(what + ": element " + std::to_string(e + 1) + "'s channel " + std::string(digits, end) +
+                  (c >= 1 && c <= kMaxMappedChannels && std::isfinite(c)
+                       ? " is not a whole number"
+                       : " is not a channel number from 1 to " + std::to_string(kMaxMappedChannels)));
+    }
     channels.push_back(static_cast<int>(c));
   }
   check_distinct_channels(channels, what);
@@ -724,33 +757,12 @@ std::vector<int> channel_map_for(const fs::path& path, const std::string& spec) 
   return channels;
 }
 
-/// Keeps the channels of `rf` that `map` lists (from 1), in its order, as its elements.
-void select_channels(ChannelData& rf, const std::vector<int>& map, const std::string& name) {
-  for (std::size_t e = 0; e < map.size(); ++e)
-    if (map[e] > rf.elements)
-      throw Error(name + ": --channel-map reads element " + std::to_string(e + 1) + " from channel " +
-                  std::to_string(map[e]) + ", but the array holds " + std::to_string(rf.elements) +
-                  " channels (its elements axis, as --layout names it)");
-  const std::size_t samples = std::size_t(rf.samples), elements = map.size();
-  const auto select = [&](const std::vector<float>& from) {
-    std::vector<float> to(std::size_t(rf.transmits) * elements * samples);
-    for (std::size_t t = 0; t < std::size_t(rf.transmits); ++t)
-      for (std::size_t e = 0; e < elements; ++e)
-        std::copy_n(from.data() + (t * std::size_t(rf.elements) + std::size_t(map[e] - 1)) * samples, samples,
-                    to.data() + (t * elements + e) * samples);
-    return to;
-  };
-  rf.data = select(rf.data);
-  if (!rf.imag.empty()) rf.imag = select(rf.imag);
-  rf.elements = static_cast<int>(elements);
-}
-
 }  // namespace
 
 std::vector<int> parse_channel_numbers(std::string_view text, const std::string& what) {
   const auto channel = [&](std::string_view t) {
-    while (!t.empty() && t.front() == ' ') t.remove_prefix(1);
-    while (!t.empty() && t.back() == ' ') t.remove_suffix(1);
+    while (!t.empty() && (t.front() == ' ' || t.front() == '\t')) t.remove_prefix(1);
+    while (!t.empty() && (t.back() == ' ' || t.back() == '\t')) t.remove_suffix(1);
     int value = 0;
     const auto [end, ec] = std::from_chars(t.data(), t.data() + t.size(), value);
     if (t.empty() || ec != std::errc() || end != t.data() + t.size() || value < 1 || value > kMaxMappedChannels)
@@ -777,8 +789,12 @@ std::vector<int> parse_channel_numbers(std::string_view text, const std::string&
 }
 
 bool channel_map_names_variable(std::string_view text) {
-  const std::size_t first = text.find_first_not_of(' ');
-  return first != std::string_view::npos && !(text[first] >= '0' && text[first] <= '9');
+  // A MATLAB name starts with a letter, an HDF5 path with '/' (or a name); a list with a digit,
+  // and a sign or anything else is a list's mistake, said as such.
+  const std::size_t first = text.find_first_not_of(" \t");
+  if (first == std::string_view::npos) return false;
+  const char c = text[first];
+  return c == '/' || c == '_' || (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z');
 }
 
 int count_frames(const fs::path& path, const ChannelInput& in) {
@@ -849,8 +865,18 @@ ChannelData read_channel_data(const fs::path& path, const ChannelInput& in, int 
                 ": the file holds one frame (--frame picks among a USTB UFF file's frames, or along a "
                 "'frames' axis that --layout names)");
   if (ext == ".mat" || ext == ".npy" || io::has_hdf5_extension(path)) {
+    // The elements that --channel-map reads, in order (empty: the array's channels); synthetic
+    // aperture's one transmit per element counts them, for a (samples,transmits) axis (the block
+    // reads plan it too). Read before the array, and before the guard below is armed: a map
+    // refused (for every frame alike) leaves a cine's frames kept, not read again to be refused.
+    const std::vector<int> channel_map =
+        in.channel_map.empty() ? std::vector<int>() : channel_map_for(path, in.channel_map);
+    const int axis_transmits = transmits == kOneTransmitPerElement && !channel_map.empty()
+                                   ? static_cast<int>(channel_map.size())
+                                   : transmits;
     // A block of frames read alone holds frame in.frame as its frame in.frame - first + 1.
-    std::shared_ptr<const StoredArray> a = frames_axis ? read_frames_block(path, in, in.layout, transmits) : nullptr;
+    std::shared_ptr<const StoredArray> a =
+        frames_axis ? read_frames_block(path, in, in.layout, axis_transmits) : nullptr;
     const bool block = a != nullptr;
     if (!block) a = read_stored_array(path, in);
     const int frame = block ? in.frame - a->first_frame + 1 : in.frame;
@@ -869,14 +895,7 @@ ChannelData read_channel_data(const fs::path& path, const ChannelInput& in, int 
                                : a->dims.size() == 2 ? "elements,samples"
                                                      : "transmits,elements,samples";
     if (picmus && in.layout.empty()) g.layout = layout;
-    // The elements that --channel-map reads, in order (empty: the array's channels); synthetic
-    // aperture's one transmit per element counts them. Read before the guard below is armed: a
-    // map refused (for every frame alike) leaves a cine's frames kept, not read again to be refused.
-    const std::vector<int> channel_map =
-        in.channel_map.empty() ? std::vector<int>() : channel_map_for(path, in.channel_map);
-    const AxisSplit axis_split{in.samples, transmits == kOneTransmitPerElement && !channel_map.empty()
-                                               ? static_cast<int>(channel_map.size())
-                                               : transmits};  // for a (samples,transmits) axis
+    const AxisSplit axis_split{in.samples, axis_transmits};  // for a (samples,transmits) axis
     // The last frame read (of all, or of FIRST:LAST), read or refused: the batch is done with the
     // array (or block) kept for its frames. Armed first, so that a shape refused drops it too.
     struct DropWhenDone {
@@ -889,7 +908,7 @@ ChannelData read_channel_data(const fs::path& path, const ChannelInput& in, int 
     const AxisPlan plan = plan_axes(a->dims, a->column_major, layout, name, axis_split);
     const int frames = block ? a->frames : static_cast<int>(plan.size[3]);
     if (in.frame < (in.last_frame > 0 ? std::min(in.last_frame, frames) : frames)) drop_when_done.key.clear();
-    ChannelData rf = arrange_planned(a->values, plan, in.offset, name, frame);
+    ChannelData rf = arrange_planned(a->values, plan, in.offset, name, frame, channel_map);
     g.rows_left = plan.rows_left;
     if (frames_axis) {
       g.frames_held = block ? a->frames_held : frames;
@@ -909,8 +928,7 @@ ChannelData read_channel_data(const fs::path& path, const ChannelInput& in, int 
     }
     if (!channel_map.empty()) {
       g.channel_map = channel_map;
-      g.array_channels = rf.elements;
-      select_channels(rf, channel_map, name);
+      g.array_channels = static_cast<int>(plan.size[1]);
     }
     return rf;
   }

@@ -402,10 +402,10 @@ TEST_F(CliDas, ValuesInTheWrongUnitAreSaid) {
       {"usrecon: warning: --z-range 5:90 is in metres (reaching 90 m): for 5:90 mm give 5e-3:90e-3",
        "pw.npy: grid: 63 x 4.41558e+06 pixels, more than 1e6 along z (a PNG's most); use a larger --dz"});
   ran(" --fs 20 --pitch 3e-4", false,
-      {"usrecon: warning: --fs 20 is in Hz (0.02 kHz): for 20 MHz give 20e6",
+      {"usrecon: warning: --fs 20 is in Hz (20 Hz): for 20 MHz give 20e6",
        "pw.npy: the default depths reach 15361.5 m, past the grid's 1 km: the record, 400 samples at 20 Hz from t0 0 s"});
   ran(geometry + " --t0 5", false,
-      {"usrecon: warning: --t0 5 is in seconds (5000 ms): for 5 us give 5e-6", "the default depths reach 3850.02 m"});
+      {"usrecon: warning: --t0 5 is in seconds (5 s): for 5 us give 5e-6", "the default depths reach 3850.02 m"});
   // Given with an exponent, it is said in the larger unit too (it was "--t0 -1e-3 is in seconds").
   ran(geometry + " --t0 -1e-3", false, {"usrecon: warning: --t0 -1e-3 is in seconds (-1 ms)\n"});
   ran(geometry + " --t0 -1", false,

@@ -1158,7 +1158,11 @@ TEST_F(ReconDasInputFiles, AChannelMapReadsEachElementFromItsChannel) {
   for (int t = 0; t < 2; ++t)
     for (int e = 0; e < 3; ++e)
       for (int s = 0; s < 4; ++s) m.values.push_back(value(s, e, t));
-  io::write_mat(dir_ / "rf.mat", {m, {"Connector", "", {3, 1}, {2, 3, 1}}});
+  io::write_mat(dir_ / "rf.mat", {m,
+                                  {"Connector", "", {3, 1}, {2, 3, 1}},
+                                  {"Row", "", {1, 2}, {3, 2}},
+                                  {"Rounded", "", {2, 1}, {1, 3.0000000000000013}},
+                                  {"Big", "", {65537, 1}, std::vector<double>(65537, 1.0)}});
   io::write_hdf5(dir_ / "rf.h5", {{"/rf", "", {4, 3, 2}, std::vector<double>(npy.begin(), npy.end())},
                                   {"/Trans/Connector", "", {1, 3}, {3, 1, 2}}});
   struct Case {
@@ -1169,7 +1173,8 @@ TEST_F(ReconDasInputFiles, AChannelMapReadsEachElementFromItsChannel) {
   };
   for (const Case& c : {Case{"rf.npy", "", "3:1", {3, 2, 1}}, Case{"rf.npy", "", "2", {2}},
                         Case{"rf.npy", "", " 1, 3", {1, 3}}, Case{"rf.npy", "", "2:3,1", {2, 3, 1}},
-                        Case{"rf.mat", "RF", "Connector", {2, 3, 1}}, Case{"rf.h5", "/rf", "/Trans/Connector", {3, 1, 2}},
+                        Case{"rf.mat", "RF", "Connector", {2, 3, 1}}, Case{"rf.mat", "RF", " Row ", {3, 2}},
+                        Case{"rf.h5", "/rf", "/Trans/Connector", {3, 1, 2}},
                         Case{"rf.h5", "/rf", "Trans/Connector", {3, 1, 2}}}) {
     SCOPED_TRACE(std::string(c.file) + " --channel-map " + c.map);
     ChannelInput in;
@@ -1231,7 +1236,7 @@ TEST_F(ReconDasInputFiles, AChannelMapReadsEachElementFromItsChannel) {
       in.channel_map = map;
       const std::string error = error_of([&] { (void)read_channel_data(path, in); });
       EXPECT_NE(error.find(why), std::string::npos) << map << ": " << error;
-      EXPECT_EQ(error_of([&] { (void)read_channel_data(path, in); }), error) << map;  // refused alike again (kept)
+      EXPECT_EQ(error_of([&] { (void)read_channel_data(path, in); }), error) << map;  // refused alike again
     }
   }
   // Synthetic aperture's one transmit per element counts the map's elements: 2 transmits of 4
@@ -1255,6 +1260,64 @@ TEST_F(ReconDasInputFiles, AChannelMapReadsEachElementFromItsChannel) {
         EXPECT_EQ(rf.channel(t, 0)[s], value(s, 2, t));
         EXPECT_EQ(rf.channel(t, 1)[s], value(s, 0, t));
       }
+  }
+  // Synthetic aperture's transmits counted by the map for a cine read a block of frames at a
+  // time too (frames-first NPY: the block reads plan the axis; they counted the array's 3
+  // channels as transmits, which 8 rows cannot hold, and refused it).
+  std::vector<float> stacked_cine;  // [frames][rows][channels]: frame f adds 1000 f
+  for (int f = 0; f < 2; ++f)
+    for (float v : stacked) stacked_cine.push_back(v + 1000.0f * f);
+  const std::size_t cine_shape[3] = {2, 8, 3};
+  io::write_npy(dir_ / "stacked_cine.npy", io::DType::f32, cine_shape, stacked_cine.data());
+  for (bool all_frames : {false, true}) {
+    ChannelInput in;
+    in.layout = "frames,(transmits,samples),elements";
+    in.samples = 4;
+    in.channel_map = "3,1";
+    in.all_frames = all_frames;
+    for (int frame = 1; frame <= 2; ++frame) {
+      in.frame = frame;
+      FileGeometry g;
+      const ChannelData rf = read_channel_data(dir_ / "stacked_cine.npy", in, 0, kOneTransmitPerElement, &g);
+      EXPECT_EQ(g.frames_held, all_frames ? 2 : 1);
+      ASSERT_EQ(rf.transmits, 2);
+      ASSERT_EQ(rf.elements, 2);
+      for (int t = 0; t < 2; ++t)
+        for (int s = 0; s < 4; ++s) {
+          EXPECT_EQ(rf.channel(t, 0)[s], value(s, 2, t) + 1000.0 * (frame - 1));
+          EXPECT_EQ(rf.channel(t, 1)[s], value(s, 0, t) + 1000.0 * (frame - 1));
+        }
+    }
+  }
+  // Channels the map leaves out are not read: a NaN in one is no refusal; one in a mapped channel
+  // is said as the element's, with its channel.
+  {
+    std::vector<float> holed = npy;  // [samples][elements][transmits]
+    holed[(2 * 3 + 1) * 2 + 0] = std::nanf("");  // sample 2 of channel 2 (from 1), transmit 0
+    io::write_npy(dir_ / "holed.npy", io::DType::f32, shape, holed.data());
+    ChannelInput in;
+    in.channel_map = "3,1";
+    const ChannelData rf = read_channel_data(dir_ / "holed.npy", in);
+    EXPECT_EQ(rf.channel(1, 1)[3], value(3, 0, 1));
+    in.channel_map = "1,2";
+    EXPECT_NE(error_of([&] { (void)read_channel_data(dir_ / "holed.npy", in); })
+                  .find("1 of 16 samples are not finite (NaN, infinite, or past float's range); the first is sample 2 "
+                        "of element 1 (the array's channel 2, from 1) in transmit 0 (0-based)"),
+              std::string::npos);
+  }
+  // A value a rounding away from a whole number is shown with every digit; a variable too large
+  // for a map is refused before it is read, said once.
+  {
+    ChannelInput in;
+    in.var = "RF";
+    in.channel_map = "Rounded";
+    EXPECT_NE(error_of([&] { (void)read_channel_data(dir_ / "rf.mat", in); })
+                  .find("rf.mat: --channel-map Rounded: element 2's channel 3.0000000000000013 is not a whole number"),
+              std::string::npos);
+    in.channel_map = "Big";
+    const std::string big = error_of([&] { (void)read_channel_data(dir_ / "rf.mat", in); });
+    EXPECT_NE(big.find("rf.mat: --channel-map Big: holds more than 65536 values"), std::string::npos) << big;
+    EXPECT_EQ(big.find("--channel-map Big: --channel-map"), std::string::npos) << big;
   }
   // Refused: a name for an NPY file, channels past the array's, a source.txt's channels.
   ChannelInput in;
@@ -1303,6 +1366,13 @@ TEST(ReconDasInput, ChannelNumbersListAndRanges) {
   EXPECT_TRUE(channel_map_names_variable("Trans.Connector"));
   EXPECT_TRUE(channel_map_names_variable("/Trans/Connector"));
   EXPECT_FALSE(channel_map_names_variable(""));
+  // A sign is a list's mistake, not a name (it was read as a variable '-1:3').
+  EXPECT_FALSE(channel_map_names_variable("-1:3"));
+  EXPECT_FALSE(channel_map_names_variable("+1"));
+  EXPECT_FALSE(channel_map_names_variable("\t1"));
+  EXPECT_TRUE(channel_map_names_variable(" Trans.Connector"));
+  EXPECT_TRUE(channel_map_names_variable("_map"));
+  EXPECT_EQ(parse_channel_numbers("\t2 ,1", "m"), (std::vector<int>{2, 1}));
 }
 
 TEST(ReconDasInput, RangesAndLists) {

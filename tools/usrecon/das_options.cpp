@@ -394,10 +394,16 @@ std::vector<std::string> unlikely_units(const CLI::App& app) {
         if (largest >= 1) warn("metres (reaching " + recon::number_text(largest) + " m)", "mm", smaller_unit);
         break;
       case Kind::Time:
-        if (largest >= 1e-3) warn("seconds (" + recon::number_text(farthest * 1e3) + " ms)", "us", smaller_unit);
+        // In the unit that reads best: 5 s, -1 ms.
+        if (largest >= 1e-3)
+          warn("seconds (" + (largest >= 1 ? recon::number_text(farthest) + " s" : recon::number_text(farthest * 1e3) + " ms") + ")",
+               "us", smaller_unit);
         break;
       case Kind::Frequency:
-        if (smallest < 1e5) warn("Hz (" + recon::number_text(smallest / 1e3) + " kHz)", "MHz", smaller_unit);
+        // 20 Hz, 50 kHz.
+        if (smallest < 1e5)
+          warn("Hz (" + (smallest >= 1e3 ? recon::number_text(smallest / 1e3) + " kHz" : recon::number_text(smallest) + " Hz") + ")",
+               "MHz", smaller_unit);
         break;
       case Kind::Speed:  // one speed; below 0.5 mm/us (500 m/s) no medium is meant
         if (smallest < 100) warn("m/s", "mm/us", smallest < 0.5 ? "" : recon::number_text(smallest * 1000));

@@ -54,8 +54,9 @@ struct ChannelInput {
 /// included; LAST < FIRST counts down, as "128:1" reverses a probe), at most kMaxMappedChannels in
 /// all and none twice. Throws Error naming `what` for anything else.
 std::vector<int> parse_channel_numbers(std::string_view text, const std::string& what);
-/// Whether a --channel-map value names a variable of the input file rather than listing channels
-/// (a list starts with a digit).
+/// Whether a --channel-map value names a variable of the input file (it starts with a letter,
+/// '_' or '/', after spaces) rather than listing channels (anything else, a sign included, is
+/// read, and refused, as a list).
 bool channel_map_names_variable(std::string_view text);
 /// The most elements a channel map may list, and the highest channel number it may name.
 inline constexpr int kMaxMappedChannels = 65536;
