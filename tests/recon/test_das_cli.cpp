@@ -395,6 +395,9 @@ TEST_F(CliDas, ValuesInTheWrongUnitAreSaid) {
     EXPECT_FALSE(nlohmann::json::parse(io::read_file(report))[0].contains("option_warnings"));
   }
   ran(geometry + " --dx 0.1", true, {"usrecon: warning: --dx 0.1 is in metres (10 cm): for 0.1 mm give 0.1e-3"});
+  // Too small for any unit (it was accepted without a word).
+  ran(" --fs 20e6 --pitch 0.3e-6 --x-range -1e-3:1e-3 --z-range 2e-3:3e-3 --dx 1e-4", true,
+      {"usrecon: warning: --pitch 0.3e-6 is in metres (0.3 um, under the micrometre of any array or grid)\n"});
   ran(geometry + " --x-range -5:5 --dx 0.5", true,
       {"usrecon: warning: --x-range -5:5 is in metres (reaching 5 m): for -5:5 mm give -5e-3:5e-3"});
   ran(geometry + " --sound-speed 1.54", true, {"usrecon: warning: --sound-speed 1.54 is in m/s: for 1.54 mm/us give 1540"});

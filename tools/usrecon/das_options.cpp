@@ -389,6 +389,10 @@ std::vector<std::string> unlikely_units(const CLI::App& app) {
     switch (kind) {
       case Kind::Step:
         if (largest >= 1e-2) warn("metres (" + recon::number_text(largest * 100) + " cm)", "mm", smaller_unit);
+        // No array's pitch, nor a useful grid step, is under a micrometre (0.3e-6 for 0.3 mm
+        // imaged a strip 19 um wide without a word); no unit makes it right, so none is offered.
+        else if (smallest > 0 && smallest < 1e-6)
+          warn("metres (" + recon::number_text(smallest * 1e6) + " um, under the micrometre of any array or grid)", "", "");
         break;
       case Kind::Position:
         if (largest >= 1) warn("metres (reaching " + recon::number_text(largest) + " m)", "mm", smaller_unit);
