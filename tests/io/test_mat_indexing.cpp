@@ -3,6 +3,7 @@
 // files that matio wrote (an independent writer for v7.3, which io reads through its own HDF5
 // walk), and in SciPy's files. Errors name the step where the name stops matching the file.
 #include <gtest/gtest.h>
+#include <hdf5.h>
 
 #include <cstdint>
 #include <filesystem>
@@ -12,6 +13,7 @@
 #include <utility>
 #include <vector>
 
+#include "../test_support.hpp"
 #include "expect_refused.hpp"
 #include "usrecon/io/file.hpp"
 #include "usrecon/io/hdf5.hpp"
@@ -137,6 +139,33 @@ TEST(IoMatIndexingVersions, ReferencesAreResolvedOnlyAsAskedFor) {
     EXPECT_NE(std::string(e.what()).find("dataset '/P/fs' is not an array of object references"), std::string::npos)
         << e.what();
   }
+}
+
+class IoMatIndexingDangling : public usrecon::testing::TempDir {};
+
+// A v7.3 cell whose reference points at an object the file no longer holds (its /#refs# link
+// deleted, as a file edited by another tool may leave it): the element is refused as referring
+// to nothing, whole or a slab, and has no variable to describe; the file's other names still read.
+TEST_F(IoMatIndexingDangling, AReferenceToNothingIsRefusedByItsName) {
+  const fs::path source = fs::path(USRECON_SOURCE_DIR) / "tests/corpus/valid/mat/matio_indexing_v73.mat";
+  const fs::path file = dir_ / "dangling.mat";
+  fs::copy_file(source, file);
+  const std::vector<std::string> target = hdf5_reference_targets(file, "/RcvData", 0, 1);
+  ASSERT_EQ(target.size(), 1u);
+  ASSERT_EQ(target.front().rfind("/#refs#/", 0), 0u) << target.front();
+  {
+    const hid_t h = H5Fopen(file.c_str(), H5F_ACC_RDWR, H5P_DEFAULT);
+    ASSERT_GE(h, 0);
+    EXPECT_GE(H5Ldelete(h, target.front().c_str(), H5P_DEFAULT), 0);
+    EXPECT_GE(H5Fclose(h), 0);
+  }
+  expect_refused(file, "'RcvData{1}' refers to nothing in the file", [&] { (void)read_mat(file, "RcvData{1}"); });
+  expect_refused(file, "'RcvData{1}' refers to nothing in the file",
+                 [&] { (void)read_mat(file, "RcvData{1}", std::size_t{0}); });
+  EXPECT_FALSE(mat_variable_to_read(file, "RcvData{1}").has_value());
+  // The rest of the file reads as before.
+  EXPECT_EQ(read_mat(file, "C3{5}").values, std::vector<double>{5});
+  EXPECT_EQ(read_mat(file, "C{1}").values, (std::vector<double>{1, 2, 3}));
 }
 
 TEST_P(IoMatIndexing, ErrorsNameTheStepThatFails) {
