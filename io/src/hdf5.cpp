@@ -882,19 +882,31 @@ std::vector<Hdf5Array> read_hdf5(const fs::path& path, const std::vector<Hdf5Sel
     Reader reader(reply.view());
     reader.u64();
     std::vector<Hdf5Array> arrays;
+    std::vector<std::pair<std::size_t, std::size_t>> values;  // each array's: byte offset, count
     for (std::size_t k = 0; k < selections.size(); ++k) {
       Hdf5DatasetInfo info = reader.info();
       arrays.push_back({std::move(info.path), std::move(info.type), std::move(info.dims), {}});
-      if (k + 1 < selections.size()) {
-        arrays.back().values = reader.doubles();
-        continue;
-      }
-      // The last array's values are the reply's last bytes: moved to the front of its words,
-      // which become the array (the reply is read no further).
-      const auto [values_at, count] = reader.skip_doubles();
+      values.push_back(reader.skip_doubles());
+    }
+    // The array that is most of the reply (channel data beside a few scalars) keeps the reply's
+    // words: its values moved to their front, the others copied out first. Where none is (two
+    // halves, say), each is copied and the reply let go: words kept for one array would hold the
+    // others' room as long as it lives.
+    std::size_t largest = 0;
+    for (std::size_t k = 1; k < values.size(); ++k)
+      if (values[k].second > values[largest].second) largest = k;
+    const bool keep_words = !values.empty() && values[largest].second * sizeof(double) >= reply.size / 10 * 9;
+    for (std::size_t k = 0; k < values.size(); ++k) {
+      if (keep_words && k == largest) continue;
+      std::vector<double>& to = arrays[k].values;
+      to.resize(values[k].second);
+      if (!to.empty()) std::memcpy(to.data(), reply.data() + values[k].first, to.size() * sizeof(double));
+    }
+    if (keep_words) {
+      const auto [values_at, count] = values[largest];
       std::memmove(reply.words.data(), reply.data() + values_at, count * sizeof(double));
       reply.words.resize(count);
-      arrays.back().values = std::move(reply.words);
+      arrays[largest].values = std::move(reply.words);
     }
     return arrays;
   } catch (const std::runtime_error&) {

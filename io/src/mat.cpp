@@ -909,8 +909,13 @@ Mat73Target resolve_mat73(const Mat73File& f, const std::string& name, const std
                    " array is past its end");
 }
 
+/// Slabs `first` to first + count - 1 of an array's last axis (read_mat_slabs), or the whole array.
+struct LastAxisSlabs {
+  std::size_t first = 0, count = 0;
+};
+
 MatArray read_mat73(const fs::path& path, const std::string& name, const std::vector<VarStep>& steps,
-                    std::optional<std::size_t> last_axis_index) {
+                    std::optional<LastAxisSlabs> slabs) {
   const Mat73File f(path);
   const Mat73Target target = resolve_mat73(f, name, steps);
   const std::string what = path.string() + ": variable '" + shown(name) + "'";
@@ -919,17 +924,18 @@ MatArray read_mat73(const fs::path& path, const std::string& name, const std::ve
   a.matlab_class = target.matlab_class;
   if (target.empty) {
     a.dims = target.dims;
-    if (last_axis_index) slab_past_the_end(what, a.dims, *last_axis_index);
+    if (slabs) slab_past_the_end(what, a.dims, slabs->first + slabs->count - 1);
     return a;
   }
-  // MATLAB's last axis is the dataset's first (its dims are MATLAB's reversed): a slab of it is
+  // MATLAB's last axis is the dataset's first (its dims are MATLAB's reversed): slabs of it are
   // a run of rows, which the reader reads alone.
   Hdf5Selection selection{target.object};
-  if (last_axis_index) {
+  if (slabs) {
     const std::vector<std::size_t> dims = f.dims(target.object);
-    if (dims.empty() || *last_axis_index >= dims.back()) slab_past_the_end(what, dims, *last_axis_index);
-    selection.first_row = *last_axis_index;
-    selection.rows = 1;
+    if (dims.empty() || slabs->first + slabs->count > dims.back())
+      slab_past_the_end(what, dims, slabs->first + slabs->count - 1);
+    selection.first_row = slabs->first;
+    selection.rows = slabs->count;
   }
   Hdf5Array h = std::move(read_hdf5(path, std::vector<Hdf5Selection>{selection}).front());
   a.dims.assign(h.dims.rbegin(), h.dims.rend());  // MATLAB's order; the values are already column-major
@@ -1087,7 +1093,7 @@ Offer numeric_struct_fields(const fs::path& path) {
 /// Reads v5 variable `name` (its `steps`) as read_mat does. matio reads a top-level variable
 /// whole, so a cell's element costs the memory of the whole cell.
 MatArray read_mat5(const fs::path& path, const std::string& name, const std::vector<VarStep>& steps,
-                   std::optional<std::size_t> last_axis_index) {
+                   std::optional<LastAxisSlabs> slabs) {
   MatFile m = open_mat(path);
   const std::string& top_name = steps.front().field;
   {
@@ -1168,14 +1174,67 @@ MatArray read_mat5(const fs::path& path, const std::string& name, const std::vec
     case MAT_C_UINT64: convert<std::uint64_t>(v->data, n, a.values); break;
     default: throw InputError(what + ": unsupported class " + class_name(v->class_type));
   }
-  if (last_axis_index) {
-    // matio has read the whole array; the slab is a contiguous run of it (column-major: the last
-    // axis is the slowest).
-    if (a.dims.empty() || *last_axis_index >= a.dims.back()) slab_past_the_end(what, a.dims, *last_axis_index);
+  if (slabs) {
+    // matio has read the whole array; the slabs are a contiguous run of it (column-major: the
+    // last axis is the slowest).
+    if (a.dims.empty() || slabs->first + slabs->count > a.dims.back())
+      slab_past_the_end(what, a.dims, slabs->first + slabs->count - 1);
     const std::size_t slab = a.values.size() / a.dims.back();
-    a.values.erase(a.values.begin() + std::ptrdiff_t((*last_axis_index + 1) * slab), a.values.end());
-    a.values.erase(a.values.begin(), a.values.begin() + std::ptrdiff_t(*last_axis_index * slab));
-    a.dims.back() = 1;
+    a.values.erase(a.values.begin() + std::ptrdiff_t((slabs->first + slabs->count) * slab), a.values.end());
+    a.values.erase(a.values.begin(), a.values.begin() + std::ptrdiff_t(slabs->first * slab));
+    a.dims.back() = slabs->count;
+  }
+  return a;
+}
+
+/// A v5 file's top-level real numeric array `name` (matio's header, read without its data), for
+/// slabs read alone; nullopt for a v4 file, a name inside a struct or cell, or any other array.
+MatVar mat5_array_alone(const MatFile& m, const std::vector<VarStep>& steps) {
+  if (steps.size() != 1 || Mat_GetVersion(m.get()) != MAT_FT_MAT5) return MatVar(nullptr);
+  MatVar info(Mat_VarReadInfo(m.get(), steps.front().field.c_str()));
+  if (!info || !numeric(info->class_type) || info->isComplex || info->rank < 1) return MatVar(nullptr);
+  return info;
+}
+
+/// Slabs of a v5 file's top-level array read alone: column-major, they are one run of its values,
+/// which matio's Mat_VarReadDataLinear reads (inflating a compressed variable from its start up to
+/// the run, not keeping the rest). (Its Mat_VarReadData, by start and edge per axis, read the
+/// wrong values of arrays of four axes and more in matio 1.5.23.) nullopt where the run's
+/// offsets pass matio's int.
+std::optional<MatArray> read_mat5_slabs(const fs::path& path, const std::string& name, const MatFile& m,
+                                        const MatVar& info, LastAxisSlabs slabs) {
+  const std::string what = path.string() + ": variable '" + shown(name) + "'";
+  MatArray a;
+  a.name = name;
+  a.matlab_class = class_name(info->class_type);
+  a.dims = dims_of(info.get());
+  if (a.dims.empty() || slabs.first + slabs.count > a.dims.back())
+    slab_past_the_end(what, a.dims, slabs.first + slabs.count - 1);
+  const std::size_t slab = a.dims.back() == 0 ? 0 : element_count(a.dims) / a.dims.back();
+  if ((slabs.first + slabs.count) * static_cast<long double>(slab) > INT_MAX) return std::nullopt;
+  a.dims.back() = slabs.count;
+  const std::size_t n = a.size();
+  if (n == 0) return a;
+  // Values of the array's class, as matio gives them (converted from the stored type).
+  const std::size_t value_bytes = Mat_SizeOfClass(info->class_type);
+  if (value_bytes == 0) throw InputError(what + ": unsupported class " + class_name(info->class_type));
+  std::vector<double> raw((n * value_bytes + sizeof(double) - 1) / sizeof(double));  // aligned for any class
+  if (Mat_VarReadDataLinear(m.get(), info.get(), raw.data(), static_cast<int>(slabs.first * slab), 1,
+                            static_cast<int>(n)) != 0)
+    throw InputError(what + ": matio cannot read slabs " + std::to_string(slabs.first + 1) + " to " +
+                     std::to_string(slabs.first + slabs.count) + " of its last axis");
+  switch (info->class_type) {
+    case MAT_C_DOUBLE: convert<double>(raw.data(), n, a.values); break;
+    case MAT_C_SINGLE: convert<float>(raw.data(), n, a.values); break;
+    case MAT_C_INT8: convert<std::int8_t>(raw.data(), n, a.values); break;
+    case MAT_C_UINT8: convert<std::uint8_t>(raw.data(), n, a.values); break;
+    case MAT_C_INT16: convert<std::int16_t>(raw.data(), n, a.values); break;
+    case MAT_C_UINT16: convert<std::uint16_t>(raw.data(), n, a.values); break;
+    case MAT_C_INT32: convert<std::int32_t>(raw.data(), n, a.values); break;
+    case MAT_C_UINT32: convert<std::uint32_t>(raw.data(), n, a.values); break;
+    case MAT_C_INT64: convert<std::int64_t>(raw.data(), n, a.values); break;
+    case MAT_C_UINT64: convert<std::uint64_t>(raw.data(), n, a.values); break;
+    default: throw InputError(what + ": unsupported class " + class_name(info->class_type));
   }
   return a;
 }
@@ -1263,13 +1322,39 @@ std::optional<MatVariableInfo> mat_variable_to_read(const fs::path& path, const 
 }
 
 MatArray read_mat(const fs::path& path, const std::string& requested, std::optional<std::size_t> last_axis_index) {
+  if (last_axis_index) return read_mat_slabs(path, requested, *last_axis_index, 1);
   const std::string name = requested.empty() ? only_numeric_variable(path, list_mat_variables(path)) : requested;
   const std::vector<VarStep> steps = variable_steps(path, name);
-  return is_mat73(path) ? read_mat73(path, name, steps, last_axis_index)
-                        : read_mat5(path, name, steps, last_axis_index);
+  return is_mat73(path) ? read_mat73(path, name, steps, std::nullopt) : read_mat5(path, name, steps, std::nullopt);
 }
 
-bool mat_reads_slabs_alone(const fs::path& path) { return is_mat73(path); }
+MatArray read_mat_slabs(const fs::path& path, const std::string& requested, std::size_t first, std::size_t count) {
+  const std::string name = requested.empty() ? only_numeric_variable(path, list_mat_variables(path)) : requested;
+  const std::vector<VarStep> steps = variable_steps(path, name);
+  if (count == 0 || first > SIZE_MAX - count)
+    throw InputError(path.string() + ": variable '" + shown(name) + "': no slabs asked for");
+  const LastAxisSlabs slabs{first, count};
+  if (is_mat73(path)) return read_mat73(path, name, steps, slabs);
+  {
+    MatFile m = open_mat(path);
+    if (const MatVar info = mat5_array_alone(m, steps))
+      if (std::optional<MatArray> a = read_mat5_slabs(path, name, m, info, slabs)) return std::move(*a);
+  }
+  return read_mat5(path, name, steps, slabs);
+}
+
+bool mat_reads_slabs_alone(const fs::path& path, const std::string& requested) {
+  if (is_mat73(path)) return true;
+  // A v5 file by its header (version 0x0100; a v4 file has none), and a name at its top: said
+  // without walking the file, which opening it for matio does (a batch asks for every block).
+  std::ifstream in(path, std::ios::binary);
+  char head[128] = {};
+  if (!in.read(head, sizeof head)) return false;
+  const bool little = head[126] == 'I' && head[127] == 'M', big = head[126] == 'M' && head[127] == 'I';
+  if ((!little && !big) || head[little ? 125 : 124] != 1 || head[little ? 124 : 125] != 0) return false;
+  const std::string name = requested.empty() ? only_numeric_variable(path, list_mat_variables(path)) : requested;
+  return variable_steps(path, name).size() == 1;
+}
 
 void write_mat(const fs::path& path, const std::vector<MatArray>& arrays, bool as_uint8) {
   const fs::path tmp = path.string() + ".tmp-mat";

@@ -456,13 +456,14 @@ ChannelData arrange_planned(const std::vector<double>& values, const AxisPlan& p
 
 /// Frames of a file's array read without the others, where its 'frames' axis is the slowest the
 /// file stores: an NPY file's first axis (C order) or last (Fortran order), an HDF5 dataset's
-/// first (PICMUS's data/imag too, for IQ), a MAT v7.3 array's last in MATLAB's order. Frame
+/// first (PICMUS's data/imag too, for IQ), a MAT v7.3 array's or v5 top-level array's last in
+/// MATLAB's order. Frame
 /// `in.frame`, and for --frame all (or FIRST:LAST) the frames after it up to the last wanted, as
 /// many as kMostBytesOfFramesReadAtOnce holds as doubles: a small cine is read in one go, a large
 /// one a block at a time, never all in memory (and an NPY cine may exceed the 4 GiB of a whole
 /// read). A block is kept for the frames in it. The whole array's dims are checked, and the
 /// frame's number, before anything is read. nullptr for any other file, which is read whole:
-/// MAT v4 and v5 (matio reads variables whole), a frames axis elsewhere, and what the whole read
+/// MAT v4, v5 inside structs and cells (matio reads such variables whole), a frames axis elsewhere, and what the whole read
 /// refuses with its reasons (complex arrays, an array of another class, --var for NPY, ...).
 std::shared_ptr<const StoredArray> read_frames_block(const fs::path& path, const ChannelInput& in,
                                                      const std::string& layout, int transmits) {
@@ -520,20 +521,28 @@ std::shared_ptr<const StoredArray> read_frames_block(const fs::path& path, const
     return finish(b);
   }
   if (ext == ".mat") {
-    if (!io::mat_reads_slabs_alone(path)) return nullptr;
     const std::optional<io::MatVariableInfo> v = io::mat_variable_to_read(path, in.var);
     if (!v || !io::is_numeric_class(v->matlab_class) || v->is_complex || v->dims.size() != names.size() ||
-        names.back() != "frames")
+        names.back() != "frames" || !io::mat_reads_slabs_alone(path, v->name))
       return nullptr;
     const std::string name = path.string() + " (" + v->name + ")";
     const Block b = block_of(v->dims, true, name);
-    if (v->hdf5_object.empty()) return nullptr;  // an empty array: refused above (no frames)
-    // MATLAB's last axis is the dataset's first: its frames are a run of rows, read alone.
-    io::Hdf5Array h = std::move(io::read_hdf5(path, std::vector<io::Hdf5Selection>{{v->hdf5_object, b.first, b.count}}).front());
-    out->values = std::move(h.values);
-    out->dims.assign(h.dims.rbegin(), h.dims.rend());  // MATLAB's order; the values are column-major already
     out->column_major = true;
     out->source = v->name;
+    if (!v->hdf5_object.empty()) {
+      // v7.3: MATLAB's last axis is the dataset's first, its frames a run of rows, read alone from
+      // the dataset the name was resolved to (not resolved again for each block).
+      io::Hdf5Array h =
+          std::move(io::read_hdf5(path, std::vector<io::Hdf5Selection>{{v->hdf5_object, b.first, b.count}}).front());
+      out->values = std::move(h.values);
+      out->dims.assign(h.dims.rbegin(), h.dims.rend());  // MATLAB's order; the values are column-major already
+      return finish(b);
+    }
+    // v5: a top-level array's frames, read alone by matio (a v7.3 empty array has no frames:
+    // refused above).
+    io::MatArray m = io::read_mat_slabs(path, v->name, b.first, b.count);
+    out->values = std::move(m.values);
+    out->dims = std::move(m.dims);
     return finish(b);
   }
   if (!io::has_hdf5_extension(path)) return nullptr;
@@ -543,18 +552,20 @@ std::shared_ptr<const StoredArray> read_frames_block(const fs::path& path, const
   if (picmus) out->picmus = picmus_geometry(path);
   const bool iq = picmus && out->picmus->modulation_frequency != 0;
   const Block b = block_of(d->dims, false, path.string() + " (" + d->path + ")", iq ? 2 : 1);
-  std::vector<io::Hdf5Selection> wanted{{d->path, b.first, b.count}};
   if (iq) {  // Q beside I, as data/real's frames: its shape is checked whole, before the read
     const std::optional<io::Hdf5DatasetInfo> q = io::hdf5_dataset_to_read(path, picmus_path("data/imag"));
     if (q && q->dims != d->dims)
       throw Error(path.string() + ": PICMUS IQ data: data/imag is not shaped like data/real");
-    wanted.push_back({picmus_path("data/imag"), b.first, b.count});  // missing: the read says so
   }
-  std::vector<io::Hdf5Array> read = io::read_hdf5(path, wanted);
-  out->values = std::move(read[0].values);
-  out->dims = std::move(read[0].dims);
-  out->source = std::move(read[0].path);
-  if (read.size() > 1) out->imag = std::move(read[1]);
+  // One read each: a reply is kept as the array it brings, so I and Q are held once each (read
+  // together, one reply's room held both).
+  io::Hdf5Array real = std::move(io::read_hdf5(path, std::vector<io::Hdf5Selection>{{d->path, b.first, b.count}}).front());
+  out->values = std::move(real.values);
+  out->dims = std::move(real.dims);
+  out->source = std::move(real.path);
+  if (iq)  // missing: the read says so
+    out->imag = std::move(
+        io::read_hdf5(path, std::vector<io::Hdf5Selection>{{picmus_path("data/imag"), b.first, b.count}}).front());
   return finish(b);
 }
 
@@ -869,8 +880,18 @@ ChannelData read_channel_data(const fs::path& path, const ChannelInput& in, int 
     // aperture's one transmit per element counts them, for a (samples,transmits) axis (the block
     // reads plan it too). Read before the array, and before the guard below is armed: a map
     // refused (for every frame alike) leaves a cine's frames kept, not read again to be refused.
+    // (A PICMUS file's channels are its probe's: said before a map named is looked for in it.)
+    if (!in.channel_map.empty() && io::has_hdf5_extension(path))
+      if (const auto d = io::hdf5_dataset_to_read(path, in.var); d && d->path == io::kPicmusChannelData)
+        throw Error(path.string() + ": --channel-map: a PICMUS file's channels are its probe's elements, in order, "
+                    "with their positions");
     const std::vector<int> channel_map =
         in.channel_map.empty() ? std::vector<int>() : channel_map_for(path, in.channel_map);
+    // A list's count was checked against --elements up front (validate_given); a named map's is here,
+    // before the rows of a (samples,transmits) axis are counted for the elements' transmits.
+    if (elements > 0 && !channel_map.empty() && channel_map.size() != std::size_t(elements))
+      throw Error(path.string() + ": --channel-map " + in.channel_map + " lists " + std::to_string(channel_map.size()) +
+                  " element(s) but --elements says " + std::to_string(elements));
     const int axis_transmits = transmits == kOneTransmitPerElement && !channel_map.empty()
                                    ? static_cast<int>(channel_map.size())
                                    : transmits;
@@ -884,9 +905,6 @@ ChannelData read_channel_data(const fs::path& path, const ChannelInput& in, int 
     const bool picmus = io::has_hdf5_extension(path) && a->source == io::kPicmusChannelData;
     FileGeometry local;
     FileGeometry& g = geometry ? *geometry : local;
-    if (picmus && !in.channel_map.empty())
-      throw Error(path.string() + ": --channel-map: a PICMUS file's channels are its probe's elements, in order, "
-                  "with their positions");
     if (picmus) g = a->picmus ? *a->picmus : picmus_geometry(path);
     // PICMUS stores [angles][channels][samples] (C order); written from MATLAB, a file of one
     // angle has lost that axis: [channels][samples].

@@ -141,6 +141,78 @@ TEST(IoMatIndexingVersions, ReferencesAreResolvedOnlyAsAskedFor) {
   }
 }
 
+class IoMatSlabs : public usrecon::testing::TempDir {};
+
+// A v5 MAT file written byte by byte, uncompressed: one top-level array `rf` of class double
+// (mxDOUBLE_CLASS) whose values are stored as miUINT8, as MATLAB stores small whole numbers.
+void write_double_stored_as_uint8(const fs::path& path, const std::vector<std::int32_t>& dims,
+                                  const std::vector<std::uint8_t>& values) {
+  std::string body;
+  const auto u32 = [&](std::uint32_t v) { body.append(reinterpret_cast<const char*>(&v), 4); };
+  const auto pad = [&] { body.append((8 - body.size() % 8) % 8, '\0'); };
+  u32(6), u32(8), u32(6), u32(0);  // array flags: mxDOUBLE_CLASS
+  u32(5), u32(std::uint32_t(4 * dims.size()));
+  for (std::int32_t d : dims) u32(std::uint32_t(d));
+  pad();
+  u32((2u << 16) | 1u), body += std::string("rf\0\0", 4);  // name: a small miINT8 element
+  u32(2), u32(std::uint32_t(values.size()));               // miUINT8 data
+  body.append(reinterpret_cast<const char*>(values.data()), values.size());
+  pad();
+  std::string file = "MATLAB 5.0 MAT-file, written by a test";
+  file.resize(116, ' ');
+  file.append(8, '\0');
+  file += std::string("\x00\x01IM", 4);
+  const std::uint32_t matrix[2] = {14, std::uint32_t(body.size())};
+  file.append(reinterpret_cast<const char*>(matrix), 8);
+  file += body;
+  write_file_atomic(path, file);
+}
+
+// Runs of a v5 top-level array's last axis (a cine's frames), read alone by matio, are the
+// whole read's: arrays of two to five axes (matio's per-axis slab read got four and more wrong),
+// compressed as write_mat writes them and uncompressed with doubles stored as uint8; refused
+// past the axis. Inside a cell, a v5 array is read with it (mat_reads_slabs_alone says so).
+TEST_F(IoMatSlabs, RunsOfTheLastAxisOfAV5ArrayAreTheWholeReadsParts) {
+  const std::vector<std::vector<std::size_t>> shapes = {{3, 4}, {4, 3, 5}, {2, 3, 2, 4}, {2, 2, 1, 2, 3}};
+  for (std::size_t k = 0; k < shapes.size(); ++k) {
+    const std::vector<std::size_t>& dims = shapes[k];
+    MatArray a{"rf", "", dims, {}};
+    for (std::size_t i = 0; i < a.size(); ++i) a.values.push_back(double(i) * 1.5 - 7);
+    const fs::path file = dir_ / ("shape" + std::to_string(k) + ".mat");
+    write_mat(file, {a});
+    SCOPED_TRACE(file.filename().string());
+    EXPECT_TRUE(mat_reads_slabs_alone(file, "rf"));
+    EXPECT_TRUE(mat_reads_slabs_alone(file, ""));  // the only numeric array
+    const std::size_t last = dims.back(), slab = a.size() / last;
+    for (std::size_t first = 0; first < last; ++first)
+      for (std::size_t count = 1; first + count <= last; ++count) {
+        const MatArray part = read_mat_slabs(file, "rf", first, count);
+        std::vector<std::size_t> part_dims = dims;
+        part_dims.back() = count;
+        EXPECT_EQ(part.dims, part_dims);
+        EXPECT_EQ(part.matlab_class, "double");
+        EXPECT_EQ(part.values, std::vector<double>(a.values.begin() + std::ptrdiff_t(first * slab),
+                                                   a.values.begin() + std::ptrdiff_t((first + count) * slab)))
+            << first << " " << count;
+      }
+    expect_refused(file, "index " + std::to_string(last + 1) + " of the last axis of a ",
+                   [&] { (void)read_mat_slabs(file, "rf", last - 1, 2); });
+    expect_refused(file, "no slabs asked for", [&] { (void)read_mat_slabs(file, "rf", 0, 0); });
+  }
+  std::vector<std::uint8_t> bytes(60);
+  for (std::size_t i = 0; i < bytes.size(); ++i) bytes[i] = std::uint8_t(i * 4);
+  write_double_stored_as_uint8(dir_ / "stored.mat", {4, 3, 5}, bytes);
+  EXPECT_EQ(read_mat(dir_ / "stored.mat", "rf").values, std::vector<double>(bytes.begin(), bytes.end()));
+  const MatArray part = read_mat_slabs(dir_ / "stored.mat", "rf", 1, 3);
+  EXPECT_EQ(part.dims, (std::vector<std::size_t>{4, 3, 3}));
+  EXPECT_EQ(part.values, std::vector<double>(bytes.begin() + 12, bytes.begin() + 48));
+  EXPECT_EQ(read_mat(dir_ / "stored.mat", "rf", std::size_t{4}).values,
+            std::vector<double>(bytes.begin() + 48, bytes.end()));
+  const fs::path corpus = fs::path(USRECON_SOURCE_DIR) / "tests/corpus/valid/mat/matio_indexing_v5.mat";
+  EXPECT_FALSE(mat_reads_slabs_alone(corpus, "RcvData{1}"));
+  EXPECT_FALSE(mat_reads_slabs_alone(corpus, "P.fs"));
+}
+
 class IoMatIndexingDangling : public usrecon::testing::TempDir {};
 
 // A v7.3 cell whose reference points at an object the file no longer holds (its /#refs# link
@@ -268,7 +340,7 @@ TEST_P(IoMatIndexing, ASlabOfTheLastAxisIsTheArraysPartAndTheListSaysItsDims) {
                  [&] { (void)read_mat(file_, "RcvData{1}", 2); });
   expect_refused(file_, "variable 'C{4}': index 1 of the last axis of a 0 x 0 array is past its end",
                  [&] { (void)read_mat(file_, "C{4}", 0); });
-  EXPECT_EQ(mat_reads_slabs_alone(file_), v73());
+  EXPECT_EQ(mat_reads_slabs_alone(file_, "RcvData{1}"), v73());  // v5: inside a cell, read with it
   // What count_frames learns without reading: a v7.3 file's array inside a cell, by its walk; a
   // v5 file's only by matio's whole read of the cell, so not here. A name that fails: nullopt.
   const std::optional<MatVariableInfo> inside = mat_variable_to_read(file_, "RcvData{1}");

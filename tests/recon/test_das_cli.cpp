@@ -411,6 +411,9 @@ TEST_F(CliDas, ValuesInTheWrongUnitAreSaid) {
       {"usrecon: warning: --t0 5 is in seconds (5 s): for 5 us give 5e-6", "the default depths reach 3850.02 m"});
   // Given with an exponent, it is said in the larger unit too (it was "--t0 -1e-3 is in seconds").
   ran(geometry + " --t0 -1e-3", false, {"usrecon: warning: --t0 -1e-3 is in seconds (-1 ms)\n"});
+  // The unit as six digits show the value: 0.9999999 s is 1 s (it was "1000 ms").
+  ran(geometry + " --t0 0.9999999", true, {"usrecon: warning: --t0 0.9999999 is in seconds (1 s)"});
+  ran(" --pitch 3e-4 --fs 999.9999 --z-range 2e-3:6e-3", true, {"usrecon: warning: --fs 999.9999 is in Hz (1 kHz)"});
   ran(geometry + " --t0 -1", false,
       {"pw.npy: no depth to image by default: with t0 -1 s, the last of 400 samples at 2e+07 Hz comes 0.99998 s "
        "before the transmit"});
@@ -1041,10 +1044,13 @@ TEST_F(CliDas, AChannelMapReadsAScannersChannelsInElementOrder) {
   for (const char* file : {"pw.hdf5", "pw.uff"}) {
     run = run_usrecon("simulate" + pw + " --samples 1200 --point 2,20 -o " + quote(dir_ / file));
     ASSERT_EQ(run.exit_code, 0) << run.output;
-    expect_usrecon_refused("reconstruct " + quote(dir_ / file) + " --model planewave --channel-map 128:1 -o " +
-                               quote(dir_ / "x"),
-                           std::string(": --channel-map: a ") + (file == std::string("pw.uff") ? "USTB" : "PICMUS") +
-                               " file's channels are its probe's elements");
+    // A list, and a name (which is not looked for in the file first: it was, and the refusal was
+    // that the file holds no such dataset).
+    for (const char* map : {"128:1", "Trans.Connector"})
+      expect_usrecon_refused("reconstruct " + quote(dir_ / file) + " --model planewave --channel-map " + map + " -o " +
+                                 quote(dir_ / "x"),
+                             std::string(": --channel-map: a ") + (file == std::string("pw.uff") ? "USTB" : "PICMUS") +
+                                 " file's channels are its probe's elements");
   }
 }
 

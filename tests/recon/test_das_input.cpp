@@ -458,7 +458,8 @@ TEST_F(ReconDasInputFiles, AFrameAlongTheSlowestStoredAxisIsReadAloneAsTheWholeR
         EXPECT_EQ(geometry.frames, kFrames);
         // Read alone: the frame (--frame N), or the frames from it on, which a batch then keeps
         // (--frame all: all three, in one read); read whole: all three.
-        const bool alone = std::string(name).find("last") == std::string::npos && std::string(name) != "cine.mat";
+        // (cine.mat is a v5 file's top-level array, whose frames matio reads alone.)
+        const bool alone = std::string(name).find("last") == std::string::npos;
         EXPECT_EQ(geometry.frames_held, alone && !all_frames ? 1 : kFrames);
         ASSERT_EQ(rf.samples, 4);
         ASSERT_EQ(rf.elements, 3);

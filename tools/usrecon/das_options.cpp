@@ -398,15 +398,15 @@ std::vector<std::string> unlikely_units(const CLI::App& app) {
         if (largest >= 1) warn("metres (reaching " + recon::number_text(largest) + " m)", "mm", smaller_unit);
         break;
       case Kind::Time:
-        // In the unit that reads best: 5 s, -1 ms.
+        // In the unit that reads best: 5 s, -1 ms (chosen as six digits show it: 0.9999999 is 1 s).
         if (largest >= 1e-3)
-          warn("seconds (" + (largest >= 1 ? recon::number_text(farthest) + " s" : recon::number_text(farthest * 1e3) + " ms") + ")",
+          warn("seconds (" + (largest >= 0.9999995 ? recon::number_text(farthest) + " s" : recon::number_text(farthest * 1e3) + " ms") + ")",
                "us", smaller_unit);
         break;
       case Kind::Frequency:
-        // 20 Hz, 50 kHz.
+        // 20 Hz, 50 kHz (999.9999 is 1 kHz, as six digits show it).
         if (smallest < 1e5)
-          warn("Hz (" + (smallest >= 1e3 ? recon::number_text(smallest / 1e3) + " kHz" : recon::number_text(smallest) + " Hz") + ")",
+          warn("Hz (" + (smallest >= 999.9995 ? recon::number_text(smallest / 1e3) + " kHz" : recon::number_text(smallest) + " Hz") + ")",
                "MHz", smaller_unit);
         break;
       case Kind::Speed:  // one speed; below 0.5 mm/us (500 m/s) no medium is meant

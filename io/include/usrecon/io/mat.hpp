@@ -50,15 +50,26 @@ std::vector<MatVariableInfo> list_mat_variables(const std::filesystem::path& pat
 /// the end, a name whose syntax fails, a complex, sparse, character, cell or struct array, or a
 /// file matio cannot read.
 /// With `last_axis_index`, only that index of the array's last axis (MATLAB's slowest: frame k of
-/// a [samples][channels][frames] cine) is returned, dims keeping that axis at extent 1: a v7.3
-/// file reads that part alone (an HDF5 hyperslab), a v4 or v5 file's variable is read whole by
-/// matio and the part taken from it. An index past the axis is refused.
+/// a [samples][channels][frames] cine) is returned, dims keeping that axis at extent 1, as
+/// read_mat_slabs(path, name, index, 1) reads it. An index past the axis is refused.
 MatArray read_mat(const std::filesystem::path& path, const std::string& name = "",
                   std::optional<std::size_t> last_axis_index = std::nullopt);
 
-/// Whether read_mat reads a part of an array (last_axis_index) without reading the rest: true for
-/// a v7.3 file, false for v4 and v5 files (matio reads a variable whole).
-bool mat_reads_slabs_alone(const std::filesystem::path& path);
+/// Indices `first` to first + count - 1 of the array's last axis (frames of a cine), dims keeping
+/// that axis at extent `count`. Read alone where mat_reads_slabs_alone says so: a v7.3 file's
+/// array (an HDF5 hyperslab), a v5 file's top-level array (matio's Mat_VarReadData, which
+/// inflates a compressed variable from its start up to the part without keeping the rest);
+/// otherwise the variable is read whole by matio and the part taken from it. A range past the
+/// axis, or of no index, is refused.
+MatArray read_mat_slabs(const std::filesystem::path& path, const std::string& name, std::size_t first,
+                        std::size_t count);
+
+/// Whether read_mat_slabs reads a part of array `name` without the rest: any array of a v7.3 file;
+/// a v5 file's variable at its top (not one inside a struct or cell, which matio reads with its
+/// whole variable; what read_mat refuses, read_mat_slabs refuses too); never a v4 file's. Said
+/// from the file's header and the name, without opening the file for matio. An empty name is the
+/// file's only numeric array.
+bool mat_reads_slabs_alone(const std::filesystem::path& path, const std::string& name);
 
 /// Whether read_mat reads arrays of this MATLAB class ("double", ..., "uint64", "logical").
 bool is_numeric_class(const std::string& matlab_class);

@@ -121,8 +121,9 @@ void write_ustb_uff(io::StagedFile& out, const ChannelData& rf, const Acquisitio
 /// which source.txt needs (for the others they come from the array) and a (samples,transmits)
 /// axis splits by (AxisSplit; transmits may be kOneTransmitPerElement). Of an array with a 'frames' axis, frame `input.frame` is read alone
 /// where that axis is the slowest the file stores (an NPY file's first, or last in Fortran order;
-/// an HDF5 dataset's first; a MAT v7.3 array's last, in MATLAB's order), with the frames after it
-/// for --frame all, up to kMostBytesOfFramesReadAtOnce; MAT v4 and v5 arrays are read whole. HDF5
+/// an HDF5 dataset's first; a MAT v7.3 array's or a v5 top-level array's last, in MATLAB's order),
+/// with the frames after it for --frame all, up to kMostBytesOfFramesReadAtOnce; other MAT v4 and
+/// v5 arrays are read whole. HDF5
 /// files (.h5, .hdf5, .uff) are read by dataset path (`input.var`), in C order like NPY; a PICMUS file's default layout is transmits,elements,samples, and its
 /// geometry goes to *geometry when given. A USTB UFF file (a group of class uff.channel_data,
 /// chosen with `input.var` when there are several) is read with its geometry, frame `input.frame`.
