@@ -13,8 +13,14 @@ void* device_malloc(std::size_t) { unavailable("device memory"); }
 void device_free(void*) noexcept {}
 void* pinned_malloc(std::size_t) { unavailable("pinned host memory"); }
 void pinned_free(void*) noexcept {}
-void copy_bytes(void*, const void*, std::size_t, CUstream_st*, bool) { unavailable("CUDA copy"); }
-void memset_bytes(void*, int, std::size_t, CUstream_st*, bool) { unavailable("CUDA memset"); }
+// Nothing to copy or set needs no device, as with CUDA (kernels/README.md: an array or buffer of
+// zero elements needs no device in either build).
+void copy_bytes(void*, const void*, std::size_t bytes, CUstream_st*, bool) {
+  if (bytes != 0) unavailable("CUDA copy");
+}
+void memset_bytes(void*, int, std::size_t bytes, CUstream_st*, bool) {
+  if (bytes != 0) unavailable("CUDA memset");
+}
 CUstream_st* stream_create() { unavailable("CUDA stream"); }
 void stream_destroy(CUstream_st*) noexcept {}
 void stream_synchronize(CUstream_st*) { unavailable("CUDA stream synchronize"); }

@@ -1,5 +1,7 @@
 #include "usrecon/kernels/parallel.hpp"
 
+#include <sched.h>
+
 #include <algorithm>
 #include <atomic>
 #include <exception>
@@ -11,6 +13,13 @@
 namespace usrecon::kernels {
 
 int hardware_threads() noexcept {
+  // The CPUs this process may run on (taskset, a container's cpuset), not the machine's: a
+  // process limited to one CPU started a thread for each of the host's.
+  cpu_set_t allowed;
+  if (sched_getaffinity(0, sizeof allowed, &allowed) == 0) {
+    const int n = CPU_COUNT(&allowed);
+    if (n > 0) return n;
+  }
   const unsigned n = std::thread::hardware_concurrency();
   return n == 0 ? 1 : static_cast<int>(n);
 }

@@ -92,6 +92,18 @@ TEST_F(KernelConsumer, AConsumerBuiltByClangLinks) {
   EXPECT_TRUE(build_and_run("-DCMAKE_CXX_COMPILER=" USRECON_TEST_CLANGXX));
 }
 
+// A component the package has not is refused by name (it only said that the config "set
+// usrecon_FOUND to FALSE").
+TEST_F(KernelConsumer, AComponentThePackageHasNotIsNamed) {
+  ASSERT_TRUE(install(USRECON_BINARY_DIR));
+  EXPECT_FALSE(build_and_run("'-DCONSUMER_COMPONENTS=kernels;fft'"));
+  std::ifstream in(log_);
+  std::stringstream text;
+  text << in.rdbuf();
+  const std::string log = text.str();
+  EXPECT_NE(log.find("usrecon has no component 'fft' (its one component is kernels)"), std::string::npos) << log;
+}
+
 // A consumer's own BLAS (BLAS::BLAS, BLAS_*) is neither used nor changed by find_package(usrecon),
 // whether found before it (its BLAS::BLAS once stood in for OpenBLAS: "undefined reference to
 // symbol 'openblas_get_num_threads'") or after it (BLAS_FOUND was already set, to OpenBLAS).

@@ -76,6 +76,16 @@ TEST(KernelMap, ScalarOperandsConvertToTheArrayType) {
   const HostArray<double> s = uk::add(1.5, 2.0);  // scalars only: a 0-d result
   EXPECT_EQ(s.shape(), Shape{});
   EXPECT_EQ(s[0], 3.5);
+  // Signed integers wrap around, as NumPy's do (their overflow was undefined behaviour, which
+  // UBSan reports in the sanitized suite).
+  constexpr std::int32_t kMax32 = std::numeric_limits<std::int32_t>::max();
+  constexpr std::int64_t kMax64 = std::numeric_limits<std::int64_t>::max();
+  const HostArray<std::int32_t> wrapped = uk::add(HostArray<std::int32_t>(Shape{2}, std::vector<std::int32_t>{kMax32, -kMax32}),
+                                                 HostArray<std::int32_t>(Shape{2}, std::vector<std::int32_t>{1, -2}));
+  EXPECT_EQ(wrapped[0], std::numeric_limits<std::int32_t>::min());
+  EXPECT_EQ(wrapped[1], kMax32);
+  EXPECT_EQ(uk::add(HostArray<std::int64_t>(Shape{1}, std::vector<std::int64_t>{kMax64}), std::int64_t{1})[0],
+            std::numeric_limits<std::int64_t>::min());
 }
 
 TEST(KernelMap, GeneralBroadcastMatchesReference) {

@@ -4,11 +4,12 @@
 
 #include <cstdint>
 #include <limits>
+#include <span>
 #include <string>
 #include <string_view>
-
 #include <type_traits>
 #include <utility>
+#include <vector>
 
 #include "usrecon/kernels/kernels.hpp"
 
@@ -45,6 +46,14 @@ TEST(KernelMemory, EmptyBuffersNeedNoDevice) {
   EXPECT_TRUE(back.shape() == uk::Shape({0, 3}));
   EXPECT_EQ(uk::sum(d), 0.0f);
   EXPECT_EQ(uk::sum(uk::DeviceArray<std::int32_t>()), 0);
+  // Setting and copying a buffer of zero elements: nothing to do (the build without CUDA threw),
+  // from a span of const or of non-const values (the latter did not compile).
+  uk::DeviceBuffer<float> none(0);
+  none.zero();
+  std::vector<float> host;
+  uk::copy(std::span<float>(host), none.cspan());
+  uk::copy(none.span(), std::span<float>(host));
+  uk::copy(none.span(), std::span<const float>(host));
 }
 
 TEST(KernelMemory, AMonteCarloBackendOutsideTheEnumIsRefused) {

@@ -1,6 +1,7 @@
 // parallel_for: every index once, for chunks from 1 to far past n, on any number of threads;
 // a body's exception reaches the caller.
 #include <gtest/gtest.h>
+#include <sched.h>
 
 #include <atomic>
 #include <cstddef>
@@ -13,6 +14,25 @@
 namespace {
 
 namespace uk = usrecon::kernels;
+
+// The threads are those the process may run on (its CPU affinity: taskset, a container's cpuset),
+// not the machine's (it took std::thread::hardware_concurrency).
+TEST(KernelParallel, HardwareThreadsAreTheCpusThisProcessMayRunOn) {
+  cpu_set_t allowed;
+  ASSERT_EQ(sched_getaffinity(0, sizeof allowed, &allowed), 0);
+  EXPECT_EQ(uk::hardware_threads(), CPU_COUNT(&allowed));
+  cpu_set_t one;
+  CPU_ZERO(&one);
+  for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu)
+    if (CPU_ISSET(cpu, &allowed)) {
+      CPU_SET(cpu, &one);
+      break;
+    }
+  ASSERT_EQ(sched_setaffinity(0, sizeof one, &one), 0);
+  const int limited = uk::hardware_threads();
+  ASSERT_EQ(sched_setaffinity(0, sizeof allowed, &allowed), 0);
+  EXPECT_EQ(limited, 1);
+}
 
 TEST(KernelParallel, EveryIndexOnceForAnyChunkAndThreads) {
   constexpr std::size_t kMax = std::numeric_limits<std::size_t>::max();

@@ -259,9 +259,10 @@ class PinnedBuffer {
 };
 
 /// Copies src into dst (equal sizes; host or device memory on either side, the direction follows
-/// from the pointers) and returns when the copy has completed.
+/// from the pointers) and returns when the copy has completed. T comes from dst: src may be a
+/// span of T or of const T (HostArray::span() of a non-const array, say).
 template <class T>
-void copy(std::span<T> dst, std::span<const T> src) {
+void copy(std::span<T> dst, std::span<const std::type_identity_t<T>> src) {
   if (dst.size() != src.size()) detail::throw_size_mismatch("copy", dst.size(), src.size());
   detail::copy_bytes(dst.data(), src.data(), src.size_bytes(), nullptr, false);
 }
@@ -270,7 +271,7 @@ void copy(std::span<T> dst, std::span<const T> src) {
 /// and other streams only when the host side is pinned (PinnedBuffer); with pageable host memory
 /// CUDA stages it and it may block. Keep both sides alive until the stream has passed this point.
 template <class T>
-void copy_async(std::span<T> dst, std::span<const T> src, StreamView stream) {
+void copy_async(std::span<T> dst, std::span<const std::type_identity_t<T>> src, StreamView stream) {
   if (dst.size() != src.size()) detail::throw_size_mismatch("copy_async", dst.size(), src.size());
   detail::copy_bytes(dst.data(), src.data(), src.size_bytes(), stream.get(), true);
 }

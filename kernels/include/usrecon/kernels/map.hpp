@@ -158,9 +158,19 @@ USRECON_HD inline void map_contiguous_thread(const Op& op, const MapArgs<T, NOut
 
 namespace detail {
 
+/// What Op returns for NIn arguments of type T (op_result_t), or NotInvocable where it takes no
+/// such arguments: then the ufunc's own static_assert says so (an ill-formed invoke_result in the
+/// middle of `outputs` gave pages of errors instead).
+struct NotInvocable {};
+template <class Op, class T, class Indices>
+struct op_result {
+  using type = NotInvocable;
+};
 template <class Op, class T, std::size_t... I>
-auto op_result(std::index_sequence<I...>)
-    -> std::invoke_result_t<const Op&, decltype((void)I, std::declval<T>())...>;
+  requires std::is_invocable_v<const Op&, decltype((void)I, std::declval<T>())...>
+struct op_result<Op, T, std::index_sequence<I...>> {
+  using type = std::invoke_result_t<const Op&, decltype((void)I, std::declval<T>())...>;
+};
 
 template <class R, class T>
 struct output_count : std::integral_constant<std::size_t, 0> {};
@@ -431,8 +441,7 @@ class Ufunc {
   /// Number of outputs for element type T.
   template <class T>
   static constexpr std::size_t outputs =
-      detail::output_count<decltype(detail::op_result<Op, T>(std::make_index_sequence<NIn>{})),
-                           T>::value;
+      detail::output_count<typename detail::op_result<Op, T, std::make_index_sequence<NIn>>::type, T>::value;
 
   template <bool DeviceCalls = USRECON_MAP_DEVICE_CALLS, class... Args>
   auto operator()(Args&&... args) const {

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <concepts>
 #include <cstddef>
+#include <type_traits>
 
 #include "usrecon/kernels/common.hpp"
 
@@ -101,7 +102,12 @@ namespace ops {
 struct Add {
   template <class T>
   USRECON_HD T operator()(T a, T b) const {
-    return a + b;
+    // Signed integers wrap around, as NumPy's do (and as sum's do): their overflow would be
+    // undefined behaviour in C++. C++20 defines the conversion back as modular.
+    if constexpr (std::is_integral_v<T> && std::is_signed_v<T>)
+      return static_cast<T>(static_cast<std::make_unsigned_t<T>>(a) + static_cast<std::make_unsigned_t<T>>(b));
+    else
+      return a + b;
   }
 };
 struct Hypot {
