@@ -24,7 +24,7 @@ template void cuda_sum_to_device<std::int32_t>(const std::int32_t*, std::size_t,
 template void cuda_sum_to_device<std::int64_t>(const std::int64_t*, std::size_t, std::int64_t*, StreamView);
 
 std::uint64_t cuda_monte_carlo_count(std::uint64_t, std::uint64_t, StreamView) {
-  require_cuda("monte_carlo_pi on CUDA");
+  require_cuda("monte_carlo_count (and monte_carlo_pi) on CUDA");
   return 0;
 }
 

@@ -24,7 +24,7 @@ __global__ void __launch_bounds__(threads) monte_carlo_kernel(std::uint64_t n, s
 }  // namespace
 
 std::uint64_t cuda_monte_carlo_count(std::uint64_t n, std::uint64_t seed, StreamView stream) {
-  require_cuda("monte_carlo_pi on CUDA");
+  require_cuda("monte_carlo_count (and monte_carlo_pi) on CUDA");
   if (n == 0) return 0;
   // Only the grid's size: at most 2^63 - 1 (n = 2^64 - 1 has 2^63 counters, past int64).
   const auto counters = static_cast<std::int64_t>(std::min<std::uint64_t>(monte_carlo_counters(n), INT64_MAX));
