@@ -6,8 +6,8 @@
 
 #include <algorithm>
 #include <array>
-#include <climits>
 #include <bit>
+#include <climits>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -1188,21 +1188,27 @@ MatArray read_mat5(const fs::path& path, const std::string& name, const std::vec
 }
 
 /// A v5 file's top-level real numeric array `name` (matio's header, read without its data), for
-/// slabs read alone; nullopt for a v4 file, a name inside a struct or cell, or any other array.
+/// slabs read alone; null for a v4 file, a name inside a struct or cell, any other array, and one
+/// past matio's int offsets: more than 2^31 - 1 values, or for a compressed one 2^31 bytes of
+/// values at 8 bytes each (matio 1.5.23 skips to a run of a compressed variable by an int count
+/// of bytes, and a count past 2^31 read the run from the array's start without an error).
 MatVar mat5_array_alone(const MatFile& m, const std::vector<VarStep>& steps) {
   if (steps.size() != 1 || Mat_GetVersion(m.get()) != MAT_FT_MAT5) return MatVar(nullptr);
   MatVar info(Mat_VarReadInfo(m.get(), steps.front().field.c_str()));
   if (!info || !numeric(info->class_type) || info->isComplex || info->rank < 1) return MatVar(nullptr);
+  const std::size_t values = element_count(dims_of(info.get()));
+  const std::size_t most = info->compression == MAT_COMPRESSION_NONE ? std::size_t(INT_MAX)
+                                                                     : std::size_t(INT_MAX) / sizeof(double);
+  if (values > most) return MatVar(nullptr);
   return info;
 }
 
-/// Slabs of a v5 file's top-level array read alone: column-major, they are one run of its values,
-/// which matio's Mat_VarReadDataLinear reads (inflating a compressed variable from its start up to
-/// the run, not keeping the rest). (Its Mat_VarReadData, by start and edge per axis, read the
-/// wrong values of arrays of four axes and more in matio 1.5.23.) nullopt where the run's
-/// offsets pass matio's int.
-std::optional<MatArray> read_mat5_slabs(const fs::path& path, const std::string& name, const MatFile& m,
-                                        const MatVar& info, LastAxisSlabs slabs) {
+/// Slabs of a v5 file's top-level array read alone (mat5_array_alone): column-major, they are one
+/// run of its values, which matio's Mat_VarReadDataLinear reads (inflating a compressed variable
+/// from its start up to the run, not keeping the rest). (Its Mat_VarReadData, by start and edge
+/// per axis, read the wrong values of arrays of four axes and more in matio 1.5.23.)
+MatArray read_mat5_slabs(const fs::path& path, const std::string& name, const MatFile& m, const MatVar& info,
+                         LastAxisSlabs slabs) {
   const std::string what = path.string() + ": variable '" + shown(name) + "'";
   MatArray a;
   a.name = name;
@@ -1211,16 +1217,22 @@ std::optional<MatArray> read_mat5_slabs(const fs::path& path, const std::string&
   if (a.dims.empty() || slabs.first + slabs.count > a.dims.back())
     slab_past_the_end(what, a.dims, slabs.first + slabs.count - 1);
   const std::size_t slab = a.dims.back() == 0 ? 0 : element_count(a.dims) / a.dims.back();
-  if ((slabs.first + slabs.count) * static_cast<long double>(slab) > INT_MAX) return std::nullopt;
   a.dims.back() = slabs.count;
   const std::size_t n = a.size();
   if (n == 0) return a;
+  const int run_start = static_cast<int>(slabs.first * slab), run_values = static_cast<int>(n);  // below INT_MAX
+  if (info->class_type == MAT_C_DOUBLE) {  // matio's values are the doubles: read into place
+    a.values.resize(n);
+    if (Mat_VarReadDataLinear(m.get(), info.get(), a.values.data(), run_start, 1, run_values) != 0)
+      throw InputError(what + ": matio cannot read slabs " + std::to_string(slabs.first + 1) + " to " +
+                       std::to_string(slabs.first + slabs.count) + " of its last axis");
+    return a;
+  }
   // Values of the array's class, as matio gives them (converted from the stored type).
   const std::size_t value_bytes = Mat_SizeOfClass(info->class_type);
   if (value_bytes == 0) throw InputError(what + ": unsupported class " + class_name(info->class_type));
   std::vector<double> raw((n * value_bytes + sizeof(double) - 1) / sizeof(double));  // aligned for any class
-  if (Mat_VarReadDataLinear(m.get(), info.get(), raw.data(), static_cast<int>(slabs.first * slab), 1,
-                            static_cast<int>(n)) != 0)
+  if (Mat_VarReadDataLinear(m.get(), info.get(), raw.data(), run_start, 1, run_values) != 0)
     throw InputError(what + ": matio cannot read slabs " + std::to_string(slabs.first + 1) + " to " +
                      std::to_string(slabs.first + slabs.count) + " of its last axis");
   switch (info->class_type) {
@@ -1328,7 +1340,12 @@ MatArray read_mat(const fs::path& path, const std::string& requested, std::optio
   return is_mat73(path) ? read_mat73(path, name, steps, std::nullopt) : read_mat5(path, name, steps, std::nullopt);
 }
 
-MatArray read_mat_slabs(const fs::path& path, const std::string& requested, std::size_t first, std::size_t count) {
+namespace {
+
+/// read_mat_slabs and read_mat_slabs_alone: the slabs read alone where they can be, else (unless
+/// `alone_only`) from the whole variable.
+std::optional<MatArray> read_slabs(const fs::path& path, const std::string& requested, std::size_t first,
+                                   std::size_t count, bool alone_only) {
   const std::string name = requested.empty() ? only_numeric_variable(path, list_mat_variables(path)) : requested;
   const std::vector<VarStep> steps = variable_steps(path, name);
   if (count == 0 || first > SIZE_MAX - count)
@@ -1337,23 +1354,30 @@ MatArray read_mat_slabs(const fs::path& path, const std::string& requested, std:
   if (is_mat73(path)) return read_mat73(path, name, steps, slabs);
   {
     MatFile m = open_mat(path);
-    if (const MatVar info = mat5_array_alone(m, steps))
-      if (std::optional<MatArray> a = read_mat5_slabs(path, name, m, info, slabs)) return std::move(*a);
+    if (const MatVar info = mat5_array_alone(m, steps)) return read_mat5_slabs(path, name, m, info, slabs);
   }
+  if (alone_only) return std::nullopt;
   return read_mat5(path, name, steps, slabs);
+}
+
+}  // namespace
+
+MatArray read_mat_slabs(const fs::path& path, const std::string& name, std::size_t first, std::size_t count) {
+  return std::move(*read_slabs(path, name, first, count, false));
+}
+
+std::optional<MatArray> read_mat_slabs_alone(const fs::path& path, const std::string& name, std::size_t first,
+                                             std::size_t count) {
+  return read_slabs(path, name, first, count, true);
 }
 
 bool mat_reads_slabs_alone(const fs::path& path, const std::string& requested) {
   if (is_mat73(path)) return true;
-  // A v5 file by its header (version 0x0100; a v4 file has none), and a name at its top: said
-  // without walking the file, which opening it for matio does (a batch asks for every block).
-  std::ifstream in(path, std::ios::binary);
-  char head[128] = {};
-  if (!in.read(head, sizeof head)) return false;
-  const bool little = head[126] == 'I' && head[127] == 'M', big = head[126] == 'M' && head[127] == 'I';
-  if ((!little && !big) || head[little ? 125 : 124] != 1 || head[little ? 124 : 125] != 0) return false;
   const std::string name = requested.empty() ? only_numeric_variable(path, list_mat_variables(path)) : requested;
-  return variable_steps(path, name).size() == 1;
+  const std::vector<VarStep> steps = variable_steps(path, name);
+  if (steps.size() != 1) return false;
+  MatFile m = open_mat(path);
+  return static_cast<bool>(mat5_array_alone(m, steps));
 }
 
 void write_mat(const fs::path& path, const std::vector<MatArray>& arrays, bool as_uint8) {

@@ -523,7 +523,7 @@ std::shared_ptr<const StoredArray> read_frames_block(const fs::path& path, const
   if (ext == ".mat") {
     const std::optional<io::MatVariableInfo> v = io::mat_variable_to_read(path, in.var);
     if (!v || !io::is_numeric_class(v->matlab_class) || v->is_complex || v->dims.size() != names.size() ||
-        names.back() != "frames" || !io::mat_reads_slabs_alone(path, v->name))
+        names.back() != "frames")
       return nullptr;
     const std::string name = path.string() + " (" + v->name + ")";
     const Block b = block_of(v->dims, true, name);
@@ -538,11 +538,12 @@ std::shared_ptr<const StoredArray> read_frames_block(const fs::path& path, const
       out->dims.assign(h.dims.rbegin(), h.dims.rend());  // MATLAB's order; the values are column-major already
       return finish(b);
     }
-    // v5: a top-level array's frames, read alone by matio (a v7.3 empty array has no frames:
-    // refused above).
-    io::MatArray m = io::read_mat_slabs(path, v->name, b.first, b.count);
-    out->values = std::move(m.values);
-    out->dims = std::move(m.dims);
+    // v5: a top-level array's frames, read alone by matio where it can (a v7.3 empty array has no
+    // frames: refused above); else the array is read whole, once (read_stored_array).
+    std::optional<io::MatArray> m = io::read_mat_slabs_alone(path, v->name, b.first, b.count);
+    if (!m) return nullptr;
+    out->values = std::move(m->values);
+    out->dims = std::move(m->dims);
     return finish(b);
   }
   if (!io::has_hdf5_extension(path)) return nullptr;

@@ -4,7 +4,9 @@
 // walk), and in SciPy's files. Errors name the step where the name stops matching the file.
 #include <gtest/gtest.h>
 #include <hdf5.h>
+#include <zlib.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <filesystem>
 #include <map>
@@ -168,6 +170,54 @@ void write_double_stored_as_uint8(const fs::path& path, const std::vector<std::i
   write_file_atomic(path, file);
 }
 
+// A v5 MAT file written byte by byte with one compressed top-level uint8 array `rf` of zeros of
+// these dims (the zeros deflated a megabyte at a time: a large array in a small file).
+void write_compressed_zeros(const fs::path& path, const std::vector<std::int32_t>& dims) {
+  std::uint64_t values = 1;
+  for (std::int32_t d : dims) values *= std::uint64_t(d);
+  std::string head;  // the miMATRIX element up to its data's bytes
+  const auto u32 = [&](std::uint32_t v) { head.append(reinterpret_cast<const char*>(&v), 4); };
+  const std::uint64_t data_bytes = values + (8 - values % 8) % 8;
+  const std::uint64_t matrix_bytes = 16 + 8 + 4 * dims.size() + (dims.size() % 2 ? 4 : 0) + 8 + 8 + data_bytes;
+  u32(14), u32(std::uint32_t(matrix_bytes));
+  u32(6), u32(8), u32(9), u32(0);  // array flags: mxUINT8_CLASS
+  u32(5), u32(std::uint32_t(4 * dims.size()));
+  for (std::int32_t d : dims) u32(std::uint32_t(d));
+  if (dims.size() % 2) u32(0);
+  u32((2u << 16) | 1u), head += std::string("rf\0\0", 4);
+  u32(2), u32(std::uint32_t(values));  // miUINT8 data
+  std::string deflated;
+  z_stream z{};
+  ASSERT_EQ(deflateInit(&z, 1), Z_OK);
+  const std::string zeros(1 << 20, '\0');
+  std::string out(1 << 20, '\0');
+  const auto feed = [&](const char* bytes, std::size_t n, int flush) {
+    z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(bytes));
+    z.avail_in = static_cast<uInt>(n);
+    do {
+      z.next_out = reinterpret_cast<Bytef*>(out.data());
+      z.avail_out = static_cast<uInt>(out.size());
+      deflate(&z, flush);
+      deflated.append(out.data(), out.size() - z.avail_out);
+    } while (z.avail_out == 0);
+  };
+  feed(head.data(), head.size(), Z_NO_FLUSH);
+  for (std::uint64_t left = data_bytes; left > 0;) {
+    const std::size_t n = std::size_t(std::min<std::uint64_t>(left, zeros.size()));
+    left -= n;
+    feed(zeros.data(), n, left == 0 ? Z_FINISH : Z_NO_FLUSH);
+  }
+  deflateEnd(&z);
+  std::string file = "MATLAB 5.0 MAT-file, written by a test";
+  file.resize(116, ' ');
+  file.append(8, '\0');
+  file += std::string("\x00\x01IM", 4);
+  const std::uint32_t compressed[2] = {15, std::uint32_t(deflated.size())};
+  file.append(reinterpret_cast<const char*>(compressed), 8);
+  file += deflated;
+  write_file_atomic(path, file);
+}
+
 // Runs of a v5 top-level array's last axis (a cine's frames), read alone by matio, are the
 // whole read's: arrays of two to five axes (matio's per-axis slab read got four and more wrong),
 // compressed as write_mat writes them and uncompressed with doubles stored as uint8; refused
@@ -211,6 +261,24 @@ TEST_F(IoMatSlabs, RunsOfTheLastAxisOfAV5ArrayAreTheWholeReadsParts) {
   const fs::path corpus = fs::path(USRECON_SOURCE_DIR) / "tests/corpus/valid/mat/matio_indexing_v5.mat";
   EXPECT_FALSE(mat_reads_slabs_alone(corpus, "RcvData{1}"));
   EXPECT_FALSE(mat_reads_slabs_alone(corpus, "P.fs"));
+  EXPECT_FALSE(read_mat_slabs_alone(corpus, "RcvData{1}", 0, 1).has_value());
+}
+
+// A compressed v5 array of 2^28 values or more is not read in parts: matio 1.5.23 skips to a
+// part by an int count of bytes (8 a value at most), and past 2^31 it read the part from the
+// array's start, without an error (frames past 2 GiB came back as the first ones). One value
+// fewer is read in parts.
+TEST_F(IoMatSlabs, ACompressedV5ArrayPastMatiosIntOffsetsIsNotReadInParts) {
+  write_compressed_zeros(dir_ / "limit.mat", {1024, 128, 2048});    // 2^28 values
+  write_compressed_zeros(dir_ / "under.mat", {1024, 128, 2047});    // fewer
+  EXPECT_FALSE(mat_reads_slabs_alone(dir_ / "limit.mat", "rf"));
+  EXPECT_FALSE(read_mat_slabs_alone(dir_ / "limit.mat", "rf", 2047, 1).has_value());
+  EXPECT_TRUE(mat_reads_slabs_alone(dir_ / "under.mat", "rf"));
+  const std::optional<MatArray> last = read_mat_slabs_alone(dir_ / "under.mat", "rf", 2046, 1);
+  ASSERT_TRUE(last.has_value());
+  EXPECT_EQ(last->dims, (std::vector<std::size_t>{1024, 128, 1}));
+  EXPECT_EQ(last->matlab_class, "uint8");
+  EXPECT_EQ(std::count(last->values.begin(), last->values.end(), 0.0), std::ptrdiff_t(1024 * 128));
 }
 
 class IoMatIndexingDangling : public usrecon::testing::TempDir {};

@@ -64,11 +64,15 @@ MatArray read_mat(const std::filesystem::path& path, const std::string& name = "
 MatArray read_mat_slabs(const std::filesystem::path& path, const std::string& name, std::size_t first,
                         std::size_t count);
 
+/// read_mat_slabs where the slabs are read alone (mat_reads_slabs_alone), else nullopt (nothing
+/// read): a caller that reads a cine a block at a time reads it whole instead.
+std::optional<MatArray> read_mat_slabs_alone(const std::filesystem::path& path, const std::string& name,
+                                             std::size_t first, std::size_t count);
+
 /// Whether read_mat_slabs reads a part of array `name` without the rest: any array of a v7.3 file;
-/// a v5 file's variable at its top (not one inside a struct or cell, which matio reads with its
-/// whole variable; what read_mat refuses, read_mat_slabs refuses too); never a v4 file's. Said
-/// from the file's header and the name, without opening the file for matio. An empty name is the
-/// file's only numeric array.
+/// a v5 file's real numeric array at its top of at most 2^31 - 1 values, or 2^28 - 1 when
+/// compressed (matio's offsets are ints; not one inside a struct or cell, which matio reads with
+/// its whole variable); never a v4 file's. An empty name is the file's only numeric array.
 bool mat_reads_slabs_alone(const std::filesystem::path& path, const std::string& name);
 
 /// Whether read_mat reads arrays of this MATLAB class ("double", ..., "uint64", "logical").
