@@ -145,6 +145,18 @@ TEST(IoMatIndexingVersions, ReferencesAreResolvedOnlyAsAskedFor) {
 
 class IoMatSlabs : public usrecon::testing::TempDir {};
 
+// A little-endian v5 MAT file of one top-level element of `type` holding `bytes`.
+void write_mat5_element(const fs::path& path, std::uint32_t type, const std::string& bytes) {
+  std::string file = "MATLAB 5.0 MAT-file, written by a test";
+  file.resize(116, ' ');
+  file.append(8, '\0');
+  file += std::string("\x00\x01IM", 4);
+  const std::uint32_t tag[2] = {type, std::uint32_t(bytes.size())};
+  file.append(reinterpret_cast<const char*>(tag), 8);
+  file += bytes;
+  write_file_atomic(path, file);
+}
+
 // A v5 MAT file written byte by byte, uncompressed: one top-level array `rf` of class double
 // (mxDOUBLE_CLASS) whose values are stored as miUINT8, as MATLAB stores small whole numbers.
 void write_double_stored_as_uint8(const fs::path& path, const std::vector<std::int32_t>& dims,
@@ -160,14 +172,7 @@ void write_double_stored_as_uint8(const fs::path& path, const std::vector<std::i
   u32(2), u32(std::uint32_t(values.size()));               // miUINT8 data
   body.append(reinterpret_cast<const char*>(values.data()), values.size());
   pad();
-  std::string file = "MATLAB 5.0 MAT-file, written by a test";
-  file.resize(116, ' ');
-  file.append(8, '\0');
-  file += std::string("\x00\x01IM", 4);
-  const std::uint32_t matrix[2] = {14, std::uint32_t(body.size())};
-  file.append(reinterpret_cast<const char*>(matrix), 8);
-  file += body;
-  write_file_atomic(path, file);
+  write_mat5_element(path, 14, body);  // miMATRIX
 }
 
 // A v5 MAT file written byte by byte with one compressed top-level uint8 array `rf` of zeros of
@@ -208,14 +213,7 @@ void write_compressed_zeros(const fs::path& path, const std::vector<std::int32_t
     feed(zeros.data(), n, left == 0 ? Z_FINISH : Z_NO_FLUSH);
   }
   deflateEnd(&z);
-  std::string file = "MATLAB 5.0 MAT-file, written by a test";
-  file.resize(116, ' ');
-  file.append(8, '\0');
-  file += std::string("\x00\x01IM", 4);
-  const std::uint32_t compressed[2] = {15, std::uint32_t(deflated.size())};
-  file.append(reinterpret_cast<const char*>(compressed), 8);
-  file += deflated;
-  write_file_atomic(path, file);
+  write_mat5_element(path, 15, deflated);  // miCOMPRESSED
 }
 
 // Runs of a v5 top-level array's last axis (a cine's frames), read alone by matio, are the
