@@ -1,11 +1,14 @@
 // Geometry, options and problem checks of the general DAS models.
 #include <algorithm>
 #include <bit>
+#include <charconv>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <limits>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include "usrecon/recon/das.hpp"
 #include "usrecon/recon/das_pipeline.hpp"
@@ -266,6 +269,72 @@ void DasProblem::validate() const {
   };
   require(within(grid.x0, grid.dx, grid.nx) && within(grid.z0, grid.dz, grid.nz),
           "DAS: the image grid reaches more than 1 km from the array");
+}
+
+// --channel-map's lists: here, with the checks of what the user gave, for the GPU machine's build
+// without io (tools/gpu-check.sh), which has this file and not das_input.cpp.
+namespace {
+/// The parts of `text` between `sep`s (an empty text is one empty part).
+std::vector<std::string_view> parts_of(std::string_view text, char sep) {
+  std::vector<std::string_view> parts;
+  for (std::size_t start = 0;;) {
+    const std::size_t at = text.find(sep, start);
+    parts.push_back(text.substr(start, at == std::string_view::npos ? std::string_view::npos : at - start));
+    if (at == std::string_view::npos) return parts;
+    start = at + 1;
+  }
+}
+}  // namespace
+
+/// Refuses a channel listed twice in a channel map, naming the two elements that list it.
+void detail::check_distinct_channels(const std::vector<int>& channels, const std::string& what) {
+  std::vector<int> element_of(std::size_t(kMaxMappedChannels) + 1, 0);  // channel -> element (from 1)
+  for (std::size_t e = 0; e < channels.size(); ++e) {
+    int& earlier = element_of[std::size_t(channels[e])];
+    if (earlier != 0)
+      throw Error(what + ": channel " + std::to_string(channels[e]) + " is listed for elements " +
+                  std::to_string(earlier) + " and " + std::to_string(e + 1) +
+                  ": each element is read from a channel of its own");
+    earlier = static_cast<int>(e + 1);
+  }
+}
+
+std::vector<int> parse_channel_numbers(std::string_view text, const std::string& what) {
+  const auto channel = [&](std::string_view t) {
+    while (!t.empty() && (t.front() == ' ' || t.front() == '\t')) t.remove_prefix(1);
+    while (!t.empty() && (t.back() == ' ' || t.back() == '\t')) t.remove_suffix(1);
+    int value = 0;
+    const auto [end, ec] = std::from_chars(t.data(), t.data() + t.size(), value);
+    if (t.empty() || ec != std::errc() || end != t.data() + t.size() || value < 1 || value > kMaxMappedChannels)
+      throw Error(what + ": '" + std::string(t) + "' is not a channel number from 1 to " +
+                  std::to_string(kMaxMappedChannels));
+    return value;
+  };
+  std::vector<int> channels;
+  for (std::string_view part : parts_of(text, ',')) {
+    const auto ends = parts_of(part, ':');
+    if (ends.size() > 2)
+      throw Error(what + ": '" + std::string(part) + "': a range is FIRST:LAST (both included)");
+    const int first = channel(ends[0]), last = ends.size() == 2 ? channel(ends[1]) : first;
+    const std::size_t count = std::size_t(std::abs(last - first)) + 1;
+    if (channels.size() + count > std::size_t(kMaxMappedChannels))
+      throw Error(what + ": lists more than " + std::to_string(kMaxMappedChannels) + " elements");
+    for (int c = first;; c += last >= first ? 1 : -1) {
+      channels.push_back(c);
+      if (c == last) break;
+    }
+  }
+  detail::check_distinct_channels(channels, what);
+  return channels;
+}
+
+bool channel_map_names_variable(std::string_view text) {
+  // A MATLAB name starts with a letter, an HDF5 path with '/' (or a name); a list with a digit,
+  // and a sign or anything else is a list's mistake, said as such.
+  const std::size_t first = text.find_first_not_of(" \t");
+  if (first == std::string_view::npos) return false;
+  const char c = text[first];
+  return c == '/' || c == '_' || (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z');
 }
 
 void validate_given(const DasSetup& setup) {

@@ -648,19 +648,6 @@ ChannelData arrange_planned(const std::vector<double>& values, const AxisPlan& p
   return rf;
 }
 
-/// Refuses a channel listed twice in a channel map, naming the two elements that list it.
-void check_distinct_channels(const std::vector<int>& channels, const std::string& what) {
-  std::vector<int> element_of(std::size_t(kMaxMappedChannels) + 1, 0);  // channel -> element (from 1)
-  for (std::size_t e = 0; e < channels.size(); ++e) {
-    int& earlier = element_of[std::size_t(channels[e])];
-    if (earlier != 0)
-      throw Error(what + ": channel " + std::to_string(channels[e]) + " is listed for elements " +
-                  std::to_string(earlier) + " and " + std::to_string(e + 1) +
-                  ": each element is read from a channel of its own");
-    earlier = static_cast<int>(e + 1);
-  }
-}
-
 /// The channel numbers that variable `name` of a MAT or HDF5 input lists (--channel-map NAME):
 /// a vector of whole numbers from 1 (Verasonics' Trans.Connector is a column of doubles).
 std::vector<int> read_channel_map_variable(const fs::path& path, std::string name) {
@@ -731,7 +718,7 @@ std::vector<int> read_channel_map_variable(const fs::path& path, std::string nam
     }
     channels.push_back(static_cast<int>(c));
   }
-  check_distinct_channels(channels, what);
+  detail::check_distinct_channels(channels, what);
   return channels;
 }
 
@@ -770,44 +757,6 @@ std::vector<int> channel_map_for(const fs::path& path, const std::string& spec) 
 }
 
 }  // namespace
-
-std::vector<int> parse_channel_numbers(std::string_view text, const std::string& what) {
-  const auto channel = [&](std::string_view t) {
-    while (!t.empty() && (t.front() == ' ' || t.front() == '\t')) t.remove_prefix(1);
-    while (!t.empty() && (t.back() == ' ' || t.back() == '\t')) t.remove_suffix(1);
-    int value = 0;
-    const auto [end, ec] = std::from_chars(t.data(), t.data() + t.size(), value);
-    if (t.empty() || ec != std::errc() || end != t.data() + t.size() || value < 1 || value > kMaxMappedChannels)
-      throw Error(what + ": '" + std::string(t) + "' is not a channel number from 1 to " +
-                  std::to_string(kMaxMappedChannels));
-    return value;
-  };
-  std::vector<int> channels;
-  for (std::string_view part : split(text, ',')) {
-    const auto ends = split(part, ':');
-    if (ends.size() > 2)
-      throw Error(what + ": '" + std::string(part) + "': a range is FIRST:LAST (both included)");
-    const int first = channel(ends[0]), last = ends.size() == 2 ? channel(ends[1]) : first;
-    const std::size_t count = std::size_t(std::abs(last - first)) + 1;
-    if (channels.size() + count > std::size_t(kMaxMappedChannels))
-      throw Error(what + ": lists more than " + std::to_string(kMaxMappedChannels) + " elements");
-    for (int c = first;; c += last >= first ? 1 : -1) {
-      channels.push_back(c);
-      if (c == last) break;
-    }
-  }
-  check_distinct_channels(channels, what);
-  return channels;
-}
-
-bool channel_map_names_variable(std::string_view text) {
-  // A MATLAB name starts with a letter, an HDF5 path with '/' (or a name); a list with a digit,
-  // and a sign or anything else is a list's mistake, said as such.
-  const std::size_t first = text.find_first_not_of(" \t");
-  if (first == std::string_view::npos) return false;
-  const char c = text[first];
-  return c == '/' || c == '_' || (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z');
-}
 
 int count_frames(const fs::path& path, const ChannelInput& in) {
   (void)io::existing_input_status(path);  // said as every reader says it

@@ -60,6 +60,10 @@ std::vector<int> parse_channel_numbers(std::string_view text, const std::string&
 bool channel_map_names_variable(std::string_view text);
 /// The most elements a channel map may list, and the highest channel number it may name.
 inline constexpr int kMaxMappedChannels = 65536;
+namespace detail {
+/// Throws Error naming `what` and the two elements (from 1) when a channel is listed twice.
+void check_distinct_channels(const std::vector<int>& channels, const std::string& what);
+}  // namespace detail
 
 /// Acquisition parameters that an input file carries: a PICMUS HDF5 file (the layout of the 2016
 /// IEEE IUS plane-wave challenge, /US/US_DATASET0000/...) or a USTB UFF file (a uff.channel_data
