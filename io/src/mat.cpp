@@ -960,6 +960,25 @@ void convert(const void* data, std::size_t n, std::vector<double>& out) {
   for (std::size_t k = 0; k < n; ++k) out[k] = static_cast<double>(p[k]);
 }
 
+/// `out` = the n values at `data`, of matio's class `c` (as matio gives a numeric class's values),
+/// as doubles; refused, naming `what`, for any other class.
+void class_values_to_double(matio_classes c, const void* data, std::size_t n, std::vector<double>& out,
+                            const std::string& what) {
+  switch (c) {
+    case MAT_C_DOUBLE: convert<double>(data, n, out); break;
+    case MAT_C_SINGLE: convert<float>(data, n, out); break;
+    case MAT_C_INT8: convert<std::int8_t>(data, n, out); break;
+    case MAT_C_UINT8: convert<std::uint8_t>(data, n, out); break;
+    case MAT_C_INT16: convert<std::int16_t>(data, n, out); break;
+    case MAT_C_UINT16: convert<std::uint16_t>(data, n, out); break;
+    case MAT_C_INT32: convert<std::int32_t>(data, n, out); break;
+    case MAT_C_UINT32: convert<std::uint32_t>(data, n, out); break;
+    case MAT_C_INT64: convert<std::int64_t>(data, n, out); break;
+    case MAT_C_UINT64: convert<std::uint64_t>(data, n, out); break;
+    default: throw InputError(what + ": unsupported class " + class_name(c));
+  }
+}
+
 }  // namespace
 
 std::size_t MatArray::size() const {
@@ -1161,19 +1180,7 @@ MatArray read_mat5(const fs::path& path, const std::string& name, const std::vec
   a.dims = dims_of(v);
   const std::size_t n = a.size();
   if (n > 0 && !v->data) throw InputError(what + ": matio returned no data");
-  switch (v->class_type) {
-    case MAT_C_DOUBLE: convert<double>(v->data, n, a.values); break;
-    case MAT_C_SINGLE: convert<float>(v->data, n, a.values); break;
-    case MAT_C_INT8: convert<std::int8_t>(v->data, n, a.values); break;
-    case MAT_C_UINT8: convert<std::uint8_t>(v->data, n, a.values); break;
-    case MAT_C_INT16: convert<std::int16_t>(v->data, n, a.values); break;
-    case MAT_C_UINT16: convert<std::uint16_t>(v->data, n, a.values); break;
-    case MAT_C_INT32: convert<std::int32_t>(v->data, n, a.values); break;
-    case MAT_C_UINT32: convert<std::uint32_t>(v->data, n, a.values); break;
-    case MAT_C_INT64: convert<std::int64_t>(v->data, n, a.values); break;
-    case MAT_C_UINT64: convert<std::uint64_t>(v->data, n, a.values); break;
-    default: throw InputError(what + ": unsupported class " + class_name(v->class_type));
-  }
+  class_values_to_double(v->class_type, v->data, n, a.values, what);
   if (slabs) {
     // matio has read the whole array; the slabs are a contiguous run of it (column-major: the
     // last axis is the slowest).
@@ -1220,34 +1227,17 @@ MatArray read_mat5_slabs(const fs::path& path, const std::string& name, const Ma
   a.dims.back() = slabs.count;
   const std::size_t n = a.size();
   if (n == 0) return a;
+  // Values of the array's class, as matio gives them (converted from the stored type): a double
+  // array's read into place, the others into words (aligned for any class) and converted.
+  const bool doubles = info->class_type == MAT_C_DOUBLE;
+  std::vector<double> raw;
+  std::vector<double>& into = doubles ? a.values : raw;
+  into.resize(doubles ? n : (n * Mat_SizeOfClass(info->class_type) + sizeof(double) - 1) / sizeof(double));
   const int run_start = static_cast<int>(slabs.first * slab), run_values = static_cast<int>(n);  // below INT_MAX
-  if (info->class_type == MAT_C_DOUBLE) {  // matio's values are the doubles: read into place
-    a.values.resize(n);
-    if (Mat_VarReadDataLinear(m.get(), info.get(), a.values.data(), run_start, 1, run_values) != 0)
-      throw InputError(what + ": matio cannot read slabs " + std::to_string(slabs.first + 1) + " to " +
-                       std::to_string(slabs.first + slabs.count) + " of its last axis");
-    return a;
-  }
-  // Values of the array's class, as matio gives them (converted from the stored type).
-  const std::size_t value_bytes = Mat_SizeOfClass(info->class_type);
-  if (value_bytes == 0) throw InputError(what + ": unsupported class " + class_name(info->class_type));
-  std::vector<double> raw((n * value_bytes + sizeof(double) - 1) / sizeof(double));  // aligned for any class
-  if (Mat_VarReadDataLinear(m.get(), info.get(), raw.data(), run_start, 1, run_values) != 0)
+  if (Mat_VarReadDataLinear(m.get(), info.get(), into.data(), run_start, 1, run_values) != 0)
     throw InputError(what + ": matio cannot read slabs " + std::to_string(slabs.first + 1) + " to " +
                      std::to_string(slabs.first + slabs.count) + " of its last axis");
-  switch (info->class_type) {
-    case MAT_C_DOUBLE: convert<double>(raw.data(), n, a.values); break;
-    case MAT_C_SINGLE: convert<float>(raw.data(), n, a.values); break;
-    case MAT_C_INT8: convert<std::int8_t>(raw.data(), n, a.values); break;
-    case MAT_C_UINT8: convert<std::uint8_t>(raw.data(), n, a.values); break;
-    case MAT_C_INT16: convert<std::int16_t>(raw.data(), n, a.values); break;
-    case MAT_C_UINT16: convert<std::uint16_t>(raw.data(), n, a.values); break;
-    case MAT_C_INT32: convert<std::int32_t>(raw.data(), n, a.values); break;
-    case MAT_C_UINT32: convert<std::uint32_t>(raw.data(), n, a.values); break;
-    case MAT_C_INT64: convert<std::int64_t>(raw.data(), n, a.values); break;
-    case MAT_C_UINT64: convert<std::uint64_t>(raw.data(), n, a.values); break;
-    default: throw InputError(what + ": unsupported class " + class_name(info->class_type));
-  }
+  if (!doubles) class_values_to_double(info->class_type, raw.data(), n, a.values, what);
   return a;
 }
 

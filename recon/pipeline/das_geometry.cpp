@@ -15,6 +15,7 @@
 #include "usrecon/recon/delay/planewave.hpp"
 #include "usrecon/recon/delay/virtual_source.hpp"
 #include "usrecon/recon/geometry.hpp"
+#include "text_parts.hpp"
 
 namespace usrecon::recon {
 namespace {
@@ -273,19 +274,6 @@ void DasProblem::validate() const {
 
 // --channel-map's lists: here, with the checks of what the user gave, for the GPU machine's build
 // without io (tools/gpu-check.sh), which has this file and not das_input.cpp.
-namespace {
-/// The parts of `text` between `sep`s (an empty text is one empty part).
-std::vector<std::string_view> parts_of(std::string_view text, char sep) {
-  std::vector<std::string_view> parts;
-  for (std::size_t start = 0;;) {
-    const std::size_t at = text.find(sep, start);
-    parts.push_back(text.substr(start, at == std::string_view::npos ? std::string_view::npos : at - start));
-    if (at == std::string_view::npos) return parts;
-    start = at + 1;
-  }
-}
-}  // namespace
-
 /// Refuses a channel listed twice in a channel map, naming the two elements that list it.
 void detail::check_distinct_channels(const std::vector<int>& channels, const std::string& what) {
   std::vector<int> element_of(std::size_t(kMaxMappedChannels) + 1, 0);  // channel -> element (from 1)
@@ -311,8 +299,8 @@ std::vector<int> parse_channel_numbers(std::string_view text, const std::string&
     return value;
   };
   std::vector<int> channels;
-  for (std::string_view part : parts_of(text, ',')) {
-    const auto ends = parts_of(part, ':');
+  for (std::string_view part : detail::split(text, ',')) {
+    const auto ends = detail::split(part, ':');
     if (ends.size() > 2)
       throw Error(what + ": '" + std::string(part) + "': a range is FIRST:LAST (both included)");
     const int first = channel(ends[0]), last = ends.size() == 2 ? channel(ends[1]) : first;

@@ -14,6 +14,7 @@
 #include "usrecon/io/npy.hpp"
 #include "usrecon/io/source_txt.hpp"
 #include "das_input_formats.hpp"
+#include "text_parts.hpp"
 #include "usrecon/recon/das_pipeline.hpp"
 
 namespace fs = std::filesystem;
@@ -31,16 +32,7 @@ double parse_number(std::string_view text, const std::string& what) {
   return value;
 }
 
-std::vector<std::string_view> split(std::string_view text, char sep) {
-  std::vector<std::string_view> parts;
-  std::size_t start = 0;
-  for (;;) {
-    const std::size_t at = text.find(sep, start);
-    parts.push_back(text.substr(start, at == std::string_view::npos ? std::string_view::npos : at - start));
-    if (at == std::string_view::npos) return parts;
-    start = at + 1;
-  }
-}
+using detail::split;
 
 /// A PICMUS parameter: `name` under kPicmusGroup.
 std::string picmus_path(const char* name) { return std::string(io::kPicmusGroup) + "/" + name; }

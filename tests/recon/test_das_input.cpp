@@ -1319,6 +1319,12 @@ TEST_F(ReconDasInputFiles, AChannelMapReadsEachElementFromItsChannel) {
     const std::string big = error_of([&] { (void)read_channel_data(dir_ / "rf.mat", in); });
     EXPECT_NE(big.find("rf.mat: --channel-map Big: holds more than 65536 values"), std::string::npos) << big;
     EXPECT_EQ(big.find("--channel-map Big: --channel-map"), std::string::npos) << big;
+    // A named map's count against the acquisition's elements (--elements), said as such before the
+    // array's axes are counted.
+    in.channel_map = "Connector";
+    EXPECT_NE(error_of([&] { (void)read_channel_data(dir_ / "rf.mat", in, 2, 2); })
+                  .find("rf.mat: --channel-map Connector lists 3 element(s) but --elements says 2"),
+              std::string::npos);
   }
   // Refused: a name for an NPY file, channels past the array's, a source.txt's channels.
   ChannelInput in;

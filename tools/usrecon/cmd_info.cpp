@@ -176,6 +176,20 @@ json describe(const fs::path& path, const InfoArgs& args) {
   return d;
 }
 
+/// A list's items with commas; of more than 10, the first 4, "...", and the last 2.
+std::string elided(const std::vector<std::string>& items) {
+  std::string s;
+  for (std::size_t k = 0; k < items.size(); ++k) {
+    if (items.size() > 10 && k == 4) {
+      s += ", ...";
+      k = items.size() - 3;
+      continue;
+    }
+    s += (k == 0 ? "" : ", ") + items[k];
+  }
+  return s;
+}
+
 std::string dims_text(const json& dims) {
   std::string s;
   for (const auto& n : dims) s += (s.empty() ? "" : " x ") + std::to_string(n.get<std::size_t>());
@@ -217,15 +231,9 @@ void print_text(const json& d) {
               c["elements"].get<int>(), c["samples"].get<int>(), c["iq"].get<bool>() ? "baseband IQ" : "RF");
   if (c.contains("channel_map")) {
     const json& m = c["channel_map"];
-    std::string list;
-    for (std::size_t k = 0; k < m["channels"].size(); ++k) {
-      if (m["channels"].size() > 10 && k == 4) {
-        list += ", ...";
-        k = m["channels"].size() - 3;
-        continue;
-      }
-      list += (k == 0 ? "" : ", ") + std::to_string(m["channels"][k].get<int>());
-    }
+    std::vector<std::string> channels;
+    for (const auto& channel : m["channels"]) channels.push_back(std::to_string(channel.get<int>()));
+    const std::string list = elided(channels);
     std::printf("  elements 1 to %zu read from channels %s of the array's %d (--channel-map)\n", m["channels"].size(),
                 list.c_str(), m["array_channels"].get<int>());
   }
@@ -261,15 +269,9 @@ void print_text(const json& d) {
     if (std::all_of(v.begin(), v.end(), [&](double x) { return x == v.front(); }) && v.size() > 1) {
       s = recon::number_text(v.front()) + unit + " (all " + std::to_string(v.size()) + ")";
     } else {
-      for (std::size_t k = 0; k < v.size(); ++k) {
-        if (v.size() > 10 && k == 4) {
-          s += ", ...";
-          k = v.size() - 3;
-          continue;
-        }
-        s += (k == 0 ? "" : ", ") + recon::number_text(v[k]);
-      }
-      s += unit;
+      std::vector<std::string> numbers;
+      for (double x : v) numbers.push_back(recon::number_text(x));
+      s = elided(numbers) + unit;
       if (v.size() > 10) s += " (" + std::to_string(v.size()) + ")";
     }
     std::printf("    %-22s %s\n", label, s.c_str());
