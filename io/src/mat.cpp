@@ -1370,6 +1370,217 @@ bool mat_reads_slabs_alone(const fs::path& path, const std::string& requested) {
   return static_cast<bool>(mat5_array_alone(m, steps));
 }
 
+bool MatFieldValue::numeric() const { return numeric_class(matlab_class); }
+
+namespace {
+
+/// UTF-8 of MATLAB's character codes (UTF-16 code units; a v5 file's 8-bit text is Latin-1, and
+/// an unpaired surrogate is written as U+FFFD).
+std::string utf8_of_codes(const std::vector<std::uint32_t>& codes) {
+  std::string out;
+  for (std::size_t k = 0; k < codes.size(); ++k) {
+    std::uint32_t c = codes[k];
+    if (c >= 0xD800 && c <= 0xDBFF && k + 1 < codes.size() && codes[k + 1] >= 0xDC00 && codes[k + 1] <= 0xDFFF)
+      c = 0x10000 + ((c - 0xD800) << 10) + (codes[++k] - 0xDC00);
+    else if (c >= 0xD800 && c <= 0xDFFF)
+      c = 0xFFFD;
+    if (c < 0x80) {
+      out += static_cast<char>(c);
+    } else if (c < 0x800) {
+      out += static_cast<char>(0xC0 | (c >> 6));
+      out += static_cast<char>(0x80 | (c & 0x3F));
+    } else if (c < 0x10000) {
+      out += static_cast<char>(0xE0 | (c >> 12));
+      out += static_cast<char>(0x80 | ((c >> 6) & 0x3F));
+      out += static_cast<char>(0x80 | (c & 0x3F));
+    } else {
+      out += static_cast<char>(0xF0 | (c >> 18));
+      out += static_cast<char>(0x80 | ((c >> 12) & 0x3F));
+      out += static_cast<char>(0x80 | ((c >> 6) & 0x3F));
+      out += static_cast<char>(0x80 | (c & 0x3F));
+    }
+  }
+  return out;
+}
+
+/// A v5 struct field's value as read_mat_struct gives it.
+MatFieldValue mat5_field_value(const matvar_t* v, const std::string& what) {
+  MatFieldValue out;
+  out.matlab_class = v->isLogical ? "logical" : class_name(v->class_type);
+  out.dims = dims_of(v);
+  const std::size_t n = element_count(out.dims);
+  if (v->class_type == MAT_C_CHAR) {
+    if (n == 0 || !v->data) return out;
+    if (v->data_type == MAT_T_UTF8) {  // already UTF-8: as many bytes as it holds
+      out.text.assign(static_cast<const char*>(v->data), v->nbytes);
+      return out;
+    }
+    std::vector<std::uint32_t> codes(n);
+    const std::size_t unit = v->data_size > 0 ? static_cast<std::size_t>(v->data_size) : 1;
+    if (v->nbytes < n * unit) throw InputError(what + ": matio returned too few characters");
+    for (std::size_t k = 0; k < n; ++k)
+      codes[k] = unit == 1 ? static_cast<const std::uint8_t*>(v->data)[k]
+                 : unit == 2 ? static_cast<const std::uint16_t*>(v->data)[k]
+                             : static_cast<const std::uint32_t*>(v->data)[k];
+    out.text = utf8_of_codes(codes);
+    return out;
+  }
+  if (!numeric(v->class_type)) return out;
+  if (v->isComplex) {
+    out.matlab_class = "complex " + out.matlab_class;
+    return out;
+  }
+  if (n > 0 && !v->data) throw InputError(what + ": matio returned no data");
+  if (n > 0) class_values_to_double(v->class_type, v->data, n, out.values, what);
+  return out;
+}
+
+void read_mat5_struct(const fs::path& path, const std::vector<VarStep>& steps, const std::vector<std::string>& wanted,
+                      std::size_t count, MatStruct& out) {
+  MatFile m = open_mat(path);
+  MatVar top(Mat_VarRead(m.get(), steps.front().field.c_str()));
+  if (!top) throw no_variable(path, steps.front().field);
+  matvar_t* v = top.get();
+  for (std::size_t k = 1; k < steps.size(); ++k) {
+    const std::string at = out.name.substr(0, steps[k - 1].end);
+    if (v->class_type != MAT_C_STRUCT || element_count(dims_of(v)) != 1)
+      throw InputError(path.string() + ": '" + shown(at) + "' is not a 1 x 1 struct");
+    v = struct_field(v, steps[k].field.c_str(), 0);
+    if (!v) throw InputError(path.string() + ": struct '" + shown(at) + "' has no field '" + shown(steps[k].field) + "'");
+  }
+  if (v->class_type != MAT_C_STRUCT)
+    throw InputError(path.string() + ": '" + shown(out.name) + "' is a " + class_name(v->class_type) +
+                     " array, not a struct");
+  out.dims = dims_of(v);
+  const unsigned n_fields = Mat_VarGetNumberOfFields(v);
+  char* const* names = Mat_VarGetStructFieldnames(v);
+  for (unsigned f = 0; f < n_fields && names; ++f) out.fields.push_back(names[f] ? names[f] : "");
+  const std::size_t n = element_count(out.dims);
+  for (std::size_t k = out.first; k < n && k - out.first < count; ++k) {
+    auto& row = out.elements.emplace_back();
+    for (const std::string& w : wanted) {
+      if (std::find(out.fields.begin(), out.fields.end(), w) == out.fields.end()) {
+        row.emplace_back();
+        continue;
+      }
+      const std::string what = path.string() + ": '" + shown(out.name) + "(" + std::to_string(k + 1) + ")." + shown(w) + "'";
+      const matvar_t* fv = struct_field(v, w.c_str(), k);
+      if (!fv) throw InputError(what + " refers to nothing in the file");
+      row.push_back(mat5_field_value(fv, what));
+    }
+  }
+}
+
+void read_mat73_struct(const fs::path& path, const std::vector<VarStep>& steps, const std::vector<std::string>& wanted,
+                       std::size_t count, MatStruct& out) {
+  const Mat73File f(path);
+  const std::string& top = steps.front().field;
+  std::string object = "/" + top;
+  if (top.empty() || top.find('/') != std::string::npos || top.front() == '#' || !f.exists(object))
+    throw no_variable(path, top);
+  for (std::size_t k = 1; k < steps.size(); ++k) {
+    const std::string at = out.name.substr(0, steps[k - 1].end);
+    if (!f.is_struct(object) || !f.group(object) || element_count(f.dims(object)) != 1)
+      throw InputError(path.string() + ": '" + shown(at) + "' is not a 1 x 1 struct");
+    const std::string& field = steps[k].field;
+    if (field.empty() || field.find('/') != std::string::npos || !f.exists(object + "/" + field))
+      throw InputError(path.string() + ": struct '" + shown(at) + "' has no field '" + shown(field) + "'");
+    object += "/" + field;
+  }
+  if (!f.is_struct(object))
+    throw InputError(path.string() + ": '" + shown(out.name) + "' is a " + f.matlab_class(object) +
+                     " array, not a struct");
+  out.dims = f.dims(object);
+  const std::size_t n = element_count(out.dims);
+  const bool single = n == 1 && f.group(object);  // a 1 x 1 struct's group holds its fields
+  const std::vector<std::string> members = !f.group(object) ? std::vector<std::string>()
+                                           : single          ? f.members(object)
+                                                             : f.struct_array_fields(object);
+  for (const std::string& m : members) out.fields.push_back(m.substr(m.rfind('/') + 1));
+  const std::size_t first = out.first, taken = first < n ? std::min(count, n - first) : 0;
+  // Where each value asked for lies: a 1 x 1 struct's member, or a struct array's element's
+  // reference target (one reader request per field, for all the elements).
+  std::vector<std::vector<std::optional<std::string>>> where(taken, std::vector<std::optional<std::string>>(wanted.size()));
+  for (std::size_t w = 0; w < wanted.size(); ++w) {
+    if (std::find(out.fields.begin(), out.fields.end(), wanted[w]) == out.fields.end()) continue;
+    const std::string member = object + "/" + wanted[w];
+    if (single) {
+      if (taken == 1) where[0][w] = member;
+      continue;
+    }
+    if (taken == 0) continue;
+    std::vector<std::string> targets = hdf5_reference_targets(path, member, first, taken);
+    targets.resize(taken);
+    for (std::size_t k = 0; k < taken; ++k) where[k][w] = std::move(targets[k]);
+  }
+  // The values, in one request; empty arrays' dims in another.
+  std::vector<std::string> to_read, empties;
+  for (const auto& row : where)
+    for (const auto& p : row)
+      if (p && !p->empty())
+        if (const Hdf5DatasetInfo* d = f.dataset(*p); d && !d->object_references && !d->type.empty()) {
+          const std::string cls = mat73_class(*d);
+          if (numeric_class(cls) || cls == "char") (d->matlab_empty ? empties : to_read).push_back(*p);
+        }
+  std::sort(to_read.begin(), to_read.end());
+  to_read.erase(std::unique(to_read.begin(), to_read.end()), to_read.end());
+  f.read_empty_dims(empties);
+  std::map<std::string, Hdf5Array> read;
+  if (!to_read.empty()) {
+    std::vector<Hdf5Array> arrays = read_hdf5(path, to_read);
+    for (std::size_t k = 0; k < arrays.size() && k < to_read.size(); ++k) read.emplace(to_read[k], std::move(arrays[k]));
+  }
+  for (std::size_t k = 0; k < taken; ++k) {
+    auto& row = out.elements.emplace_back();
+    for (std::size_t w = 0; w < wanted.size(); ++w) {
+      if (!where[k][w]) {
+        row.emplace_back();
+        continue;
+      }
+      const std::string& p = *where[k][w];
+      MatFieldValue v;
+      if (p.empty() || !f.exists(p)) {
+        v.matlab_class = "nothing";  // a null or dangling reference
+        row.push_back(std::move(v));
+        continue;
+      }
+      v.matlab_class = f.matlab_class(p);
+      v.dims = f.dims(p);
+      const Hdf5DatasetInfo* d = f.dataset(p);
+      if (d && d->type.empty() && !d->object_references && numeric_class(v.matlab_class))
+        v.matlab_class = "complex " + v.matlab_class;
+      if (const auto r = read.find(p); r != read.end()) {
+        if (!r->second.dims.empty()) v.dims.assign(r->second.dims.rbegin(), r->second.dims.rend());
+        if (v.matlab_class == "char") {
+          std::vector<std::uint32_t> codes;
+          for (double c : r->second.values) codes.push_back(c >= 0 && c < 4294967296.0 ? static_cast<std::uint32_t>(c) : 0xFFFD);
+          v.text = utf8_of_codes(codes);
+        } else {
+          v.values = r->second.values;
+        }
+      }
+      row.push_back(std::move(v));
+    }
+  }
+}
+
+}  // namespace
+
+MatStruct read_mat_struct(const fs::path& path, const std::string& name, const std::vector<std::string>& wanted,
+                          std::size_t first, std::size_t count) {
+  const std::vector<VarStep> steps = parse_variable_path(path, name);
+  for (const VarStep& step : steps)
+    if (step.kind != '.')
+      throw InputError(path.string() + ": '" + shown(name) +
+                       "': a struct is named by its variable and fields (Resource.Parameters), without subscripts");
+  MatStruct out;
+  out.name = name;
+  out.first = first;
+  if (is_mat73(path)) read_mat73_struct(path, steps, wanted, count, out);
+  else read_mat5_struct(path, steps, wanted, count, out);
+  return out;
+}
+
 void write_mat(const fs::path& path, const std::vector<MatArray>& arrays, bool as_uint8) {
   const fs::path tmp = path.string() + ".tmp-mat";
   mat_t* m = Mat_CreateVer(tmp.c_str(), nullptr, MAT_FT_MAT5);

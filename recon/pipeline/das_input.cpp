@@ -748,10 +748,8 @@ std::vector<int> channel_map_for(const fs::path& path, const std::string& spec) 
   return channels;
 }
 
-}  // namespace
-
-int count_frames(const fs::path& path, const ChannelInput& in) {
-  (void)io::existing_input_status(path);  // said as every reader says it
+/// count_frames of `in` as it is (a Verasonics save's defaults filled in).
+int count_frames_as_given(const fs::path& path, const ChannelInput& in) {
   if (io::has_hdf5_extension(path)) {
     const std::optional<std::string> ustb = detail::ustb_channel_data_group(path, io::list_hdf5_groups(path), in.var);
     if (ustb) return detail::ustb_frames(path, *ustb);
@@ -794,11 +792,9 @@ int count_frames(const fs::path& path, const ChannelInput& in) {
   }
 }
 
-ChannelData read_channel_data(const fs::path& path, const ChannelInput& in, int elements,
-                              int transmits, FileGeometry* geometry) {
-  // A missing or misnamed file is said so first, in the words of every command (a source.txt was
-  // told to give --elements, a MAT file "no such file").
-  (void)io::existing_input_status(path);
+/// read_channel_data of `in` as it is (a Verasonics save's defaults filled in).
+ChannelData read_channel_data_as_given(const fs::path& path, const ChannelInput& in, int elements, int transmits,
+                                       FileGeometry* geometry) {
   const std::string ext = io::lower_extension(path);
   if (io::has_hdf5_extension(path)) {
     const std::vector<io::Hdf5Group> groups = io::list_hdf5_groups(path);
@@ -928,6 +924,48 @@ ChannelData read_channel_data(const fs::path& path, const ChannelInput& in, int 
                                          : 1);  // an unknown name: arrange_channels says so
   }
   return arrange_channels(values, dims, false, layout, in.offset, path.string(), in.frame);  // one frame
+}
+
+}  // namespace
+
+int count_frames(const fs::path& path, const ChannelInput& in) {
+  (void)io::existing_input_status(path);  // said as every reader says it
+  if (const std::shared_ptr<const detail::VerasonicsSave> save = detail::verasonics_save(path))
+    return count_frames_as_given(path, detail::with_verasonics_defaults(in, *save));
+  return count_frames_as_given(path, in);
+}
+
+ChannelData read_channel_data(const fs::path& path, const ChannelInput& in, int elements, int transmits,
+                              FileGeometry* geometry) {
+  // A missing or misnamed file is said so first, in the words of every command (a source.txt was
+  // told to give --elements, a MAT file "no such file").
+  (void)io::existing_input_status(path);
+  const std::shared_ptr<const detail::VerasonicsSave> save = detail::verasonics_save(path);
+  if (!save) return read_channel_data_as_given(path, in, elements, transmits, geometry);
+  // A Verasonics save: its array, layout and channel map where none were given, and its
+  // acquisitions a frame as the transmits the rows hold; then its geometry beside what the read
+  // found (frames, rows left, the map applied).
+  const ChannelInput own = detail::with_verasonics_defaults(in, *save);
+  const int own_transmits = transmits == 0 || transmits == kOneTransmitPerElement ? save->transmits : transmits;
+  FileGeometry local;
+  FileGeometry& g = geometry ? *geometry : local;
+  ChannelData rf = read_channel_data_as_given(path, own, elements, own_transmits, &g);
+  const FileGeometry& s = save->geometry;
+  g.source = s.source;
+  if (in.layout.empty() && own.layout == s.layout) g.layout = s.layout;
+  g.fs = s.fs;
+  g.sound_speed = s.sound_speed;
+  g.t0 = s.t0;
+  g.pitch = s.pitch;
+  g.elements = s.elements;
+  g.angles = s.angles;
+  g.time_zero = s.time_zero;
+  g.model = s.model;
+  g.wave_delays = s.wave_delays;
+  g.tx_elements = s.tx_elements;
+  g.notes = s.notes;
+  if (in.channel_map.empty() && !g.channel_map.empty()) g.channel_map_from_file = own.channel_map;
+  return rf;
 }
 
 void write_picmus(const fs::path& path, const ChannelData& rf, const Acquisition& acq) {

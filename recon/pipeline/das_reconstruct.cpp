@@ -171,6 +171,7 @@ PreparedDas prepare_das(const fs::path& input, const DasSetup& setup, int thread
   // A value given wins over the file's, for every input of the run: where they differ, the file
   // (one of a batch mixing rates, say) is beamformed with the given one, which is said.
   std::vector<std::string> warnings;
+  for (const std::string& note : file.notes) warnings.push_back(input.string() + ": " + note);
   const auto overridden = [&](const char* option, bool is_given, std::optional<double> in_file, double used) {
     if (is_given && in_file && !(std::abs(*in_file - used) <= 1e-9 * std::abs(*in_file)))
       warnings.push_back(input.string() + ": the file says " + option + " " + number_text(*in_file) + ", but " +
@@ -336,9 +337,11 @@ PreparedDas prepare_das(const fs::path& input, const DasSetup& setup, int thread
     frame.parameters["tx_apodization"] = to_string(problem.options.tx_apodization);
   if (problem.options.tx_fnumber > 0) frame.parameters["tx_fnumber"] = problem.options.tx_fnumber;
   if (!setup.input.var.empty()) frame.parameters["var"] = setup.input.var;
-  if (!file.channel_map.empty())
+  if (!file.channel_map.empty()) {
     frame.parameters["channel_map"] = {
         {"given", setup.input.channel_map}, {"channels", file.channel_map}, {"array_channels", file.array_channels}};
+    if (!file.channel_map_from_file.empty()) frame.parameters["channel_map"]["from_file"] = file.channel_map_from_file;
+  }
   if (!file.source.empty()) frame.parameters["from_file"] = {{"source", file.source}, {"parameters", from_file}};
   if (shifted) {
     std::vector<double> relative;

@@ -17,6 +17,7 @@
 #include "usrecon/io/source_txt.hpp"
 #include "usrecon/recon/bmode.hpp"
 #include "usrecon/recon/pipeline.hpp"
+#include "das_input_formats.hpp"
 #include "stage_clock.hpp"
 
 namespace fs = std::filesystem;
@@ -349,8 +350,18 @@ void Reconstructor::read_seed(const fs::path& input, const std::function<std::sp
   const auto t = Clock::now();
   // The general models' formats, said as such rather than parsed as text ("\x89HDF" at line 1).
   const std::string ext = io::lower_extension(input);
-  if (ext == ".npy" || ext == ".mat" || io::has_hdf5_extension(input))
-    // Only a PICMUS or USTB file names its model; info was offered for NPY and MAT files too.
+  if (ext == ".npy" || ext == ".mat" || io::has_hdf5_extension(input)) {
+    // Only a PICMUS or USTB file, or a Verasonics save, names its model; info was offered for NPY
+    // and MAT files too.
+    std::string saved;
+    try {
+      if (const auto save = detail::verasonics_save(input); save && save->geometry.model)
+        saved = to_string(*save->geometry.model);
+    } catch (const Error&) {
+    }
+    if (!saved.empty())
+      throw io::InputError(input.string() + ": --model seed reads source.txt text, not a .mat file; this Verasonics "
+                           "save's TX describes --model " + saved);
     throw io::InputError(input.string() + ": --model seed reads source.txt text, not a " + ext +
                          " file; give the general model " +
                          (io::has_hdf5_extension(input)
@@ -358,6 +369,7 @@ void Reconstructor::read_seed(const fs::path& input, const std::function<std::sp
                                     input.filename().string() + " says which)"
                               : "the data were recorded with (--model planewave, sa, dw or fw; a " + ext +
                                     " file does not say which)"));
+  }
   const std::string text = io::read_file(input, input_byte_limit(p));
   io::check_source_txt_size(text, std::size_t(p.channels), std::size_t(p.samples), input.string());
   io::parse_source_txt_into(text, destination(), p.channels, p.samples, input.string());

@@ -105,6 +105,62 @@ TEST_P(IoMatIndexing, CellAndStructArrayElementsRead) {
       }
 }
 
+// A scanner's parameter structs (Verasonics' Trans, Receive, TX) read field by field: text and
+// numbers of a struct array's elements, a range of them, a 1 x 1 struct's field that is itself a
+// struct, fields the struct lacks, and what is not a struct, alike in v5 and v7.3.
+TEST_P(IoMatIndexing, StructFieldsReadElementByElement) {
+  const MatStruct s = read_mat_struct(file_, "S", {"name", "data", "missing"});
+  EXPECT_EQ(s.dims, (std::vector<std::size_t>{1, 3}));
+  std::vector<std::string> fields = s.fields;
+  std::sort(fields.begin(), fields.end());
+  EXPECT_EQ(fields, (std::vector<std::string>{"data", "name"}));
+  ASSERT_EQ(s.elements.size(), 3u);
+  for (std::size_t k = 0; k < 3; ++k) {
+    SCOPED_TRACE(k);
+    ASSERT_EQ(s.elements[k].size(), 3u);
+    ASSERT_TRUE(s.elements[k][0] && s.elements[k][1]);
+    EXPECT_EQ(s.elements[k][0]->matlab_class, "char");
+    EXPECT_EQ(s.elements[k][0]->text, std::to_string(k + 1));
+    EXPECT_FALSE(s.elements[k][0]->numeric());
+    EXPECT_EQ(s.elements[k][1]->matlab_class, "double");
+    EXPECT_EQ(s.elements[k][1]->dims, (std::vector<std::size_t>{1, 2}));
+    EXPECT_EQ(s.elements[k][1]->values, (std::vector<double>{10.0 * double(k + 1), 10.0 * double(k + 1) + 1}));
+    EXPECT_FALSE(s.elements[k][2].has_value());
+  }
+  // A range: elements 2 and 3 (first = 1), the rest past the end left out.
+  const MatStruct tail = read_mat_struct(file_, "S", {"data"}, 1, 5);
+  EXPECT_EQ(tail.first, 1u);
+  ASSERT_EQ(tail.elements.size(), 2u);
+  EXPECT_EQ(tail.elements[1][0]->values, (std::vector<double>{30, 31}));
+  EXPECT_TRUE(read_mat_struct(file_, "S", {"data"}, 3).elements.empty());
+  // A 1 x 1 struct: a number, a struct array and a cell among its fields (said by class).
+  const MatStruct p = read_mat_struct(file_, "P", {"fs", "rx", "c"});
+  ASSERT_EQ(p.elements.size(), 1u);
+  EXPECT_EQ(p.elements[0][0]->values, std::vector<double>{20e6});
+  EXPECT_EQ(p.elements[0][1]->matlab_class, "struct");
+  EXPECT_TRUE(p.elements[0][1]->values.empty());
+  EXPECT_EQ(p.elements[0][2]->matlab_class, "cell");
+  // Into it: P.rx is a 2 x 1 struct array.
+  const MatStruct rx = read_mat_struct(file_, "P.rx", {"data"});
+  EXPECT_EQ(rx.dims, (std::vector<std::size_t>{2, 1}));
+  ASSERT_EQ(rx.elements.size(), 2u);
+  EXPECT_EQ(rx.elements[1][0]->values, (std::vector<double>{2, 2, 2, 2}));
+  EXPECT_EQ(rx.elements[1][0]->dims, (std::vector<std::size_t>{2, 2}));
+  // A struct array of none, and one without fields.
+  EXPECT_TRUE(read_mat_struct(file_, "SE0", {"data"}).elements.empty());
+  const MatStruct snf = read_mat_struct(file_, "SNF", {"data"});
+  EXPECT_TRUE(snf.fields.empty());
+  ASSERT_EQ(snf.elements.size(), 2u);
+  EXPECT_FALSE(snf.elements[0][0].has_value());
+  // Refused, naming what is wrong.
+  expect_refused(file_, "no variable 'nothing'", [&] { (void)read_mat_struct(file_, "nothing", {"x"}); });
+  expect_refused(file_, "not a struct", [&] { (void)read_mat_struct(file_, "C", {"x"}); });
+  expect_refused(file_, "'S' is not a 1 x 1 struct", [&] { (void)read_mat_struct(file_, "S.data", {"x"}); });
+  expect_refused(file_, "has no field 'none'", [&] { (void)read_mat_struct(file_, "P.none", {"x"}); });
+  expect_refused(file_, "not a struct", [&] { (void)read_mat_struct(file_, "P.fs", {"x"}); });
+  expect_refused(file_, "without subscripts", [&] { (void)read_mat_struct(file_, "S(1)", {"x"}); });
+}
+
 // The variables' classes and dims listed alike from both versions (a v7.3 struct array, empty
 // cell or empty struct array was listed as 1 x 1 or as its stored dims' count).
 TEST(IoMatIndexingVersions, BothVersionsListTheSameClassesAndDims) {

@@ -157,13 +157,14 @@ json describe(const fs::path& path, const InfoArgs& args) {
               {"layout_is_default", args.layout.empty() && geometry.layout.empty()}};
     if (!geometry.source.empty()) c["from_file"] = geometry_json(geometry);
     if (!geometry.channel_map.empty())
-      c["channel_map"] = {{"channels", geometry.channel_map}, {"array_channels", geometry.array_channels}};
+      c["channel_map"] = {{"channels", geometry.channel_map}, {"array_channels", geometry.array_channels},
+                          {"from_file", geometry.channel_map_from_file}};
     if (geometry.source.empty() && geometry.frames > 0) {  // a 'frames' axis named in --layout
       c["frame"] = geometry.frame;
       c["frames"] = geometry.frames;
     }
     // What reconstruct warns of, said here too (one line each).
-    std::vector<std::string> notes;
+    std::vector<std::string> notes = geometry.notes;  // what the file's parameters leave out
     if (recon::all_zero(rf)) notes.push_back(recon::kAllZero);
     if (recon::looks_unsigned(rf)) notes.push_back(recon::kLooksUnsigned);
     if (rf.elements > rf.samples && geometry.source.empty())
@@ -234,8 +235,10 @@ void print_text(const json& d) {
     std::vector<std::string> channels;
     for (const auto& channel : m["channels"]) channels.push_back(std::to_string(channel.get<int>()));
     const std::string list = elided(channels);
-    std::printf("  elements 1 to %zu read from channels %s of the array's %d (--channel-map)\n", m["channels"].size(),
-                list.c_str(), m["array_channels"].get<int>());
+    const std::string from = m["from_file"].get<std::string>();
+    std::printf("  elements 1 to %zu read from channels %s of the array's %d (%s)\n", m["channels"].size(),
+                list.c_str(), m["array_channels"].get<int>(),
+                from.empty() ? "--channel-map" : (from + ", the file's; --channel-map replaces it").c_str());
   }
   if (c.contains("frames"))
     std::printf("  frame %d of the %d along its 'frames' axis (reconstruct --frame all reads each)\n",

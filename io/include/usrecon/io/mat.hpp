@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <filesystem>
 #include <optional>
 #include <string>
@@ -85,6 +86,40 @@ bool is_numeric_class(const std::string& matlab_class);
 /// reads the variable whole to look inside), for one the file does not hold, and for a v7.3 name
 /// that read_mat refuses (it says why).
 std::optional<MatVariableInfo> mat_variable_to_read(const std::filesystem::path& path, const std::string& name);
+
+/// One field of one element of a MAT struct (read_mat_struct): a real numeric array as read_mat
+/// reads one (dims in MATLAB's order, values column-major), or a character array's text. Any other
+/// value (a struct, a cell, a complex or sparse array) is said by its class, without values.
+struct MatFieldValue {
+  std::string matlab_class;  ///< "double", ..., "logical", "char", "struct", "cell", ...
+  std::vector<std::size_t> dims;
+  std::vector<double> values;  ///< a real numeric array's
+  std::string text;            ///< a char array's characters in column-major order, as UTF-8
+  bool numeric() const;        ///< a real numeric array (values holds it; [] is one without values)
+};
+
+/// A struct or struct array of a MAT file (read_mat_struct): its dims, its fields' names in file
+/// order, and the fields asked for of elements first to first + elements.size() - 1.
+struct MatStruct {
+  std::string name;
+  std::vector<std::size_t> dims;
+  std::vector<std::string> fields;
+  std::size_t first = 0;
+  /// elements[k][f]: field wanted[f] of element first + k (column-major); nullopt where the struct
+  /// has no such field.
+  std::vector<std::vector<std::optional<MatFieldValue>>> elements;
+};
+
+/// Reads fields `wanted` of elements first to first + count - 1 (fewer past the end) of the struct
+/// or struct array `name`: a variable at the file's top, or a 1 x 1 struct's field of a struct
+/// there ("Resource.Parameters"), as a scanner's parameters are saved (Verasonics' Trans, Receive,
+/// TX). In v5 files matio reads the variable whole; in v7.3 files each field of a struct array
+/// costs one reader request, and the values asked for one more, whatever their number. Throws
+/// InputError naming the file for a missing variable or field, a name with subscripts, or a value
+/// that is not a struct.
+MatStruct read_mat_struct(const std::filesystem::path& path, const std::string& name,
+                          const std::vector<std::string>& wanted, std::size_t first = 0,
+                          std::size_t count = SIZE_MAX);
 
 /// Writes real double or uint8 arrays to a MAT v5 file (tests and tools; compressed when
 /// matio supports it). dims in MATLAB order, values column-major.

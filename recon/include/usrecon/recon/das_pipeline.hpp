@@ -92,6 +92,9 @@ struct FileGeometry {
   /// channels the array holds; empty and 0 without a map.
   std::vector<int> channel_map;
   int array_channels = 0;
+  /// The map's name when the file chose it without --channel-map (a Verasonics save's
+  /// "Trans.Connector"), else "".
+  std::string channel_map_from_file;
   double modulation_frequency = 0;  ///< IQ files: the demodulation frequency (Hz); 0 for RF
   /// USTB: what the sequence holds, and per transmit its wave's delay (s) and, for synthetic
   /// aperture, the element firing and its distance from the origin (m). Sample k of transmit t is
@@ -101,6 +104,9 @@ struct FileGeometry {
   std::vector<double> wave_delays, source_distances;
   std::vector<int> tx_elements;
   std::vector<double> source_x, source_z;  ///< diverging and focused waves: the virtual sources (m)
+  /// What the file's parameters leave out or cannot give (a Verasonics save without TW.peak, say),
+  /// said as warnings of the frames read from it.
+  std::vector<std::string> notes;
 };
 
 /// Writes plane-wave RF data as a PICMUS file (read back by read_channel_data with its geometry):

@@ -1,0 +1,447 @@
+// Verasonics Vantage saves: RcvData{1} with the structs its scanner saves beside it (Trans,
+// Receive, TX, TW, Resource, Event), written here by matio (an independent writer) in v5 and v7.3
+// around simulated plane-wave and synthetic-aperture data. The acquisition is taken from the
+// structs alone: the point targets must come out where they were put, which a wrong t0 (start
+// depth, pulse peak, lens), sampling rate, pitch, channel order or transmit timing moves.
+#include <gtest/gtest.h>
+#include <matio.h>
+
+#include <cmath>
+#include <complex>
+#include <cstdint>
+#include <filesystem>
+#include <fstream>
+#include <numbers>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "../test_support.hpp"
+#include "usrecon/recon/das_pipeline.hpp"
+#include "usrecon/recon/das_simulate.hpp"
+#include "usrecon/recon/pipeline.hpp"
+
+namespace fs = std::filesystem;
+
+namespace usrecon::recon {
+namespace {
+
+// --- A small MAT writer over matio: values, text, structs, struct arrays and cells. ---
+struct MatNode {
+  enum Kind { Doubles, Int16, Text, Struct, Cell } kind = Doubles;
+  std::vector<std::size_t> dims;
+  std::vector<double> values;
+  std::vector<std::int16_t> int16;
+  std::string text;
+  std::vector<std::string> fields;           // Struct
+  std::vector<std::vector<MatNode>> members;  // Struct: [element][field]; Cell: [element][0]
+};
+using Fields = std::vector<std::pair<std::string, MatNode>>;
+
+MatNode node(MatNode::Kind kind, std::vector<std::size_t> dims, std::vector<double> values = {}) {
+  MatNode n;
+  n.kind = kind;
+  n.dims = std::move(dims);
+  n.values = std::move(values);
+  return n;
+}
+
+MatNode row(std::vector<double> v) {
+  const std::size_t n = v.size();
+  return node(MatNode::Doubles, {1, n}, std::move(v));
+}
+MatNode num(double v) { return row({v}); }
+MatNode text(std::string s) {
+  MatNode n = node(MatNode::Text, {1, s.size()});
+  n.text = std::move(s);
+  return n;
+}
+MatNode struct_array(const std::vector<Fields>& elements) {
+  MatNode n = node(MatNode::Struct, {1, elements.size()});
+  for (const auto& [name, value] : elements.front()) n.fields.push_back(name);
+  for (const Fields& e : elements) {
+    auto& m = n.members.emplace_back();
+    for (const auto& [name, value] : e) m.push_back(value);
+  }
+  return n;
+}
+MatNode structure(const Fields& fields) { return struct_array({fields}); }
+
+matvar_t* to_matvar(const char* name, const MatNode& n) {
+  std::vector<std::size_t> dims = n.dims;
+  const int rank = static_cast<int>(dims.size());
+  switch (n.kind) {
+    case MatNode::Doubles:
+      return Mat_VarCreate(name, MAT_C_DOUBLE, MAT_T_DOUBLE, rank, dims.data(), const_cast<double*>(n.values.data()), 0);
+    case MatNode::Int16:
+      return Mat_VarCreate(name, MAT_C_INT16, MAT_T_INT16, rank, dims.data(), const_cast<std::int16_t*>(n.int16.data()), 0);
+    case MatNode::Text:
+      return Mat_VarCreate(name, MAT_C_CHAR, MAT_T_UINT8, rank, dims.data(), const_cast<char*>(n.text.data()), 0);
+    case MatNode::Cell: {
+      matvar_t* c = Mat_VarCreate(name, MAT_C_CELL, MAT_T_CELL, rank, dims.data(), nullptr, 0);
+      for (std::size_t k = 0; k < n.members.size(); ++k) Mat_VarSetCell(c, static_cast<int>(k), to_matvar(nullptr, n.members[k][0]));
+      return c;
+    }
+    case MatNode::Struct: {
+      std::vector<const char*> names;
+      for (const std::string& f : n.fields) names.push_back(f.c_str());
+      matvar_t* s = Mat_VarCreateStruct(name, rank, dims.data(), names.data(), static_cast<unsigned>(names.size()));
+      for (std::size_t k = 0; k < n.members.size(); ++k)
+        for (std::size_t f = 0; f < n.fields.size(); ++f)
+          Mat_VarSetStructFieldByIndex(s, f, k, to_matvar(nullptr, n.members[k][f]));
+      return s;
+    }
+  }
+  return nullptr;
+}
+
+void write_mat_file(const fs::path& path, const Fields& variables, bool v73) {
+  mat_t* m = Mat_CreateVer(path.c_str(), nullptr, v73 ? MAT_FT_MAT73 : MAT_FT_MAT5);
+  ASSERT_NE(m, nullptr) << path;
+  for (const auto& [name, value] : variables) {
+    matvar_t* v = to_matvar(name.c_str(), value);
+    ASSERT_NE(v, nullptr) << name;
+    EXPECT_EQ(Mat_VarWrite(m, v, MAT_COMPRESSION_NONE), 0) << name;
+    Mat_VarFree(v);
+  }
+  Mat_Close(m);
+}
+
+// --- A save of a simulated acquisition. ---
+constexpr double kF0 = 5e6, kC = 1540, kLambda = kC / kF0;
+constexpr int kElements = 16, kSamples = 512, kChannels = 20, kPadRows = 32, kFrames = 2;
+constexpr double kPitch = 0.3e-3, kStartDepth = 4, kPeak = 1.5, kLensMm = 0.5;
+const std::vector<PointTarget> kPoints = {{0.0, 8e-3, 1.0}, {1.5e-3, 12e-3, 1.0}};
+
+/// What the scanner saw: sample 0 comes 2 startDepth wavelengths after the trigger, less the
+/// pulse's time to its peak and the lens, crossed twice.
+double true_t0() { return 2 * kStartDepth * kLambda / kC - kPeak / kF0 - 2 * kLensMm * 1e-3 / kC; }
+
+/// Element e on channel connector[e] (from 1): every second channel from the top down, and the
+/// other channels hold a constant that no element is.
+std::vector<int> connector() {
+  std::vector<int> c;
+  for (int e = 0; e < kElements; ++e) c.push_back(kChannels - 1 - e);
+  return c;
+}
+
+struct Save {
+  Model model = Model::PlaneWave;
+  std::vector<double> angles_deg = {-10, 2, 12};
+  std::vector<int> tx_elements = {0, 7, 15};  // synthetic aperture
+  // Changes that make a save usrecon must refuse or note.
+  std::string sample_mode = "NS200BW";
+  double trans_type = 0;
+  bool hvmux = false, event = true, tw = true, delays = true, gap = false;
+};
+
+Acquisition acquisition_of(const Save& s) {
+  Acquisition a;
+  a.model = s.model;
+  a.probe.elements = kElements;
+  a.probe.pitch = kPitch;
+  a.sound_speed = kC;
+  a.fs = 4 * kF0;
+  a.t0 = true_t0();
+  for (double d : s.angles_deg) a.angles.push_back(d * std::numbers::pi / 180);
+  if (s.model == Model::SyntheticAperture) {
+    a.angles.clear();
+    a.tx_elements = s.tx_elements;
+  }
+  a.time_zero = das::TimeZero::FirstElement;  // a TX delay of 0 fires at t = 0
+  return a;
+}
+
+/// The simulated channel data, and the save written around them: frame 2 is frame 1 negated.
+ChannelData write_save(const fs::path& path, const Save& s, bool v73) {
+  DasSimulationOptions o;
+  o.acquisition = acquisition_of(s);
+  o.samples = kSamples;
+  o.points = kPoints;
+  o.center_frequency = kF0;
+  const ChannelData rf = simulate_das_channels(o);
+  const int transmits = rf.transmits;
+  const std::size_t rows = std::size_t(transmits) * kSamples + kPadRows;
+  MatNode data = node(MatNode::Int16, {rows, std::size_t(kChannels), std::size_t(kFrames)});
+  data.int16.assign(rows * kChannels * kFrames, 7);  // the unmapped channels' constant
+  const std::vector<int> conn = connector();
+  for (int f = 0; f < kFrames; ++f)
+    for (int t = 0; t < transmits; ++t)
+      for (int e = 0; e < kElements; ++e)
+        for (int k = 0; k < kSamples; ++k) {
+          const double v = std::round(rf.channel(t, e)[k] * 16000.0) * (f == 0 ? 1 : -1);
+          data.int16[(std::size_t(f) * kChannels + std::size_t(conn[e] - 1)) * rows + std::size_t(t) * kSamples + k] =
+              static_cast<std::int16_t>(v);
+        }
+  MatNode rcv = node(MatNode::Cell, {1, 1});
+  rcv.members.push_back({data});
+
+  std::vector<double> pos(kElements * 5, 0.0), conn_values;
+  for (int e = 0; e < kElements; ++e) pos[e] = (e - 0.5 * (kElements - 1)) * kPitch * 1e3;  // mm
+  for (int c : conn) conn_values.push_back(c);
+  const MatNode element_pos = node(MatNode::Doubles, {kElements, 5}, pos);
+  const MatNode connector_column = node(MatNode::Doubles, {kElements, 1}, conn_values);
+  Fields trans = {{"name", text("L-test")},        {"units", text("mm")},
+                  {"frequency", num(kF0 / 1e6)},   {"numelements", num(kElements)},
+                  {"spacingMm", num(kPitch * 1e3)}, {"ElementPos", element_pos},
+                  {"lensCorrection", num(kLensMm)}, {"Connector", connector_column},
+                  {"type", num(s.trans_type)}};
+  if (s.hvmux) trans.push_back({"HVMux", structure({{"Aperture", num(1)}})});
+
+  std::vector<Fields> receive, events, txs;
+  for (int f = 0; f < kFrames; ++f)
+    for (int t = 0; t < transmits; ++t) {
+      const double first = 1 + double(t) * kSamples + (s.gap && t == 1 ? 4 : 0);
+      receive.push_back({{"Apod", row(std::vector<double>(kElements, 1.0))},
+                         {"startDepth", num(kStartDepth)},
+                         {"endDepth", num(kStartDepth + kSamples / 8.0)},
+                         {"bufnum", num(1)},
+                         {"framenum", num(f + 1)},
+                         {"acqNum", num(t + 1)},
+                         {"samplesPerWave", num(4)},
+                         {"sampleMode", text(s.sample_mode)},
+                         {"mode", num(0)},
+                         {"startSample", num(first)},
+                         {"endSample", num(first + kSamples - 1)}});
+      events.push_back({{"info", text("acquire")}, {"tx", num(t + 1)}, {"rcv", num(f * transmits + t + 1)}});
+    }
+  // A processing event that pairs nothing, as Verasonics' sequences have.
+  events.push_back({{"info", text("recon")}, {"tx", num(0)}, {"rcv", num(0)}});
+  for (int t = 0; t < transmits; ++t) {
+    std::vector<double> apod(kElements, 1.0), delay(kElements, 0.0);
+    double steer = 0;
+    if (s.model == Model::SyntheticAperture) {
+      apod.assign(kElements, 0.0);
+      apod[std::size_t(s.tx_elements[std::size_t(t)])] = 1;
+    } else {
+      steer = s.angles_deg[std::size_t(t)] * std::numbers::pi / 180;
+      // computeTXDelays: the first element to fire at 0, the others later, in wavelengths.
+      const double x_first = steer >= 0 ? -0.5 * (kElements - 1) * kPitch : 0.5 * (kElements - 1) * kPitch;
+      for (int e = 0; e < kElements; ++e)
+        delay[std::size_t(e)] = ((e - 0.5 * (kElements - 1)) * kPitch - x_first) * std::sin(steer) / kLambda;
+    }
+    Fields tx = {{"waveform", num(1)}, {"Origin", row({0, 0, 0})}, {"focus", num(0)},
+                 {"Steer", row({steer, 0})}, {"Apod", row(apod)}};
+    if (s.delays) tx.push_back({"Delay", row(delay)});
+    txs.push_back(tx);
+  }
+  Fields vars = {{"RcvData", rcv},
+                 {"Trans", structure(trans)},
+                 {"Receive", struct_array(receive)},
+                 {"TX", struct_array(txs)},
+                 {"Resource", structure({{"Parameters", structure({{"speedOfSound", num(kC)}, {"numRcvChannels", num(kChannels)}})},
+                                         {"RcvBuffer", structure({{"datatype", text("int16")}, {"numFrames", num(kFrames)}})}})}};
+  if (s.tw) vars.push_back({"TW", structure({{"type", text("parametric")}, {"peak", num(kPeak)}})});
+  if (s.event) vars.push_back({"Event", struct_array(events)});
+  write_mat_file(path, vars, v73);
+  return rf;
+}
+
+/// The brightest pixel within 1 mm of (x, z) and its distance from it (metres).
+double peak_error(const Image& image, double x, double z) {
+  const Grid& g = image.grid;
+  double best = -1, bx = 0, bz = 0;
+  for (int i = 0; i < g.nx; ++i)
+    for (int j = 0; j < g.nz; ++j) {
+      const double px = g.x0 + i * g.dx, pz = g.z0 + j * g.dz;
+      if (std::hypot(px - x, pz - z) > 1e-3) continue;
+      const double v = std::abs(image.data[std::size_t(i) * g.nz + j]);
+      if (v > best) best = v, bx = px, bz = pz;
+    }
+  return std::hypot(bx - x, bz - z);
+}
+
+class ReconVerasonics : public testing::TempDir, public ::testing::WithParamInterface<bool> {
+ protected:
+  fs::path file(const std::string& stem) const { return dir_ / (stem + (GetParam() ? "_v73.mat" : "_v5.mat")); }
+  static DasSetup setup_for(Model model) {
+    DasSetup setup;
+    setup.acquisition.model = model;
+    setup.acquisition.probe.elements = 0;  // from the data, as the CLI leaves it without --elements
+    setup.grid.x_min = -2.4e-3;
+    setup.grid.x_max = 2.4e-3;
+    setup.grid.z_min = 5e-3;
+    setup.grid.z_max = 15e-3;
+    setup.grid.dx = 0.05e-3;
+    setup.grid.dz = 0.02e-3;
+    return setup;
+  }
+};
+
+TEST_P(ReconVerasonics, AnAcquisitionIsTakenFromTheSavesStructs) {
+  const fs::path path = file("pw");
+  const ChannelData rf = write_save(path, {}, GetParam());
+
+  // The channel data: RcvData{1}'s acquisitions split by Receive's rows, each element read from
+  // its Trans.Connector channel, frame by frame.
+  for (int frame = 1; frame <= kFrames; ++frame) {
+    SCOPED_TRACE(frame);
+    ChannelInput in;
+    in.frame = frame;
+    FileGeometry g;
+    const ChannelData read = read_channel_data(path, in, 0, 0, &g);
+    ASSERT_EQ(read.samples, kSamples);
+    ASSERT_EQ(read.elements, kElements);
+    ASSERT_EQ(read.transmits, 3);
+    for (int t = 0; t < 3; ++t)
+      for (int e = 0; e < kElements; ++e)
+        for (int k = 0; k < kSamples; ++k)
+          ASSERT_EQ(read.channel(t, e)[k], std::round(rf.channel(t, e)[k] * 16000.0) * (frame == 1 ? 1 : -1))
+              << t << " " << e << " " << k;
+    EXPECT_EQ(g.frames, kFrames);
+    EXPECT_EQ(g.channel_map, connector());
+    EXPECT_EQ(g.array_channels, kChannels);
+    EXPECT_EQ(g.rows_left, std::size_t(kPadRows));
+    // The geometry, from Trans, Receive, TX, TW and Resource.
+    EXPECT_NE(g.source.find("Verasonics"), std::string::npos);
+    EXPECT_EQ(g.layout, "(samples,transmits),elements,frames");
+    EXPECT_EQ(g.fs, 4 * kF0);
+    EXPECT_EQ(g.sound_speed, kC);
+    ASSERT_TRUE(g.t0);
+    EXPECT_NEAR(*g.t0, true_t0(), 1e-15);
+    ASSERT_TRUE(g.pitch);
+    EXPECT_NEAR(*g.pitch, kPitch, 1e-12);
+    EXPECT_EQ(g.elements, kElements);
+    ASSERT_EQ(g.angles.size(), 3u);
+    EXPECT_NEAR(g.angles[2], 12 * std::numbers::pi / 180, 1e-15);
+    EXPECT_EQ(g.model, Model::PlaneWave);
+    // Each wave timed from its front crossing the centre: half the array's span later than its
+    // first element's firing, for either sign of the angle.
+    EXPECT_EQ(g.time_zero, das::TimeZero::Center);
+    ASSERT_EQ(g.wave_delays.size(), 3u);
+    for (int t = 0; t < 3; ++t)
+      EXPECT_NEAR(g.wave_delays[std::size_t(t)], -0.5 * (kElements - 1) * kPitch * std::fabs(std::sin(g.angles[std::size_t(t)])) / kC,
+                  1e-15);
+    EXPECT_TRUE(g.notes.empty()) << g.notes.front();
+  }
+  EXPECT_EQ(count_frames(path, {}), kFrames);
+
+  // Beamformed with nothing given: the points where they were put, within a quarter wavelength.
+  const DasFrame frame = reconstruct_das(path, setup_for(Model::PlaneWave), BackendKind::Cpu, 2);
+  for (const PointTarget& p : kPoints) EXPECT_LE(peak_error(frame.image, p.x, p.z), kLambda / 4) << p.x << " " << p.z;
+  // Without TX.Delay: each wave timed from the first element's firing, the same points.
+  Save no_delays;
+  no_delays.delays = false;
+  write_save(file("pw_nodelay"), no_delays, GetParam());
+  FileGeometry g;
+  (void)read_channel_data(file("pw_nodelay"), {}, 0, 0, &g);
+  EXPECT_EQ(g.time_zero, das::TimeZero::FirstElement);
+  EXPECT_TRUE(g.wave_delays.empty());
+  const DasFrame first = reconstruct_das(file("pw_nodelay"), setup_for(Model::PlaneWave), BackendKind::Cpu, 2);
+  for (const PointTarget& p : kPoints) EXPECT_LE(peak_error(first.image, p.x, p.z), kLambda / 4);
+}
+
+TEST_P(ReconVerasonics, SyntheticApertureSavesNameTheirElements) {
+  Save sa;
+  sa.model = Model::SyntheticAperture;
+  write_save(file("sa"), sa, GetParam());
+  FileGeometry g;
+  (void)read_channel_data(file("sa"), {}, 0, 0, &g);
+  EXPECT_EQ(g.model, Model::SyntheticAperture);
+  EXPECT_EQ(g.tx_elements, sa.tx_elements);
+  EXPECT_FALSE(g.time_zero.has_value());
+  const DasFrame frame = reconstruct_das(file("sa"), setup_for(Model::SyntheticAperture), BackendKind::Cpu, 2);
+  for (const PointTarget& p : kPoints) EXPECT_LE(peak_error(frame.image, p.x, p.z), kLambda / 4);
+  // Beamformed as plane waves, it is refused by name.
+  try {
+    (void)reconstruct_das(file("sa"), setup_for(Model::PlaneWave), BackendKind::Cpu, 1);
+    ADD_FAILURE() << "synthetic-aperture data beamformed as plane waves";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("--model sa"), std::string::npos) << e.what();
+  }
+}
+
+TEST_P(ReconVerasonics, WhatTheSaveLeavesOutIsSaidAndGivenValuesWin) {
+  // Without TW and Event: t0 without the pulse's peak, said; TX(k) fires acquisition k.
+  Save bare;
+  bare.tw = false;
+  bare.event = false;
+  write_save(file("bare"), bare, GetParam());
+  FileGeometry g;
+  (void)read_channel_data(file("bare"), {}, 0, 0, &g);
+  ASSERT_TRUE(g.t0);
+  EXPECT_NEAR(*g.t0, true_t0() + kPeak / kF0, 1e-15);
+  ASSERT_EQ(g.notes.size(), 1u);
+  EXPECT_NE(g.notes[0].find("TW.peak"), std::string::npos) << g.notes[0];
+  EXPECT_EQ(g.angles.size(), 3u);
+  const PreparedDas prepared = prepare_das(file("bare"), setup_for(Model::PlaneWave), 1);
+  ASSERT_FALSE(prepared.warnings.empty());
+  EXPECT_NE(prepared.warnings[0].find("TW.peak"), std::string::npos);
+  // A value given wins, and is said where it differs.
+  DasSetup given = setup_for(Model::PlaneWave);
+  given.acquisition.t0 = true_t0();
+  given.given.t0 = true;
+  const PreparedDas with_t0 = prepare_das(file("bare"), given, 1);
+  EXPECT_EQ(with_t0.problem.acquisition.t0, true_t0());
+}
+
+TEST_P(ReconVerasonics, SavesUsreconCannotBeamformAreRefusedWithTheReason) {
+  const auto refused = [&](const Save& s, const std::string& stem, const std::string& fragment) {
+    SCOPED_TRACE(stem);
+    write_save(file(stem), s, GetParam());
+    for (int round = 0; round < 2; ++round) {  // the refusal kept is the same
+      try {
+        (void)read_channel_data(file(stem), {}, 0, 0, nullptr);
+        ADD_FAILURE() << "read";
+      } catch (const Error& e) {
+        const std::string what = e.what();
+        EXPECT_EQ(what.rfind(file(stem).string(), 0), 0u) << what;
+        EXPECT_NE(what.find(fragment), std::string::npos) << what;
+      }
+    }
+  };
+  Save bandpass;
+  bandpass.sample_mode = "BS100BW";
+  refused(bandpass, "bs100", "sampleMode is 'BS100BW', which samples in pairs");
+  Save curved;
+  curved.trans_type = 1;
+  refused(curved, "curved", "Trans.type 1 (a curved array)");
+  Save mux;
+  mux.hvmux = true;
+  refused(mux, "hvmux", "Trans.HVMux");
+  Save gap;
+  gap.gap = true;
+  refused(gap, "gap", "Receive(2) reads rows 517 to 1028");
+}
+
+// From the command line: a save reconstructs with --model alone, and says where its parameters
+// came from (the frame's JSON, info); --model seed names the model the save describes.
+TEST_P(ReconVerasonics, TheCommandLineTakesTheSave) {
+  ASSERT_FALSE(testing::usrecon_exe().empty()) << "USRECON_EXE is not set";
+  const fs::path path = file("cli");
+  write_save(path, {}, GetParam());
+  const auto usrecon = [&](const std::string& args) {
+    return testing::run_command(testing::quote(testing::usrecon_exe()) + " " + args + " 2>&1");
+  };
+  auto r = usrecon("reconstruct " + testing::quote(path) + " --model planewave --backend cpu --frame 2 --save-raw -o " +
+                   testing::quote(dir_ / "out") + " --x-range -2.4e-3:2.4e-3 --z-range 5e-3:15e-3");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  std::ifstream in(dir_ / "out" / (path.stem().string() + "_frame0002.json"));
+  ASSERT_TRUE(in) << r.output;
+  const nlohmann::json j = nlohmann::json::parse(in);
+  const nlohmann::json& p = j["parameters"];
+  EXPECT_NE(p["from_file"]["source"].get<std::string>().find("Verasonics"), std::string::npos) << p.dump();
+  EXPECT_EQ(p["from_file"]["parameters"],
+            (nlohmann::json{"fs", "sound_speed", "t0", "pitch", "elements", "time_zero", "angles"}));
+  EXPECT_EQ(p["channel_map"]["from_file"], "Trans.Connector");
+  EXPECT_EQ(p["channel_map"]["channels"].get<std::vector<int>>(), connector());
+  EXPECT_EQ(p["layout"], "(samples,transmits),elements,frames");
+  EXPECT_EQ(p["frame"], 2);
+  r = usrecon("info " + testing::quote(path));
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("reconstruct reads 3 transmit(s) x 16 element(s) x 512 samples"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("read from channels 19, 18, 17, 16, ..., 5, 4 of the array's 20 (Trans.Connector, the file's"),
+            std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("parameters from Verasonics"), std::string::npos) << r.output;
+  r = usrecon("reconstruct " + testing::quote(path) + " -o " + testing::quote(dir_ / "seed"));
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE(r.output.find("this Verasonics save's TX describes --model planewave"), std::string::npos) << r.output;
+}
+
+INSTANTIATE_TEST_SUITE_P(Versions, ReconVerasonics, ::testing::Values(false, true),
+                         [](const auto& info) { return info.param ? "V73" : "V5"; });
+
+}  // namespace
+}  // namespace usrecon::recon
