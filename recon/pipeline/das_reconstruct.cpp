@@ -135,6 +135,23 @@ Reconstructor::Frame Reconstructor::finish_das(const fs::path& input, DasFrame&&
       {"parameters", das.parameters},
       {"backend", das.backend}};
   frame.meta["parameters"]["dynamic_range_db"] = options_.dynamic_range_db;
+  // A grid wholly outside what the record reaches (a --z-range past its last sample) beamformed
+  // to a black image without a word; data of zeros are said already (kAllZero).
+  const auto zero = [](const std::complex<float>& v) { return v == std::complex<float>(0, 0); };
+  const nlohmann::json& p = das.parameters;
+  if (std::all_of(das.image.data.begin(), das.image.data.end(), zero) && p.contains("t0_s") &&
+      p.contains("sampling_hz") && p.contains("samples") && p.contains("sound_speed_m_per_s") &&
+      std::none_of(report.warnings.begin(), report.warnings.end(),
+                   [](const std::string& w) { return w.find(kAllZero) != std::string::npos; })) {
+    const double t0 = p["t0_s"].get<double>(), fs = p["sampling_hz"].get<double>(), c = p["sound_speed_m_per_s"].get<double>();
+    const double last = (t0 + (p["samples"].get<double>() - 1) / fs) * c / 2;
+    const std::string warning = input.string() + ": the image is black: no pixel's echo delays fall within the record, "
+                                "which reaches depths of about " + number_text(std::max(0.0, t0 * c / 2) * 1e3) + " to " +
+                                number_text(last * 1e3) + " mm (the grid's z is " + number_text(g.z0 * 1e3) + " to " +
+                                number_text((g.z0 + (g.nz - 1) * g.dz) * 1e3) + " mm)";
+    report.warnings.push_back(warning);
+    frame.meta["parameters"]["warnings"].push_back(warning);
+  }
   frame.raw_iq = std::move(das.image.data);
   frame.raw_layout = "complex64 [nx][nz]: the beamformed analytic (IQ) signal; its modulus is the envelope";
   return frame;

@@ -20,6 +20,17 @@ void check_options(const DasSimulationOptions& o) {
   if (o.samples < 1 || o.speckle < 0 || !(o.center_frequency > 0) || !(o.cycles > 0) ||
       o.noise < 0)
     throw Error("simulate: samples, frequency and cycles must be positive; speckle and noise >= 0");
+  // Noise is relative to the data's peak of 1 and added in float: 1e300 gave infinite samples.
+  if (!(o.noise <= 1e9))
+    throw Error("simulate: the noise (--noise) is relative to the data's peak of 1, and must be at most 1e9, not " +
+                number_text(o.noise));
+  for (const PointTarget& p : o.points)
+    if (!std::isfinite(p.amplitude)) throw Error("simulate: a point's amplitude must be finite");
+  // Speckle of amplitude 0 echoes nothing: data of zeros without points, and cysts (listed in the
+  // truth for metrics) with nothing to be seen against. Beside points alone it is no speckle.
+  if (o.speckle > 0 && o.speckle_amplitude == 0 && (o.points.empty() || !o.cysts.empty()))
+    throw Error("simulate: --speckle " + std::to_string(o.speckle) + " scatterers of --speckle-amplitude 0 echo nothing" +
+                (o.cysts.empty() ? "" : ", so a --cyst has no speckle to be seen against") + ": give an amplitude > 0");
   check_speckle_amplitude(o.speckle_amplitude);
   // At or above fs / 2 the pulse aliases (and is sampled at its zero crossings at fs / 2): a
   // frequency given in Hz for --center-mhz, or --fs in MHz, gave all-zero data.
@@ -30,6 +41,10 @@ void check_options(const DasSimulationOptions& o) {
   for (double edge : {o.x_min, o.x_max, o.z_min, o.z_max})
     if (!std::isfinite(edge) || std::fabs(edge) > 1e3)
       throw Error("simulate: the speckle region must lie within 1 km of the array");
+  // Scatterers behind the array (z < 0) echoed into the image as if in front of it.
+  if (o.z_max > o.z_min && !(o.z_min > 0))
+    throw Error("simulate: the speckle region's depths (--speckle-z-range) lie below the array, at z > 0, not from " +
+                number_text(o.z_min * 1e3) + " mm");
 }
 
 }  // namespace
@@ -121,6 +136,17 @@ void simulate_traces(const DasSimulationOptions& o, std::mt19937_64& rng, Trace 
     misses = 0;
     scatterers.push_back(s);
     ++n;
+  }
+  // The data are scaled to peak at 1 after the traces are formed in double and stored as float:
+  // amplitudes past float's range (a point of amplitude 1e39) gave NaN and infinite samples, and
+  // tiny ones subnormal floats. A power of two brings the largest to [0.5, 1) first, which scales
+  // every value exactly, so the data of amplitudes within range are the same bits as before.
+  double largest = 0;
+  for (const PointTarget& s : scatterers) largest = std::max(largest, std::fabs(s.amplitude));
+  if (largest > 0 && std::isfinite(largest)) {
+    int exponent = 0;
+    (void)std::frexp(largest, &exponent);
+    for (PointTarget& s : scatterers) s.amplitude = std::ldexp(s.amplitude, -exponent);
   }
 
   // Fields named, not bound: clang before 16 cannot capture structured bindings in the lambda.

@@ -19,7 +19,8 @@ void check_speckle_amplitude(double amplitude) {
 namespace detail {
 
 RecordCoverage::RecordCoverage(std::size_t points, int samples)
-    : samples_(samples), first_(points, INFINITY), last_(points, -INFINITY), inside_(points, false) {}
+    : samples_(samples), first_(points, INFINITY), last_(points, -INFINITY), inside_(points, false),
+      echoes_(points, 0), missed_(points, 0) {}
 
 void RecordCoverage::echo(std::size_t p, double pos) {
   first_[p] = std::min(first_[p], pos);
@@ -28,7 +29,9 @@ void RecordCoverage::echo(std::size_t p, double pos) {
   // seed's delays index). One whose pulse only reaches into the record (its tail, 4 sigma out, a
   // thousandth of its height) counted as recorded, without a word, and the data were then scaled
   // up to make that tail peak at 1.
+  ++echoes_[p];
   if (pos >= -0.5 && pos < samples_ - 0.5) inside_[p] = true;
+  else ++missed_[p];
 }
 
 PointsOutsideRecord RecordCoverage::result(const std::vector<std::array<double, 2>>& positions_mm,
@@ -45,6 +48,19 @@ PointsOutsideRecord RecordCoverage::result(const std::vector<std::array<double, 
   }
   if (!out.points.empty())
     out.message = list + (out.points.size() == 1 ? " lies" : " lie") + " outside the recorded time; " + record;
+  list.clear();
+  for (std::size_t p = 0; p < inside_.size(); ++p) {
+    if (!inside_[p] || missed_[p] == 0) continue;
+    out.partly.push_back(p);
+    list += (list.empty() ? "" : ", ") + ("point " + std::to_string(p + 1) + " at (" + number_text(positions_mm[p][0]) +
+                                          ", " + number_text(positions_mm[p][1]) + ") mm: " + std::to_string(missed_[p]) +
+                                          " of its " + std::to_string(echoes_[p]) + " echoes, which arrive at samples " +
+                                          number_text(std::round(first_[p])) + " to " +
+                                          number_text(std::round(last_[p])) + " of 0 to " + std::to_string(samples_ - 1));
+  }
+  if (!out.partly.empty())
+    out.partly_message = "some echoes miss the recorded time, so their channels hold none of the point: " + list +
+                         "; " + record;
   return out;
 }
 
@@ -69,6 +85,9 @@ void check_options(const SimulationOptions& o) {
     throw Error("simulate: frequency, cycles and peak must be positive; speckle and noise >= 0");
   if (o.peak > 1e9) throw Error("simulate: peak must stay within the 32-bit range (<= 1e9)");
   check_speckle_amplitude(o.speckle_amplitude);
+  if (o.speckle > 0 && o.speckle_amplitude == 0 && o.points.empty())  // data of zeros
+    throw Error("simulate: --speckle " + std::to_string(o.speckle) +
+                " scatterers of --speckle-amplitude 0 echo nothing: give an amplitude > 0");
   // At or above fs / 2 the pulse aliases (at fs / 2 it is sampled at its zero crossings).
   if (!(o.center_mhz < seed::Problem::kSamplingMhz / 2))
     throw Error("simulate: the centre frequency " + number_text(o.center_mhz) +

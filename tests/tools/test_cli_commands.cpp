@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <complex>
+#include <cstring>
 #include <functional>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -290,9 +291,60 @@ TEST_F(CliCommands, SimulateRefusesASpeckleAmplitudeThatIsNotAFiniteNonNegativeN
                      "--speckle-amplitude: must be a number >= 0, not " + std::string(amplitude));
   EXPECT_FALSE(fs::exists(dir_ / "s.txt"));
   EXPECT_FALSE(fs::exists(dir_ / "s.npy"));
-  // Zero is no speckle to speak of, but no error.
+  // Zero is no speckle to speak of, but no error beside points; alone it is data of zeros, and
+  // with a cyst (listed in the truth for metrics) one with nothing to be seen against.
   for (const std::string& model : {seed, pw})
     EXPECT_EQ(run_command(usrecon(model + " --speckle-amplitude 0 --point 0,3 --overwrite")).exit_code, 0);
+  for (const std::string& model : {seed, pw})
+    expect_refused(model + " --speckle-amplitude 0 --overwrite", "scatterers of --speckle-amplitude 0 echo nothing");
+  expect_refused(pw + " --speckle-amplitude 0 --point 0,3 --cyst 0,4,1 --overwrite",
+                 "so a --cyst has no speckle to be seen against");
+}
+
+// Amplitudes past float's range gave NaN and infinite samples (exit 0); noise past it infinite
+// ones; speckle behind the array was echoed into the image; a point whose outer channels' echoes
+// miss the record, and a grid the record does not reach (a black image), went without a word.
+TEST_F(CliCommands, SimulateKeepsItsDataFiniteAndSaysWhatMissesTheRecord) {
+  const fs::path out = dir_ / "h.npy";
+  const std::string pw = "simulate --model planewave --elements 16 --samples 400 -o " + quote(out) + " --overwrite ";
+  for (const char* options : {"--point 0,5,1e39", "--point 0,5 --point 1,6,1e300", "--point 0,5,1e-320",
+                              "--speckle 50 --speckle-amplitude 1e300"}) {
+    SCOPED_TRACE(options);
+    const auto r = run_command(usrecon(pw + options));
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    const usrecon::io::NpyArray a = usrecon::io::read_npy(out);
+    ASSERT_EQ(a.dtype, usrecon::io::DType::f32);
+    std::vector<float> v(a.data.size() / sizeof(float));
+    std::memcpy(v.data(), a.data.data(), a.data.size());
+    float peak = 0;
+    for (float x : v) {
+      ASSERT_TRUE(std::isfinite(x));
+      peak = std::max(peak, std::fabs(x));
+    }
+    EXPECT_EQ(peak, 1.0f);
+  }
+  expect_refused(pw + "--point 0,5 --noise 1e300", "must be at most 1e9, not 1e+300");
+  expect_refused(pw + "--speckle 50 --speckle-z-range -10:-2", "lie below the array, at z > 0, not from -10 mm");
+  // 400 samples at 20 MHz reach 15.4 mm: a point at 15.35 mm straight below the centre is in the
+  // record on the middle channels only.
+  auto r = run_command(usrecon(pw + "--point 0,15.35"));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("some echoes miss the recorded time, so their channels hold none of the point: point 1 at "
+                          "(0, 15.35) mm: "),
+            std::string::npos)
+      << r.output;
+  r = run_command(usrecon(pw + "--point 0,5"));
+  EXPECT_EQ(r.output.find("warning"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("16 elements x 1 transmit, 1 point, 0 cysts, 0 speckle scatterers"), std::string::npos)
+      << r.output;
+  // Reconstructed on a grid deeper than the record reaches: black, and said so.
+  r = run_command(usrecon("reconstruct " + quote(out) + " --model planewave --fs 2e7 --pitch 3e-4 --angles-deg 0 "
+                          "--backend cpu -o " + quote(dir_ / "deep") + " --z-range 0.03:0.04"));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("the image is black: no pixel's echo delays fall within the record, which reaches depths of "
+                          "about 0 to 15.3615 mm (the grid's z is 30 to "),
+            std::string::npos)
+      << r.output;
 }
 
 // --seed -1 became 18446744073709551615 without a word (so did any number past it): a seed is a

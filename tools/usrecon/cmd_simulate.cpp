@@ -132,9 +132,15 @@ void put_in_place(io::StagedFile data, const std::string& truth_path, const nloh
 
 // Some points outside the record (a depth past the last sample): simulated as asked, with a
 // warning naming them. All of them: the simulators refuse.
+// "1 point", "2 points".
+std::string counted(std::size_t n, const std::string& thing) {
+  return std::to_string(n) + " " + thing + (n == 1 ? "" : "s");
+}
+
 void warn_of_points_outside_record(const recon::PointsOutsideRecord& outside, std::size_t points) {
   if (!outside.points.empty() && outside.points.size() < points)
     std::fprintf(stderr, "usrecon: warning: %s; the other points are simulated\n", outside.message.c_str());
+  if (!outside.partly.empty()) std::fprintf(stderr, "usrecon: warning: %s\n", outside.partly_message.c_str());
 }
 
 // Plane-wave, synthetic-aperture, diverging- or focused-wave channel data with the geometry of
@@ -310,11 +316,11 @@ int run_das(SimulateArgs& args) {
     for (const recon::Cyst& c : o.cysts) truth["cysts"].push_back({{"x", c.x}, {"z", c.z}, {"radius", c.radius}});
   }
   put_in_place(std::move(data), args.truth, truth);
-  std::printf("usrecon: wrote %s (%s: %d samples x %d elements x %d transmits, %zu points, %zu cysts, "
-              "%d speckle scatterers)%s%s\n",
-              args.output.c_str(), args.model.c_str(), rf.samples, rf.elements, rf.transmits,
-              o.points.size(), o.cysts.size(), o.speckle, args.truth.empty() ? "" : "; truth in ",
-              args.truth.c_str());
+  std::printf("usrecon: wrote %s (%s: %s x %s x %s, %s, %s, %s)%s%s\n", args.output.c_str(), args.model.c_str(),
+              counted(rf.samples, "sample").c_str(), counted(rf.elements, "element").c_str(),
+              counted(rf.transmits, "transmit").c_str(), counted(o.points.size(), "point").c_str(),
+              counted(o.cysts.size(), "cyst").c_str(), counted(o.speckle, "speckle scatterer").c_str(),
+              args.truth.empty() ? "" : "; truth in ", args.truth.c_str());
   // An NPY file holds the samples alone: reconstruct needs the geometry given again, in full
   // (reconstruct has no default angles or sources) and to the last digit (%.6g would round a rate
   // of 41666666.67 Hz).
@@ -396,9 +402,10 @@ int run(SimulateArgs& args) {
                                  {"i", s.z_mm / recon::seed::Problem::kGridStepMm}});
   }
   put_in_place(std::move(data), args.truth, truth);
-  std::printf("usrecon: wrote %s (%d channels x %d samples, %zu points, %d speckle scatterers)%s%s\n",
-              args.output.c_str(), p.channels, p.samples, args.options.points.size(),
-              args.options.speckle, args.truth.empty() ? "" : "; truth in ", args.truth.c_str());
+  std::printf("usrecon: wrote %s (%s x %s, %s, %s)%s%s\n", args.output.c_str(), counted(p.channels, "channel").c_str(),
+              counted(p.samples, "sample").c_str(), counted(args.options.points.size(), "point").c_str(),
+              counted(args.options.speckle, "speckle scatterer").c_str(), args.truth.empty() ? "" : "; truth in ",
+              args.truth.c_str());
   return 0;
 }
 
@@ -438,7 +445,7 @@ Command add_simulate(CLI::App& app) {
   args->app = &app;
   const std::string g = kGeneralGroup;
   auto& acq = args->das.acquisition;
-  app.add_option("--model", args->model, "seed (the seed's geometry, source.txt out), planewave, sa, dw or fw")
+  app.add_option("--model", args->model, "seed (the seed's geometry, source.txt out), planewave, sa, dw or fw (dw and fw: one spherical wave from each virtual source, the beamformer's own model, not a real probe's beam: see the README)")
       ->check(CLI::IsMember({"seed", "planewave", "sa", "dw", "fw"}))->capture_default_str();
   app.add_option("--elements", acq.probe.elements, "Array elements")->transform(in_range(1, 4096))->capture_default_str()->group(g);
   app.add_option("--pitch", acq.probe.pitch, "Element pitch, metres")->check(positive_number())->capture_default_str()->group(g);

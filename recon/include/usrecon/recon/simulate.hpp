@@ -47,6 +47,10 @@ struct PointsOutsideRecord {
   /// Names them (number from 1, position in mm, the samples their echoes arrive at) and what the
   /// record covers; empty when there are none.
   std::string message;
+  /// The points with some echoes centred in the record and others not (the outer channels' of a
+  /// point near its end), and the message that names them with how many of their echoes miss it.
+  std::vector<std::size_t> partly;
+  std::string partly_message;
 };
 PointsOutsideRecord points_outside_record(const SimulationOptions& options);
 
@@ -71,6 +75,7 @@ class RecordCoverage {
   int samples_;
   std::vector<double> first_, last_;
   std::vector<bool> inside_;
+  std::vector<std::size_t> echoes_, missed_;  ///< per point: echoes, and those not centred in the record
 };
 
 /// Both simulators' pulse: a Gaussian envelope of FWHM `fwhm_samples`. Its standard deviation
