@@ -171,6 +171,24 @@ TEST_F(CliCommands, MetricsReadsTheSeedModelsTruthInMillimetres) {
   // A point with neither form is named.
   usrecon::io::write_file_atomic(dir_ / "bad.json", R"({"points": [{"x": 0.001}]})");
   expect_refused("metrics " + quote(dir_ / "a.npy") + " --truth " + quote(dir_ / "bad.json"), "\"z_mm\"");
+  // A truth of the other kind of model (x from the first element against x from the array
+  // centre) is refused, rather than measured at the wrong spots; one of its own kind is measured.
+  const fs::path general = dir_ / "general.json";
+  usrecon::io::write_file_atomic(general, R"({"model": "planewave", "points": [{"x": 0.001, "z": 0.002}]})");
+  for (const char* model : {"planewave", "seed"}) {
+    SCOPED_TRACE(model);
+    const std::string stem = std::string("m_") + model;
+    fs::copy_file(dir_ / "a.npy", dir_ / (stem + ".npy"));
+    nlohmann::json meta = nlohmann::json::parse(usrecon::io::read_file(dir_ / "a.json"));
+    meta["model"] = model;
+    meta["outputs"] = {{"png", stem + ".png"}, {"raw", stem + ".npy"}};
+    usrecon::io::write_file_atomic(dir_ / (stem + ".json"), meta.dump(2) + "\n");
+    const bool seed = std::string(model) == "seed";
+    const std::string image = "metrics " + quote(dir_ / (stem + ".npy")) + " --truth ";
+    expect_refused(image + quote(seed ? general : truth), seed ? "a general model's truth, but " : "a seed model's truth, but ");
+    const auto own = run_command(usrecon(image + quote(seed ? truth : general)));
+    EXPECT_EQ(own.exit_code, 0) << own.output;
+  }
 }
 
 TEST_F(CliCommands, SimulateAppliesOrRefusesEachOptionByModel) {

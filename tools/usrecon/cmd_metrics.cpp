@@ -95,6 +95,21 @@ int run(const MetricsArgs& args) {
     const nlohmann::json truth = nlohmann::json::parse(io::read_file(args.truth), nullptr, false);
     if (truth.is_discarded()) throw Error(args.truth + ": not valid JSON");
     if (!truth.is_object()) throw Error(args.truth + ": not a JSON object with \"points\" and/or \"cysts\"");
+    // The seed model's x counts from its first element, the general models' from the array centre:
+    // a truth of the one measured on an image of the other looked at the wrong spots (0.5 to 1 mm
+    // off) without a word. A seed truth is the one written in millimetres.
+    const auto is_seed_truth = [&] {
+      for (const char* list : {"points", "cysts"})
+        for (const auto& item : truth.value(list, nlohmann::json::array()))
+          if (item.is_object() && item.contains("x_mm")) return true;
+      return truth.value("model", "") == "seed";
+    };
+    const std::string image_model = meta.is_object() ? meta.value("model", "") : "";
+    if (!image_model.empty() && (image_model == "seed") != is_seed_truth())
+      throw Error(args.truth + ": a " + (is_seed_truth() ? std::string("seed model's") : "general model's") +
+                  " truth, but " + image_path.string() + " is a " + image_model +
+                  " reconstruction: the seed model's x counts from its first element, the general models' from the "
+                  "array centre, so its points and cysts would be looked for in the wrong places");
     for (const auto& p : truth.value("points", nlohmann::json::array()))
       points.push_back({metres(p, "x", args.truth), metres(p, "z", args.truth)});
     for (const auto& c : truth.value("cysts", nlohmann::json::array()))
