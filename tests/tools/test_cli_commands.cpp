@@ -120,11 +120,15 @@ TEST_F(CliCommands, MetricsAndViewRefuseAnOutputThatIsTheirInput) {
                  dir_ / "a.json");
   EXPECT_EQ(metrics(quote(image) + " --point 0.001,0.002").at("points").size(), 1u);
 
-  const fs::path png = dir_ / "a.png";
+  const fs::path png = dir_ / "v.png";
   const auto r = run_command(usrecon("view " + quote(image) + " --export " + quote(png)));
   ASSERT_EQ(r.exit_code, 0) << r.output;
   expect_refused("view " + quote(png) + " --export " + quote(png), "is the file viewed", png);
-  expect_refused("view " + quote(png) + " --export " + quote(dir_ / "sub" / ".." / "a.png"), "is the file viewed", png);
+  expect_refused("view " + quote(png) + " --export " + quote(dir_ / "sub" / ".." / "v.png"), "is the file viewed", png);
+  // Nor, with --overwrite, over the B-mode PNG that the image's reconstruction lists beside it.
+  usrecon::io::write_file_atomic(dir_ / "a.png", "the reconstruction's B-mode");
+  expect_refused("view " + quote(image) + " --export " + quote(dir_ / "a.png") + " --overwrite",
+                 "is the reconstruction's own png output (listed in ", dir_ / "a.png");
 }
 
 TEST_F(CliCommands, NumbersMustBeFiniteDecimals) {

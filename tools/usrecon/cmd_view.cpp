@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "commands.hpp"
 #include "same_file.hpp"
 #include "usrecon/io/file.hpp"
@@ -52,6 +54,21 @@ int export_view(const ViewArgs& args, const fs::path& target) {
                 ": export to a file of its own");
   if (fs::is_directory(target))
     throw Error(target.string() + ": --export renders one FILE, not a directory");
+  // Nor over the outputs its reconstruction lists beside it (<stem>.json): --overwrite replaced the
+  // B-mode PNG with the annotated view, which view then refused as the image's ("grid mismatch").
+  {
+    fs::path listing = target;
+    listing.replace_extension(".json");
+    std::error_code ec;
+    if (fs::is_regular_file(listing, ec)) {
+      const nlohmann::json meta = nlohmann::json::parse(io::read_file(listing), nullptr, false);
+      if (meta.is_object() && meta.contains("outputs") && meta["outputs"].is_object())
+        for (const auto& [kind, name] : meta["outputs"].items())
+          if (name.is_string() && same_file(out, listing.parent_path() / name.get<std::string>()))
+            throw Error("--export " + out.string() + " is the reconstruction's own " + kind + " output (listed in " +
+                        listing.string() + "): export to a file of its own");
+    }
+  }
   // As reconstruct and simulate do: an existing file is kept unless --overwrite.
   check_output_file(out, args.overwrite, "--export " + out.string());
   const viewer::Frame frame = viewer::load_frame(target);
