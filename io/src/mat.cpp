@@ -1471,9 +1471,9 @@ void read_mat5_struct(const fs::path& path, const std::vector<VarStep>& steps, c
   }
 }
 
-void read_mat73_struct(const fs::path& path, const std::vector<VarStep>& steps, const std::vector<std::string>& wanted,
+void read_mat73_struct(const Mat73File& f, const std::vector<VarStep>& steps, const std::vector<std::string>& wanted,
                        std::size_t count, MatStruct& out) {
-  const Mat73File f(path);
+  const fs::path& path = f.path();
   const std::string& top = steps.front().field;
   std::string object = "/" + top;
   if (top.empty() || top.find('/') != std::string::npos || top.front() == '#' || !f.exists(object))
@@ -1566,8 +1566,29 @@ void read_mat73_struct(const fs::path& path, const std::vector<VarStep>& steps, 
 
 }  // namespace
 
-MatStruct read_mat_struct(const fs::path& path, const std::string& name, const std::vector<std::string>& wanted,
-                          std::size_t first, std::size_t count) {
+struct MatStructReader::Impl {
+  fs::path path;
+  std::optional<Mat73File> v73;  ///< a v7.3 file's listing, read once
+  std::vector<MatVariableInfo> variables;
+};
+
+MatStructReader::MatStructReader(const fs::path& path) : impl_(std::make_unique<Impl>()) {
+  impl_->path = path;
+  if (is_mat73(path)) {
+    impl_->v73.emplace(path);
+    impl_->variables = list_mat73_variables(*impl_->v73);
+  } else {
+    impl_->variables = list_mat_variables(path);
+  }
+}
+
+MatStructReader::~MatStructReader() = default;
+
+const std::vector<MatVariableInfo>& MatStructReader::variables() const { return impl_->variables; }
+
+MatStruct MatStructReader::read(const std::string& name, const std::vector<std::string>& wanted, std::size_t first,
+                                std::size_t count) const {
+  const fs::path& path = impl_->path;
   const std::vector<VarStep> steps = parse_variable_path(path, name);
   for (const VarStep& step : steps)
     if (step.kind != '.')
@@ -1576,9 +1597,14 @@ MatStruct read_mat_struct(const fs::path& path, const std::string& name, const s
   MatStruct out;
   out.name = name;
   out.first = first;
-  if (is_mat73(path)) read_mat73_struct(path, steps, wanted, count, out);
+  if (impl_->v73) read_mat73_struct(*impl_->v73, steps, wanted, count, out);
   else read_mat5_struct(path, steps, wanted, count, out);
   return out;
+}
+
+MatStruct read_mat_struct(const fs::path& path, const std::string& name, const std::vector<std::string>& wanted,
+                          std::size_t first, std::size_t count) {
+  return MatStructReader(path).read(name, wanted, first, count);
 }
 
 void write_mat(const fs::path& path, const std::vector<MatArray>& arrays, bool as_uint8) {

@@ -2,6 +2,7 @@
 // of baseband IQ data by FFT interpolation and remodulation.
 #include <algorithm>
 #include <cmath>
+#include <complex>
 #include <cstdint>
 #include <limits>
 #include <numbers>
@@ -31,12 +32,49 @@ void for_channel_chunks(int channels, int threads, Chunk chunk) {
 
 }  // namespace
 
-AnalyticData analytic_signal(const ChannelData& rf, int threads) {
+AnalyticData analytic_signal(const ChannelData& rf, int threads, int upsample) {
   if (rf.samples <= 0 || rf.elements <= 0 || rf.transmits <= 0 || rf.data.size() != rf.size())
     throw Error("analytic signal: channel data size does not match its shape");
-  AnalyticData out = AnalyticData::zeros(rf.samples, rf.elements, rf.transmits);
+  if (upsample < 1 || upsample > 64) throw Error("analytic signal: upsample must be 1 to 64");
+  if (std::int64_t(rf.samples) * upsample > std::numeric_limits<int>::max() / 2)
+    throw Error("analytic signal: " + std::to_string(rf.samples) + " samples upsampled " + std::to_string(upsample) +
+                "x are too many for one channel");
   const int n = rf.samples;
   const int channels = rf.elements * rf.transmits;
+  if (upsample > 1) {
+    // The analytic spectrum (DC and, for even n, Nyquist once; positive frequencies doubled)
+    // zero-padded to m = n k bins; the Nyquist bin, a real cosine, is split between bins n/2 and
+    // m - n/2 (+ and - fs/2) so that I stays the data's band-limited interpolation.
+    const int m = n * upsample, positive = (n + 1) / 2;
+    AnalyticData out = AnalyticData::zeros(m, rf.elements, rf.transmits);
+    for_channel_chunks(channels, threads, [&](int c0, int rows) {
+      const cv::Mat lines(rows, n, CV_32F, const_cast<float*>(rf.data.data()) + std::size_t(c0) * n);
+      cv::Mat spectrum, padded = cv::Mat::zeros(rows, m, CV_32FC2), interpolated;
+      cv::dft(lines, spectrum, cv::DFT_ROWS | cv::DFT_COMPLEX_OUTPUT);
+      for (int r = 0; r < rows; ++r) {
+        const auto* from = spectrum.ptr<cv::Vec2f>(r);
+        auto* to = padded.ptr<cv::Vec2f>(r);
+        to[0] = from[0];
+        for (int f = 1; f < positive; ++f) to[f] = from[f] * 2.0f;
+        if (n % 2 == 0) {
+          to[n / 2] = from[n / 2] * 0.5f;
+          to[m - n / 2] = from[n / 2] * 0.5f;
+        }
+      }
+      cv::idft(padded, interpolated, cv::DFT_ROWS | cv::DFT_SCALE);  // 1/m: times upsample below
+      for (int r = 0; r < rows; ++r) {
+        const auto* row = interpolated.ptr<cv::Vec2f>(r);
+        float* I = out.i.data() + std::size_t(c0 + r) * out.stride + AnalyticData::kFront;
+        float* Q = out.q.data() + std::size_t(c0 + r) * out.stride + AnalyticData::kFront;
+        for (int k = 0; k < m; ++k) {
+          I[k] = row[k][0] * float(upsample);
+          Q[k] = row[k][1] * float(upsample);
+        }
+      }
+    });
+    return out;
+  }
+  AnalyticData out = AnalyticData::zeros(rf.samples, rf.elements, rf.transmits);
   // The analytic signal is x + i H{x}: I is the data itself, Q its Hilbert transform.
   for_channel_chunks(channels, threads, [&](int c0, int rows) {
     // A header over the chunk's channels (cv::Mat wants a mutable pointer; the DFT only reads).
@@ -51,6 +89,18 @@ AnalyticData analytic_signal(const ChannelData& rf, int threads) {
     }
   });
   return out;
+}
+
+double mean_phase_step(const AnalyticData& data) {
+  // sum of a[k+1] conj(a[k]) over every channel: its angle is the power-weighted mean step.
+  std::complex<double> sum = 0;
+  for (std::size_t c = 0; c < std::size_t(data.elements) * data.transmits; ++c) {
+    const float* I = data.i.data() + c * data.stride + AnalyticData::kFront;
+    const float* Q = data.q.data() + c * data.stride + AnalyticData::kFront;
+    for (int k = 0; k + 1 < data.samples; ++k)
+      sum += std::complex<double>(I[k + 1], Q[k + 1]) * std::complex<double>(I[k], -Q[k]);
+  }
+  return sum == 0.0 ? 0.0 : std::fabs(std::arg(sum));
 }
 
 int iq_upsampling(double modulation_frequency, double fs) {

@@ -926,11 +926,33 @@ ChannelData read_channel_data_as_given(const fs::path& path, const ChannelInput&
   return arrange_channels(values, dims, false, layout, in.offset, path.string(), in.frame);  // one frame
 }
 
+/// A Verasonics save's parameters (null for other files). A save they cannot describe (a curved
+/// probe, bandpass sampling, ...) is still read as a plain MAT array where --layout describes it
+/// (`refusal` then says why its parameters are left, for the frame's warnings); without, the
+/// refusal says how to read it so.
+std::shared_ptr<const detail::VerasonicsSave> verasonics_save_for(const fs::path& path, const ChannelInput& in,
+                                                                 std::string* refusal = nullptr) {
+  try {
+    return detail::verasonics_save(path);
+  } catch (const Error& e) {
+    if (in.layout.empty())
+      throw Error(std::string(e.what()) + "; to read its array as a plain MAT array, give --var, --layout and the "
+                                          "acquisition's options");
+    if (refusal) {
+      std::string_view reason = e.what();
+      if (const std::string prefix = path.string() + " (a Verasonics save): "; reason.starts_with(prefix))
+        reason.remove_prefix(prefix.size());
+      *refusal = "its Verasonics parameters are not used (" + std::string(reason) + "); its array is read as --layout says";
+    }
+    return nullptr;
+  }
+}
+
 }  // namespace
 
 int count_frames(const fs::path& path, const ChannelInput& in) {
   (void)io::existing_input_status(path);  // said as every reader says it
-  if (const std::shared_ptr<const detail::VerasonicsSave> save = detail::verasonics_save(path))
+  if (const std::shared_ptr<const detail::VerasonicsSave> save = verasonics_save_for(path, in))
     return count_frames_as_given(path, detail::with_verasonics_defaults(in, *save));
   return count_frames_as_given(path, in);
 }
@@ -940,8 +962,13 @@ ChannelData read_channel_data(const fs::path& path, const ChannelInput& in, int 
   // A missing or misnamed file is said so first, in the words of every command (a source.txt was
   // told to give --elements, a MAT file "no such file").
   (void)io::existing_input_status(path);
-  const std::shared_ptr<const detail::VerasonicsSave> save = detail::verasonics_save(path);
-  if (!save) return read_channel_data_as_given(path, in, elements, transmits, geometry);
+  std::string refusal;
+  const std::shared_ptr<const detail::VerasonicsSave> save = verasonics_save_for(path, in, &refusal);
+  if (!save) {
+    ChannelData rf = read_channel_data_as_given(path, in, elements, transmits, geometry);
+    if (geometry && !refusal.empty()) geometry->notes.push_back(refusal);
+    return rf;
+  }
   // A Verasonics save: its array, layout and channel map where none were given, and its
   // acquisitions a frame as the transmits the rows hold; then its geometry beside what the read
   // found (frames, rows left, the map applied).
@@ -964,7 +991,7 @@ ChannelData read_channel_data(const fs::path& path, const ChannelInput& in, int 
   g.wave_delays = s.wave_delays;
   g.tx_elements = s.tx_elements;
   g.notes = s.notes;
-  if (in.channel_map.empty() && !g.channel_map.empty()) g.channel_map_from_file = own.channel_map;
+  if (in.channel_map.empty() && !g.channel_map.empty()) g.channel_map_from_file = "Trans.Connector";
   return rf;
 }
 

@@ -49,7 +49,7 @@ struct VerasonicsSave {
   std::string var;          ///< "RcvData{b}", b = Receive(1).bufnum
   int samples = 0;          ///< rows of one acquisition
   int transmits = 0;        ///< acquisitions a frame
-  std::string channel_map;  ///< "Trans.Connector" when the file has it, else ""
+  std::string channel_map;  ///< Trans.Connector's channels as --channel-map lists them, else ""
 };
 
 /// The save's parameters, or null for a file that is not one (not a .mat, no Trans, Receive and

@@ -46,29 +46,40 @@ bool whole(double v, double lo, double hi) { return v >= lo && v <= hi && v == s
 constexpr std::size_t kMostAcquisitions = 16384;
 constexpr std::size_t kMostEntries = 65536;
 
-/// Elements [0, n) of struct array `name`, read in growing chunks until `enough` says the last
-/// chunk holds what is needed (or the array ends, or kMostEntries are read): v7.3 files cost a
-/// reader request per field per chunk, and a cine's Receive holds every frame's acquisitions.
+/// Elements [0, n) of struct array `name`, read in growing chunks from `first_chunk` until
+/// `enough` says the last chunk holds what is needed (or the array ends, or kMostEntries are
+/// read): v7.3 files cost a reader request per field per chunk, resolving each element's
+/// reference, and a cine's Receive and Event hold every frame's entries.
 template <class Enough>
-MatStruct read_until(const fs::path& path, const std::string& name, const std::vector<std::string>& fields,
-                     Enough enough) {
-  for (std::size_t chunk = 256;; chunk *= 4) {
-    MatStruct s = io::read_mat_struct(path, name, fields, 0, std::min(chunk, kMostEntries));
+MatStruct read_until(const io::MatStructReader& file, const std::string& name, const std::vector<std::string>& fields,
+                     std::size_t first_chunk, Enough enough) {
+  for (std::size_t chunk = std::max<std::size_t>(first_chunk, 1);; chunk *= 4) {
+    MatStruct s = file.read(name, fields, 0, std::min(chunk, kMostEntries));
     const std::size_t n = s.dims.empty() ? 0 : std::accumulate(s.dims.begin(), s.dims.end(), std::size_t{1}, std::multiplies<>());
     if (s.elements.size() >= n || s.elements.size() >= kMostEntries || enough(s)) return s;
   }
 }
 
-VerasonicsSave read_save(const fs::path& path) {
+VerasonicsSave read_save(const fs::path& path, const io::MatStructReader& file) {
   const std::string where = path.string() + " (a Verasonics save)";
   VerasonicsSave save;
   FileGeometry& g = save.geometry;
   g.source = "Verasonics (Trans, Receive, TX, TW, Resource)";
   const auto note = [&](const std::string& text) { g.notes.push_back(text); };
+  // A value the save holds but that is no number (NaN) is refused by name, not taken as absent.
+  const auto checked = [&](const Field& v, const std::string& name) -> std::optional<double> {
+    if (v && v->numeric() && v->values.size() == 1 && !std::isfinite(v->values[0]))
+      throw Error(where + ": " + name + " is " + number_text(v->values[0]) + ", not a number usrecon can use");
+    return number(v);
+  };
+  const auto has = [&](const char* name) {
+    return std::any_of(file.variables().begin(), file.variables().end(),
+                       [&](const io::MatVariableInfo& v) { return v.name == name; });
+  };
 
   // The probe. Lengths in Trans.units: "mm" or "wavelengths".
   enum { kUnits, kFrequency, kNumElements, kSpacingMm, kSpacing, kElementPos, kLens, kConnector, kType, kHVMux };
-  const MatStruct trans = io::read_mat_struct(path, "Trans",
+  const MatStruct trans = file.read("Trans",
                                               {"units", "frequency", "numelements", "spacingMm", "spacing",
                                                "ElementPos", "lensCorrection", "Connector", "type", "HVMux"},
                                               0, 1);
@@ -77,14 +88,14 @@ VerasonicsSave read_save(const fs::path& path) {
   if (T[kHVMux] && !(T[kHVMux]->numeric() && T[kHVMux]->values.empty()))  // [] is none
     throw Error(where + ": Trans.HVMux: the probe is multiplexed, and which element each channel reads in an "
                 "acquisition (its aperture) is not read");
-  if (const auto type = number(T[kType]); type && *type != 0)
+  if (const auto type = checked(T[kType], "Trans.type"); type && *type != 0)
     throw Error(where + ": Trans.type " + number_text(*type) +
                 (*type == 1 ? " (a curved array)" : *type == 2 ? " (a 2-D array)" : "") +
                 ": usrecon beamforms linear arrays (Trans.type 0)");
   const std::optional<std::string> units = text(T[kUnits]);
   if (units && *units != "mm" && *units != "wavelengths")
     throw Error(where + ": Trans.units is '" + *units + "', neither 'mm' nor 'wavelengths'");
-  std::optional<double> f0 = number(T[kFrequency]);  // MHz
+  std::optional<double> f0 = checked(T[kFrequency], "Trans.frequency");  // MHz
   if (f0) {
     if (!(*f0 > 0)) throw Error(where + ": Trans.frequency " + number_text(*f0) + " MHz is not a frequency");
     *f0 *= 1e6;
@@ -95,16 +106,19 @@ VerasonicsSave read_save(const fs::path& path) {
 
   // The speed of sound, and the wavelength that Verasonics' lengths count.
   std::optional<double> c;
-  try {
-    c = number(io::read_mat_struct(path, "Resource.Parameters", {"speedOfSound"}, 0, 1).elements.at(0).at(0));
-  } catch (const io::InputError&) {
-  } catch (const std::out_of_range&) {
+  if (has("Resource")) {
+    try {
+      const MatStruct parameters = file.read("Resource.Parameters", {"speedOfSound"}, 0, 1);
+      if (!parameters.elements.empty()) c = checked(parameters.elements[0][0], "Resource.Parameters.speedOfSound");
+    } catch (const io::InputError&) {  // no Parameters struct: said below as no speed
+    }
   }
   if (c) {
     if (!(*c > 0)) throw Error(where + ": Resource.Parameters.speedOfSound " + number_text(*c) + " is not a speed");
     g.sound_speed = *c;
   } else {
-    note("Resource.Parameters.speedOfSound is not in the file: the parameters it gives in wavelengths are not taken");
+    note("Resource.Parameters.speedOfSound is not in the file: give --sound-speed; the parameters it gives in "
+         "wavelengths are not taken");
   }
   const std::optional<double> lambda = c && f0 ? std::optional<double>(*c / *f0) : std::nullopt;
   const auto in_metres = [&](double v) -> std::optional<double> {  // a length in Trans.units
@@ -114,8 +128,9 @@ VerasonicsSave read_save(const fs::path& path) {
   };
 
   // The elements and their pitch: Trans.ElementPos [elements x 4 or 5] (x, y, z, azimuth, ...)
-  // when its units are known, else Trans.spacingMm, else Trans.spacing (wavelengths).
-  if (const auto n = number(T[kNumElements])) {
+  // when its units are known, else Trans.spacingMm, else Trans.spacing (wavelengths). One
+  // element (a custom single-element transducer) has no pitch to find.
+  if (const auto n = checked(T[kNumElements], "Trans.numelements")) {
     if (!whole(*n, 1, 65536)) throw Error(where + ": Trans.numelements " + number_text(*n) + " is not an element count");
     g.elements = static_cast<int>(*n);
   }
@@ -127,53 +142,77 @@ VerasonicsSave read_save(const fs::path& path) {
     if (g.elements > 0 && n != std::size_t(g.elements))
       throw Error(where + ": Trans.ElementPos holds " + std::to_string(n) + " elements but Trans.numelements says " +
                   std::to_string(g.elements));
-    for (std::size_t e = 0; d[1] >= 4 && e < n; ++e)
+    g.elements = static_cast<int>(n);
+    for (std::size_t e = 0; n > 1 && d[1] >= 4 && e < n; ++e)
       if (pos[3 * n + e] != 0)
         throw Error(where + ": Trans.ElementPos: element " + std::to_string(e + 1) + " faces " +
                     number_text(pos[3 * n + e]) + " rad off the array's axis, as on a curved array: usrecon "
                     "beamforms linear arrays");
-    if (in_metres(1.0)) {
+    if (n > 1 && in_metres(1.0)) {
       std::vector<double> x(n), y(n), z(n);
       for (std::size_t e = 0; e < n; ++e) {
         x[e] = *in_metres(pos[e]);
         y[e] = *in_metres(pos[n + e]);
         z[e] = *in_metres(pos[2 * n + e]);
       }
+      // A uniform line at z = 0 (its centre anywhere: x counts from the array's centre, as
+      // usrecon's grids do, which is said where it is not Trans.ElementPos's origin).
+      const double centre = 0.5 * (x.front() + x.back());
+      for (double& v : x) v -= centre;
       g.pitch = centred_linear_array_pitch(x, y, z, where + ": Trans.ElementPos");
-      g.elements = static_cast<int>(n);
+      if (std::fabs(centre) > 1e-3 * *g.pitch)
+        note("Trans.ElementPos centres the array at x = " + number_text(centre * 1e3) +
+             " mm: the image's x counts from the array's centre");
     }
   }
-  if (!g.pitch) {
-    if (const auto mm = number(T[kSpacingMm])) g.pitch = *mm * 1e-3;
-    else if (const auto wl = number(T[kSpacing]); wl && lambda) g.pitch = *wl * *lambda;
+  if (!g.pitch && g.elements != 1) {
+    if (const auto mm = checked(T[kSpacingMm], "Trans.spacingMm")) g.pitch = *mm * 1e-3;
+    else if (const auto wl = checked(T[kSpacing], "Trans.spacing"); wl && lambda) g.pitch = *wl * *lambda;
     if (g.pitch && !(*g.pitch > 0)) throw Error(where + ": Trans's element spacing is not a length");
     if (!g.pitch) note("the element pitch is not in the file (Trans.ElementPos with Trans.units, Trans.spacingMm): give --pitch");
   }
-  // Element e is read from RcvData's channel Trans.Connector(e).
-  if (!numbers(T[kConnector]).empty()) save.channel_map = "Trans.Connector";
+  // Element e is read from RcvData's channel Trans.Connector(e): kept as the list --channel-map
+  // takes (read here with the rest, not again from the file by name).
+  if (const std::vector<double> connector = numbers(T[kConnector]); !connector.empty()) {
+    const std::vector<std::size_t>& d = T[kConnector]->dims;
+    if (std::count_if(d.begin(), d.end(), [](std::size_t k) { return k > 1; }) > 1 ||
+        connector.size() > std::size_t(kMaxMappedChannels))
+      throw Error(where + ": Trans.Connector is not a vector of channels, one per element");
+    for (std::size_t e = 0; e < connector.size(); ++e) {
+      if (!whole(connector[e], 1, kMaxMappedChannels))
+        throw Error(where + ": Trans.Connector(" + std::to_string(e + 1) + ") is " + number_text(connector[e]) +
+                    ", not a channel number");
+      if (e > 0) save.channel_map += ',';
+      save.channel_map += std::to_string(static_cast<int>(connector[e]));
+    }
+  }
 
-  // The acquisitions of the first frame: the Receive entries from the first on that fill the
-  // same buffer and frame. Each must read the rows after the one before, sampled alike.
-  const std::vector<std::string> rcv_fields = {"bufnum",          "framenum",   "startSample", "endSample",
-                                               "startDepth",      "samplesPerWave", "decimSampleRate",
-                                               "sampleMode",      "aperture",   "mode"};
-  enum { kBuf, kFrame, kStartSample, kEndSample, kStartDepth, kSamplesPerWave, kDecimRate, kSampleMode, kAperture, kMode };
+  // The first frame's Receive entries: those from the first on that fill the same buffer and
+  // frame, found from their keys alone (a cine's Receive holds every frame's). Its acquisitions
+  // are the entries that replace their rows (mode 0); an accumulating one (mode 1: pulse
+  // inversion, averaging) adds onto an acquisition's rows, which then hold the sum.
   const auto same_frame_run = [](const MatStruct& s) {
-    std::size_t k = 1;
     const auto key = [&](std::size_t i) {
-      return std::pair(number(s.elements[i][kBuf]).value_or(1), number(s.elements[i][kFrame]).value_or(1));
+      return std::pair(number(s.elements[i][0]).value_or(1), number(s.elements[i][1]).value_or(1));
     };
+    std::size_t k = s.elements.empty() ? 0 : 1;
     while (k < s.elements.size() && key(k) == key(0)) ++k;
     return k;
   };
-  const MatStruct rcv = read_until(path, "Receive", rcv_fields,
-                                   [&](const MatStruct& s) { return !s.elements.empty() && same_frame_run(s) < s.elements.size(); });
-  if (rcv.elements.empty()) throw Error(where + ": Receive holds no acquisition");
-  const std::size_t acquisitions = same_frame_run(rcv);
-  if (acquisitions > kMostAcquisitions)
+  const MatStruct keys = read_until(file, "Receive", {"bufnum", "framenum"}, 16,
+                                    [&](const MatStruct& s) { return same_frame_run(s) < s.elements.size(); });
+  const std::size_t entries = same_frame_run(keys);
+  if (entries == 0) throw Error(where + ": Receive holds no acquisition");
+  if (entries > kMostAcquisitions)
     throw Error(where + ": Receive holds more than " + std::to_string(kMostAcquisitions) + " acquisitions a frame");
+  enum { kBuf, kStartSample, kEndSample, kStartDepth, kSamplesPerWave, kDecimRate, kSampleMode, kAperture, kMode };
+  const MatStruct rcv = file.read("Receive",
+                                            {"bufnum", "startSample", "endSample", "startDepth", "samplesPerWave",
+                                             "decimSampleRate", "sampleMode", "aperture", "mode"},
+                                            0, entries);
+  if (rcv.elements.size() != entries) throw Error(where + ": Receive changed while it was read");
   const auto& R0 = rcv.elements.front();
-  const double buffer = number(R0[kBuf]).value_or(1);
+  const double buffer = checked(R0[kBuf], "Receive(1).bufnum").value_or(1);
   if (!whole(buffer, 1, 1e6)) throw Error(where + ": Receive(1).bufnum " + number_text(buffer) + " names no buffer");
   save.var = "RcvData{" + std::to_string(static_cast<long>(buffer)) + "}";
   const std::optional<double> first_row = number(R0[kStartSample]), last_row = number(R0[kEndSample]);
@@ -184,23 +223,39 @@ VerasonicsSave read_save(const fs::path& path) {
                 save.var + ": usrecon reads a frame's acquisitions from its first row on");
   const double rows = *last_row - *first_row + 1;
   const std::optional<std::string> mode = text(R0[kSampleMode]);
-  for (std::size_t k = 0; k < acquisitions; ++k) {
+  if (checked(R0[kMode], "Receive(1).mode").value_or(0) != 0)
+    throw Error(where + ": Receive(1).mode accumulates onto rows no acquisition has filled");
+  std::vector<std::size_t> acquired;  // the Receive index of each acquisition, in order
+  for (std::size_t k = 0; k < entries; ++k) {
     const auto& R = rcv.elements[k];
     const std::string which = where + ": Receive(" + std::to_string(k + 1) + ")";
     const std::optional<double> a = number(R[kStartSample]), b = number(R[kEndSample]);
-    if (a != 1 + double(k) * rows || b != double(k + 1) * rows)
-      throw Error(which + " reads rows " + (a ? number_text(*a) : "?") + " to " + (b ? number_text(*b) : "?") + " of " +
-                  save.var + ", not " + number_text(1 + double(k) * rows) + " to " + number_text(double(k + 1) * rows) +
-                  ": usrecon reads a frame's acquisitions from rows one after another, each as long as the first" +
-                  (number(R[kMode]).value_or(0) != 0 ? " (its mode accumulates onto another acquisition's rows)" : ""));
-    if (const auto aperture = number(R[kAperture]); aperture && *aperture != 1)
+    if (const auto aperture = checked(R[kAperture], "Receive(" + std::to_string(k + 1) + ").aperture"); aperture && *aperture != 1)
       throw Error(which + ".aperture is " + number_text(*aperture) + ": a multiplexed aperture is not read");
-    if (k == 0) continue;
     for (const int f : {kStartDepth, kSamplesPerWave, kDecimRate})
-      if (number(R[f]) != number(R0[f]) || text(R[kSampleMode]) != mode)
+      if (checked(R[f], "Receive(" + std::to_string(k + 1) + ")'s sampling") != number(R0[f]) ||
+          text(R[kSampleMode]) != mode)
         throw Error(which + " is sampled or started unlike Receive(1) (startDepth, samplesPerWave, decimSampleRate, "
                     "sampleMode): usrecon beamforms a frame's acquisitions on one time axis");
+    if (number(R[kMode]).value_or(0) != 0) {
+      // Accumulated onto an acquisition's rows: it names them.
+      const bool onto = std::any_of(acquired.begin(), acquired.end(), [&](std::size_t j) {
+        return number(rcv.elements[j][kStartSample]) == a && number(rcv.elements[j][kEndSample]) == b;
+      });
+      if (!onto)
+        throw Error(which + " accumulates (mode " + number_text(number(R[kMode]).value_or(0)) + ") onto rows " +
+                    (a ? number_text(*a) : "?") + " to " + (b ? number_text(*b) : "?") + " of " + save.var +
+                    ", which no acquisition before it filled");
+      continue;
+    }
+    const double j = double(acquired.size());
+    if (a != 1 + j * rows || b != (j + 1) * rows)
+      throw Error(which + " reads rows " + (a ? number_text(*a) : "?") + " to " + (b ? number_text(*b) : "?") + " of " +
+                  save.var + ", not " + number_text(1 + j * rows) + " to " + number_text((j + 1) * rows) +
+                  ": usrecon reads a frame's acquisitions from rows one after another, each as long as the first");
+    acquired.push_back(k);
   }
+  const std::size_t acquisitions = acquired.size();
   // Evenly spaced samples only: the bandpass modes take theirs in pairs a quarter wave apart.
   if (mode && *mode != "NS200BW" && *mode != "custom")
     throw Error(where + ": Receive(1).sampleMode is '" + *mode + "'" +
@@ -211,51 +266,74 @@ VerasonicsSave read_save(const fs::path& path) {
   g.layout = "(samples,transmits),elements,frames";
 
   // The sampling rate: decimSampleRate (MHz), else samplesPerWave at Trans.frequency.
-  if (const auto rate = number(R0[kDecimRate])) g.fs = *rate * 1e6;
-  else if (const auto per_wave = number(R0[kSamplesPerWave]); per_wave && f0) g.fs = *per_wave * *f0;
+  if (const auto rate = checked(R0[kDecimRate], "Receive(1).decimSampleRate")) g.fs = *rate * 1e6;
+  else if (const auto per_wave = checked(R0[kSamplesPerWave], "Receive(1).samplesPerWave"); per_wave && f0)
+    g.fs = *per_wave * *f0;
   if (g.fs && !(*g.fs > 0)) throw Error(where + ": Receive(1)'s sampling rate is not a rate");
   if (!g.fs) note("the sampling rate is not in the file (Receive(1).decimSampleRate, or samplesPerWave with Trans.frequency): give --fs");
 
-  // The transmits: which TX each acquisition fires (Event pairs them; without it TX(k) fires
-  // acquisition k, or TX(1) fires them all).
+  // The transmits: which TX each acquisition fires (Event pairs TX and Receive entries; without
+  // it TX(k) fires acquisition k, or TX(1) fires them all).
   enum { kApod, kFocus, kSteer, kDelay, kWaveform };
   MatStruct tx;
-  try {
-    tx = io::read_mat_struct(path, "TX", {"Apod", "focus", "Steer", "Delay", "waveform"}, 0, kMostEntries);
-  } catch (const io::InputError& e) {
-    note(std::string("its TX is not read (") + e.what() + "): give the transmits");
+  if (has("TX")) {
+    try {
+      tx = file.read("TX", {"Apod", "focus", "Steer", "Delay", "waveform"}, 0, kMostEntries);
+    } catch (const io::InputError& e) {
+      note(std::string("its TX is not read (") + e.what() + "): give the transmits");
+    }
+  } else {
+    note("it holds no TX: give the transmits");
   }
   std::vector<std::size_t> fired(acquisitions, SIZE_MAX);  // TX index of each acquisition
   bool paired = false;
   if (!tx.elements.empty()) {
-    std::vector<std::string> names;
-    for (const io::MatVariableInfo& v : io::list_mat_variables(path)) names.push_back(v.name);
-    if (std::find(names.begin(), names.end(), "Event") != names.end()) {
+    if (has("Event")) {
+      // Receive index (from 1) -> acquisition, for the acquisitions of the first frame.
+      std::vector<std::size_t> acquisition_of(entries, SIZE_MAX);
+      for (std::size_t j = 0; j < acquisitions; ++j) acquisition_of[acquired[j]] = j;
+      const auto acquisition = [&](const Field& r) -> std::optional<std::size_t> {
+        const auto v = number(r);
+        if (!v || !whole(*v, 1, double(entries)) || acquisition_of[std::size_t(*v) - 1] == SIZE_MAX) return std::nullopt;
+        return acquisition_of[std::size_t(*v) - 1];
+      };
       const auto found_all = [&](const MatStruct& s) {
-        std::size_t found = 0;
         std::vector<bool> seen(acquisitions);
         for (const auto& e : s.elements)
-          if (const auto r = number(e[1]); r && whole(*r, 1, double(acquisitions)) && !seen[std::size_t(*r) - 1]) {
-            seen[std::size_t(*r) - 1] = true;
-            ++found;
-          }
-        return found == acquisitions;
+          if (const auto j = acquisition(e[1])) seen[*j] = true;
+        return std::all_of(seen.begin(), seen.end(), [](bool b) { return b; });
       };
-      const MatStruct events = read_until(path, "Event", {"tx", "rcv"}, found_all);
+      const MatStruct events = read_until(file, "Event", {"tx", "rcv"}, entries + 16, found_all);
       for (const auto& e : events.elements) {
-        const auto t = number(e[0]), r = number(e[1]);
-        if (t && r && whole(*r, 1, double(acquisitions)) && whole(*t, 1, double(tx.elements.size())) &&
-            fired[std::size_t(*r) - 1] == SIZE_MAX)
-          fired[std::size_t(*r) - 1] = std::size_t(*t) - 1;
+        const auto t = number(e[0]);
+        if (const auto j = acquisition(e[1]); j && t && whole(*t, 1, double(tx.elements.size())) && fired[*j] == SIZE_MAX)
+          fired[*j] = std::size_t(*t) - 1;
       }
       paired = std::none_of(fired.begin(), fired.end(), [](std::size_t t) { return t == SIZE_MAX; });
       if (!paired) note("its Event does not pair every acquisition of the first frame with a TX: give the transmits");
-    } else if (tx.elements.size() == acquisitions || tx.elements.size() == 1) {
-      for (std::size_t k = 0; k < acquisitions; ++k) fired[k] = tx.elements.size() == 1 ? 0 : k;
+    } else if (tx.elements.size() == acquisitions || tx.elements.size() == entries || tx.elements.size() == 1) {
+      for (std::size_t j = 0; j < acquisitions; ++j)
+        fired[j] = tx.elements.size() == 1 ? 0 : tx.elements.size() == acquisitions ? j : acquired[j];
       paired = true;
     } else {
       note("it pairs its " + std::to_string(tx.elements.size()) + " TX with its " + std::to_string(acquisitions) +
            " acquisitions a frame by no Event: give the transmits");
+    }
+  }
+
+  // Each TX's waveform peak (TW(TX.waveform).peak, wavelengths): t0 takes the first
+  // acquisition's, and a transmit whose pulse peaks later starts later by the difference.
+  std::vector<std::optional<double>> peaks;  // per acquisition
+  if (has("TW") && paired) {
+    try {
+      const MatStruct tw = file.read("TW", {"peak"}, 0, kMostEntries);
+      for (std::size_t j = 0; j < acquisitions; ++j) {
+        const double w = checked(tx.elements[fired[j]][kWaveform], "TX(" + std::to_string(fired[j] + 1) + ").waveform").value_or(1);
+        peaks.push_back(whole(w, 1, double(tw.elements.size()))
+                            ? checked(tw.elements[std::size_t(w) - 1][0], "TW(" + number_text(w) + ").peak")
+                            : std::nullopt);
+      }
+    } catch (const io::InputError&) {  // a TW that is no struct: no peaks, said below
     }
   }
 
@@ -273,7 +351,7 @@ VerasonicsSave read_save(const fs::path& path) {
     const std::string which = "TX(" + std::to_string(fired[k] + 1) + ")";
     const std::vector<double> apod = numbers(X[kApod]);
     const std::size_t active = std::count_if(apod.begin(), apod.end(), [](double a) { return a != 0; });
-    if (number(X[kFocus]).value_or(0) != 0) {
+    if (checked(X[kFocus], which + ".focus").value_or(0) != 0) {
       note(which + ".focus is not 0: the file's focused or diverging waves are not read; give --model dw or fw with "
            "--sources-x/-z and --t0");
       transmits_taken = false;
@@ -283,49 +361,65 @@ VerasonicsSave read_save(const fs::path& path) {
     if (steer.size() > 1 && steer[1] != 0)
       throw Error(where + ": " + which + " is steered in elevation (" + number_text(steer[1]) + " rad)");
     const std::vector<double> delay = numbers(X[kDelay]);
-    const bool single = active == 1 && apod.size() > 1;
-    if (single) {
+    const bool whole_array = g.elements > 0 && apod.size() == std::size_t(g.elements);
+    const bool delays_read = !delay.empty() && delay.size() == apod.size() && lambda &&
+                             std::all_of(delay.begin(), delay.end(), [](double d) { return std::isfinite(d); });
+    if (!delay.empty() && !delays_read && lambda)
+      note(which + ".Delay holds values that are not finite or does not match its Apod: each transmit is timed from "
+           "its first element's firing");
+    if (active == 1 && apod.size() > 1) {
+      if (!whole_array) {
+        note(which + ".Apod lists " + std::to_string(apod.size()) + " elements of the " + std::to_string(g.elements) +
+             ": its firing element is not known; give the transmits");
+        transmits_taken = false;
+        break;
+      }
       const auto e = std::find_if(apod.begin(), apod.end(), [](double a) { return a != 0; }) - apod.begin();
       sa_elements.push_back(static_cast<int>(e));
-      if (delay.size() == apod.size() && lambda) delays.push_back(-delay[std::size_t(e)] * *lambda / *c);
+      if (delays_read) delays.push_back(0.0 - delay[std::size_t(e)] * *lambda / *c);
       else timed = false;
-    } else {
-      const double angle = steer.empty() ? 0.0 : steer[0];
-      if (!(std::fabs(angle) < M_PI / 2)) throw Error(where + ": " + which + ".Steer(1) " + number_text(angle) + " rad is not a steering angle");
-      angles.push_back(angle);
-      if (delay.empty() || !lambda || !g.pitch || g.elements < 1 || delay.size() != std::size_t(g.elements) ||
-          (!apod.empty() && apod.size() != delay.size())) {
-        timed = false;
-        continue;
-      }
-      // D_i = Delay_i lambda / c against x_i sin(angle) / c: the centre's crossing is their mean
-      // difference; a difference off it by more than an eighth of a period is no such plane wave.
-      double sum = 0;
-      std::size_t used = 0;
-      const auto x = [&](std::size_t i) { return (double(i) - 0.5 * (g.elements - 1)) * *g.pitch; };
-      for (std::size_t i = 0; i < delay.size(); ++i)
-        if (apod.empty() || apod[i] != 0) {
-          sum += delay[i] * *lambda / *c - x(i) * std::sin(angle) / *c;
-          ++used;
-        }
-      const double centre = used ? sum / double(used) : 0.0;
-      double worst = 0;
-      for (std::size_t i = 0; i < delay.size(); ++i)
-        if (apod.empty() || apod[i] != 0)
-          worst = std::max(worst, std::fabs(delay[i] * *lambda / *c - x(i) * std::sin(angle) / *c - centre));
-      if (worst > 0.125 / *f0) {
-        note(which + ".Delay is not a plane wave steered at its Steer(1) (" + number_text(worst * *f0) +
-             " periods off): its transmits are timed from the first element firing at t = 0");
-        timed = false;
-        continue;
-      }
-      delays.push_back(-centre);
+      continue;
     }
+    const double angle = steer.empty() ? 0.0 : steer[0];
+    if (!(std::fabs(angle) < M_PI / 2))
+      throw Error(where + ": " + which + ".Steer(1) " + number_text(angle) + " rad is not a steering angle");
+    angles.push_back(angle);
+    if (!delays_read || !g.pitch || !whole_array) {
+      if (delays_read && !whole_array)
+        note(which + ".Apod and Delay list " + std::to_string(apod.size()) + " elements of the " +
+             std::to_string(g.elements) + ": each transmit is timed from its first element's firing");
+      timed = false;
+      continue;
+    }
+    // D_i = Delay_i lambda / c against x_i sin(angle) / c: the centre's crossing is their mean
+    // difference; a difference off it by more than an eighth of a period is no such plane wave.
+    double sum = 0;
+    std::size_t used = 0;
+    const auto x = [&](std::size_t i) { return (double(i) - 0.5 * (g.elements - 1)) * *g.pitch; };
+    for (std::size_t i = 0; i < delay.size(); ++i)
+      if (apod[i] != 0) {
+        sum += delay[i] * *lambda / *c - x(i) * std::sin(angle) / *c;
+        ++used;
+      }
+    const double centre = used ? sum / double(used) : 0.0;
+    double worst = 0;
+    for (std::size_t i = 0; i < delay.size(); ++i)
+      if (apod[i] != 0) worst = std::max(worst, std::fabs(delay[i] * *lambda / *c - x(i) * std::sin(angle) / *c - centre));
+    if (worst > 0.125 / *f0) {
+      note(which + ".Delay is not a plane wave steered at its Steer(1) (" + number_text(worst * *f0) +
+           " periods off): each transmit is timed from its first element's firing");
+      timed = false;
+      continue;
+    }
+    delays.push_back(0.0 - centre);
   }
   if (transmits_taken && !sa_elements.empty() && !angles.empty()) {
     note("it mixes single-element transmits with plane waves: give the transmits");
     transmits_taken = false;
   }
+  // Transmits whose pulses peak apart start apart: timed when the delays are.
+  const bool peaks_differ = peaks.size() == acquisitions && acquisitions > 0 && peaks[0] &&
+                            std::any_of(peaks.begin(), peaks.end(), [&](const auto& p) { return p != peaks[0]; });
   if (transmits_taken) {
     if (!angles.empty()) {
       g.model = Model::PlaneWave;
@@ -336,31 +430,30 @@ VerasonicsSave read_save(const fs::path& path) {
       g.tx_elements = sa_elements;
       g.time_zero.reset();  // each element's firing
     }
-    if (timed) g.wave_delays = delays;
+    if (timed && f0) {
+      for (std::size_t j = 0; peaks_differ && j < acquisitions; ++j)
+        if (peaks[j]) delays[j] -= (*peaks[j] - *peaks[0]) / *f0;
+      g.wave_delays = delays;
+    }
+    if (peaks_differ && !timed)
+      note("its transmits' waveforms peak at different times (TW.peak), which untimed transmits cannot honour: t0 "
+           "takes the first's");
   }
 
   // t0: sample 0 lies 2 startDepth wavelengths (there and back) after the trigger; the echo
   // of a point comes later by the waveform's time to its peak (TW.peak, wavelengths) and by the
   // lens, crossed twice (Trans.lensCorrection, one way, in Trans.units).
-  const std::optional<double> start_depth = number(R0[kStartDepth]);
+  const std::optional<double> start_depth = checked(R0[kStartDepth], "Receive(1).startDepth");
   if (!transmits_taken && paired) {
-    note("its t0 is not taken with its transmits: give --t0");
+    note("its t0 is not taken without its transmits: give --t0");
   } else if (!start_depth || !lambda) {
     note("t0 is not in the file (Receive(1).startDepth, with Trans.frequency and the speed of sound): give --t0");
   } else {
     double t0 = 2 * *start_depth * *lambda / *c;
-    std::optional<double> peak;
-    try {
-      const double w = paired ? number(tx.elements[fired[0]][kWaveform]).value_or(1) : 1;
-      if (whole(w, 1, double(kMostEntries))) {
-        const MatStruct tw = io::read_mat_struct(path, "TW", {"peak"}, std::size_t(w) - 1, 1);
-        if (!tw.elements.empty()) peak = number(tw.elements[0][0]);
-      }
-    } catch (const io::InputError&) {
-    }
+    const std::optional<double> peak = peaks.empty() ? std::nullopt : peaks[0];
     if (peak) t0 -= *peak / *f0;
     else note("TW.peak is not in the file: t0 leaves out the time to the transmit pulse's peak");
-    if (const auto lens = number(T[kLens])) {
+    if (const auto lens = checked(T[kLens], "Trans.lensCorrection")) {
       if (const auto metres = in_metres(*lens)) t0 -= 2 * *metres / *c;
       else note("Trans.units is not in the file: t0 leaves out Trans.lensCorrection");
     }
@@ -391,21 +484,25 @@ std::shared_ptr<const VerasonicsSave> verasonics_save(const fs::path& path) {
       return kept;
     }
   }
-  // Trans, Receive and Resource structs make a save; a file the list cannot read is left for the
-  // channel data's reader to refuse in its words.
-  bool is_save = false;
+  // Trans and Receive structs beside RcvData make a save (Resource, TX, TW and Event are read where
+  // saved); a file the list cannot read is left for the channel data's reader to refuse in its
+  // words. The list is read once for the structs' reads too (a v7.3 cine's takes seconds).
+  std::unique_ptr<io::MatStructReader> file;
   try {
-    int structs = 0;
-    for (const io::MatVariableInfo& v : io::list_mat_variables(path))
-      if ((v.name == "Trans" || v.name == "Receive" || v.name == "Resource") && v.matlab_class == "struct") ++structs;
-    is_save = structs == 3;
+    file = std::make_unique<io::MatStructReader>(path);
   } catch (const io::InputError&) {
     return nullptr;
   }
+  int found = 0;
+  for (const io::MatVariableInfo& v : file->variables()) {
+    if ((v.name == "Trans" || v.name == "Receive") && v.matlab_class == "struct") ++found;
+    if (v.name == "RcvData") ++found;
+  }
+  const bool is_save = found == 3;
   std::shared_ptr<const VerasonicsSave> save;
   std::exception_ptr refusal;
   try {
-    if (is_save) save = std::make_shared<const VerasonicsSave>(read_save(path));
+    if (is_save) save = std::make_shared<const VerasonicsSave>(read_save(path, *file));
   } catch (const Error&) {
     refusal = std::current_exception();
   }

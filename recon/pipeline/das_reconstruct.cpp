@@ -200,7 +200,10 @@ PreparedDas prepare_das(const fs::path& input, const DasSetup& setup, int thread
   overridden("--pitch", given.pitch, file.pitch, acq.probe.pitch);
   if (given.time_zero && file.time_zero && *file.time_zero != acq.time_zero)
     warnings.push_back(input.string() + ": the file times its waves with --time-zero " + to_string(*file.time_zero) +
-                       ", but --time-zero " + to_string(acq.time_zero) + " was given, and is used");
+                       ", but --time-zero " + to_string(acq.time_zero) + " was given, and is used" +
+                       (std::any_of(file.wave_delays.begin(), file.wave_delays.end(), [](double d) { return d != 0; })
+                            ? " (its waves' own delays on its clock are left out)"
+                            : ""));
   // The sampling rate and the pitch have no value that fits most data (unlike c = 1540 m/s and
   // t0 = 0): data beamformed with another's are an image of nothing, so a file that says neither
   // needs them given. (One element has no pitch to know when the grid's lateral step is given.)
@@ -210,10 +213,15 @@ PreparedDas prepare_das(const fs::path& input, const DasSetup& setup, int thread
                              std::isnan(setup.grid.x_max);
   if (!given.pitch && !file.pitch && pitch_matters)
     missing += std::string(missing.empty() ? "" : " and") + " --pitch M (the element pitch)";
+  // What a file's parameters left out (a save's notes) says why, where a refusal follows from it.
+  std::string because;
+  for (const std::string& note : file.notes) because += (because.empty() ? " (the file: " : "; ") + note;
+  if (!because.empty()) because += ")";
   if (!missing.empty())
-    throw Error(input.string() + ": usrecon reads no acquisition geometry from this file: give" + missing +
-                ", on the command line or in --config (for every input of the run; info shows what a file "
-                "carries)");
+    throw Error(input.string() + (file.source.empty() ? ": usrecon reads no acquisition geometry from this file"
+                                                      : ": the file's parameters (" + file.source + ") lack some") +
+                ": give" + missing + ", on the command line or in --config (for every input of the run; info shows what a file "
+                "carries)" + because);
   if (file.model && *file.model != acq.model)
     throw Error(input.string() +
                 (*file.model == Model::SyntheticAperture
@@ -249,16 +257,21 @@ PreparedDas prepare_das(const fs::path& input, const DasSetup& setup, int thread
     });
   else
     take("tx_elements", given.tx_elements, !file.tx_elements.empty(), [&] { acq.tx_elements = file.tx_elements; });
-  // USTB: each transmit's samples start at its own moment (its wave's delay; for synthetic
-  // aperture also the firing at distance / c on USTB's clock). t0 becomes the earliest start
-  // (unless given) and the later transmits are delayed onto it, after the analytic signal.
+  // USTB and Verasonics: each transmit's samples start at its own moment on the file's clock (its
+  // wave's delay; for synthetic aperture also the firing at distance / c on USTB's clock). t0
+  // becomes the earliest start and the later transmits are delayed onto it, after the analytic
+  // signal. A --t0 given replaces the file's t0 on the same clock (t0 + the earliest start is
+  // used: a given t0 that was taken as the earliest start's moved a save's points by 1 mm).
+  // The delays are the file's clock's: with another --time-zero given they would count the
+  // difference twice, so that clock's own timing (none) is used, and said.
   std::vector<double> transmit_starts;  // s after the firing, relative to the file's t0
-  for (std::size_t n = 0; n < file.wave_delays.size(); ++n)
+  const bool own_clock = !(given.time_zero && file.time_zero && *file.time_zero != acq.time_zero);
+  for (std::size_t n = 0; own_clock && n < file.wave_delays.size(); ++n)
     transmit_starts.push_back(file.wave_delays[n] -
                               (n < file.source_distances.size() ? file.source_distances[n] / acq.sound_speed : 0.0));
   const double earliest =
       transmit_starts.empty() ? 0.0 : *std::min_element(transmit_starts.begin(), transmit_starts.end());
-  if (!given.t0) acq.t0 += earliest;
+  acq.t0 += earliest;
   if (file.transmit_sound_speed && !given.sound_speed)
     throw Error(input.string() + ": its waves travel at " + std::to_string(*file.transmit_sound_speed) +
                 " m/s but its channel data say " + std::to_string(*file.sound_speed) +
@@ -283,18 +296,20 @@ PreparedDas prepare_das(const fs::path& input, const DasSetup& setup, int thread
                                         " (--layout names its axes in order; info shows the array's shape)";
   if (acq.probe.elements == 0) acq.probe.elements = rf.elements;
   if (rf.elements != acq.probe.elements)
-    throw Error(input.string() + ": the data hold " + std::to_string(rf.elements) +
-                " receive elements but --elements says " + std::to_string(acq.probe.elements) + read_as);
+    throw Error(input.string() + ": the data hold " + std::to_string(rf.elements) + " receive elements but " +
+                (!given.elements && file.elements > 0 ? "the file's parameters (" + file.source + ") say "
+                                                      : std::string("--elements says ")) +
+                std::to_string(acq.probe.elements) + read_as);
   try {
     acq.validate(rf.transmits);
   } catch (const Error& e) {
-    if (acq.transmits() < 1 || rf.transmits == acq.transmits()) throw;  // not a count that disagrees
-    throw Error(e.what() + read_as);
+    if (acq.transmits() < 1 || rf.transmits == acq.transmits()) throw Error(e.what() + because);  // no count that disagrees
+    throw Error(e.what() + read_as + because);
   }
 
   // Baseband IQ data are beamformed as their analytic signal at a multiple of their rate
   // (analytic_from_baseband); RF data at theirs.
-  const int upsample = rf.is_iq() ? iq_upsampling(rf.modulation_frequency, acq.fs) : 1;
+  const int upsample = rf.is_iq() ? iq_upsampling(rf.modulation_frequency, acq.fs) : setup.upsample;
   std::vector<double> shifts;  // samples at the beamformed rate, per transmit
   double largest_shift = 0;
   for (double start : transmit_starts) {
@@ -327,7 +342,10 @@ PreparedDas prepare_das(const fs::path& input, const DasSetup& setup, int thread
 
   t = Clock::now();
   AnalyticData analytic =
-      rf.is_iq() ? analytic_from_baseband(rf, acq.fs, upsample, threads) : analytic_signal(rf, threads);
+      rf.is_iq() ? analytic_from_baseband(rf, acq.fs, upsample, threads) : analytic_signal(rf, threads, upsample);
+  // The samples a cycle of the echoes' centre frequency, as beamformed: linear interpolation dips
+  // the envelope midway between samples by cos(pi / that) (3 dB at 4), which metrics warns of.
+  const double phase_step = mean_phase_step(analytic);
   if (shifted) analytic = delay_transmits(analytic, shifts, extra, threads);
   times["analytic"] = seconds_since(t);
 
@@ -353,6 +371,9 @@ PreparedDas prepare_das(const fs::path& input, const DasSetup& setup, int thread
   if (problem.options.tx_apodization != TxApodization::None)
     frame.parameters["tx_apodization"] = to_string(problem.options.tx_apodization);
   if (problem.options.tx_fnumber > 0) frame.parameters["tx_fnumber"] = problem.options.tx_fnumber;
+  if (!rf.is_iq()) frame.parameters["upsample"] = upsample;
+  // As beamformed (after --upsample or IQ's own), from the data's mean phase step.
+  if (phase_step > 0) frame.parameters["samples_per_cycle"] = 2 * std::numbers::pi / phase_step;
   if (!setup.input.var.empty()) frame.parameters["var"] = setup.input.var;
   if (!file.channel_map.empty()) {
     frame.parameters["channel_map"] = {
@@ -389,7 +410,7 @@ PreparedDas prepare_das(const fs::path& input, const DasSetup& setup, int thread
     frame.warnings.push_back(input.string() + ": more elements than samples per channel" + read_as);
   // Rows past the last transmit are a Verasonics buffer's padding, or transmits that the
   // acquisition (its angles or sources) does not list: a whole transmit's worth is said.
-  if (file.rows_left >= std::size_t(rf.samples))
+  if (file.rows_left >= std::size_t(rf.samples) && file.source.rfind("Verasonics", 0) != 0)  // its Receive lists them
     frame.warnings.push_back(input.string() + ": " + std::to_string(file.rows_left) +
                              " rows of its (samples,transmits) axis, besides its " + std::to_string(rf.transmits) +
                              " transmit(s) of " + std::to_string(rf.samples) +

@@ -567,6 +567,60 @@ TEST(ReconDasAnalytic, EnvelopeOfAToneBurstIsItsAmplitude) {
   EXPECT_EQ(a.i_channel(0, 0)[256], 0.f);
 }
 
+// --upsample K: the analytic signal at K times the rate, by zero-padding the analytic spectrum:
+// every K-th sample is the K = 1 signal (I the data, Q its Hilbert transform), and a tone whole
+// periods long (band-limited and periodic, where FFT interpolation is exact) is exp(i w t) at
+// every fine sample, so that its envelope is flat where linear interpolation between samples a
+// quarter cycle apart dipped it by 3 dB; the mean phase step gives the samples a cycle.
+TEST(ReconDasAnalytic, UpsampledRfIsTheAnalyticSignalAtTheFinerRate) {
+  for (const int n : {7, 64, 257}) {
+    ChannelData rf;
+    rf.samples = n;
+    rf.elements = 9;
+    rf.transmits = 2;
+    std::mt19937 gen{static_cast<unsigned>(n)};
+    std::normal_distribution<float> d(0.f, 100.f);
+    for (std::size_t k = 0; k < rf.size(); ++k) rf.data.push_back(d(gen));
+    const AnalyticData one = analytic_signal(rf, 2);
+    for (const int k : {2, 3, 4}) {
+      SCOPED_TRACE(std::to_string(n) + " samples, upsampled " + std::to_string(k));
+      const AnalyticData a = analytic_signal(rf, 2, k);
+      ASSERT_EQ(a.samples, n * k);
+      double worst = 0, largest = 0;
+      for (int t = 0; t < rf.transmits; ++t)
+        for (int e = 0; e < rf.elements; ++e) {
+          for (int s = 0; s < n; ++s) {
+            largest = std::max(largest, double(std::hypot(one.i_channel(t, e)[s], one.q_channel(t, e)[s])));
+            worst = std::max({worst, std::fabs(double(a.i_channel(t, e)[s * k]) - one.i_channel(t, e)[s]),
+                              std::fabs(double(a.q_channel(t, e)[s * k]) - one.q_channel(t, e)[s])});
+          }
+          EXPECT_EQ(a.i_channel(t, e)[n * k], 0.f);  // the padding stays zero
+          EXPECT_EQ(a.q_channel(t, e)[-1], 0.f);
+        }
+      EXPECT_LE(worst, 2e-5 * largest);
+    }
+  }
+  // A tone of 4 samples a cycle, 64 whole cycles.
+  ChannelData tone;
+  tone.samples = 256;
+  tone.elements = 1;
+  tone.transmits = 1;
+  for (int s = 0; s < 256; ++s) tone.data.push_back(float(std::cos(2 * std::numbers::pi * s / 4.0)));
+  EXPECT_NEAR(2 * std::numbers::pi / mean_phase_step(analytic_signal(tone)), 4.0, 1e-9);
+  const AnalyticData fine = analytic_signal(tone, 1, 4);
+  EXPECT_NEAR(2 * std::numbers::pi / mean_phase_step(fine), 16.0, 1e-6);
+  for (int s = 0; s < 1024; ++s) {
+    const double phase = 2 * std::numbers::pi * s / 16.0;
+    EXPECT_NEAR(fine.i_channel(0, 0)[s], std::cos(phase), 1e-5) << s;
+    EXPECT_NEAR(fine.q_channel(0, 0)[s], std::sin(phase), 1e-5) << s;
+  }
+  ChannelData zeros = tone;
+  std::fill(zeros.data.begin(), zeros.data.end(), 0.f);
+  EXPECT_EQ(mean_phase_step(analytic_signal(zeros)), 0.0);
+  EXPECT_THROW((void)analytic_signal(tone, 1, 0), Error);
+  EXPECT_THROW((void)analytic_signal(tone, 1, 65), Error);
+}
+
 TEST(ReconDasAnalytic, BasebandIqBecomesTheAnalyticSignalAtTheUpsampledRate) {
   // A 5.5 MHz Gaussian pulse demodulated at 5 MHz and sampled at 6.25 MHz (complex), against its
   // closed-form analytic signal at the upsampled times. t = t0 + k / fs is the demodulation's

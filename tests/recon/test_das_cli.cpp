@@ -99,6 +99,45 @@ TEST_F(CliDas, RealPlaneWaveDataWireColumnAtItsDepths) {
   }
 }
 
+// RF at 4 samples a cycle (simulate's 5 MHz at 20 MHz): linear interpolation dips the envelope
+// by 3 dB midway between samples, and a point's axial width came out 0.23 mm for the pulse's
+// 0.31 mm (a 2-cycle Gaussian at 5 MHz: 0.4 us, 0.308 mm there and back). --upsample 4 forms the
+// analytic signal at 80 MHz first: the width is the pulse's, and metrics warns of the first.
+TEST_F(CliDas, UpsampledRfGivesThePulsesAxialWidth) {
+  ASSERT_FALSE(usrecon_exe().empty()) << "USRECON_EXE is not set";
+  const fs::path rf = dir_ / "one.npy", truth = dir_ / "one.json";
+  auto r = run_usrecon("simulate --model planewave --elements 1 --samples 1000 --point 0,12 -o " + quote(rf) +
+                       " --truth " + quote(truth));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const double pulse = 2.0 / 5e6 * 1540 / 2;
+  for (const int k : {1, 4}) {
+    SCOPED_TRACE(k);
+    const fs::path out = dir_ / ("k" + std::to_string(k));
+    r = run_usrecon("reconstruct " + quote(rf) + " --model planewave --fs 2e7 --angles-deg 0 --backend cpu --save-raw "
+                    "--x-range -1e-3:1e-3 --dx 1e-4 --z-range 10e-3:14e-3 --dz 5e-6 --upsample " + std::to_string(k) +
+                    " -o " + quote(out));
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    const nlohmann::json p = nlohmann::json::parse(io::read_file(out / "one.json")).at("parameters");
+    EXPECT_EQ(p.at("upsample"), k);
+    EXPECT_NEAR(p.at("samples_per_cycle").get<double>(), 4.0 * k, 0.05 * k);
+    r = run_usrecon("metrics " + quote(out / "one.npy") + " --truth " + quote(truth) + " -o " + quote(out / "m.json"));
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    const double width = nlohmann::json::parse(io::read_file(out / "m.json")).at("points")[0].at("fwhm_axial");
+    if (k == 1) {
+      EXPECT_LT(width, 0.8 * pulse);
+      EXPECT_NE(r.output.find("linear interpolation at 4 samples a cycle, which dips its envelope by up to 3 dB"),
+                std::string::npos)
+          << r.output;
+    } else {
+      EXPECT_NEAR(width, pulse, 0.02 * pulse);
+      EXPECT_EQ(r.output.find("warning"), std::string::npos) << r.output;
+    }
+  }
+  expect_usrecon_refused("reconstruct " + quote(rf) + " --model planewave --fs 2e7 --angles-deg 0 --upsample 17 -o " +
+                             quote(dir_ / "x"),
+                         "--upsample");
+}
+
 TEST_F(CliDas, SimulateReconstructMetricsRoundTrip) {
   ASSERT_FALSE(usrecon_exe().empty()) << "USRECON_EXE is not set";
   const fs::path rf = dir_ / "sa.npy", truth = dir_ / "truth.json", out = dir_ / "out";
@@ -1103,9 +1142,13 @@ TEST_F(CliDas, UstbUffFilesCarryTheirOwnGeometry) {
   const nlohmann::json found = measure(npy, truth);
   ASSERT_EQ(found.size(), 2u);
   for (const auto& point : found) EXPECT_LE(point.at("error").get<double>(), quarter_wavelength) << point.dump();
-  // The waves' delay is applied: dropping it (--t0 = initial_time alone) moves every point by
-  // c * 0.5 us / 2 = 0.39 mm.
-  std::tie(run, npy) = reconstruct("ustb_planewave.uff", " --t0 1e-6", dir_ / "no_delay");
+  // A --t0 given replaces initial_time on the file's clock, the waves' delay still added: the
+  // file's own 1 us finds the points; 0.5 us (the delay's worth less) moves every one by
+  // c * 0.5 us / 2 = 0.39 mm. (A given t0 was taken as the delayed start, and 1 us moved them.)
+  std::tie(run, npy) = reconstruct("ustb_planewave.uff", " --t0 1e-6", dir_ / "own_t0");
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  for (const auto& point : measure(npy, truth)) EXPECT_LE(point.at("error").get<double>(), quarter_wavelength) << point.dump();
+  std::tie(run, npy) = reconstruct("ustb_planewave.uff", " --t0 0.5e-6", dir_ / "early_t0");
   ASSERT_EQ(run.exit_code, 0) << run.output;
   for (const auto& point : measure(npy, truth)) EXPECT_GT(point.at("error").get<double>(), 0.3e-3) << point.dump();
 

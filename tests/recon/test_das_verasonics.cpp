@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 #include <matio.h>
 
+#include <algorithm>
 #include <cmath>
 #include <complex>
 #include <cstdint>
@@ -135,6 +136,11 @@ struct Save {
   std::string sample_mode = "NS200BW";
   double trans_type = 0;
   bool hvmux = false, event = true, tw = true, delays = true, gap = false;
+  // Saves the reader must take as they are: pulse inversion's accumulating receives (mode 1 onto
+  // each acquisition's rows), a second waveform (TX 2's, peaking later), a Delay of NaN, an array
+  // whose ElementPos is not centred on x = 0, no Resource, a NaN centre frequency.
+  bool accumulate = false, nan_delay = false, resource = true, nan_frequency = false;
+  double second_peak = 0, offset_mm = 0;
 };
 
 Acquisition acquisition_of(const Save& s) {
@@ -167,11 +173,17 @@ ChannelData write_save(const fs::path& path, const Save& s, bool v73) {
   MatNode data = node(MatNode::Int16, {rows, std::size_t(kChannels), std::size_t(kFrames)});
   data.int16.assign(rows * kChannels * kFrames, 7);  // the unmapped channels' constant
   const std::vector<int> conn = connector();
+  // TX 2's pulse peaks later by (second_peak - peak) / f0: its echoes arrive that much later
+  // (a whole number of samples here: 2.5 wavelengths at 4 samples a wavelength, 10 samples).
+  const auto later = [&](int t) {
+    return s.second_peak > 0 && t == 1 ? static_cast<int>(std::lround((s.second_peak - kPeak) * 4)) : 0;
+  };
   for (int f = 0; f < kFrames; ++f)
     for (int t = 0; t < transmits; ++t)
       for (int e = 0; e < kElements; ++e)
         for (int k = 0; k < kSamples; ++k) {
-          const double v = std::round(rf.channel(t, e)[k] * 16000.0) * (f == 0 ? 1 : -1);
+          const int from = k - later(t);
+          const double v = from < 0 ? 0.0 : std::round(rf.channel(t, e)[from] * 16000.0) * (f == 0 ? 1 : -1);
           data.int16[(std::size_t(f) * kChannels + std::size_t(conn[e] - 1)) * rows + std::size_t(t) * kSamples + k] =
               static_cast<std::int16_t>(v);
         }
@@ -179,12 +191,12 @@ ChannelData write_save(const fs::path& path, const Save& s, bool v73) {
   rcv.members.push_back({data});
 
   std::vector<double> pos(kElements * 5, 0.0), conn_values;
-  for (int e = 0; e < kElements; ++e) pos[e] = (e - 0.5 * (kElements - 1)) * kPitch * 1e3;  // mm
+  for (int e = 0; e < kElements; ++e) pos[e] = (e - 0.5 * (kElements - 1)) * kPitch * 1e3 + s.offset_mm;  // mm
   for (int c : conn) conn_values.push_back(c);
   const MatNode element_pos = node(MatNode::Doubles, {kElements, 5}, pos);
   const MatNode connector_column = node(MatNode::Doubles, {kElements, 1}, conn_values);
   Fields trans = {{"name", text("L-test")},        {"units", text("mm")},
-                  {"frequency", num(kF0 / 1e6)},   {"numelements", num(kElements)},
+                  {"frequency", num(s.nan_frequency ? std::nan("") : kF0 / 1e6)},   {"numelements", num(kElements)},
                   {"spacingMm", num(kPitch * 1e3)}, {"ElementPos", element_pos},
                   {"lensCorrection", num(kLensMm)}, {"Connector", connector_column},
                   {"type", num(s.trans_type)}};
@@ -205,7 +217,14 @@ ChannelData write_save(const fs::path& path, const Save& s, bool v73) {
                          {"mode", num(0)},
                          {"startSample", num(first)},
                          {"endSample", num(first + kSamples - 1)}});
-      events.push_back({{"info", text("acquire")}, {"tx", num(t + 1)}, {"rcv", num(f * transmits + t + 1)}});
+      events.push_back({{"info", text("acquire")}, {"tx", num(t + 1)}, {"rcv", num(double(receive.size()))}});
+      if (s.accumulate) {  // the inverted pulse's receive, added onto the same rows
+        Fields inverted = receive.back();
+        for (auto& [name, value] : inverted)
+          if (name == "mode") value = num(1);
+        receive.push_back(inverted);
+        events.push_back({{"info", text("invert")}, {"tx", num(t + 1)}, {"rcv", num(double(receive.size()))}});
+      }
     }
   // A processing event that pairs nothing, as Verasonics' sequences have.
   events.push_back({{"info", text("recon")}, {"tx", num(0)}, {"rcv", num(0)}});
@@ -222,7 +241,8 @@ ChannelData write_save(const fs::path& path, const Save& s, bool v73) {
       for (int e = 0; e < kElements; ++e)
         delay[std::size_t(e)] = ((e - 0.5 * (kElements - 1)) * kPitch - x_first) * std::sin(steer) / kLambda;
     }
-    Fields tx = {{"waveform", num(1)}, {"Origin", row({0, 0, 0})}, {"focus", num(0)},
+    if (s.nan_delay && t == 1) delay[3] = std::nan("");
+    Fields tx = {{"waveform", num(s.second_peak > 0 && t == 1 ? 2 : 1)}, {"Origin", row({0, 0, 0})}, {"focus", num(0)},
                  {"Steer", row({steer, 0})}, {"Apod", row(apod)}};
     if (s.delays) tx.push_back({"Delay", row(delay)});
     txs.push_back(tx);
@@ -230,10 +250,15 @@ ChannelData write_save(const fs::path& path, const Save& s, bool v73) {
   Fields vars = {{"RcvData", rcv},
                  {"Trans", structure(trans)},
                  {"Receive", struct_array(receive)},
-                 {"TX", struct_array(txs)},
-                 {"Resource", structure({{"Parameters", structure({{"speedOfSound", num(kC)}, {"numRcvChannels", num(kChannels)}})},
-                                         {"RcvBuffer", structure({{"datatype", text("int16")}, {"numFrames", num(kFrames)}})}})}};
-  if (s.tw) vars.push_back({"TW", structure({{"type", text("parametric")}, {"peak", num(kPeak)}})});
+                 {"TX", struct_array(txs)}};
+  if (s.resource)
+    vars.push_back({"Resource", structure({{"Parameters", structure({{"speedOfSound", num(kC)}, {"numRcvChannels", num(kChannels)}})},
+                                           {"RcvBuffer", structure({{"datatype", text("int16")}, {"numFrames", num(kFrames)}})}})});
+  if (s.tw && s.second_peak > 0)
+    vars.push_back({"TW", struct_array({{{"type", text("parametric")}, {"peak", num(kPeak)}},
+                                        {{"type", text("parametric")}, {"peak", num(s.second_peak)}}})});
+  else if (s.tw)
+    vars.push_back({"TW", structure({{"type", text("parametric")}, {"peak", num(kPeak)}})});
   if (s.event) vars.push_back({"Event", struct_array(events)});
   write_mat_file(path, vars, v73);
   return rf;
@@ -369,12 +394,19 @@ TEST_P(ReconVerasonics, WhatTheSaveLeavesOutIsSaidAndGivenValuesWin) {
   const PreparedDas prepared = prepare_das(file("bare"), setup_for(Model::PlaneWave), 1);
   ASSERT_FALSE(prepared.warnings.empty());
   EXPECT_NE(prepared.warnings[0].find("TW.peak"), std::string::npos);
-  // A value given wins, and is said where it differs.
+  // Without the peak the points lie deeper by its time (0.3 us: 0.23 mm). A --t0 given replaces
+  // the file's on its clock (the centre crossing's: the earliest wave's start is added to it, as
+  // to the file's; a given t0 taken as the earliest start's moved them by 1 mm), said.
+  const DasFrame off = reconstruct_das(file("bare"), setup_for(Model::PlaneWave), BackendKind::Cpu, 2);
+  for (const PointTarget& p : kPoints) EXPECT_GT(peak_error(off.image, p.x, p.z), kLambda / 2);
   DasSetup given = setup_for(Model::PlaneWave);
   given.acquisition.t0 = true_t0();
   given.given.t0 = true;
   const PreparedDas with_t0 = prepare_das(file("bare"), given, 1);
-  EXPECT_EQ(with_t0.problem.acquisition.t0, true_t0());
+  EXPECT_EQ(with_t0.problem.acquisition.t0, true_t0() + *std::min_element(g.wave_delays.begin(), g.wave_delays.end()));
+  EXPECT_NE(with_t0.warnings.back().find("the file says --t0"), std::string::npos) << with_t0.warnings.back();
+  const DasFrame right = reconstruct_das(file("bare"), given, BackendKind::Cpu, 2);
+  for (const PointTarget& p : kPoints) EXPECT_LE(peak_error(right.image, p.x, p.z), kLambda / 4);
 }
 
 TEST_P(ReconVerasonics, SavesUsreconCannotBeamformAreRefusedWithTheReason) {
@@ -404,6 +436,100 @@ TEST_P(ReconVerasonics, SavesUsreconCannotBeamformAreRefusedWithTheReason) {
   Save gap;
   gap.gap = true;
   refused(gap, "gap", "Receive(2) reads rows 517 to 1028");
+}
+
+// Saves from the review: each read as it is, its points where they were put, or said by name.
+TEST_P(ReconVerasonics, SavesOfOtherShapesAreReadAndTimedRight) {
+  const auto points_in_place = [&](const fs::path& path, DasSetup setup) {
+    const DasFrame frame = reconstruct_das(path, setup, BackendKind::Cpu, 2);
+    for (const PointTarget& p : kPoints) EXPECT_LE(peak_error(frame.image, p.x, p.z), kLambda / 4) << path;
+  };
+  const auto notes_of = [&](const fs::path& path) {
+    FileGeometry g;
+    (void)read_channel_data(path, {}, 0, 0, &g);
+    std::string all;
+    for (const std::string& n : g.notes) all += n + "\n";
+    return std::pair(g, all);
+  };
+  // Pulse inversion: the accumulating receives are no acquisitions of their own.
+  Save accumulate;
+  accumulate.accumulate = true;
+  write_save(file("acc"), accumulate, GetParam());
+  EXPECT_EQ(notes_of(file("acc")).first.angles.size(), 3u);
+  points_in_place(file("acc"), setup_for(Model::PlaneWave));
+  // TX 2's waveform peaks 2.5 wavelengths later (TW(2).peak): its samples start later.
+  Save peaks;
+  peaks.second_peak = kPeak + 2.5;
+  write_save(file("peaks"), peaks, GetParam());
+  const auto [pg, pnotes] = notes_of(file("peaks"));
+  ASSERT_EQ(pg.wave_delays.size(), 3u);
+  // Each wave's start: minus its centre crossing, (N - 1) / 2 pitch sin(angle) / c after its first
+  // element fires; TX 2's 2.5 / f0 more for its later peak.
+  const auto crossing = [](double deg) { return 0.5 * (kElements - 1) * kPitch * std::sin(deg * std::numbers::pi / 180) / kC; };
+  EXPECT_NEAR(pg.wave_delays[1], -crossing(2) - 2.5 / kF0, 1e-15);
+  EXPECT_NEAR(pg.wave_delays[2], -crossing(12), 1e-15);
+  points_in_place(file("peaks"), setup_for(Model::PlaneWave));
+  // --time-zero first-element, Verasonics' own clock: the waves' delays are not counted twice.
+  DasSetup first = setup_for(Model::PlaneWave);
+  first.acquisition.time_zero = das::TimeZero::FirstElement;
+  first.given.time_zero = true;
+  points_in_place(file("peaks"), first);  // (TX 2's later peak is then not honoured: its 10 samples blur)
+  points_in_place(file("acc"), first);
+  // A NaN among TX 2's delays: timed from the first element's firing, said.
+  Save nan_delay;
+  nan_delay.nan_delay = true;
+  write_save(file("nan_delay"), nan_delay, GetParam());
+  const auto [ng, nnotes] = notes_of(file("nan_delay"));
+  EXPECT_EQ(ng.time_zero, das::TimeZero::FirstElement);
+  EXPECT_NE(nnotes.find("TX(2).Delay holds values that are not finite"), std::string::npos) << nnotes;
+  points_in_place(file("nan_delay"), setup_for(Model::PlaneWave));
+  // An array centred at x = 9 mm in Trans.ElementPos: the image counts x from its centre, said.
+  Save offset;
+  offset.offset_mm = 9;
+  write_save(file("offset"), offset, GetParam());
+  EXPECT_NE(notes_of(file("offset")).second.find("centres the array at x = 9 mm"), std::string::npos);
+  points_in_place(file("offset"), setup_for(Model::PlaneWave));
+  // Without Resource: no speed of sound, so nothing in wavelengths (t0); said.
+  Save no_resource;
+  no_resource.resource = false;
+  write_save(file("nores"), no_resource, GetParam());
+  const auto [rg, rnotes] = notes_of(file("nores"));
+  EXPECT_FALSE(rg.t0.has_value());
+  EXPECT_NE(rnotes.find("Resource.Parameters.speedOfSound is not in the file"), std::string::npos) << rnotes;
+  DasSetup given = setup_for(Model::PlaneWave);
+  given.acquisition.t0 = true_t0() - 0.5 * (kElements - 1) * kPitch * std::sin(12 * std::numbers::pi / 180) / kC;
+  given.given.t0 = true;  // on the centre clock's earliest start (TX 3's), which the file's delays then add to
+  given.given.sound_speed = true;
+  try {
+    (void)prepare_das(file("nores"), setup_for(Model::PlaneWave), 1);
+  } catch (const Error& e) {
+    ADD_FAILURE() << e.what();
+  }
+  // A NaN centre frequency is refused by name; a save refused is read as --layout describes it.
+  Save nan_frequency;
+  nan_frequency.nan_frequency = true;
+  write_save(file("nan_f"), nan_frequency, GetParam());
+  try {
+    (void)read_channel_data(file("nan_f"), {}, 0, 0, nullptr);
+    ADD_FAILURE() << "read";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("Trans.frequency is nan, not a number usrecon can use; to read its array as a "
+                                         "plain MAT array, give --var, --layout"),
+              std::string::npos)
+        << e.what();
+  }
+  ChannelInput described;
+  described.var = "RcvData{1}";
+  described.layout = "(samples,transmits),elements,frames";
+  described.samples = kSamples;
+  described.channel_map = "Trans.Connector";
+  FileGeometry dg;
+  const ChannelData plain = read_channel_data(file("nan_f"), described, 0, 3, &dg);
+  EXPECT_EQ(plain.elements, kElements);
+  EXPECT_TRUE(dg.source.empty());
+  ASSERT_EQ(dg.notes.size(), 1u);
+  EXPECT_NE(dg.notes[0].find("its Verasonics parameters are not used (Trans.frequency is nan"), std::string::npos)
+      << dg.notes[0];
 }
 
 // From the command line: a save reconstructs with --model alone, and says where its parameters

@@ -82,7 +82,10 @@ class CliCommands : public usrecon::testing::CliTempDir {
   nlohmann::json metrics(const std::string& args) {
     const auto r = run_command(usrecon("metrics " + args));
     EXPECT_EQ(r.exit_code, 0) << r.output;
-    const nlohmann::json out = nlohmann::json::parse(r.output, nullptr, false);
+    // The JSON on stdout, after any warnings on stderr (the lines before its opening brace).
+    const std::size_t start = r.output.rfind("{", 0) == 0 ? 0 : r.output.find("\n{");
+    const nlohmann::json out = nlohmann::json::parse(
+        start == std::string::npos ? std::string() : r.output.substr(start), nullptr, false);
     EXPECT_FALSE(out.is_discarded()) << r.output;
     return out;
   }

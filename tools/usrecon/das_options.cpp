@@ -92,6 +92,13 @@ void add_das_options(CLI::App& app, DasArgs& args, recon::ReconstructOptions& op
   app.add_option("--interp", args.interp, "Interpolation of the delayed samples. The record is taken as zero before sample 0 and after the last: "
                  "nearest reads an edge sample up to half a sample outside, linear ramps from it to zero over one sample")
       ->check(CLI::IsMember({"nearest", "linear"}))->capture_default_str()->group(g);
+  app.add_option("--upsample", das.upsample,
+                 "RF channel data: form their analytic signal at K times their sampling rate (FFT, band-limited) "
+                 "before beamforming. Linear interpolation between samples a quarter cycle apart (4 samples a cycle) "
+                 "dips the envelope by up to 3 dB midway, which narrows measured widths; K = 2 leaves 0.7 dB, "
+                 "K = 4 0.17 dB, at K times the memory. The frame JSON gives samples_per_cycle. (Baseband IQ data "
+                 "are upsampled to 4 samples a cycle of their modulation frequency already.)")
+      ->transform(in_range(1, 16))->capture_default_str()->group(g);
   app.add_option("--cuda-kernel", args.cuda_kernel,
                  "CUDA backend: the beamforming kernel. auto (for plane waves transmit-blocked while the "
                  "channel data fit in 1.25 x the GPU's L2 cache, else element-outer; otherwise "

@@ -5,6 +5,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <filesystem>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -120,6 +121,26 @@ struct MatStruct {
 MatStruct read_mat_struct(const std::filesystem::path& path, const std::string& name,
                           const std::vector<std::string>& wanted, std::size_t first = 0,
                           std::size_t count = SIZE_MAX);
+
+/// read_mat_struct of several structs of one file, its variables listed once: a v7.3 file's list
+/// of HDF5 objects (seconds for a cine whose structs hold thousands of entries) is read when this
+/// is made, not for every struct.
+class MatStructReader {
+ public:
+  explicit MatStructReader(const std::filesystem::path& path);
+  ~MatStructReader();
+  MatStructReader(const MatStructReader&) = delete;
+  MatStructReader& operator=(const MatStructReader&) = delete;
+  /// The file's variables (list_mat_variables).
+  const std::vector<MatVariableInfo>& variables() const;
+  /// As read_mat_struct(path, ...).
+  MatStruct read(const std::string& name, const std::vector<std::string>& wanted, std::size_t first = 0,
+                 std::size_t count = SIZE_MAX) const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
 
 /// Writes real double or uint8 arrays to a MAT v5 file (tests and tools; compressed when
 /// matio supports it). dims in MATLAB order, values column-major.

@@ -78,8 +78,17 @@ struct AnalyticData {
 };
 
 /// The analytic signal of each channel of RF data (FFT, negative frequencies removed: scipy's
-/// hilbert). threads = 0 uses every hardware thread.
-AnalyticData analytic_signal(const ChannelData& rf, int threads = 0);
+/// hilbert). threads = 0 uses every hardware thread. With upsample = k > 1 it is formed at k times
+/// the rate by zero-padding the spectrum (band-limited interpolation: I at every k-th sample is the
+/// data, to float rounding): linear interpolation between samples a quarter cycle apart (RF at 4
+/// samples a cycle) dips the envelope by up to 3 dB midway (|1 + i| / 2), at k = 2 by 0.7 dB, at
+/// k = 4 by 0.17 dB. At most 64.
+AnalyticData analytic_signal(const ChannelData& rf, int threads = 0, int upsample = 1);
+
+/// The mean phase step of analytic data between consecutive samples (radians, in [0, pi]), each
+/// step weighted by its samples' power: 2 pi / it is the samples a cycle of the echoes' centre
+/// frequency. 0 for data of zeros.
+double mean_phase_step(const AnalyticData& data);
 
 /// Baseband IQ data: the sampling-rate multiple at which their analytic signal is beamformed, the
 /// smallest k >= 1 with fs k >= 4 modulation_frequency (RF is sampled at 4x its centre frequency

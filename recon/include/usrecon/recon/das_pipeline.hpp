@@ -217,6 +217,9 @@ struct DasSetup {
   DasOptions options;
   ChannelInput input;
   GivenParameters given;
+  /// --upsample: RF channel data's analytic signal is beamformed at this multiple of their rate
+  /// (analytic_signal's band-limited interpolation; 1 to 16). Baseband IQ data have their own.
+  int upsample = 1;
 };
 
 /// Checks what the user gave before any file is read: the given acquisition parameters (those a
