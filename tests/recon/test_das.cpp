@@ -526,16 +526,22 @@ std::vector<std::complex<long double>> reference_analytic(const float* line, int
   return analytic;
 }
 
+/// 9 elements x 2 transmits of n random samples (seeded by n).
+ChannelData random_channels(int n) {
+  ChannelData rf;
+  rf.samples = n;
+  rf.elements = 9;
+  rf.transmits = 2;
+  std::mt19937 gen{static_cast<unsigned>(n)};
+  std::normal_distribution<float> d(0.f, 100.f);
+  for (std::size_t k = 0; k < rf.size(); ++k) rf.data.push_back(d(gen));
+  return rf;
+}
+
 TEST(ReconDasAnalytic, IsTheDefinitionsAnalyticSignalWithTheDataAsI) {
   // 9 elements x 2 transmits: 18 channels, past a task of 16; lengths 1, 2, odd and even.
   for (const int n : {1, 2, 7, 64, 257}) {
-    ChannelData rf;
-    rf.samples = n;
-    rf.elements = 9;
-    rf.transmits = 2;
-    std::mt19937 gen{static_cast<unsigned>(n)};
-    std::normal_distribution<float> d(0.f, 100.f);
-    for (std::size_t k = 0; k < rf.size(); ++k) rf.data.push_back(d(gen));
+    const ChannelData rf = random_channels(n);
     const AnalyticData a = analytic_signal(rf, 2);
     for (int t = 0; t < rf.transmits; ++t)
       for (int e = 0; e < rf.elements; ++e) {
@@ -574,13 +580,7 @@ TEST(ReconDasAnalytic, EnvelopeOfAToneBurstIsItsAmplitude) {
 // quarter cycle apart dipped it by 3 dB; the mean phase step gives the samples a cycle.
 TEST(ReconDasAnalytic, UpsampledRfIsTheAnalyticSignalAtTheFinerRate) {
   for (const int n : {7, 64, 257}) {
-    ChannelData rf;
-    rf.samples = n;
-    rf.elements = 9;
-    rf.transmits = 2;
-    std::mt19937 gen{static_cast<unsigned>(n)};
-    std::normal_distribution<float> d(0.f, 100.f);
-    for (std::size_t k = 0; k < rf.size(); ++k) rf.data.push_back(d(gen));
+    const ChannelData rf = random_channels(n);
     const AnalyticData one = analytic_signal(rf, 2);
     for (const int k : {2, 3, 4}) {
       SCOPED_TRACE(std::to_string(n) + " samples, upsampled " + std::to_string(k));
