@@ -149,9 +149,11 @@ CystMetrics measure_cyst(std::span<const double> env, const Grid& g, double x, d
   m.inside_pixels = in.size();
   m.background_pixels = out.size();
   if (in.size() < 2 || out.size() < 2)
-    throw Error("metrics: the cyst at (" + std::to_string(x) + ", " + std::to_string(z) + ") has too few pixels with data "
-                "inside the image (" + std::to_string(in.size()) + " inside, " + std::to_string(out.size()) +
-                " in the background ring)");
+    throw Error("metrics: the cyst at (" + number_text(x) + ", " + number_text(z) + ") m, radius " + number_text(radius) +
+                " m, has too few pixels with data inside the image (" + std::to_string(in.size()) + " inside, " +
+                std::to_string(out.size()) + " in the background ring); the image spans x " + number_text(g.x0) +
+                " to " + number_text(g.x(g.nx - 1)) + " m, z " + number_text(g.z0) + " to " +
+                number_text(g.z(g.nz - 1)) + " m (cysts are in metres)");
   // Mean and sample variance (n - 1, as MATLAB's var in PICMUS's script).
   const auto stats = [](const std::vector<double>& v) {
     double mean = 0;

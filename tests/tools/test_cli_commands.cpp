@@ -261,6 +261,8 @@ TEST_F(CliCommands, MetricsMeasuresWhatItCanAndNamesWhatItCannot) {
   EXPECT_EQ(m["points"][1].at("true_x"), 0.5);
   ASSERT_EQ(m.at("cysts").size(), 1u) << m.dump();
   EXPECT_NE(m["cysts"][0].at("not_measured").get<std::string>().find("too few pixels"), std::string::npos);
+  EXPECT_NE(m["cysts"][0].at("not_measured").get<std::string>().find("the image spans x 0 to "), std::string::npos);
+  EXPECT_NE(m["cysts"][0].at("not_measured").get<std::string>().find("m (cysts are in metres)"), std::string::npos);
   // 1.5 mm from the blob with a 0.5 mm radius: the brightest pixel is on the disk's edge.
   const auto e = run_command(usrecon("metrics " + quote(image) + " --point 0.0025,0.002 --search-radius 0.5e-3 -o " +
                                      quote(out)));
@@ -362,6 +364,13 @@ TEST_F(CliCommands, SimulateKeepsItsDataFiniteAndSaysWhatMissesTheRecord) {
   EXPECT_EQ(r.output.find("warning"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("16 elements x 1 transmit, 1 point, 0 cysts, 0 speckle scatterers"), std::string::npos)
       << r.output;
+  // The seed model's channel data of another size than its own say how to reconstruct them.
+  const fs::path txt = dir_ / "s.txt";
+  r = run_command(usrecon("simulate --channels 4 --samples 300 --point 0,5 -o " + quote(txt)));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("reconstruct it with --channels 4 --samples 300"), std::string::npos) << r.output;
+  r = run_command(usrecon("reconstruct " + quote(txt) + " --channels 4 --samples 300 -o " + quote(dir_ / "seed")));
+  EXPECT_EQ(r.exit_code, 0) << r.output;
   // Reconstructed on a grid deeper than the record reaches: black, and said so.
   r = run_command(usrecon("reconstruct " + quote(out) + " --model planewave --fs 2e7 --pitch 3e-4 --angles-deg 0 "
                           "--backend cpu -o " + quote(dir_ / "deep") + " --z-range 0.03:0.04"));
@@ -536,7 +545,8 @@ TEST_F(CliCommands, SimulateRefusesOrWarnsOfOptionsThatWouldMislead) {
             std::string::npos)
       << r.output;
   // A cyst without speckle, or outside its region, changed nothing without a word.
-  expect_refused(pw + " --point 0,20 --cyst 0,20,2", "--cyst leaves a region of the speckle empty: give --speckle");
+  expect_refused(pw + " --point 0,20 --cyst 0,20,2", "--cyst needs --speckle: a cyst is a region that the speckle leaves empty");
+  expect_refused(pw + " --cyst 0,20,2", "--cyst needs --speckle");
   r = run_command(usrecon(pw + " --speckle 10 --cyst 50,20,2"));
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_NE(r.output.find("warning: --cyst 50,20,2 lies outside the speckle region (x -4.65 to 4.65 mm, z 2 to "),

@@ -228,10 +228,11 @@ int run_das(SimulateArgs& args) {
     }
     if (plausible) positions.warn();
   }
-  if (o.points.empty() && o.speckle == 0) throw Error("nothing to simulate: give --point and/or --speckle");
   // A cyst is where the speckle is not: without speckle, or outside its region, it was accepted
   // and changed nothing.
-  if (!o.cysts.empty() && o.speckle == 0) throw Error("--cyst leaves a region of the speckle empty: give --speckle");
+  if (!o.cysts.empty() && o.speckle == 0)
+    throw Error("--cyst needs --speckle: a cyst is a region that the speckle leaves empty");
+  if (o.points.empty() && o.speckle == 0) throw Error("nothing to simulate: give --point and/or --speckle");
   const recon::SpeckleRegion region = recon::speckle_region(o);
   const std::string region_text = "x " + recon::number_text(region.x_min * 1e3) + " to " +
                                   recon::number_text(region.x_max * 1e3) + " mm, z " +
@@ -406,6 +407,9 @@ int run(SimulateArgs& args) {
               counted(p.samples, "sample").c_str(), counted(args.options.points.size(), "point").c_str(),
               counted(args.options.speckle, "speckle scatterer").c_str(), args.truth.empty() ? "" : "; truth in ",
               args.truth.c_str());
+  // Not the seed's own 128 x 2000: reconstruct must be told, or it refuses the value count.
+  if (p.channels != recon::seed::Problem{}.channels || p.samples != recon::seed::Problem{}.samples)
+    std::printf("usrecon: reconstruct it with --channels %d --samples %d\n", p.channels, p.samples);
   return 0;
 }
 
