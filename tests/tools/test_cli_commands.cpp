@@ -169,7 +169,14 @@ TEST_F(CliCommands, MetricsReadsTheSeedModelsTruthInMillimetres) {
   const auto r = run_command(usrecon("simulate --channels 4 --samples 100 --point 1,2 -o " + quote(dir_ / "s.txt") +
                                      " --truth " + quote(truth)));
   ASSERT_EQ(r.exit_code, 0) << r.output;
-  ASSERT_TRUE(nlohmann::json::parse(usrecon::io::read_file(truth)).at("points")[0].contains("x_mm"));
+  const nlohmann::json seed_truth = nlohmann::json::parse(usrecon::io::read_file(truth));
+  ASSERT_TRUE(seed_truth.at("points")[0].contains("x_mm"));
+  // What the pulse's expected widths need: its frequency and length, and the record.
+  EXPECT_EQ(seed_truth.at("model"), "seed");
+  EXPECT_EQ(seed_truth.at("center_frequency"), 5e6);
+  EXPECT_EQ(seed_truth.at("cycles"), 2.0);
+  EXPECT_EQ(seed_truth.at("samples"), 100);
+  EXPECT_EQ(seed_truth.at("channels"), 4);
   const nlohmann::json out = metrics(quote(write_image("a")) + " --truth " + quote(truth));
   ASSERT_EQ(out.at("points").size(), 1u) << out.dump();
   EXPECT_NEAR(out["points"][0].at("true_x").get<double>(), 1e-3, 1e-12);

@@ -290,7 +290,11 @@ int run_das(SimulateArgs& args) {
              {"fs", acq.fs},
              {"t0", acq.t0},
              {"center_frequency", o.center_frequency},
+             {"cycles", o.cycles},  // the pulse's Gaussian envelope FWHM: axial FWHM c cycles / (2 f)
+             {"samples", o.samples},
+             {"noise", o.noise},
              {"speckle", o.speckle},
+             {"speckle_amplitude", o.speckle_amplitude},
              {"seed", o.seed},
              {"points", nlohmann::json::array()},
              {"cysts", nlohmann::json::array()}};
@@ -393,8 +397,16 @@ int run(SimulateArgs& args) {
   nlohmann::json truth;
   if (!args.truth.empty()) {
     truth = {{"channel_data", fs::path(args.output).filename().string()},
+             {"model", "seed"},
              {"grid_step_mm", recon::seed::Problem::kGridStepMm},
+             {"channels", p.channels},
+             {"samples", p.samples},
+             {"center_frequency", args.options.center_mhz * 1e6},
+             {"cycles", args.options.cycles},
+             {"peak", args.options.peak},
+             {"noise", args.options.noise},
              {"speckle", args.options.speckle},
+             {"speckle_amplitude", args.options.speckle_amplitude},
              {"seed", args.options.seed},
              {"points", nlohmann::json::array()}};
     for (const recon::Scatterer& s : args.options.points)
