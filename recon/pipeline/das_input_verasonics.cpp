@@ -64,7 +64,11 @@ VerasonicsSave read_save(const fs::path& path, const io::MatStructReader& file) 
   const std::string where = path.string() + " (a Verasonics save)";
   VerasonicsSave save;
   FileGeometry& g = save.geometry;
-  g.source = "Verasonics (Trans, Receive, TX, TW, Resource)";
+  g.source = "Verasonics (";
+  for (const char* name : {"Trans", "Receive", "TX", "TW", "Resource", "Event"})
+    if (std::any_of(file.variables().begin(), file.variables().end(), [&](const io::MatVariableInfo& v) { return v.name == name; }))
+      g.source += std::string(g.source.back() == '(' ? "" : ", ") + name;
+  g.source += ")";
   const auto note = [&](const std::string& text) { g.notes.push_back(text); };
   // A value the save holds but that is no number (NaN) is refused by name, not taken as absent.
   const auto checked = [&](const Field& v, const std::string& name) -> std::optional<double> {

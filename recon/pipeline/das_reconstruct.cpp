@@ -188,7 +188,17 @@ PreparedDas prepare_das(const fs::path& input, const DasSetup& setup, int thread
   // A value given wins over the file's, for every input of the run: where they differ, the file
   // (one of a batch mixing rates, say) is beamformed with the given one, which is said.
   std::vector<std::string> warnings;
-  for (const std::string& note : file.notes) warnings.push_back(input.string() + ": " + note);
+  // A note that asks for an option given is said no more.
+  const auto answered = [&](const std::string& note) {
+    for (const auto& [asks, is_given] :
+         {std::pair{"give --sound-speed", given.sound_speed}, std::pair{"give --fs", given.fs},
+          std::pair{"give --pitch", given.pitch}, std::pair{"give --t0", given.t0},
+          std::pair{"give the transmits", given.angles || given.tx_elements || given.sources}})
+      if (is_given && note.find(asks) != std::string::npos) return true;
+    return false;
+  };
+  for (const std::string& note : file.notes)
+    if (!answered(note)) warnings.push_back(input.string() + ": " + note);
   const auto overridden = [&](const char* option, bool is_given, std::optional<double> in_file, double used) {
     if (is_given && in_file && !(std::abs(*in_file - used) <= 1e-9 * std::abs(*in_file)))
       warnings.push_back(input.string() + ": the file says " + option + " " + number_text(*in_file) + ", but " +
@@ -202,7 +212,7 @@ PreparedDas prepare_das(const fs::path& input, const DasSetup& setup, int thread
     warnings.push_back(input.string() + ": the file times its waves with --time-zero " + to_string(*file.time_zero) +
                        ", but --time-zero " + to_string(acq.time_zero) + " was given, and is used" +
                        (std::any_of(file.wave_delays.begin(), file.wave_delays.end(), [](double d) { return d != 0; })
-                            ? " (its waves' own delays on its clock are left out)"
+                            ? " (its waves' own delays on its clock are left out; its t0 is taken as it is)"
                             : ""));
   // The sampling rate and the pitch have no value that fits most data (unlike c = 1540 m/s and
   // t0 = 0): data beamformed with another's are an image of nothing, so a file that says neither
@@ -271,6 +281,10 @@ PreparedDas prepare_das(const fs::path& input, const DasSetup& setup, int thread
                               (n < file.source_distances.size() ? file.source_distances[n] / acq.sound_speed : 0.0));
   const double earliest =
       transmit_starts.empty() ? 0.0 : *std::min_element(transmit_starts.begin(), transmit_starts.end());
+  if (given.t0 && earliest != 0)
+    warnings.push_back(input.string() + ": --t0 " + number_text(acq.t0) + " is on the file's clock, to which its "
+                       "waves' earliest start (" + number_text(earliest) + " s) is added: t0_s is " +
+                       number_text(acq.t0 + earliest) + " s");
   acq.t0 += earliest;
   if (file.transmit_sound_speed && !given.sound_speed)
     throw Error(input.string() + ": its waves travel at " + std::to_string(*file.transmit_sound_speed) +
@@ -309,7 +323,12 @@ PreparedDas prepare_das(const fs::path& input, const DasSetup& setup, int thread
 
   // Baseband IQ data are beamformed as their analytic signal at a multiple of their rate
   // (analytic_from_baseband); RF data at theirs.
-  const int upsample = rf.is_iq() ? iq_upsampling(rf.modulation_frequency, acq.fs) : setup.upsample;
+  // --upsample multiplies IQ's own (4 samples a cycle of the modulation frequency) too.
+  const int own_upsample = rf.is_iq() ? iq_upsampling(rf.modulation_frequency, acq.fs) : 1;
+  if (own_upsample * setup.upsample > 64)
+    throw Error(input.string() + ": --upsample " + std::to_string(setup.upsample) + " on the " +
+                std::to_string(own_upsample) + "x that its IQ data need exceeds 64x");
+  const int upsample = own_upsample * setup.upsample;
   std::vector<double> shifts;  // samples at the beamformed rate, per transmit
   double largest_shift = 0;
   for (double start : transmit_starts) {
@@ -336,7 +355,11 @@ PreparedDas prepare_das(const fs::path& input, const DasSetup& setup, int thread
   problem.samples = rf.samples * upsample + extra;
   // The default depth range ends at the last sample recorded: for IQ upsampled k times, sample
   // (samples - 1) k (the rows past it are the interpolation's wrap-around).
-  problem.grid = setup.grid.resolve(problem.acquisition, (rf.samples - 1) * upsample + 1 + extra);
+  // The default depth step stays the data's c / (4 fs) (IQ's at their own upsampled rate):
+  // --upsample refines the interpolation, not the grid (K times the pixels, in time and memory).
+  GridRequest request = setup.grid;
+  if (std::isnan(request.dz)) request.dz = acq.sound_speed / (4 * acq.fs * own_upsample);
+  problem.grid = request.resolve(problem.acquisition, (rf.samples - 1) * upsample + 1 + extra);
   problem.options = setup.options;
   problem.validate();
 
@@ -371,9 +394,9 @@ PreparedDas prepare_das(const fs::path& input, const DasSetup& setup, int thread
   if (problem.options.tx_apodization != TxApodization::None)
     frame.parameters["tx_apodization"] = to_string(problem.options.tx_apodization);
   if (problem.options.tx_fnumber > 0) frame.parameters["tx_fnumber"] = problem.options.tx_fnumber;
-  if (!rf.is_iq()) frame.parameters["upsample"] = upsample;
+  frame.parameters["upsample"] = setup.upsample;
   // As beamformed (after --upsample or IQ's own), from the data's mean phase step.
-  if (phase_step > 0) frame.parameters["samples_per_cycle"] = 2 * std::numbers::pi / phase_step;
+  if (phase_step > 2 * std::numbers::pi / 1e4) frame.parameters["samples_per_cycle"] = 2 * std::numbers::pi / phase_step;
   if (!setup.input.var.empty()) frame.parameters["var"] = setup.input.var;
   if (!file.channel_map.empty()) {
     frame.parameters["channel_map"] = {

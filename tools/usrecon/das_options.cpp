@@ -45,7 +45,7 @@ void add_das_options(CLI::App& app, DasArgs& args, recon::ReconstructOptions& op
       ->check(positive_number())->capture_default_str()->group(g);
   app.add_option("--fs", acq.fs, "Sampling frequency, Hz (required unless the file says it)")
       ->check(positive_number())->group(g);
-  app.add_option("--t0", acq.t0, "Time of sample 0 after the transmit (s)")
+  app.add_option("--t0", acq.t0, "Time of sample 0 after the transmit (s); for a file that times its own waves (USTB, Verasonics), its t0 on its clock, to which the earliest wave's start is added")
       ->check(finite_number())->capture_default_str()->group(g);
   app.add_option("--angles-deg", args.angles_deg,
                  "Plane-wave steering angles in degrees: START:STEP:STOP or A,B,C; angle > 0 means "
@@ -93,11 +93,11 @@ void add_das_options(CLI::App& app, DasArgs& args, recon::ReconstructOptions& op
                  "nearest reads an edge sample up to half a sample outside, linear ramps from it to zero over one sample")
       ->check(CLI::IsMember({"nearest", "linear"}))->capture_default_str()->group(g);
   app.add_option("--upsample", das.upsample,
-                 "RF channel data: form their analytic signal at K times their sampling rate (FFT, band-limited) "
-                 "before beamforming. Linear interpolation between samples a quarter cycle apart (4 samples a cycle) "
-                 "dips the envelope by up to 3 dB midway, which narrows measured widths; K = 2 leaves 0.7 dB, "
-                 "K = 4 0.17 dB, at K times the memory. The frame JSON gives samples_per_cycle. (Baseband IQ data "
-                 "are upsampled to 4 samples a cycle of their modulation frequency already.)")
+                 "Form the channel data's analytic signal at K times their sampling rate (FFT, band-limited; for "
+                 "baseband IQ files on top of their own) before beamforming. Linear interpolation between samples a "
+                 "quarter cycle apart (4 samples a cycle) dips each channel's envelope by up to 3 dB midway; K = 2 "
+                 "leaves 0.7 dB, K = 4 0.17 dB, at K times the memory and more beamforming time. The grid's default "
+                 "dz is unchanged. The frame JSON gives samples_per_cycle.")
       ->transform(in_range(1, 16))->capture_default_str()->group(g);
   app.add_option("--cuda-kernel", args.cuda_kernel,
                  "CUDA backend: the beamforming kernel. auto (for plane waves transmit-blocked while the "
