@@ -64,10 +64,13 @@ VerasonicsSave read_save(const fs::path& path, const io::MatStructReader& file) 
   const std::string where = path.string() + " (a Verasonics save)";
   VerasonicsSave save;
   FileGeometry& g = save.geometry;
+  const auto has = [&](const char* name) {
+    return std::any_of(file.variables().begin(), file.variables().end(),
+                       [&](const io::MatVariableInfo& v) { return v.name == name; });
+  };
   g.source = "Verasonics (";
   for (const char* name : {"Trans", "Receive", "TX", "TW", "Resource", "Event"})
-    if (std::any_of(file.variables().begin(), file.variables().end(), [&](const io::MatVariableInfo& v) { return v.name == name; }))
-      g.source += std::string(g.source.back() == '(' ? "" : ", ") + name;
+    if (has(name)) g.source += std::string(g.source.back() == '(' ? "" : ", ") + name;
   g.source += ")";
   const auto note = [&](const std::string& text) { g.notes.push_back(text); };
   // A value the save holds but that is no number (NaN) is refused by name, not taken as absent.
@@ -76,17 +79,13 @@ VerasonicsSave read_save(const fs::path& path, const io::MatStructReader& file) 
       throw Error(where + ": " + name + " is " + number_text(v->values[0]) + ", not a number usrecon can use");
     return number(v);
   };
-  const auto has = [&](const char* name) {
-    return std::any_of(file.variables().begin(), file.variables().end(),
-                       [&](const io::MatVariableInfo& v) { return v.name == name; });
-  };
 
   // The probe. Lengths in Trans.units: "mm" or "wavelengths".
   enum { kUnits, kFrequency, kNumElements, kSpacingMm, kSpacing, kElementPos, kLens, kConnector, kType, kHVMux };
   const MatStruct trans = file.read("Trans",
-                                              {"units", "frequency", "numelements", "spacingMm", "spacing",
-                                               "ElementPos", "lensCorrection", "Connector", "type", "HVMux"},
-                                              0, 1);
+                                    {"units", "frequency", "numelements", "spacingMm", "spacing", "ElementPos",
+                                     "lensCorrection", "Connector", "type", "HVMux"},
+                                    0, 1);
   if (trans.elements.size() != 1) throw Error(where + ": Trans is not one struct");
   const auto& T = trans.elements.front();
   if (T[kHVMux] && !(T[kHVMux]->numeric() && T[kHVMux]->values.empty()))  // [] is none
@@ -211,9 +210,9 @@ VerasonicsSave read_save(const fs::path& path, const io::MatStructReader& file) 
     throw Error(where + ": Receive holds more than " + std::to_string(kMostAcquisitions) + " acquisitions a frame");
   enum { kBuf, kStartSample, kEndSample, kStartDepth, kSamplesPerWave, kDecimRate, kSampleMode, kAperture, kMode };
   const MatStruct rcv = file.read("Receive",
-                                            {"bufnum", "startSample", "endSample", "startDepth", "samplesPerWave",
-                                             "decimSampleRate", "sampleMode", "aperture", "mode"},
-                                            0, entries);
+                                  {"bufnum", "startSample", "endSample", "startDepth", "samplesPerWave",
+                                   "decimSampleRate", "sampleMode", "aperture", "mode"},
+                                  0, entries);
   if (rcv.elements.size() != entries) throw Error(where + ": Receive changed while it was read");
   const auto& R0 = rcv.elements.front();
   const double buffer = checked(R0[kBuf], "Receive(1).bufnum").value_or(1);

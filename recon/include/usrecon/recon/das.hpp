@@ -87,7 +87,8 @@ AnalyticData analytic_signal(const ChannelData& rf, int threads = 0, int upsampl
 
 /// The mean phase step of analytic data between consecutive samples (radians, in [0, pi]), each
 /// step weighted by the square of its first sample's power (the echoes', not the noise's): 2 pi /
-/// it is the samples a cycle of the echoes' centre frequency. 0 for data of zeros.
+/// it is the samples a cycle of the echoes' centre frequency, from at most 64 channels spread over
+/// the data. 0 for data of zeros.
 double mean_phase_step(const AnalyticData& data);
 
 /// Baseband IQ data: the sampling-rate multiple at which their analytic signal is beamformed, the
