@@ -11,6 +11,7 @@
 #include <complex>
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <fstream>
 #include <numbers>
 #include <string>
@@ -59,12 +60,19 @@ MatNode text(std::string s) {
   n.text = std::move(s);
   return n;
 }
+/// A 1 x n struct array of every field its elements name; an element without one holds [] there,
+/// as MATLAB's do.
 MatNode struct_array(const std::vector<Fields>& elements) {
   MatNode n = node(MatNode::Struct, {1, elements.size()});
-  for (const auto& [name, value] : elements.front()) n.fields.push_back(name);
+  for (const Fields& e : elements)
+    for (const auto& [name, value] : e)
+      if (std::find(n.fields.begin(), n.fields.end(), name) == n.fields.end()) n.fields.push_back(name);
   for (const Fields& e : elements) {
     auto& m = n.members.emplace_back();
-    for (const auto& [name, value] : e) m.push_back(value);
+    for (const std::string& field : n.fields) {
+      const auto at = std::find_if(e.begin(), e.end(), [&](const auto& f) { return f.first == field; });
+      m.push_back(at != e.end() ? at->second : node(MatNode::Doubles, {0, 0}));
+    }
   }
   return n;
 }
@@ -141,7 +149,19 @@ struct Save {
   // whose ElementPos is not centred on x = 0, no Resource, a NaN centre frequency.
   bool accumulate = false, nan_delay = false, resource = true, nan_frequency = false;
   double second_peak = 0, offset_mm = 0;
+  // Any other change to the structs before they are written: Trans, Receive's entries, TX's.
+  std::function<void(Fields& trans, std::vector<Fields>& receive, std::vector<Fields>& tx)> edit;
 };
+
+/// Sets field `name` of `fields` (added when missing).
+void set(Fields& fields, const std::string& name, MatNode value) {
+  for (auto& [n, v] : fields)
+    if (n == name) {
+      v = std::move(value);
+      return;
+    }
+  fields.emplace_back(name, std::move(value));
+}
 
 Acquisition acquisition_of(const Save& s) {
   Acquisition a;
@@ -247,6 +267,7 @@ ChannelData write_save(const fs::path& path, const Save& s, bool v73) {
     if (s.delays) tx.push_back({"Delay", row(delay)});
     txs.push_back(tx);
   }
+  if (s.edit) s.edit(trans, receive, txs);
   Fields vars = {{"RcvData", rcv},
                  {"Trans", structure(trans)},
                  {"Receive", struct_array(receive)},
@@ -542,6 +563,99 @@ TEST_P(ReconVerasonics, SavesOfOtherShapesAreReadAndTimedRight) {
   ASSERT_EQ(dg.notes.size(), 1u);
   EXPECT_NE(dg.notes[0].find("its Verasonics parameters are not used (Trans.frequency is nan"), std::string::npos)
       << dg.notes[0];
+}
+
+// Each refusal and note of the reader, from a save changed in one place.
+TEST_P(ReconVerasonics, EachRefusalAndNoteNamesItsField) {
+  using Edit = std::function<void(Fields&, std::vector<Fields>&, std::vector<Fields>&)>;
+  const auto read = [&](const std::string& stem, Edit change) {
+    Save s;
+    s.edit = std::move(change);
+    write_save(file(stem), s, GetParam());
+    FileGeometry g;
+    (void)read_channel_data(file(stem), {}, 0, 0, &g);
+    return g;
+  };
+  const std::vector<std::pair<Edit, std::string>> refused = {
+      {[](Fields& t, auto&, auto&) { set(t, "units", text("inches")); }, "Trans.units is 'inches', neither"},
+      {[](Fields& t, auto&, auto&) { set(t, "ElementPos", node(MatNode::Doubles, {kElements, 2}, std::vector<double>(2 * kElements))); },
+       "Trans.ElementPos is not [elements x 3 or more]"},
+      {[](Fields& t, auto&, auto&) {
+         std::vector<double> pos(kElements * 5, 0.0);
+         for (int e = 0; e < kElements; ++e) pos[std::size_t(e)] = (e - 0.5 * (kElements - 1)) * kPitch * 1e3;
+         pos[3 * kElements + 2] = 0.1;
+         set(t, "ElementPos", node(MatNode::Doubles, {kElements, 5}, pos));
+       },
+       "Trans.ElementPos: element 3 faces 0.1 rad off the array's axis"},
+      {[](Fields& t, auto&, auto&) { set(t, "Connector", node(MatNode::Doubles, {kElements, 1}, std::vector<double>(kElements, 2.5))); },
+       "Trans.Connector(1) is 2.5, not a channel number"},
+      {[](auto&, std::vector<Fields>& r, auto&) {
+         set(r[0], "startSample", num(3));
+         set(r[0], "endSample", num(kSamples + 2));
+       },
+       "usrecon reads a frame's acquisitions from its first row on"},
+      {[](auto&, std::vector<Fields>& r, auto&) { set(r[1], "aperture", num(65)); },
+       "Receive(2).aperture is 65: a multiplexed aperture is not read"},
+      {[](auto&, std::vector<Fields>& r, auto&) { set(r[1], "startDepth", num(kStartDepth + 1)); },
+       "Receive(2) is sampled or started unlike Receive(1)"},
+      {[](auto&, std::vector<Fields>& r, auto&) { set(r[0], "mode", num(1)); },
+       "Receive(1).mode accumulates onto rows no acquisition has filled"},
+      {[](auto&, auto&, std::vector<Fields>& x) { set(x[1], "Steer", row({0.1, 0.2})); }, "TX(2) is steered in elevation"},
+      {[](auto&, auto&, std::vector<Fields>& x) { set(x[0], "Steer", row({2.0, 0})); },
+       "TX(1).Steer(1) 2 rad is not a steering angle"},
+  };
+  for (std::size_t k = 0; k < refused.size(); ++k) {
+    SCOPED_TRACE(refused[k].second);
+    try {
+      (void)read("refused" + std::to_string(k), refused[k].first);
+      ADD_FAILURE() << "read";
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find(refused[k].second), std::string::npos) << e.what();
+    }
+  }
+  const auto notes = [](const FileGeometry& g) {
+    std::string all;
+    for (const std::string& n : g.notes) all += n + "\n";
+    return all;
+  };
+  // A focused TX: its transmits and t0 are left, and said.
+  FileGeometry g = read("focused", [](auto&, auto&, std::vector<Fields>& x) { set(x[0], "focus", num(50)); });
+  EXPECT_FALSE(g.model.has_value());
+  EXPECT_FALSE(g.t0.has_value());
+  EXPECT_NE(notes(g).find("TX(1).focus is not 0"), std::string::npos) << notes(g);
+  EXPECT_NE(notes(g).find("its t0 is not taken without its transmits: give --t0"), std::string::npos) << notes(g);
+  // One TX firing one element among plane waves.
+  g = read("mixed", [](auto&, auto&, std::vector<Fields>& x) {
+    std::vector<double> one(kElements, 0.0);
+    one[4] = 1;
+    set(x[1], "Apod", row(one));
+  });
+  EXPECT_FALSE(g.model.has_value());
+  EXPECT_NE(notes(g).find("it mixes single-element transmits with plane waves"), std::string::npos) << notes(g);
+  // Apod and Delay of half the array: timed from the first element's firing.
+  g = read("half", [](auto&, auto&, std::vector<Fields>& x) {
+    set(x[0], "Apod", row(std::vector<double>(kElements / 2, 1.0)));
+    set(x[0], "Delay", row(std::vector<double>(kElements / 2, 0.0)));
+  });
+  EXPECT_EQ(g.time_zero, das::TimeZero::FirstElement);
+  EXPECT_NE(notes(g).find("TX(1).Apod and Delay list 8 elements of the 16"), std::string::npos) << notes(g);
+  // A Delay a wavelength off a plane wave at one element (15/16 of it off the fitted crossing).
+  g = read("bent", [](auto&, auto&, std::vector<Fields>& x) {
+    for (auto& [name, value] : x[2])
+      if (name == "Delay") value.values[0] += 1;
+  });
+  EXPECT_EQ(g.time_zero, das::TimeZero::FirstElement);
+  EXPECT_NE(notes(g).find("TX(3).Delay is not a plane wave steered at its Steer(1) (0.9375 periods off)"), std::string::npos)
+      << notes(g);
+  // Four TX for three acquisitions and no Event: not paired.
+  Save unpaired;
+  unpaired.event = false;
+  unpaired.edit = [](auto&, auto&, std::vector<Fields>& x) { x.push_back(x.back()); };
+  write_save(file("unpaired"), unpaired, GetParam());
+  g = FileGeometry{};
+  (void)read_channel_data(file("unpaired"), {}, 0, 0, &g);
+  EXPECT_TRUE(g.angles.empty());
+  EXPECT_NE(notes(g).find("it pairs its 4 TX with its 3 acquisitions a frame by no Event"), std::string::npos) << notes(g);
 }
 
 // From the command line: a save reconstructs with --model alone, and says where its parameters
