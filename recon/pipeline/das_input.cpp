@@ -990,6 +990,8 @@ ChannelData read_channel_data(const fs::path& path, const ChannelInput& in, int 
   g.model = s.model;
   g.wave_delays = s.wave_delays;
   g.tx_elements = s.tx_elements;
+  g.source_x = s.source_x;
+  g.source_z = s.source_z;
   g.notes = s.notes;
   if (in.channel_map.empty() && !g.channel_map.empty()) g.channel_map_from_file = "Trans.Connector";
   return rf;

@@ -1,9 +1,10 @@
 // Verasonics Vantage saves: a MAT file (v5 or v7.3) that holds the scanner's structs beside its
 // channel data RcvData{b} [rows x channels x frames]. Trans is the probe (its centre frequency,
 // element positions, lens and connector), Receive one element per acquisition (its rows of
-// RcvData, sampling and start depth), TX each transmit (steering, apodization, delays), TW the
-// waveform (its peak), Resource.Parameters the speed of sound, and Event, where saved, which TX
-// and Receive each acquisition pairs. Verasonics gives lengths in wavelengths at Trans.frequency
+// RcvData, sampling and start depth), TX each transmit (a plane, focused or diverging wave, or
+// one element: steering, focal point, apodization, delays), TW the waveform (its peak),
+// Resource.Parameters the speed of sound, and Event, where saved, which TX and Receive each
+// acquisition pairs. Verasonics gives lengths in wavelengths at Trans.frequency
 // (lambda = c / f0) and times sample 0 from the moment a TX delay of 0 fires.
 #include <algorithm>
 #include <cmath>
@@ -137,6 +138,7 @@ VerasonicsSave read_save(const fs::path& path, const io::MatStructReader& file) 
     if (!whole(*n, 1, 65536)) throw Error(where + ": Trans.numelements " + number_text(*n) + " is not an element count");
     g.elements = static_cast<int>(*n);
   }
+  double array_centre = 0;  // metres: the array's centre (the image's x = 0) in Trans.ElementPos's x
   if (const std::vector<double> pos = numbers(T[kElementPos]); !pos.empty()) {
     const std::vector<std::size_t>& d = T[kElementPos]->dims;
     const std::size_t n = d.empty() ? 0 : d[0];
@@ -160,11 +162,11 @@ VerasonicsSave read_save(const fs::path& path, const io::MatStructReader& file) 
       }
       // A uniform line at z = 0 (its centre anywhere: x counts from the array's centre, as
       // usrecon's grids do, which is said where it is not Trans.ElementPos's origin).
-      const double centre = 0.5 * (x.front() + x.back());
-      for (double& v : x) v -= centre;
+      array_centre = 0.5 * (x.front() + x.back());
+      for (double& v : x) v -= array_centre;
       g.pitch = centred_linear_array_pitch(x, y, z, where + ": Trans.ElementPos");
-      if (std::fabs(centre) > 1e-3 * *g.pitch)
-        note("Trans.ElementPos centres the array at x = " + number_text(centre * 1e3) +
+      if (std::fabs(array_centre) > 1e-3 * *g.pitch)
+        note("Trans.ElementPos centres the array at x = " + number_text(array_centre * 1e3) +
              " mm: the image's x counts from the array's centre");
     }
   }
@@ -277,11 +279,12 @@ VerasonicsSave read_save(const fs::path& path, const io::MatStructReader& file) 
 
   // The transmits: which TX each acquisition fires (Event pairs TX and Receive entries; without
   // it TX(k) fires acquisition k, or TX(1) fires them all).
-  enum { kApod, kFocus, kSteer, kDelay, kWaveform };
+  enum { kApod, kFocus, kSteer, kDelay, kWaveform, kOrigin, kFocalPt, kFocalPtMm };
   MatStruct tx;
   if (has("TX")) {
     try {
-      tx = file.read("TX", {"Apod", "focus", "Steer", "Delay", "waveform"}, 0, kMostEntries);
+      tx = file.read("TX", {"Apod", "focus", "Steer", "Delay", "waveform", "Origin", "FocalPt", "FocalPtMm"}, 0,
+                     kMostEntries);
     } catch (const io::InputError& e) {
       note(std::string("its TX is not read (") + e.what() + "): give the transmits");
     }
@@ -340,29 +343,43 @@ VerasonicsSave read_save(const fs::path& path, const io::MatStructReader& file) 
     }
   }
 
-  // Plane waves (focus 0, several elements) or synthetic aperture (one element each, focus 0).
-  // A TX's Delay (wavelengths) says when each element fires after the acquisition's trigger:
-  // a plane wave's front crosses the array centre at D_ref, fitted over its active elements, so
-  // its samples are timed on the centre clock (TimeZero::Center) with wave delay -D_ref; a
-  // synthetic aperture's element fires at its delay.
+  // The kinds of transmit, told apart as computeTXDelays tells them: one element firing
+  // (synthetic aperture); TX.focus 0 without a focal point (a plane wave steered at Steer(1));
+  // else a spherical wave through the focal point TX.FocalPtMm (mm), TX.FocalPt (wavelengths) or
+  // Origin + focus (sin Steer(1), cos Steer(1)) (wavelengths, z from the array): a focused wave
+  // where that point lies in front of the array (z > 0), a diverging one from a virtual source
+  // on or behind it (focus < 0).
+  // A TX's Delay (wavelengths) says when each element fires after the acquisition's trigger;
+  // each wave is timed from it on the centre clock (TimeZero::Center: time zero where the wave
+  // crosses the array's centre), with wave delay minus that crossing's time after the trigger:
+  //  - a plane wave's front crosses the centre at D_ref = Delay_i - x_i sin(angle) / c, fitted
+  //    over its active elements;
+  //  - a focused wave converges on its focal point F at T_F = Delay_i + |F - e_i| / c, fitted
+  //    likewise, and crossed the centre |F| / c before;
+  //  - a diverging wave leaves its source S at T_S = Delay_i - |e_i - S| / c and crosses the
+  //    centre |S| / c later;
+  //  - a synthetic aperture's element fires at its delay.
+  // A fit off by more than an eighth of a period is no such wave. Without a Delay to fit, a plane
+  // wave is timed from its first element's firing (TimeZero::FirstElement), and a spherical wave
+  // as computeTXDelays times it: its first active element (the farthest from a focal point, the
+  // nearest to a source) fires at 0.
   bool transmits_taken = paired;
-  std::vector<double> angles, delays;
+  std::vector<double> angles, delays, source_x, source_z;
   std::vector<int> sa_elements;
-  bool timed = true;  // every TX's Delay read (with the wavelength and the positions)
+  int focused_waves = 0, diverging_waves = 0;
+  bool timed = true;  // every TX's timing known (its Delay read, or computed for a spherical wave)
+  const auto element_x = [&](std::size_t i) { return (double(i) - 0.5 * (g.elements - 1)) * *g.pitch; };
   for (std::size_t k = 0; paired && k < acquisitions; ++k) {
     const auto& X = tx.elements[fired[k]];
     const std::string which = "TX(" + std::to_string(fired[k] + 1) + ")";
     const std::vector<double> apod = numbers(X[kApod]);
     const std::size_t active = std::count_if(apod.begin(), apod.end(), [](double a) { return a != 0; });
-    if (checked(X[kFocus], which + ".focus").value_or(0) != 0) {
-      note(which + ".focus is not 0: the file's focused or diverging waves are not read; give --model dw or fw with "
-           "--sources-x/-z and --t0");
-      transmits_taken = false;
-      break;
-    }
     const std::vector<double> steer = numbers(X[kSteer]);
     if (steer.size() > 1 && steer[1] != 0)
       throw Error(where + ": " + which + " is steered in elevation (" + number_text(steer[1]) + " rad)");
+    const double angle = steer.empty() ? 0.0 : steer[0];
+    if (!(std::fabs(angle) < M_PI / 2))
+      throw Error(where + ": " + which + ".Steer(1) " + number_text(angle) + " rad is not a steering angle");
     const std::vector<double> delay = numbers(X[kDelay]);
     const bool whole_array = g.elements > 0 && apod.size() == std::size_t(g.elements);
     const bool delays_read = !delay.empty() && delay.size() == apod.size() && lambda &&
@@ -383,50 +400,142 @@ VerasonicsSave read_save(const fs::path& path, const io::MatStructReader& file) 
       else timed = false;
       continue;
     }
-    const double angle = steer.empty() ? 0.0 : steer[0];
-    if (!(std::fabs(angle) < M_PI / 2))
-      throw Error(where + ": " + which + ".Steer(1) " + number_text(angle) + " rad is not a steering angle");
-    angles.push_back(angle);
-    if (!delays_read || !g.pitch || !whole_array) {
-      if (delays_read && !whole_array)
-        note(which + ".Apod and Delay list " + std::to_string(apod.size()) + " elements of the " +
-             std::to_string(g.elements) + ": each transmit is timed from its first element's firing");
-      timed = false;
-      continue;
+
+    // A spherical wave's focal point or virtual source (x from the array's centre, z; metres).
+    const double focus = checked(X[kFocus], which + ".focus").value_or(0);
+    const std::vector<double> point_mm = numbers(X[kFocalPtMm]), point_wl = numbers(X[kFocalPt]);
+    std::optional<std::pair<double, double>> point;
+    std::string in_wavelengths;  // the field that needs the wavelength to be read
+    if (!point_mm.empty() || !point_wl.empty()) {
+      const bool mm = !point_mm.empty();
+      const std::vector<double>& p = mm ? point_mm : point_wl;
+      const std::string field = which + (mm ? ".FocalPtMm" : ".FocalPt");
+      if (p.size() != 3 || !std::all_of(p.begin(), p.end(), [](double v) { return std::isfinite(v); }))
+        throw Error(where + ": " + field + " is not a point (x, y, z)");
+      if (p[1] != 0)
+        throw Error(where + ": " + field + " lies off the image plane (y = " + number_text(p[1]) +
+                    (mm ? " mm)" : " wavelengths)"));
+      if (mm) point = std::pair(p[0] * 1e-3 - array_centre, p[2] * 1e-3);
+      else if (lambda) point = std::pair(p[0] * *lambda - array_centre, p[2] * *lambda);
+      else in_wavelengths = field;
+    } else if (focus != 0) {
+      const std::vector<double> origin = numbers(X[kOrigin]);
+      const double origin_x = origin.empty() ? 0.0 : origin[0];
+      if (!std::isfinite(origin_x)) throw Error(where + ": " + which + ".Origin is not a point");
+      if (lambda)
+        point = std::pair((origin_x + focus * std::sin(angle)) * *lambda - array_centre, focus * std::cos(angle) * *lambda);
+      else in_wavelengths = which + ".focus";
     }
-    // D_i = Delay_i lambda / c against x_i sin(angle) / c: the centre's crossing is their mean
-    // difference; a difference off it by more than an eighth of a period is no such plane wave.
-    double sum = 0;
-    std::size_t used = 0;
-    const auto x = [&](std::size_t i) { return (double(i) - 0.5 * (g.elements - 1)) * *g.pitch; };
-    for (std::size_t i = 0; i < delay.size(); ++i)
-      if (apod[i] != 0) {
-        sum += delay[i] * *lambda / *c - x(i) * std::sin(angle) / *c;
-        ++used;
+    if (!in_wavelengths.empty()) {
+      note(in_wavelengths + " is in wavelengths, which need Trans.frequency and the speed of sound: give the transmits");
+      transmits_taken = false;
+      break;
+    }
+
+    if (!point) {  // a plane wave
+      angles.push_back(angle);
+      if (!delays_read || !g.pitch || !whole_array) {
+        if (delays_read && !whole_array)
+          note(which + ".Apod and Delay list " + std::to_string(apod.size()) + " elements of the " +
+               std::to_string(g.elements) + ": each transmit is timed from its first element's firing");
+        timed = false;
+        continue;
       }
-    const double centre = used ? sum / double(used) : 0.0;
-    double worst = 0;
-    for (std::size_t i = 0; i < delay.size(); ++i)
-      if (apod[i] != 0) worst = std::max(worst, std::fabs(delay[i] * *lambda / *c - x(i) * std::sin(angle) / *c - centre));
-    if (worst > 0.125 / *f0) {
-      note(which + ".Delay is not a plane wave steered at its Steer(1) (" + number_text(worst * *f0) +
-           " periods off): each transmit is timed from its first element's firing");
+      // D_i = Delay_i lambda / c against x_i sin(angle) / c: the centre's crossing is their mean
+      // difference; a difference off it by more than an eighth of a period is no such plane wave.
+      double sum = 0;
+      std::size_t used = 0;
+      for (std::size_t i = 0; i < delay.size(); ++i)
+        if (apod[i] != 0) {
+          sum += delay[i] * *lambda / *c - element_x(i) * std::sin(angle) / *c;
+          ++used;
+        }
+      const double centre = used ? sum / double(used) : 0.0;
+      double worst = 0;
+      for (std::size_t i = 0; i < delay.size(); ++i)
+        if (apod[i] != 0)
+          worst = std::max(worst, std::fabs(delay[i] * *lambda / *c - element_x(i) * std::sin(angle) / *c - centre));
+      if (worst > 0.125 / *f0) {
+        note(which + ".Delay is not a plane wave steered at its Steer(1) (" + number_text(worst * *f0) +
+             " periods off): each transmit is timed from its first element's firing");
+        timed = false;
+        continue;
+      }
+      delays.push_back(0.0 - centre);
+      continue;
+    }
+
+    // A focused or diverging wave. Its Delay, where read over the whole array, is fitted over the
+    // elements that fire; else it is timed as computeTXDelays times it, over those elements (all
+    // of them where Apod lists part of the array in its own order).
+    const auto [xs, zs] = *point;
+    const bool converging = zs > 0;
+    ++(converging ? focused_waves : diverging_waves);
+    source_x.push_back(xs);
+    source_z.push_back(zs);
+    if (!g.pitch || !lambda || g.elements < 1) {
       timed = false;
       continue;
     }
-    delays.push_back(0.0 - centre);
+    std::vector<std::size_t> firing;
+    for (std::size_t i = 0; whole_array && i < apod.size(); ++i)
+      if (apod[i] != 0) firing.push_back(i);
+    if (firing.empty())
+      for (std::size_t i = 0; i < std::size_t(g.elements); ++i) firing.push_back(i);
+    // The time (s after the trigger) at which the wave is at its point: T_F, or T_S.
+    const double sign = converging ? 1.0 : -1.0;
+    const auto path = [&](std::size_t i) { return sign * std::hypot(element_x(i) - xs, zs) / *c; };
+    std::optional<double> at_point;
+    if (delays_read && whole_array) {
+      double sum = 0;
+      for (std::size_t i : firing) sum += delay[i] * *lambda / *c + path(i);
+      const double mean = sum / double(firing.size());
+      double worst = 0;
+      for (std::size_t i : firing) worst = std::max(worst, std::fabs(delay[i] * *lambda / *c + path(i) - mean));
+      if (worst <= 0.125 / *f0) at_point = mean;
+      else
+        note(which + ".Delay is not a wave " + (converging ? "focused on" : "diverging from") + " (" +
+             number_text(xs * 1e3) + ", " + number_text(zs * 1e3) + ") mm (" + number_text(worst * *f0) +
+             " periods off): it is timed as computeTXDelays times that wave");
+    } else if (delays_read) {
+      note(which + ".Apod and Delay list " + std::to_string(apod.size()) + " elements of the " +
+           std::to_string(g.elements) + ": it is timed as computeTXDelays times its wave over the whole array");
+    }
+    if (!at_point) {
+      // Its first element fires at 0: T_F = max |F - e_i| / c, T_S = -min |e_i - S| / c, both the
+      // largest path(i).
+      double latest = -INFINITY;
+      for (std::size_t i : firing) latest = std::max(latest, path(i));
+      at_point = latest;
+    }
+    const double r = std::hypot(xs, zs);
+    delays.push_back(converging ? r / *c - *at_point : -(*at_point + r / *c));
   }
-  if (transmits_taken && !sa_elements.empty() && !angles.empty()) {
-    note("it mixes single-element transmits with plane waves: give the transmits");
+  const int kinds = int(!sa_elements.empty()) + int(!angles.empty()) + int(focused_waves > 0) + int(diverging_waves > 0);
+  if (transmits_taken && kinds > 1) {
+    std::vector<std::string> names;
+    if (!sa_elements.empty()) names.push_back("single-element transmits");
+    if (!angles.empty()) names.push_back("plane waves");
+    if (focused_waves) names.push_back("focused waves");
+    if (diverging_waves) names.push_back("diverging waves");
+    std::string list;
+    for (std::size_t i = 0; i + 1 < names.size(); ++i) list += (i ? ", " : "") + names[i];
+    note("it mixes " + list + " with " + names.back() + ": give the transmits");
     transmits_taken = false;
   }
   // Transmits whose pulses peak apart start apart: timed when the delays are.
   const bool peaks_differ = peaks.size() == acquisitions && acquisitions > 0 && peaks[0] &&
                             std::any_of(peaks.begin(), peaks.end(), [&](const auto& p) { return p != peaks[0]; });
   if (transmits_taken) {
-    if (!angles.empty()) {
-      g.model = Model::PlaneWave;
-      g.angles = angles;
+    if (!angles.empty() || focused_waves || diverging_waves) {
+      if (!angles.empty()) {
+        g.model = Model::PlaneWave;
+        g.angles = angles;
+      } else {
+        g.model = focused_waves ? Model::FocusedWave : Model::DivergingWave;
+        g.source_x = source_x;
+        g.source_z = source_z;
+      }
       g.time_zero = timed ? das::TimeZero::Center : das::TimeZero::FirstElement;
     } else {
       g.model = Model::SyntheticAperture;

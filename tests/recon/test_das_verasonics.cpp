@@ -14,6 +14,7 @@
 #include <functional>
 #include <fstream>
 #include <numbers>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -140,6 +141,14 @@ struct Save {
   Model model = Model::PlaneWave;
   std::vector<double> angles_deg = {-10, 2, 12};
   std::vector<int> tx_elements = {0, 7, 15};  // synthetic aperture
+  // Focused and diverging waves: each transmit's focal point or virtual source (mm, x from the
+  // array's centre). Their TX gives it as Origin and focus (wavelengths); the first TX's by a
+  // steered focus where `steered`, the second's as FocalPtMm where `focal_point_mm`. Apod fires
+  // elements apod_from to apod_to (from 0) and Delay is computeTXDelays', normalized over the
+  // elements firing, or over all of them (its 'TOAE' mode) where `toae`.
+  std::vector<double> sources_x_mm = {-1, 0, 1}, sources_z_mm = {20, 20, 20};
+  bool steered = false, focal_point_mm = false, toae = false;
+  int apod_from = 0, apod_to = kElements - 1;
   // Changes that make a save usrecon must refuse or note.
   std::string sample_mode = "NS200BW";
   double trans_type = 0;
@@ -176,7 +185,14 @@ Acquisition acquisition_of(const Save& s) {
     a.angles.clear();
     a.tx_elements = s.tx_elements;
   }
-  a.time_zero = das::TimeZero::FirstElement;  // a TX delay of 0 fires at t = 0
+  if (has_virtual_sources(s.model)) {
+    a.angles.clear();
+    for (double v : s.sources_x_mm) a.source_x.push_back(v * 1e-3);
+    for (double v : s.sources_z_mm) a.source_z.push_back(v * 1e-3);
+  }
+  // A TX delay of 0 fires at t = 0: for spherical waves the first of all the elements to fire
+  // (computeTXDelays' normalization of a whole aperture, or of any in 'TOAE' mode).
+  a.time_zero = das::TimeZero::FirstElement;
   return a;
 }
 
@@ -251,9 +267,41 @@ ChannelData write_save(const fs::path& path, const Save& s, bool v73) {
   for (int t = 0; t < transmits; ++t) {
     std::vector<double> apod(kElements, 1.0), delay(kElements, 0.0);
     double steer = 0;
+    MatNode origin = row({0, 0, 0}), focus = num(0);
+    std::optional<MatNode> focal_point_mm;
     if (s.model == Model::SyntheticAperture) {
       apod.assign(kElements, 0.0);
       apod[std::size_t(s.tx_elements[std::size_t(t)])] = 1;
+    } else if (has_virtual_sources(s.model)) {
+      // Trans.ElementPos's x of the source is offset_mm more than the image's.
+      const double xs = s.sources_x_mm[std::size_t(t)] * 1e-3, zs = s.sources_z_mm[std::size_t(t)] * 1e-3;
+      const double trans_x = xs + s.offset_mm * 1e-3;
+      if (s.steered && t == 0) {
+        steer = 0.1;
+        const double f = zs / std::cos(steer);  // metres along the steered line
+        origin = row({(trans_x - f * std::sin(steer)) / kLambda, 0, 0});
+        focus = num(f / kLambda);
+      } else if (s.focal_point_mm && t == 1) {
+        focal_point_mm = row({trans_x * 1e3, 0, zs * 1e3});
+        origin = row({-40, 0, 0});  // FocalPtMm wins over Origin and focus
+        focus = num(zs > 0 ? 77 : -77);
+      } else {
+        origin = row({trans_x / kLambda, 0, 0});
+        focus = num(zs / kLambda);
+      }
+      // computeTXDelays (wavelengths): max(D) - D towards a focal point, D - min(D) from a source.
+      std::vector<double> distance(kElements);
+      for (int e = 0; e < kElements; ++e)
+        distance[std::size_t(e)] = std::hypot((e - 0.5 * (kElements - 1)) * kPitch - xs, zs) / kLambda;
+      apod.assign(kElements, 0.0);
+      double most = -INFINITY, least = INFINITY;
+      for (int e = 0; e < kElements; ++e) {
+        const bool firing = e >= s.apod_from && e <= s.apod_to;
+        if (firing) apod[std::size_t(e)] = 1;
+        if (firing || s.toae) most = std::max(most, distance[std::size_t(e)]), least = std::min(least, distance[std::size_t(e)]);
+      }
+      for (int e = s.apod_from; e <= s.apod_to; ++e)
+        delay[std::size_t(e)] = zs > 0 ? most - distance[std::size_t(e)] : distance[std::size_t(e)] - least;
     } else {
       steer = s.angles_deg[std::size_t(t)] * std::numbers::pi / 180;
       // computeTXDelays: the first element to fire at 0, the others later, in wavelengths.
@@ -262,8 +310,9 @@ ChannelData write_save(const fs::path& path, const Save& s, bool v73) {
         delay[std::size_t(e)] = ((e - 0.5 * (kElements - 1)) * kPitch - x_first) * std::sin(steer) / kLambda;
     }
     if (s.nan_delay && t == 1) delay[3] = std::nan("");
-    Fields tx = {{"waveform", num(s.second_peak > 0 && t == 1 ? 2 : 1)}, {"Origin", row({0, 0, 0})}, {"focus", num(0)},
+    Fields tx = {{"waveform", num(s.second_peak > 0 && t == 1 ? 2 : 1)}, {"Origin", origin}, {"focus", focus},
                  {"Steer", row({steer, 0})}, {"Apod", row(apod)}};
+    if (focal_point_mm) tx.push_back({"FocalPtMm", *focal_point_mm});
     if (s.delays) tx.push_back({"Delay", row(delay)});
     txs.push_back(tx);
   }
@@ -565,6 +614,172 @@ TEST_P(ReconVerasonics, SavesOfOtherShapesAreReadAndTimedRight) {
       << dg.notes[0];
 }
 
+// Focused and diverging waves: each TX's focal point or virtual source (Origin and focus,
+// steered, or FocalPtMm) and its timing (Delay fitted over the elements that fire, or computed as
+// computeTXDelays computes it where the save has none) place the points where they were put.
+TEST_P(ReconVerasonics, FocusedAndDivergingWavesAreTakenFromTheirTX) {
+  struct Case {
+    std::string stem;
+    Save save;
+  };
+  std::vector<Case> cases(5);
+  cases[0].stem = "fw";
+  cases[0].save.model = Model::FocusedWave;
+  cases[1].stem = "fw_steered_subaperture";  // elements 3 to 12 fire, delays normalized over all
+  cases[1].save.model = Model::FocusedWave;
+  cases[1].save.steered = cases[1].save.focal_point_mm = cases[1].save.toae = true;
+  cases[1].save.apod_from = 3;
+  cases[1].save.apod_to = 12;
+  cases[1].save.sources_x_mm = {-1.5, 0.5, 2};
+  cases[1].save.sources_z_mm = {9, 10, 25};
+  cases[2].stem = "dw";
+  cases[2].save.model = Model::DivergingWave;
+  cases[2].save.sources_x_mm = {-2, 0, 2};
+  cases[2].save.sources_z_mm = {-10, -6, -10};
+  cases[3].stem = "dw_off_centre_no_delay";  // no TX.Delay: timed as computeTXDelays times it
+  cases[3].save = cases[2].save;
+  cases[3].save.offset_mm = 9;
+  cases[3].save.delays = false;
+  cases[3].save.focal_point_mm = cases[3].save.steered = true;
+  cases[4].stem = "dw_pulse_inversion";
+  cases[4].save = cases[2].save;
+  cases[4].save.accumulate = true;
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.stem);
+    write_save(file(c.stem), c.save, GetParam());
+    FileGeometry g;
+    (void)read_channel_data(file(c.stem), {}, 0, 0, &g);
+    std::string notes;
+    for (const std::string& n : g.notes) notes += n + "\n";
+    EXPECT_EQ(notes.find("TX"), std::string::npos) << notes;
+    ASSERT_EQ(g.model, c.save.model) << notes;
+    ASSERT_EQ(g.source_x.size(), 3u);
+    ASSERT_EQ(g.wave_delays.size(), 3u);
+    EXPECT_EQ(g.time_zero, das::TimeZero::Center);
+    EXPECT_TRUE(g.angles.empty());
+    for (std::size_t t = 0; t < 3; ++t) {
+      const double xs = c.save.sources_x_mm[t] * 1e-3, zs = c.save.sources_z_mm[t] * 1e-3;
+      EXPECT_NEAR(g.source_x[t], xs, 1e-12) << t;
+      EXPECT_NEAR(g.source_z[t], zs, 1e-12) << t;
+      // Time zero of the simulation is the first of all the elements' firings; the wave crosses
+      // the centre |s| / c after it reaches its focal point (|s| / c before, from behind).
+      double most = 0, least = INFINITY;
+      for (int e = 0; e < kElements; ++e) {
+        const double d = std::hypot((e - 0.5 * (kElements - 1)) * kPitch - xs, zs);
+        most = std::max(most, d);
+        least = std::min(least, d);
+      }
+      const double r = std::hypot(xs, zs);
+      EXPECT_NEAR(g.wave_delays[t], zs > 0 ? (r - most) / kC : (least - r) / kC, 1e-15) << t;
+    }
+    EXPECT_NEAR(*g.t0, true_t0(), 1e-15);
+    // At 16 samples a cycle: linear interpolation at the data's 4 moves the peak of a point seen
+    // by three diverging waves by up to 0.1 mm (the envelope dips between samples, differently
+    // on each clock), more than the lambda / 4 asked.
+    DasSetup setup = setup_for(c.save.model);
+    setup.upsample = 4;
+    const DasFrame frame = reconstruct_das(file(c.stem), setup, BackendKind::Cpu, 2);
+    for (const PointTarget& p : kPoints) EXPECT_LE(peak_error(frame.image, p.x, p.z), kLambda / 4) << p.x;
+  }
+
+  // computeTXDelays' own normalization over the elements that fire: the focal point's time is
+  // the farthest firing element's path, the data's time zero their first firing.
+  Save sub;
+  sub.model = Model::FocusedWave;
+  sub.apod_from = 2;
+  sub.apod_to = 9;
+  write_save(file("fw_active"), sub, GetParam());
+  sub.delays = false;
+  write_save(file("fw_active_computed"), sub, GetParam());
+  for (const char* stem : {"fw_active", "fw_active_computed"}) {
+    SCOPED_TRACE(stem);
+    FileGeometry g;
+    (void)read_channel_data(file(stem), {}, 0, 0, &g);
+    ASSERT_EQ(g.wave_delays.size(), 3u);
+    for (std::size_t t = 0; t < 3; ++t) {
+      const double xs = sub.sources_x_mm[t] * 1e-3, zs = sub.sources_z_mm[t] * 1e-3;
+      double most = 0;
+      for (int e = sub.apod_from; e <= sub.apod_to; ++e)
+        most = std::max(most, std::hypot((e - 0.5 * (kElements - 1)) * kPitch - xs, zs));
+      EXPECT_NEAR(g.wave_delays[t], (std::hypot(xs, zs) - most) / kC, 1e-15) << t;
+    }
+  }
+
+  // What cannot be read is said: a Delay that is no wave through its focal point (timed as
+  // computeTXDelays times it), a focus in wavelengths without a wavelength, a focal point off
+  // the image plane, focused with diverging waves.
+  const auto read_save = [&](const std::string& stem, const Save& s) {
+    write_save(file(stem), s, GetParam());
+    FileGeometry g;
+    (void)read_channel_data(file(stem), {}, 0, 0, &g);
+    std::string notes;
+    for (const std::string& n : g.notes) notes += n + "\n";
+    return std::pair(g, notes);
+  };
+  Save bent = cases[0].save;
+  bent.edit = [](auto&, auto&, std::vector<Fields>& x) {
+    for (auto& [name, value] : x[1])
+      if (name == "Delay") value.values[15] += 1;
+  };
+  const auto [bent_g, bent_notes] = read_save("fw_bent", bent);
+  EXPECT_NE(bent_notes.find("TX(2).Delay is not a wave focused on (0, 20) mm (0.9375 periods off): it is timed as "
+                            "computeTXDelays times that wave"),
+            std::string::npos)
+      << bent_notes;
+  EXPECT_EQ(bent_g.model, Model::FocusedWave);
+  EXPECT_EQ(bent_g.time_zero, das::TimeZero::Center);
+
+  Save no_speed = cases[2].save;
+  no_speed.resource = false;
+  const auto [no_speed_g, no_speed_notes] = read_save("dw_no_speed", no_speed);
+  EXPECT_FALSE(no_speed_g.model.has_value());
+  EXPECT_NE(no_speed_notes.find("TX(1).focus is in wavelengths, which need Trans.frequency and the speed of sound: "
+                                "give the transmits"),
+            std::string::npos)
+      << no_speed_notes;
+
+  Save mixed = cases[2].save;
+  mixed.edit = [](auto&, auto&, std::vector<Fields>& x) { set(x[1], "focus", num(50)); };
+  const auto [mixed_g, mixed_notes] = read_save("mixed_sources", mixed);
+  EXPECT_FALSE(mixed_g.model.has_value());
+  EXPECT_NE(mixed_notes.find("it mixes focused waves with diverging waves: give the transmits"), std::string::npos)
+      << mixed_notes;
+
+  Save off_plane = cases[0].save;
+  off_plane.edit = [](auto&, auto&, std::vector<Fields>& x) { set(x[2], "FocalPt", row({0, 3, 60})); };
+  write_save(file("off_plane"), off_plane, GetParam());
+  try {
+    (void)read_channel_data(file("off_plane"), {}, 0, 0, nullptr);
+    ADD_FAILURE() << "read";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("TX(3).FocalPt lies off the image plane (y = 3 wavelengths)"), std::string::npos)
+        << e.what();
+  }
+
+  // From the command line, with --model alone; --model seed names the save's.
+  ASSERT_FALSE(testing::usrecon_exe().empty()) << "USRECON_EXE is not set";
+  const auto usrecon = [&](const std::string& args) {
+    return testing::run_command(testing::quote(testing::usrecon_exe()) + " " + args + " 2>&1");
+  };
+  auto r = usrecon("reconstruct " + testing::quote(file("dw")) + " --model dw --backend cpu -o " +
+                   testing::quote(dir_ / "dw_out") + " --x-range -2.4e-3:2.4e-3 --z-range 5e-3:15e-3");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  std::ifstream in(dir_ / "dw_out" / (file("dw").stem().string() + ".json"));
+  ASSERT_TRUE(in) << r.output;
+  const nlohmann::json p = nlohmann::json::parse(in)["parameters"];
+  EXPECT_EQ(p["from_file"]["parameters"],
+            (nlohmann::json{"fs", "sound_speed", "t0", "pitch", "elements", "time_zero", "sources"}))
+      << p.dump();
+  r = usrecon("reconstruct " + testing::quote(file("fw")) + " --model dw --backend cpu -o " + testing::quote(dir_ / "fw_out"));
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE(r.output.find("the file holds focused waves (focal points in front of the array): use --model fw"),
+            std::string::npos)
+      << r.output;
+  r = usrecon("reconstruct " + testing::quote(file("fw")) + " -o " + testing::quote(dir_ / "seed"));
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE(r.output.find("this Verasonics save's TX describes --model fw"), std::string::npos) << r.output;
+}
+
 // Each refusal and note of the reader, from a save changed in one place.
 TEST_P(ReconVerasonics, EachRefusalAndNoteNamesItsField) {
   using Edit = std::function<void(Fields&, std::vector<Fields>&, std::vector<Fields>&)>;
@@ -618,11 +833,11 @@ TEST_P(ReconVerasonics, EachRefusalAndNoteNamesItsField) {
     for (const std::string& n : g.notes) all += n + "\n";
     return all;
   };
-  // A focused TX: its transmits and t0 are left, and said.
+  // A focused TX among plane waves: its transmits and t0 are left, and said.
   FileGeometry g = read("focused", [](auto&, auto&, std::vector<Fields>& x) { set(x[0], "focus", num(50)); });
   EXPECT_FALSE(g.model.has_value());
   EXPECT_FALSE(g.t0.has_value());
-  EXPECT_NE(notes(g).find("TX(1).focus is not 0"), std::string::npos) << notes(g);
+  EXPECT_NE(notes(g).find("it mixes plane waves with focused waves: give the transmits"), std::string::npos) << notes(g);
   EXPECT_NE(notes(g).find("its t0 is not taken without its transmits: give --t0"), std::string::npos) << notes(g);
   // One TX firing one element among plane waves.
   g = read("mixed", [](auto&, auto&, std::vector<Fields>& x) {
