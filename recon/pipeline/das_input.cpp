@@ -442,9 +442,11 @@ void check_frame(const std::string& name, int frame, std::size_t frames) {
 }
 
 /// arrange_channels with the array's axes planned: frame `frame` of `values`; with a channel map
-/// (--channel-map: the array's channel, from 1, of each element), its channels only, in its order.
+/// (--channel-map, or what `map_name` names: the array's channel, from 1, of each element), its
+/// channels only, in its order.
 ChannelData arrange_planned(const std::vector<double>& values, const AxisPlan& plan, Offset offset,
-                            const std::string& name, int frame, const std::vector<int>& channel_map = {});
+                            const std::string& name, int frame, const std::vector<int>& channel_map = {},
+                            const std::string& map_name = "--channel-map");
 
 /// Frames of a file's array read without the others, where its 'frames' axis is the slowest the
 /// file stores: an NPY file's first axis (C order) or last (Fortran order), an HDF5 dataset's
@@ -575,15 +577,16 @@ ChannelData arrange_channels(const std::vector<double>& values, const std::vecto
 namespace {
 
 ChannelData arrange_planned(const std::vector<double>& values, const AxisPlan& plan, Offset offset,
-                            const std::string& name, int frame, const std::vector<int>& channel_map) {
+                            const std::string& name, int frame, const std::vector<int>& channel_map,
+                            const std::string& map_name) {
   const std::size_t(&size)[4] = plan.size;
   const std::size_t(&step)[4] = plan.step;
   check_frame(name, frame, size[3]);
   for (std::size_t e = 0; e < channel_map.size(); ++e)
     if (std::size_t(channel_map[e]) > size[1])
-      throw Error(name + ": --channel-map reads element " + std::to_string(e + 1) + " from channel " +
+      throw Error(name + ": " + map_name + " reads element " + std::to_string(e + 1) + " from channel " +
                   std::to_string(channel_map[e]) + ", but the array holds " + std::to_string(size[1]) +
-                  " channels (its elements axis, as --layout names it)");
+                  " channels (its elements axis" + (map_name == "--channel-map" ? ", as --layout names it)" : ")"));
   // The array's channel (0-based) that element e is read from.
   const auto channel_of = [&](std::size_t e) { return channel_map.empty() ? e : std::size_t(channel_map[e] - 1); };
   // The frame's values: all of them but for the offset of the frames axis.
@@ -828,7 +831,8 @@ ChannelData read_channel_data_as_given(const fs::path& path, const ChannelInput&
     // A list's count was checked against --elements up front (validate_given); a named map's is here,
     // before the rows of a (samples,transmits) axis are counted for the elements' transmits.
     if (elements > 0 && !channel_map.empty() && channel_map.size() != std::size_t(elements))
-      throw Error(path.string() + ": --channel-map " + in.channel_map + " lists " + std::to_string(channel_map.size()) +
+      throw Error(path.string() + ": " + (in.channel_map_from.empty() ? "--channel-map " + in.channel_map : in.channel_map_from) +
+                  " lists " + std::to_string(channel_map.size()) +
                   " element(s) but --elements says " + std::to_string(elements));
     const int axis_transmits = transmits == kOneTransmitPerElement && !channel_map.empty()
                                    ? static_cast<int>(channel_map.size())
@@ -864,7 +868,8 @@ ChannelData read_channel_data_as_given(const fs::path& path, const ChannelInput&
     const AxisPlan plan = plan_axes(a->dims, a->column_major, layout, name, axis_split);
     const int frames = block ? a->frames : static_cast<int>(plan.size[3]);
     if (in.frame < (in.last_frame > 0 ? std::min(in.last_frame, frames) : frames)) drop_when_done.key.clear();
-    ChannelData rf = arrange_planned(a->values, plan, in.offset, name, frame, channel_map);
+    ChannelData rf = arrange_planned(a->values, plan, in.offset, name, frame, channel_map,
+                                     in.channel_map_from.empty() ? "--channel-map" : in.channel_map_from);
     g.rows_left = plan.rows_left;
     if (frames_axis) {
       g.frames_held = block ? a->frames_held : frames;

@@ -82,10 +82,11 @@ VerasonicsSave read_save(const fs::path& path, const io::MatStructReader& file) 
   };
 
   // The probe. Lengths in Trans.units: "mm" or "wavelengths".
-  enum { kUnits, kFrequency, kNumElements, kSpacingMm, kSpacing, kElementPos, kLens, kConnector, kType, kHVMux };
+  enum { kUnits, kFrequency, kNumElements, kSpacingMm, kSpacing, kElementPos, kLens, kConnector, kType, kHVMux,
+         kConnectorES };
   const MatStruct trans = file.read("Trans",
                                     {"units", "frequency", "numelements", "spacingMm", "spacing", "ElementPos",
-                                     "lensCorrection", "Connector", "type", "HVMux"},
+                                     "lensCorrection", "Connector", "type", "HVMux", "ConnectorES"},
                                     0, 1);
   if (trans.elements.size() != 1) throw Error(where + ": Trans is not one struct");
   const auto& T = trans.elements.front();
@@ -369,24 +370,46 @@ VerasonicsSave read_save(const fs::path& path, const io::MatStructReader& file) 
   int focused_waves = 0, diverging_waves = 0;
   bool timed = true;  // every TX's timing known (its Delay read, or computed for a spherical wave)
   const auto element_x = [&](std::size_t i) { return (double(i) - 0.5 * (g.elements - 1)) * *g.pitch; };
+  // An Apod shorter than the array lists its active elements only (computeTXDelays: the elements
+  // whose Trans.ConnectorES(:, 1) is not 0, in order), and Delay with it.
+  std::vector<std::size_t> listed;
+  if (const std::vector<double> es = numbers(T[kConnectorES]); g.elements > 0 && !es.empty()) {
+    const std::size_t rows = T[kConnectorES]->dims.empty() ? 0 : T[kConnectorES]->dims[0];
+    for (std::size_t e = 0; rows == std::size_t(g.elements) && e < rows; ++e)
+      if (es[e] != 0) listed.push_back(e);
+  }
   for (std::size_t k = 0; paired && k < acquisitions; ++k) {
     const auto& X = tx.elements[fired[k]];
     const std::string which = "TX(" + std::to_string(fired[k] + 1) + ")";
-    const std::vector<double> apod = numbers(X[kApod]);
+    std::vector<double> apod = numbers(X[kApod]), delay = numbers(X[kDelay]);
+    if (g.elements > 0 && !apod.empty() && apod.size() < std::size_t(g.elements) && apod.size() == listed.size()) {
+      std::vector<double> full_apod(std::size_t(g.elements), 0.0), full_delay;
+      for (std::size_t j = 0; j < listed.size(); ++j) full_apod[listed[j]] = apod[j];
+      if (delay.size() == apod.size()) {
+        full_delay.assign(std::size_t(g.elements), 0.0);
+        for (std::size_t j = 0; j < listed.size(); ++j) full_delay[listed[j]] = delay[j];
+        delay = std::move(full_delay);
+      }
+      apod = std::move(full_apod);
+    }
     const std::size_t active = std::count_if(apod.begin(), apod.end(), [](double a) { return a != 0; });
+    if (active == 0 && !apod.empty()) {
+      note(which + ".Apod fires no element: give the transmits");
+      transmits_taken = false;
+      break;
+    }
     const std::vector<double> steer = numbers(X[kSteer]);
     if (steer.size() > 1 && steer[1] != 0)
       throw Error(where + ": " + which + " is steered in elevation (" + number_text(steer[1]) + " rad)");
     const double angle = steer.empty() ? 0.0 : steer[0];
     if (!(std::fabs(angle) < M_PI / 2))
       throw Error(where + ": " + which + ".Steer(1) " + number_text(angle) + " rad is not a steering angle");
-    const std::vector<double> delay = numbers(X[kDelay]);
     const bool whole_array = g.elements > 0 && apod.size() == std::size_t(g.elements);
     const bool delays_read = !delay.empty() && delay.size() == apod.size() && lambda &&
                              std::all_of(delay.begin(), delay.end(), [](double d) { return std::isfinite(d); });
     if (!delay.empty() && !delays_read && lambda)
-      note(which + ".Delay holds values that are not finite or does not match its Apod: each transmit is timed from "
-           "its first element's firing");
+      note(which + ".Delay holds values that are not finite or does not match its Apod: it is timed as a TX without "
+           "one");
     if (active == 1 && apod.size() > 1) {
       if (!whole_array) {
         note(which + ".Apod lists " + std::to_string(apod.size()) + " elements of the " + std::to_string(g.elements) +
@@ -402,8 +425,17 @@ VerasonicsSave read_save(const fs::path& path, const io::MatStructReader& file) 
     }
 
     // A spherical wave's focal point or virtual source (x from the array's centre, z; metres).
-    const double focus = checked(X[kFocus], which + ".focus").value_or(0);
-    const std::vector<double> point_mm = numbers(X[kFocalPtMm]), point_wl = numbers(X[kFocalPt]);
+    // A FocalPt(Mm) saved is the one computeTXDelays takes (its y left out on a linear array, as
+    // there), but for [0 0 0] beside a focus of 0: what computeTXDelays returns for a plane
+    // wave, which scripts save as [TX.Delay, TX.FocalPt] = computeTXDelays(TX).
+    std::vector<double> point_mm = numbers(X[kFocalPtMm]), point_wl = numbers(X[kFocalPt]);
+    const auto origin_point = [](const std::vector<double>& p) {
+      return p.size() == 3 && p[0] == 0 && p[1] == 0 && p[2] == 0;
+    };
+    if ((origin_point(point_mm) || origin_point(point_wl)) && number(X[kFocus]).value_or(0) == 0) {
+      if (origin_point(point_mm)) point_mm.clear();
+      if (origin_point(point_wl)) point_wl.clear();
+    }
     std::optional<std::pair<double, double>> point;
     std::string in_wavelengths;  // the field that needs the wavelength to be read
     if (!point_mm.empty() || !point_wl.empty()) {
@@ -412,13 +444,10 @@ VerasonicsSave read_save(const fs::path& path, const io::MatStructReader& file) 
       const std::string field = which + (mm ? ".FocalPtMm" : ".FocalPt");
       if (p.size() != 3 || !std::all_of(p.begin(), p.end(), [](double v) { return std::isfinite(v); }))
         throw Error(where + ": " + field + " is not a point (x, y, z)");
-      if (p[1] != 0)
-        throw Error(where + ": " + field + " lies off the image plane (y = " + number_text(p[1]) +
-                    (mm ? " mm)" : " wavelengths)"));
       if (mm) point = std::pair(p[0] * 1e-3 - array_centre, p[2] * 1e-3);
       else if (lambda) point = std::pair(p[0] * *lambda - array_centre, p[2] * *lambda);
       else in_wavelengths = field;
-    } else if (focus != 0) {
+    } else if (const double focus = checked(X[kFocus], which + ".focus").value_or(0); focus != 0) {
       const std::vector<double> origin = numbers(X[kOrigin]);
       const double origin_x = origin.empty() ? 0.0 : origin[0];
       if (!std::isfinite(origin_x)) throw Error(where + ": " + which + ".Origin is not a point");
@@ -465,9 +494,16 @@ VerasonicsSave read_save(const fs::path& path, const io::MatStructReader& file) 
       continue;
     }
 
-    // A focused or diverging wave. Its Delay, where read over the whole array, is fitted over the
-    // elements that fire; else it is timed as computeTXDelays times it, over those elements (all
-    // of them where Apod lists part of the array in its own order).
+    // A focused or diverging wave. Its Delay is fitted over the elements that fire; without one it
+    // is timed as computeTXDelays times it, over those elements (all of them without an Apod).
+    // Which elements fire decides its timing: an Apod of part of the array that
+    // Trans.ConnectorES does not place leaves it unknown.
+    if (!apod.empty() && !whole_array) {
+      note(which + ".Apod lists " + std::to_string(apod.size()) + " elements of the " + std::to_string(g.elements) +
+           " and no Trans.ConnectorES says which: its wave's timing is not known; give the transmits");
+      transmits_taken = false;
+      break;
+    }
     const auto [xs, zs] = *point;
     const bool converging = zs > 0;
     ++(converging ? focused_waves : diverging_waves);
@@ -478,15 +514,13 @@ VerasonicsSave read_save(const fs::path& path, const io::MatStructReader& file) 
       continue;
     }
     std::vector<std::size_t> firing;
-    for (std::size_t i = 0; whole_array && i < apod.size(); ++i)
-      if (apod[i] != 0) firing.push_back(i);
-    if (firing.empty())
-      for (std::size_t i = 0; i < std::size_t(g.elements); ++i) firing.push_back(i);
+    for (std::size_t i = 0; i < std::size_t(g.elements); ++i)
+      if (apod.empty() || apod[i] != 0) firing.push_back(i);
     // The time (s after the trigger) at which the wave is at its point: T_F, or T_S.
     const double sign = converging ? 1.0 : -1.0;
     const auto path = [&](std::size_t i) { return sign * std::hypot(element_x(i) - xs, zs) / *c; };
     std::optional<double> at_point;
-    if (delays_read && whole_array) {
+    if (delays_read) {
       double sum = 0;
       for (std::size_t i : firing) sum += delay[i] * *lambda / *c + path(i);
       const double mean = sum / double(firing.size());
@@ -497,9 +531,6 @@ VerasonicsSave read_save(const fs::path& path, const io::MatStructReader& file) 
         note(which + ".Delay is not a wave " + (converging ? "focused on" : "diverging from") + " (" +
              number_text(xs * 1e3) + ", " + number_text(zs * 1e3) + ") mm (" + number_text(worst * *f0) +
              " periods off): it is timed as computeTXDelays times that wave");
-    } else if (delays_read) {
-      note(which + ".Apod and Delay list " + std::to_string(apod.size()) + " elements of the " +
-           std::to_string(g.elements) + ": it is timed as computeTXDelays times its wave over the whole array");
     }
     if (!at_point) {
       // Its first element fires at 0: T_F = max |F - e_i| / c, T_S = -min |e_i - S| / c, both the
@@ -634,7 +665,10 @@ ChannelInput with_verasonics_defaults(const ChannelInput& in, const VerasonicsSa
   if (own.var != save.var) return own;  // another array: its layout is the user's to say
   if (own.layout.empty()) own.layout = save.geometry.layout;
   if (own.samples == 0 && own.layout.find('(') != std::string::npos) own.samples = save.samples;
-  if (own.channel_map.empty()) own.channel_map = save.channel_map;
+  if (own.channel_map.empty() && !save.channel_map.empty()) {
+    own.channel_map = save.channel_map;
+    own.channel_map_from = "the save's Trans.Connector (--channel-map replaces it)";
+  }
   return own;
 }
 

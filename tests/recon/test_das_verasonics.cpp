@@ -14,6 +14,7 @@
 #include <functional>
 #include <fstream>
 #include <numbers>
+#include <numeric>
 #include <optional>
 #include <string>
 #include <utility>
@@ -729,32 +730,82 @@ TEST_P(ReconVerasonics, FocusedAndDivergingWavesAreTakenFromTheirTX) {
   EXPECT_EQ(bent_g.model, Model::FocusedWave);
   EXPECT_EQ(bent_g.time_zero, das::TimeZero::Center);
 
+  // A save whose transmits are not taken, and the note that says why.
+  const auto expect_untaken = [&](const std::string& stem, const Save& s, const std::string& said) {
+    SCOPED_TRACE(stem);
+    const auto [g, notes] = read_save(stem, s);
+    EXPECT_FALSE(g.model.has_value());
+    EXPECT_NE(notes.find(said), std::string::npos) << notes;
+  };
   Save no_speed = cases[2].save;
   no_speed.resource = false;
-  const auto [no_speed_g, no_speed_notes] = read_save("dw_no_speed", no_speed);
-  EXPECT_FALSE(no_speed_g.model.has_value());
-  EXPECT_NE(no_speed_notes.find("TX(1).focus is in wavelengths, which need Trans.frequency and the speed of sound: "
-                                "give the transmits"),
-            std::string::npos)
-      << no_speed_notes;
+  expect_untaken("dw_no_speed", no_speed,
+                 "TX(1).focus is in wavelengths, which need Trans.frequency and the speed of sound: give the transmits");
 
   Save mixed = cases[2].save;
   mixed.edit = [](auto&, auto&, std::vector<Fields>& x) { set(x[1], "focus", num(50)); };
-  const auto [mixed_g, mixed_notes] = read_save("mixed_sources", mixed);
-  EXPECT_FALSE(mixed_g.model.has_value());
-  EXPECT_NE(mixed_notes.find("it mixes focused waves with diverging waves: give the transmits"), std::string::npos)
-      << mixed_notes;
+  expect_untaken("mixed_sources", mixed, "it mixes focused waves with diverging waves: give the transmits");
 
+  // As computeTXDelays reads a TX: a FocalPt's y is left out on a linear array, and its focus is
+  // not read beside it (a NaN there is no refusal).
   Save off_plane = cases[0].save;
-  off_plane.edit = [](auto&, auto&, std::vector<Fields>& x) { set(x[2], "FocalPt", row({0, 3, 60})); };
-  write_save(file("off_plane"), off_plane, GetParam());
-  try {
-    (void)read_channel_data(file("off_plane"), {}, 0, 0, nullptr);
-    ADD_FAILURE() << "read";
-  } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find("TX(3).FocalPt lies off the image plane (y = 3 wavelengths)"), std::string::npos)
-        << e.what();
+  off_plane.edit = [](auto&, auto&, std::vector<Fields>& x) {
+    set(x[2], "FocalPt", row({1e-3 / kLambda, 3, 20e-3 / kLambda}));
+    set(x[2], "focus", num(std::nan("")));
+    set(x[2], "Origin", row({-40, 0, 0}));
+  };
+  const auto [off_g, off_notes] = read_save("off_plane", off_plane);
+  EXPECT_EQ(off_notes, "");
+  ASSERT_EQ(off_g.source_x.size(), 3u);
+  EXPECT_NEAR(off_g.source_x[2], 1e-3, 1e-12);
+  EXPECT_NEAR(off_g.source_z[2], 20e-3, 1e-12);
+  // [TX.Delay, TX.FocalPt] = computeTXDelays(TX) saves [0 0 0] for a plane wave: still one.
+  Save returned;
+  returned.edit = [](auto&, auto&, std::vector<Fields>& x) {
+    for (Fields& t : x) set(t, "FocalPt", row({0, 0, 0}));
+  };
+  const auto [returned_g, returned_notes] = read_save("plane_focal_point", returned);
+  EXPECT_EQ(returned_notes, "");
+  EXPECT_EQ(returned_g.model, Model::PlaneWave);
+  EXPECT_EQ(returned_g.angles.size(), 3u);
+  EXPECT_EQ(returned_g.time_zero, das::TimeZero::Center);
+
+  // An Apod of the active elements only: Trans.ConnectorES places them (elements 4 to 13 here,
+  // the others unconnected), giving the same transmits as the array's Apod and Delay.
+  Save short_apod = cases[1].save;
+  short_apod.edit = [](Fields& t, auto&, std::vector<Fields>& x) {
+    std::vector<double> es(kElements, 0.0);
+    for (int e = 3; e <= 12; ++e) es[std::size_t(e)] = e + 1;
+    set(t, "ConnectorES", node(MatNode::Doubles, {kElements, 1}, es));
+    for (Fields& tx : x)
+      for (auto& [name, value] : tx)
+        if (name == "Apod" || name == "Delay") {
+          value.values.assign(value.values.begin() + 3, value.values.begin() + 13);
+          value.dims = {1, 10};
+        }
+  };
+  const auto [short_g, short_notes] = read_save("short_apod", short_apod);
+  EXPECT_EQ(short_notes, "");
+  FileGeometry whole;
+  (void)read_channel_data(file(cases[1].stem), {}, 0, 0, &whole);
+  ASSERT_EQ(short_g.wave_delays.size(), 3u);
+  for (std::size_t t = 0; t < 3; ++t) {
+    EXPECT_EQ(short_g.wave_delays[t], whole.wave_delays[t]) << t;
+    EXPECT_EQ(short_g.source_x[t], whole.source_x[t]) << t;
   }
+  // Without Trans.ConnectorES which elements fire is not known, nor the wave's timing: said.
+  Save unplaced = short_apod;
+  unplaced.edit = [edit = short_apod.edit](Fields& t, std::vector<Fields>& r, std::vector<Fields>& x) {
+    edit(t, r, x);
+    t.erase(std::remove_if(t.begin(), t.end(), [](const auto& f) { return f.first == "ConnectorES"; }), t.end());
+  };
+  expect_untaken("unplaced_apod", unplaced,
+                 "TX(1).Apod lists 10 elements of the 16 and no Trans.ConnectorES says which: its wave's timing is not "
+                 "known; give the transmits");
+  // A TX that fires no element.
+  Save silent = cases[0].save;
+  silent.edit = [](auto&, auto&, std::vector<Fields>& x) { set(x[1], "Apod", row(std::vector<double>(kElements, 0.0))); };
+  expect_untaken("silent", silent, "TX(2).Apod fires no element: give the transmits");
 
   // From the command line, with --model alone; --model seed names the save's.
   ASSERT_FALSE(testing::usrecon_exe().empty()) << "USRECON_EXE is not set";
@@ -804,6 +855,13 @@ TEST_P(ReconVerasonics, EachRefusalAndNoteNamesItsField) {
        "Trans.ElementPos: element 3 faces 0.1 rad off the array's axis"},
       {[](Fields& t, auto&, auto&) { set(t, "Connector", node(MatNode::Doubles, {kElements, 1}, std::vector<double>(kElements, 2.5))); },
        "Trans.Connector(1) is 2.5, not a channel number"},
+      {[](Fields& t, auto&, auto&) {
+         std::vector<double> past(kElements);
+         std::iota(past.begin(), past.end(), double(kChannels - kElements + 2));
+         set(t, "Connector", node(MatNode::Doubles, {kElements, 1}, past));
+       },
+       "the save's Trans.Connector (--channel-map replaces it) reads element 16 from channel 21, but the array holds "
+       "20 channels (its elements axis)"},
       {[](auto&, std::vector<Fields>& r, auto&) {
          set(r[0], "startSample", num(3));
          set(r[0], "endSample", num(kSamples + 2));

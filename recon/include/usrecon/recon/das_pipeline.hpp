@@ -48,6 +48,9 @@ struct ChannelInput {
   /// same MAT or HDF5 file that lists them (Verasonics' Trans.Connector). Empty: the array's
   /// channels are the elements, in order. Channels the map leaves out are not beamformed.
   std::string channel_map;
+  /// Who chose channel_map where the user did not ("Trans.Connector" of a Verasonics save), named
+  /// in its errors instead of --channel-map.
+  std::string channel_map_from;
 };
 
 /// --channel-map's numbers: comma-separated channel numbers from 1 and ranges FIRST:LAST (both
