@@ -1,6 +1,19 @@
 // Built instead of the cuda/*.cu entry points without CUDA: every CUDA request throws
 // CudaUnavailable ("... built without CUDA").
+#include <string>
+
 #include "../internal/cuda_entry.hpp"
+
+namespace usrecon::cuda_detail {
+
+// USRECON_CUBLAS_CHECK's message in a user's .cu file linked against this build, which has no
+// cuBLAS to name the status with.
+[[noreturn]] void throw_cublas_error(int status, const char* statement, const char* file, int line) {
+  throw Error(std::string("cuBLAS error in ") + statement + " at " + file + ":" + std::to_string(line) +
+              ": cublasStatus_t " + std::to_string(status));
+}
+
+}  // namespace usrecon::cuda_detail
 
 namespace usrecon::kernels::detail {
 

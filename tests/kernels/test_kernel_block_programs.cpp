@@ -194,6 +194,60 @@ TEST(KernelBlockSumProgram, CompensationKeepsWhatAPlainFloatSumLoses) {
   }
 }
 
+// An infinity, or a sum past the largest float, stays infinite as the CPU's sum does (the Kahan
+// carry of an infinite sum was inf - inf: a NaN that spread through pass 2); infinities of both
+// signs and a NaN give NaN, as there. Each case also against the CPU's uk::sum.
+template <class T>
+void expect_infinities_as_the_cpu() {
+  const T inf = std::numeric_limits<T>::infinity(), big = std::numeric_limits<T>::max() / 4;
+  for (const std::int64_t n : {std::int64_t(1), std::int64_t(1025), std::int64_t(4099)}) {
+    for (const int blocks : {1, 3}) {
+      SCOPED_TRACE("n = " + std::to_string(n) + ", " + std::to_string(blocks) + " blocks");
+      const auto run = [&](std::vector<T> x) {
+        const T cpu = uk::sum(uk::In<T>::host(x.data(), Shape{n}));
+        const T got = emulate_sum<T, T>(x.data(), n, blocks);
+        EXPECT_TRUE(std::isnan(got) ? std::isnan(cpu) : got == cpu) << got << " on the emulated GPU, " << cpu << " on the CPU";
+        return got;
+      };
+      std::vector<T> x(static_cast<std::size_t>(n), T(1.5));
+      x[static_cast<std::size_t>(n / 2)] = inf;
+      EXPECT_EQ(run(x), inf);
+      x[static_cast<std::size_t>(n / 2)] = -inf;
+      EXPECT_EQ(run(x), -inf);
+      if (n > 1) {
+        x[0] = inf;
+        EXPECT_TRUE(std::isnan(run(x)));
+        x.assign(static_cast<std::size_t>(n), big);  // 4 or more of them overflow
+        EXPECT_EQ(run(x), inf);
+      }
+      x.assign(static_cast<std::size_t>(n), T(2));
+      x.back() = std::numeric_limits<T>::quiet_NaN();
+      EXPECT_TRUE(std::isnan(run(x)));
+    }
+  }
+}
+
+TEST(KernelBlockSumProgram, InfinitiesStayInfiniteAsOnTheCpu) {
+  expect_infinities_as_the_cpu<float>();
+  expect_infinities_as_the_cpu<double>();
+}
+
+// int64 partial sums may pass the type's range while the total fits: they wrap around and back
+// (unsigned arithmetic, no undefined overflow for tools/sanitize.sh's UBSan to find). Thread 0 of
+// one block adds x[0], x[256], x[512], x[768]: the largest twice, then its negation twice.
+TEST(KernelBlockSumProgram, IntegerPartialsMayOverflowWhileTheTotalFits) {
+  const std::int64_t most = std::numeric_limits<std::int64_t>::max();
+  std::vector<std::int64_t> x(1024, 0);
+  x[0] = x[256] = most;
+  x[512] = x[768] = -most;
+  x[1] = x[2] = most;  // and across the block's tree: threads 1 and 2
+  x[3] = -most;
+  x[4] = -most;
+  x[5] = 5;
+  EXPECT_EQ((emulate_sum<std::int64_t, std::int64_t>(x.data(), 1024, 1)), 5);
+  EXPECT_EQ(uk::sum(uk::In<std::int64_t>::host(x.data(), Shape{1024})), 5);
+}
+
 // Counts are integers, so any grid gives the CPU's count: one block, several, more threads than
 // counters (idle lanes still join the shuffles), and an odd n (the last counter's second point
 // is not a sample).

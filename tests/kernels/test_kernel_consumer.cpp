@@ -104,6 +104,27 @@ TEST_F(KernelConsumer, AComponentThePackageHasNotIsNamed) {
   EXPECT_NE(log.find("usrecon has no component 'fft' (its one component is kernels)"), std::string::npos) << log;
 }
 
+// A project without C++ (CUDA alone, or no language) is told to enable it: FindThreads, the
+// package's first dependency, failed in its own words ("only works if either C or CXX language is
+// enabled").
+TEST_F(KernelConsumer, AProjectWithoutCxxIsToldToEnableIt) {
+  ASSERT_TRUE(install(USRECON_BINARY_DIR));
+  const fs::path source = work_ / "no_cxx";
+  fs::create_directories(source);
+  std::ofstream(source / "CMakeLists.txt") << "cmake_minimum_required(VERSION 3.25)\n"
+                                              "project(no_cxx LANGUAGES NONE)\n"
+                                              "find_package(usrecon REQUIRED)\n";
+  EXPECT_FALSE(run("cmake -S " + shell_quoted(source) + " -B " + shell_quoted(work_ / "no_cxx_build") +
+                       " -DCMAKE_PREFIX_PATH=" + shell_quoted(prefix()),
+                   log_));
+  std::ifstream in(log_);
+  std::stringstream text;
+  text << in.rdbuf();
+  EXPECT_NE(text.str().find("usrecon::kernels is a C++20 library: enable CXX in the project that uses it"),
+            std::string::npos)
+      << text.str();
+}
+
 // A consumer's own BLAS (BLAS::BLAS, BLAS_*) is neither used nor changed by find_package(usrecon),
 // whether found before it (its BLAS::BLAS once stood in for OpenBLAS: "undefined reference to
 // symbol 'openblas_get_num_threads'") or after it (BLAS_FOUND was already set, to OpenBLAS).

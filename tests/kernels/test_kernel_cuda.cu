@@ -305,6 +305,11 @@ TEST(KernelCuda, SumEqualsItsHostEmulationBitForBit) {
     EXPECT_EQ(uk::sum(uk::to_device(d)), (uk::testing::emulate_sum<double, double>(d.data(), n, blocks))) << n;
     EXPECT_EQ(uk::sum(uk::to_device(i)), (uk::testing::emulate_sum<std::int32_t, std::int64_t>(i.data(), n, blocks)))
         << n;
+    // An infinity stays one (the Kahan carry of an infinite sum was a NaN), as on the CPU.
+    auto with_inf = f;
+    with_inf[static_cast<std::size_t>(n / 2)] = std::numeric_limits<float>::infinity();
+    EXPECT_EQ(uk::sum(uk::to_device(with_inf)), std::numeric_limits<float>::infinity()) << n;
+    EXPECT_EQ(uk::sum(uk::to_device(with_inf)), uk::sum(with_inf)) << n;
   }
 }
 

@@ -11,7 +11,8 @@ enum class Backend { cpu, cuda };
 
 /// Execution options every operation accepts as its last, optional argument.
 struct Exec {
-  /// CPU: number of threads (0, or any number below 1 = all hardware threads).
+  /// CPU: number of threads (0, or any number below 1: one for each CPU this process may run on,
+  /// hardware_threads(): its affinity, as taskset or a container sets it).
   int threads = 0;
   /// CUDA: the stream the work is enqueued on (default: the legacy default stream).
   StreamView stream = {};

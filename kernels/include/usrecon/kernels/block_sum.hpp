@@ -29,18 +29,34 @@ USRECON_HD inline int blocks_for(std::int64_t n) {
   return b < 1 ? 1 : (b > kMaxBlocks ? kMaxBlocks : static_cast<int>(b));
 }
 
-/// Adds values one at a time: exact for integers, Kahan-compensated for floats.
+/// a + b: for integers in unsigned arithmetic, so that a partial sum that overflows wraps around
+/// (defined, and undone by later terms when the total fits) rather than being undefined.
+template <class R>
+USRECON_HD inline R add(R a, R b) {
+  if constexpr (std::is_integral_v<R>) {
+    using U = std::make_unsigned_t<R>;
+    return static_cast<R>(static_cast<U>(a) + static_cast<U>(b));
+  } else {
+    return a + b;
+  }
+}
+
+/// Adds values one at a time: exact for integers, Kahan-compensated for floats. Once the sum is
+/// infinite (an infinite term, or an overflow) there is nothing to compensate: the carry would be
+/// inf - inf, a NaN, so it is dropped, and the sum stays +-inf as the CPU's does (NaN where
+/// infinities of both signs meet, as there).
 template <class R>
 struct Accumulator {
   R sum = R(0);
   R carry = R(0);
   USRECON_HD void add(R v) {
     if constexpr (std::is_integral_v<R>) {
-      sum += v;
+      sum = block_sum::add(sum, v);
     } else {
       const R y = v - carry;
       const R t = sum + y;
-      carry = (t - sum) - y;
+      const bool finite = t - t == R(0);  // false for +-inf and NaN
+      carry = finite ? (t - sum) - y : R(0);
       sum = t;
     }
   }
@@ -54,13 +70,13 @@ struct Accumulator {
 USRECON_EXEC_CHECK_DISABLE
 template <class R, class Block>
 USRECON_HD R tree(R v, int tid, R* warp_sums, const Block& block) {
-  for (int offset = kWarp / 2; offset > 0; offset /= 2) v += block.shfl_down(v, offset);
+  for (int offset = kWarp / 2; offset > 0; offset /= 2) v = add(v, block.shfl_down(v, offset));
   const int lane = tid % kWarp, warp = tid / kWarp;
   if (lane == 0) warp_sums[warp] = v;
   block.sync();
   v = tid < kThreads / kWarp ? warp_sums[tid] : R(0);
   if (warp == 0)
-    for (int offset = kWarp / 2; offset > 0; offset /= 2) v += block.shfl_down(v, offset);
+    for (int offset = kWarp / 2; offset > 0; offset /= 2) v = add(v, block.shfl_down(v, offset));
   return v;
 }
 

@@ -2,6 +2,12 @@
 // This header never includes CUDA headers, so CPU-only users can include it anywhere.
 #pragma once
 
+// The headers use C++20 (std::span, concepts): an older standard is said in one line rather than
+// in a hundred errors about std::span.
+#if __cplusplus < 202002L
+#error "usrecon::kernels needs C++20: compile with -std=c++20 (CMake: target_link_libraries(... usrecon::kernels) sets it)"
+#endif
+
 #include <stdexcept>
 #include <string>
 

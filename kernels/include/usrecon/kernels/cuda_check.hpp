@@ -1,5 +1,8 @@
 // Throwing checks for CUDA runtime and cuBLAS calls. Include only from CUDA translation units
-// (it includes the CUDA headers); CPU-only users never see it.
+// (it includes the CUDA headers); CPU-only users never see it. throw_cuda_error is inline, so
+// that a .cu file of a user's own links against a package built without CUDA too (the library
+// then has no CUDA runtime to name an error with); throw_cublas_error names no CUDA type and is
+// in both builds.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -10,8 +13,44 @@
 
 namespace usrecon::cuda_detail {
 
-[[noreturn]] void throw_cuda_error(cudaError_t status, const char* statement, const char* file,
-                                   int line);
+/// Throws CudaUnavailable for what makes the device unusable (no device, no driver, out of
+/// memory, no code for this GPU: --backend auto falls back to the CPU) and Error for anything
+/// else, naming the statement, file:line and CUDA's name and message for `status`.
+[[noreturn]] inline void throw_cuda_error(cudaError_t status, const char* statement, const char* file, int line) {
+  // A call's failure is also left as the thread's last error; cleared here (for errors that do
+  // not stick to the context, such as out of memory), so that the next launch check, which reads
+  // cudaGetLastError(), does not report this error again as the launch's.
+  (void)cudaGetLastError();
+  // No device or no driver is said in words first, as require_cuda says it (the runtime's
+  // "insufficient driver" is also what a machine without any driver gets).
+  const std::string unusable =
+      status == cudaErrorInsufficientDriver || status == cudaErrorStubLibrary
+          ? "no usable CUDA device (no NVIDIA driver, or one older than this build's CUDA runtime needs): "
+      : status == cudaErrorNoDevice ? "no CUDA device found: "
+                                    : "";
+  const std::string message = unusable + "CUDA error in " + statement + " at " + file + ":" + std::to_string(line) +
+                              ": " + cudaGetErrorName(status) + " (" + cudaGetErrorString(status) + ")";
+  switch (status) {
+    case cudaErrorNoDevice:
+    case cudaErrorInsufficientDriver:
+    case cudaErrorMemoryAllocation:
+    case cudaErrorInvalidDevice:
+    case cudaErrorDevicesUnavailable:
+    case cudaErrorStubLibrary:
+    // A device this build cannot run on (no sm_90 code for it, a driver older than the
+    // toolkit): unusable.
+    case cudaErrorNoKernelImageForDevice:
+    case cudaErrorUnsupportedPtxVersion:
+    case cudaErrorSystemDriverMismatch:
+    case cudaErrorCompatNotSupportedOnDevice:
+      throw CudaUnavailable(message);
+    default:
+      throw Error(message);
+  }
+}
+
+/// Throws Error naming the statement, file:line and cuBLAS's message for `status` (a
+/// cublasStatus_t; its number alone in a package built without CUDA).
 [[noreturn]] void throw_cublas_error(int status, const char* statement, const char* file, int line);
 
 /// USRECON_CUDA_CHECK_LAUNCH's body: throws when cudaGetLastError reports an error.
