@@ -504,7 +504,7 @@ VerasonicsSave read_save(const fs::path& path, const io::MatStructReader& file) 
       transmits_taken = false;
       break;
     }
-    const auto [xs, zs] = *point;
+    const double xs = point->first, zs = point->second;  // (lambdas below capture them: no structured binding)
     const bool converging = zs > 0;
     ++(converging ? focused_waves : diverging_waves);
     source_x.push_back(xs);
