@@ -370,6 +370,16 @@ VerasonicsSave read_save(const fs::path& path, const io::MatStructReader& file) 
   int focused_waves = 0, diverging_waves = 0;
   bool timed = true;  // every TX's timing known (its Delay read, or computed for a spherical wave)
   const auto element_x = [&](std::size_t i) { return (double(i) - 0.5 * (g.elements - 1)) * *g.pitch; };
+  // The fit of a TX's Delay: the mean over the elements `firing` of Delay_i lambda / c +
+  // offset(i) (the moment the wave is where offset counts from), and the worst difference from it.
+  const auto fit = [&](const std::vector<double>& delay, const std::vector<std::size_t>& firing, auto offset) {
+    double sum = 0;
+    for (std::size_t i : firing) sum += delay[i] * *lambda / *c + offset(i);
+    const double mean = sum / double(firing.size());
+    double worst = 0;
+    for (std::size_t i : firing) worst = std::max(worst, std::fabs(delay[i] * *lambda / *c + offset(i) - mean));
+    return std::pair(mean, worst);
+  };
   // An Apod shorter than the array lists its active elements only (computeTXDelays: the elements
   // whose Trans.ConnectorES(:, 1) is not 0, in order), and Delay with it.
   std::vector<std::size_t> listed;
@@ -472,18 +482,10 @@ VerasonicsSave read_save(const fs::path& path, const io::MatStructReader& file) 
       }
       // D_i = Delay_i lambda / c against x_i sin(angle) / c: the centre's crossing is their mean
       // difference; a difference off it by more than an eighth of a period is no such plane wave.
-      double sum = 0;
-      std::size_t used = 0;
-      for (std::size_t i = 0; i < delay.size(); ++i)
-        if (apod[i] != 0) {
-          sum += delay[i] * *lambda / *c - element_x(i) * std::sin(angle) / *c;
-          ++used;
-        }
-      const double centre = used ? sum / double(used) : 0.0;
-      double worst = 0;
-      for (std::size_t i = 0; i < delay.size(); ++i)
-        if (apod[i] != 0)
-          worst = std::max(worst, std::fabs(delay[i] * *lambda / *c - element_x(i) * std::sin(angle) / *c - centre));
+      std::vector<std::size_t> firing;
+      for (std::size_t i = 0; i < apod.size(); ++i)
+        if (apod[i] != 0) firing.push_back(i);
+      const auto [centre, worst] = fit(delay, firing, [&](std::size_t i) { return -element_x(i) * std::sin(angle) / *c; });
       if (worst > 0.125 / *f0) {
         note(which + ".Delay is not a plane wave steered at its Steer(1) (" + number_text(worst * *f0) +
              " periods off): each transmit is timed from its first element's firing");
@@ -521,11 +523,7 @@ VerasonicsSave read_save(const fs::path& path, const io::MatStructReader& file) 
     const auto path = [&](std::size_t i) { return sign * std::hypot(element_x(i) - xs, zs) / *c; };
     std::optional<double> at_point;
     if (delays_read) {
-      double sum = 0;
-      for (std::size_t i : firing) sum += delay[i] * *lambda / *c + path(i);
-      const double mean = sum / double(firing.size());
-      double worst = 0;
-      for (std::size_t i : firing) worst = std::max(worst, std::fabs(delay[i] * *lambda / *c + path(i) - mean));
+      const auto [mean, worst] = fit(delay, firing, path);
       if (worst <= 0.125 / *f0) at_point = mean;
       else
         note(which + ".Delay is not a wave " + (converging ? "focused on" : "diverging from") + " (" +
