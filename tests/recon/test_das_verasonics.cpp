@@ -876,6 +876,13 @@ TEST_P(ReconVerasonics, EachRefusalAndNoteNamesItsField) {
       {[](auto&, auto&, std::vector<Fields>& x) { set(x[1], "Steer", row({0.1, 0.2})); }, "TX(2) is steered in elevation"},
       {[](auto&, auto&, std::vector<Fields>& x) { set(x[0], "Steer", row({2.0, 0})); },
        "TX(1).Steer(1) 2 rad is not a steering angle"},
+      {[](auto&, auto&, std::vector<Fields>& x) { set(x[1], "FocalPtMm", row({1, 20})); },
+       "TX(2).FocalPtMm is not a point (x, y, z)"},
+      {[](auto&, auto&, std::vector<Fields>& x) {
+         set(x[2], "focus", num(60));
+         set(x[2], "Origin", row({std::nan(""), 0, 0}));
+       },
+       "TX(3).Origin is not a point"},
   };
   for (std::size_t k = 0; k < refused.size(); ++k) {
     SCOPED_TRACE(refused[k].second);
