@@ -4,6 +4,7 @@
 #include <cmath>
 #include <complex>
 #include <cstdint>
+#include <cstdio>
 #include <limits>
 #include <numbers>
 #include <opencv2/core.hpp>
@@ -109,6 +110,23 @@ double mean_phase_step(const AnalyticData& data) {
     }
   }
   return sum == 0.0 ? 0.0 : std::fabs(std::arg(sum));
+}
+
+std::optional<InterpolationLoss> interpolation_loss(Interp interp, double samples_per_cycle, int upsample) {
+  constexpr double kEnough = 8 * 0.95;  // 8 samples a cycle, within the estimate's 5 %
+  if (!(samples_per_cycle > 2) || samples_per_cycle >= kEnough) return std::nullopt;
+  char what[200];
+  if (interp == Interp::Linear)
+    std::snprintf(what, sizeof what,
+                  "linear interpolation at %.2g samples a cycle dips each channel's envelope by up to %.2g dB "
+                  "between samples (the image loses amplitude unevenly and its speckle and points scallop)",
+                  samples_per_cycle, -20 * std::log10(std::cos(std::numbers::pi / samples_per_cycle)));
+  else
+    std::snprintf(what, sizeof what,
+                  "nearest-sample interpolation at %.2g samples a cycle rounds each channel's delay by up to %.2g "
+                  "degrees of phase (the sum over the aperture loses focus)",
+                  samples_per_cycle, 180 / samples_per_cycle);
+  return InterpolationLoss{what, std::max(1, upsample) * static_cast<int>(std::ceil(kEnough / samples_per_cycle))};
 }
 
 int iq_upsampling(double modulation_frequency, double fs) {

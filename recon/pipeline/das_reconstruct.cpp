@@ -438,6 +438,10 @@ PreparedDas prepare_das(const fs::path& input, const DasSetup& setup, int thread
                              " rows of its (samples,transmits) axis, besides its " + std::to_string(rf.transmits) +
                              " transmit(s) of " + std::to_string(rf.samples) +
                              " samples, are left (a scanner's padding, or transmits the acquisition does not list?)");
+  if (!setup.given.upsample && phase_step > 0)
+    if (const auto loss = interpolation_loss(problem.options.interp, 2 * std::numbers::pi / phase_step, setup.upsample))
+      frame.warnings.push_back(input.string() + ": " + loss->what + ": --upsample " + std::to_string(loss->upsample) +
+                               " gives at least 8 (or give --upsample 1 to keep the data's rate without this warning)");
   if (!frame.warnings.empty()) frame.parameters["warnings"] = frame.warnings;
   if (file.frames > 0) {
     frame.parameters["frame"] = file.frame;

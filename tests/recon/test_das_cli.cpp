@@ -125,9 +125,10 @@ TEST_F(CliDas, UpsampledRfGivesThePulsesAxialWidth) {
     const double width = nlohmann::json::parse(io::read_file(out / "m.json")).at("points")[0].at("fwhm_axial");
     if (k == 1) {
       EXPECT_LT(width, 0.8 * pulse);
-      EXPECT_NE(r.output.find("linear interpolation at 4 samples a cycle, which dips each channel's envelope by up to 3 "
-                              "dB between samples (an array's image loses amplitude unevenly; one channel's axial width "
-                              "narrows): reconstruct --upsample 2 gives at least 8"),
+      EXPECT_NE(r.output.find("usrecon: metrics: warning: the image was beamformed by linear interpolation at 4 "
+                              "samples a cycle dips each channel's envelope by up to 3 dB between samples (the image "
+                              "loses amplitude unevenly and its speckle and points scallop): reconstruct --upsample 2 "
+                              "gives at least 8\n"),
                 std::string::npos)
           << r.output;
     } else {
@@ -145,6 +146,34 @@ TEST_F(CliDas, UpsampledRfGivesThePulsesAxialWidth) {
                   quote(dir_ / "k2" / "m.json"));
   EXPECT_EQ(r.exit_code, 0) << r.output;
   EXPECT_EQ(r.output.find("warning"), std::string::npos) << r.output;
+  // reconstruct itself says so where --upsample is not given, on stderr and in the frame's JSON;
+  // nearest's phase error likewise. Given (even as 1), it is not said.
+  const std::string recon_rf = "reconstruct " + quote(rf) +
+                               " --model planewave --fs 2e7 --angles-deg 0 --backend cpu --x-range -1e-3:1e-3 "
+                               "--dx 1e-4 --z-range 10e-3:14e-3 -o ";
+  for (const std::string interp : {"linear", "nearest"}) {
+    SCOPED_TRACE(interp);
+    const fs::path out = dir_ / ("default-" + interp);
+    r = run_usrecon(recon_rf + quote(out) + " --overwrite --interp " + interp);
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    const std::string said =
+        interp == "linear"
+            ? "warning: " + rf.string() + ": linear interpolation at 4 samples a cycle dips each channel's envelope by "
+                  "up to 3 dB between samples (the image loses amplitude unevenly and its speckle and points scallop): "
+                  "--upsample 2 gives at least 8 (or give --upsample 1 to keep the data's rate without this warning)"
+            : "warning: " + rf.string() + ": nearest-sample interpolation at 4 samples a cycle rounds each channel's "
+                  "delay by up to 45 degrees of phase (the sum over the aperture loses focus): --upsample 2 gives at "
+                  "least 8 (or give --upsample 1 to keep the data's rate without this warning)";
+    EXPECT_NE(r.output.find("usrecon: " + said + "\n"), std::string::npos) << r.output;
+    EXPECT_EQ(r.output.find("usrecon: warning"), r.output.rfind("usrecon: warning")) << "said once, nothing else: " << r.output;
+    const nlohmann::json p = nlohmann::json::parse(io::read_file(out / "one.json")).at("parameters");
+    ASSERT_TRUE(p.contains("warnings")) << p.dump();
+    EXPECT_EQ(p.at("warnings").size(), 1u) << p.dump();
+    EXPECT_NE(said.find(p.at("warnings")[0].get<std::string>()), std::string::npos) << p.dump();
+    r = run_usrecon(recon_rf + quote(out) + " --overwrite --upsample 1 --interp " + interp);
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    EXPECT_EQ(r.output.find("warning"), std::string::npos) << r.output;
+  }
   expect_usrecon_refused("reconstruct " + quote(rf) + " --model planewave --fs 2e7 --angles-deg 0 --upsample 17 -o " +
                              quote(dir_ / "x"),
                          "--upsample");
@@ -315,7 +344,7 @@ TEST_F(CliDas, WarningsAndHintsFireWhereTheyApply) {
   const fs::path npy = dir_ / "p.npy", uff = dir_ / "u.uff";
   auto r = run_usrecon("simulate --model planewave --elements 32 --samples 400 --point 0,5 -o " + quote(npy));
   ASSERT_EQ(r.exit_code, 0) << r.output;
-  const std::string small = " --x-range -1e-3:1e-3 --z-range 2e-3:3e-3 --backend cpu";
+  const std::string small = " --x-range -1e-3:1e-3 --z-range 2e-3:3e-3 --backend cpu --upsample 1";
   r = run_usrecon("reconstruct " + quote(npy) + " --model planewave --angles-deg 0 --fs 20e6 --pitch 3e-4 "
                   "--layout elements,samples,transmits" + small + " -o " + quote(dir_ / "a"));
   EXPECT_EQ(r.exit_code, 0) << r.output;
@@ -360,7 +389,7 @@ TEST_F(CliDas, WarningsAndHintsFireWhereTheyApply) {
 // given say nothing.
 TEST_F(CliDas, GivenTransmitsThatDifferFromTheFilesAreSaid) {
   ASSERT_FALSE(usrecon_exe().empty()) << "USRECON_EXE is not set";
-  const std::string small = " --x-range -1e-3:1e-3 --z-range 2e-3:3e-3 --backend cpu";
+  const std::string small = " --x-range -1e-3:1e-3 --z-range 2e-3:3e-3 --backend cpu --upsample 1";
   const fs::path pw = dir_ / "pw.uff", sa = dir_ / "sa.uff", dw = dir_ / "dw.uff", wide = dir_ / "wide.uff";
   for (const std::string& args :
        {"--model planewave --elements 32 --angles-deg -1,0,1 -o " + quote(pw),
@@ -415,7 +444,7 @@ TEST_F(CliDas, ValuesInTheWrongUnitAreSaid) {
   ASSERT_EQ(r.exit_code, 0) << r.output;
   const std::string base = "reconstruct " + quote(rf) + " --model planewave --angles-deg 0 --backend cpu --overwrite -o " +
                            quote(dir_ / "o");
-  const std::string geometry = " --fs 20e6 --pitch 3e-4";
+  const std::string geometry = " --fs 20e6 --pitch 3e-4 --upsample 1";
   const auto ran = [&](const std::string& args, bool ok, const std::vector<std::string>& said) {
     SCOPED_TRACE(args);
     const auto run = run_usrecon(base + args);
@@ -542,7 +571,7 @@ TEST_F(CliDas, UnsignedLookingDataWithoutAnOffsetAreWarnedOf) {
             std::string::npos) << info.output;
   for (const std::string& quiet : {quote(unsigned_rf) + " --offset mean", quote(signed_rf)}) {
     SCOPED_TRACE(quiet);
-    r = run_usrecon("reconstruct " + quiet + run + quote(dir_ / "r2.json") + " -o " + quote(dir_ / "o2") + " --overwrite");
+    r = run_usrecon("reconstruct " + quiet + run + quote(dir_ / "r2.json") + " -o " + quote(dir_ / "o2") + " --overwrite --upsample 1");
     ASSERT_EQ(r.exit_code, 0) << r.output;
     EXPECT_EQ(r.output.find("warning"), std::string::npos) << r.output;
     EXPECT_FALSE(nlohmann::json::parse(io::read_file(dir_ / "r2.json")).at(0).contains("warnings"));
@@ -917,7 +946,7 @@ TEST_F(CliDas, TransmitsOneAfterAnotherInOneAxisAreSplitBySamples) {
   }
   io::write_mat(dir_ / "buffer.mat", {buffer});
   const std::string options = " --fs 20e6 --pitch 3e-4 --x-range -6e-3:6e-3 --z-range 16e-3:26e-3"
-                              " --dx 0.1e-3 --dz 0.05e-3 --save-raw --backend cpu";
+                              " --dx 0.1e-3 --dz 0.05e-3 --save-raw --backend cpu --upsample 1";
   auto run = run_usrecon("reconstruct " + quote(dir_ / "a.npy") + " " + quote(dir_ / "b.npy") + " -o " +
                          quote(dir_ / "single") + angles + options);
   ASSERT_EQ(run.exit_code, 0) << run.output;

@@ -15,6 +15,7 @@
 #include "usrecon/io/file.hpp"
 #include "usrecon/io/npy.hpp"
 #include "usrecon/recon/bmode.hpp"
+#include "usrecon/recon/das.hpp"
 #include "usrecon/recon/metrics.hpp"
 #include "usrecon/viewer/frame.hpp"
 
@@ -116,24 +117,20 @@ int run(const MetricsArgs& args) {
       cysts.push_back({metres(c, "x", args.truth), metres(c, "z", args.truth), metres(c, "radius", args.truth)});
   }
   if (points.empty() && cysts.empty()) throw Error("nothing to measure: give --point, --cyst or --truth");
-  // Linear interpolation between samples a quarter cycle apart dips a channel's envelope by up to
-  // 3 dB midway between them: one channel's axial width narrows (0.23 for 0.31 mm), an array's
-  // image loses amplitude unevenly (1.8 to 4.4 dB over 64 elements) and its profiles scallop. The
-  // samples a cycle are estimated (the data's phase step; noise at a tenth of the echoes' peak
-  // takes 8 to 7.7), so 8 is met within 5 %.
+  // Interpolation between samples a quarter cycle apart: linear dips a channel's envelope by up to
+  // 3 dB midway between them (one channel's axial width narrows, 0.23 for 0.31 mm; an array's
+  // image loses amplitude unevenly, 1.8 to 4.4 dB over 64 elements, and its profiles scallop);
+  // nearest misplaces its phase by up to 45 degrees.
   if (!points.empty() && meta.is_object() && meta.contains("parameters") && meta["parameters"].is_object()) {
     const nlohmann::json& p = meta["parameters"];
-    if (p.value("interp", "") == "linear" && p.contains("samples_per_cycle") && p["samples_per_cycle"].is_number()) {
-      const double per_cycle = p["samples_per_cycle"].get<double>();
+    const std::string interp = p.value("interp", "");
+    if ((interp == "linear" || interp == "nearest") && p.contains("samples_per_cycle") &&
+        p["samples_per_cycle"].is_number()) {
       const int upsampled = p.contains("upsample") && p["upsample"].is_number_integer() ? p["upsample"].get<int>() : 1;
-      if (per_cycle > 2 && per_cycle < 8 * 0.95)
-        std::fprintf(stderr,
-                     "usrecon: metrics: warning: the image was beamformed by linear interpolation at %.3g samples a "
-                     "cycle, which dips each channel's envelope by up to %.2g dB between samples (an array's image "
-                     "loses amplitude unevenly; one channel's axial width narrows): reconstruct --upsample %d gives at "
-                     "least 8\n",
-                     per_cycle, -20 * std::log10(std::cos(3.14159265358979323846 / per_cycle)),
-                     upsampled * static_cast<int>(std::ceil(8 * 0.95 / per_cycle)));
+      if (const auto loss = recon::interpolation_loss(interp == "linear" ? recon::Interp::Linear : recon::Interp::Nearest,
+                                                      p["samples_per_cycle"].get<double>(), upsampled))
+        std::fprintf(stderr, "usrecon: metrics: warning: the image was beamformed by %s: reconstruct --upsample %d gives at least 8\n",
+                     loss->what.c_str(), loss->upsample);
     }
   }
 

@@ -97,7 +97,8 @@ void add_das_options(CLI::App& app, DasArgs& args, recon::ReconstructOptions& op
                  "baseband IQ files on top of their own) before beamforming. Linear interpolation between samples a "
                  "quarter cycle apart (4 samples a cycle) dips each channel's envelope by up to 3 dB midway; K = 2 "
                  "leaves 0.7 dB, K = 4 0.17 dB, at K times the memory and more beamforming time. The grid's default "
-                 "dz is unchanged. The frame JSON gives samples_per_cycle.")
+                 "dz is unchanged. The frame JSON gives samples_per_cycle; below 8 a cycle, a run without --upsample "
+                 "warns, naming the K that reaches 8 (--upsample 1 keeps the data's rate without the warning).")
       ->transform(in_range(1, 16))->capture_default_str()->group(g);
   app.add_option("--cuda-kernel", args.cuda_kernel,
                  "CUDA backend: the beamforming kernel. auto (for plane waves transmit-blocked while the "
@@ -345,6 +346,7 @@ void finish_das_options(const DasArgs& args, recon::ReconstructOptions& options)
   das.given.time_zero = given("--time-zero");
   das.given.tx_elements = given("--tx-elements");
   das.given.sources = given("--sources-x") || given("--sources-z");
+  das.given.upsample = given("--upsample");
 }
 
 std::vector<std::string> unlikely_units(const CLI::App& app) {

@@ -211,6 +211,8 @@ struct GridRequest {
 struct GivenParameters {
   bool elements = false, pitch = false, sound_speed = false, fs = false, t0 = false, angles = false,
        time_zero = false, tx_elements = false, sources = false;
+  /// --upsample given (even as 1): the interpolation's loss at the data's rate is then not warned of
+  bool upsample = false;
 };
 
 /// Everything the general models need besides the backend.
