@@ -5,7 +5,7 @@
 # experiment that runs long costs only other experiments: the GPU tests; the seed benchmark
 # (bench_seed_cuda, every image checked against the exact CPU image before it is timed); the seed's
 # Numba CUDA kernel on the same GPU (the ratio); das_cuda_check (the CUDA DAS kernels checked
-# against the CPU, then timed); kernels_cuda_check (the kernel library's copy/map/sum bandwidth and
+# against the CPU, then timed); kernels_cuda_check (the kernel library's copy/map/sum/max bandwidth and
 # tiled SGEMM vs cuBLAS, each validated, then timed); compute-sanitizer's memcheck and racecheck on
 # kernels_cuda_check --small, memcheck on the DAS GPU tests, then on the seed's, and racecheck on
 # the seed's; then the experiments: DAS at every lateral-lane count (das-check-lanes), as the
@@ -852,7 +852,7 @@ SANITIZERS=$(sanitizer_counts)
   kget() { sed -n "s/^RESULT kernels_$1=//p" "$KERNELS_OUT" 2>/dev/null | tail -n 1; }
   printf '| %-44s | %12s | %10s | %4s |\n' "kernels d2d copy GB/s (2^27 floats)" "$(fmt "$(kget d2d_copy_gbs)")" "" ""
   for kernels_op in "map_add:map add a + b" "map_add_scalar:map add a + 10" "sum:sum float" \
-    "sum_int32:sum int32"; do
+    "sum_int32:sum int32" "max:max float"; do
     v=$(kget "${kernels_op%%:*}_gbs")
     r=$(kget "${kernels_op%%:*}_vs_copy")
     printf '| %-44s | %12s | %10s | %4s |\n' "kernels ${kernels_op#*:} GB/s" "$(fmt "$v")" "" ""

@@ -7,7 +7,7 @@
 # __syncthreads shows as a race on the block's shared memory). Not part of .ci/run (the build
 # alone takes ~8 min on 2 cores); run it after changing recon/pipeline/batch.cpp, the thread pool,
 # io/src/hdf5.cpp or a block program (kernels/include/usrecon/kernels/gemm_tiled.hpp,
-# block_sum.hpp).
+# block_reduce.hpp).
 #   tools/tsan.sh [REPEATS]
 set -euo pipefail
 cd "$(dirname "$0")/.."

@@ -36,6 +36,24 @@ template void cuda_sum_to_device<double>(const double*, std::size_t, double*, St
 template void cuda_sum_to_device<std::int32_t>(const std::int32_t*, std::size_t, std::int64_t*, StreamView);
 template void cuda_sum_to_device<std::int64_t>(const std::int64_t*, std::size_t, std::int64_t*, StreamView);
 
+template <class T>
+T cuda_extreme(const T*, std::size_t, Extremum which, StreamView) {
+  require_cuda(which == Extremum::min ? "min on device arrays" : "max on device arrays");
+  return {};
+}
+template <class T>
+void cuda_extreme_to_device(const T*, std::size_t, T*, Extremum which, StreamView) {
+  require_cuda(which == Extremum::min ? "min on device arrays" : "max on device arrays");
+}
+#define USRECON_INSTANTIATE_EXTREME(T)                                                 \
+  template T cuda_extreme<T>(const T*, std::size_t, Extremum, StreamView);             \
+  template void cuda_extreme_to_device<T>(const T*, std::size_t, T*, Extremum, StreamView);
+USRECON_INSTANTIATE_EXTREME(float)
+USRECON_INSTANTIATE_EXTREME(double)
+USRECON_INSTANTIATE_EXTREME(std::int32_t)
+USRECON_INSTANTIATE_EXTREME(std::int64_t)
+#undef USRECON_INSTANTIATE_EXTREME
+
 std::uint64_t cuda_monte_carlo_count(std::uint64_t, std::uint64_t, StreamView) {
   require_cuda("monte_carlo_count (and monte_carlo_pi) on CUDA");
   return 0;

@@ -17,6 +17,13 @@ sum_type_t<T> cuda_sum(const T* x, std::size_t n, StreamView stream);
 template <class T>
 void cuda_sum_to_device(const T* x, std::size_t n, sum_type_t<T>* out, StreamView stream);
 
+/// min or max of n > 0 device elements, returned (waits) or written to device memory `out`
+/// (enqueued only).
+template <class T>
+T cuda_extreme(const T* x, std::size_t n, Extremum which, StreamView stream);
+template <class T>
+void cuda_extreme_to_device(const T* x, std::size_t n, T* out, Extremum which, StreamView stream);
+
 std::uint64_t cuda_monte_carlo_count(std::uint64_t n, std::uint64_t seed, StreamView stream);
 
 template <class T>

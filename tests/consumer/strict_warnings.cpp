@@ -4,14 +4,15 @@
 // g++, clang++, and with a CUDA package by nvcc as CUDA.
 // It includes every public header (cuda/ only as CUDA) and instantiates each template a consumer
 // can reach: every ufunc (one and two outputs, scalars, broadcasting, outputs given, an Exec), a
-// user op through vectorize, sum and matmul in each form, the arrays, views and buffers, and the
-// host-device block programs of the tiled GEMM, the sum and Monte-Carlo π with a stand-in block.
+// user op through vectorize, sum, min, max, mean and matmul in each form, the arrays, views and buffers, and the
+// host-device block programs of the tiled GEMM, the reductions and Monte-Carlo π with a stand-in block.
 #include <cstddef>
 #include <cstdint>
 #include <type_traits>
 #include <vector>
 
-#include "usrecon/kernels/block_sum.hpp"
+#include "usrecon/kernels/block_reduce.hpp"
+#include "usrecon/kernels/block_sum.hpp"  // the 0.2 name, still given
 #include "usrecon/kernels/gemm_tiled.hpp"
 #include "usrecon/kernels/kernels.hpp"
 #if defined(__CUDACC__) && defined(USRECON_HAVE_CUDA)
@@ -92,6 +93,10 @@ void arrays_views_and_buffers() {
   }
   uk::DeviceArray<uk::sum_type_t<T>> total = uk::device_array<uk::sum_type_t<T>>(uk::Shape{1});
   uk::sum(d, total);
+  uk::DeviceArray<T> least = uk::device_array<T>(uk::Shape{1});
+  uk::min(in_device, least, uk::Exec{0, {}});
+  value = uk::max(d);
+  (void)uk::mean(d);
   uk::DeviceBuffer<T> buffer(6);
   uk::PinnedBuffer<T> pinned(6);
   uk::Stream stream;
@@ -117,12 +122,16 @@ void tiled_gemm_program() {
 }
 
 template <class T>
-void block_sum_programs() {
+void block_reduce_programs() {
+  namespace br = uk::block_reduce;
   using R = uk::sum_type_t<T>;
   const std::vector<T> x(8, T(1));
-  R partials[1] = {}, out = {}, warp_sums[uk::block_sum::kThreads / uk::block_sum::kWarp] = {};
-  uk::block_sum::partials_program(x.data(), std::int64_t{8}, partials, 0, 1, 0, warp_sums, OneThreadBlock{});
-  uk::block_sum::final_program(partials, 1, &out, 0, warp_sums, OneThreadBlock{});
+  R partials[1] = {}, out = {}, warp_results[br::kThreads / br::kWarp] = {};
+  uk::block_sum::partials_program(x.data(), std::int64_t{8}, partials, 0, 1, 0, warp_results, OneThreadBlock{});
+  uk::block_sum::final_program(partials, 1, &out, 0, warp_results, OneThreadBlock{});
+  T extremes[1] = {}, extreme = {}, warp_extremes[br::kThreads / br::kWarp] = {};
+  br::partials_program(x.data(), std::int64_t{8}, extremes, 0, 1, 0, warp_extremes, OneThreadBlock{}, br::Min<T>{});
+  br::final_program(extremes, 1, &extreme, 0, warp_extremes, OneThreadBlock{}, br::Max<T>{});
 }
 
 }  // namespace
@@ -139,6 +148,14 @@ void strict_warnings_instantiations() {
   uk::HostArray<std::int64_t> total(uk::Shape{1});
   uk::sum(i32, total);
   (void)uk::cpu_sum(i64.data(), static_cast<std::size_t>(i64.size()));
+  (void)uk::min(i32);
+  (void)uk::max(i64, uk::Exec{2});
+  uk::HostArray<std::int32_t> least(uk::Shape{1});
+  uk::min(i32, least);
+  uk::HostArray<double> greatest(uk::Shape{1, 1});
+  uk::max(uk::HostArray<double>(uk::Shape{2}, 1.0), greatest);
+  (void)uk::mean(i32);
+  (void)uk::mean(uk::HostArray<float>(uk::Shape{2}, 1.0f));
   uk::DeviceArray<float> d = uk::to_device(uk::HostArray<float>(uk::Shape{2}, 1.0f));
   const uk::HostArray<float> back = d.copy_to_host();
   (void)back;
@@ -150,9 +167,10 @@ void strict_warnings_instantiations() {
   arrays_views_and_buffers<float>();
   arrays_views_and_buffers<double>();
   arrays_views_and_buffers<std::int32_t>();
-  block_sum_programs<float>();
-  block_sum_programs<double>();
-  block_sum_programs<std::int32_t>();
+  block_reduce_programs<float>();
+  block_reduce_programs<double>();
+  block_reduce_programs<std::int32_t>();
+  block_reduce_programs<std::int64_t>();
   unsigned long long inside = 0;
   uk::monte_carlo_block_program(std::uint64_t{100}, std::uint64_t{7}, 0u, 1u, 32, 0, &inside, OneThreadBlock{});
   uk::parallel_for(10, 2, 0, [](std::size_t, std::size_t) {});

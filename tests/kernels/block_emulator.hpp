@@ -19,7 +19,7 @@
 #include <type_traits>
 #include <vector>
 
-#include "usrecon/kernels/block_sum.hpp"
+#include "usrecon/kernels/block_reduce.hpp"
 #include "usrecon/kernels/gemm_tiled.hpp"
 #include "usrecon/kernels/random.hpp"
 
@@ -139,24 +139,31 @@ void emulate_gemm_tiled(const T* a, const T* b, T* c, int batch, int m, int n, i
   }
 }
 
-/// sum()'s two kernels on the host with `blocks` blocks in pass 1 (the GPU uses
-/// block_sum::blocks_for(n); any count ≥ 1 is a valid program). n ≥ 1.
-template <class T, class R>
-R emulate_sum(const T* x, std::int64_t n, int blocks) {
-  namespace bs = block_sum;
+/// A reduction's two kernels (block_reduce::Sum<R>, Min<R> or Max<R>) on the host with `blocks`
+/// blocks in pass 1 (the GPU uses block_reduce::blocks_for(n); any count >= 1 is a valid program).
+/// n >= 1.
+template <class Op, class T, class R>
+R emulate_reduce(const T* x, std::int64_t n, int blocks) {
+  namespace br = block_reduce;
   std::vector<R> partials(static_cast<std::size_t>(blocks));
   for (int b = 0; b < blocks; ++b) {
-    R warp_sums[bs::kThreads / bs::kWarp];
-    run_block(bs::kThreads, [&](int tid, const EmulatedThread& thread) {
-      bs::partials_program(x, n, partials.data(), b, blocks, tid, warp_sums, thread);
+    R warp_results[br::kThreads / br::kWarp];
+    run_block(br::kThreads, [&](int tid, const EmulatedThread& thread) {
+      br::partials_program(x, n, partials.data(), b, blocks, tid, warp_results, thread, Op{});
     });
   }
   R out{};
-  R warp_sums[bs::kThreads / bs::kWarp];
-  run_block(bs::kThreads, [&](int tid, const EmulatedThread& thread) {
-    bs::final_program(partials.data(), blocks, &out, tid, warp_sums, thread);
+  R warp_results[br::kThreads / br::kWarp];
+  run_block(br::kThreads, [&](int tid, const EmulatedThread& thread) {
+    br::final_program(partials.data(), blocks, &out, tid, warp_results, thread, Op{});
   });
   return out;
+}
+
+/// sum()'s two kernels on the host.
+template <class T, class R>
+R emulate_sum(const T* x, std::int64_t n, int blocks) {
+  return emulate_reduce<block_reduce::Sum<R>, T, R>(x, n, blocks);
 }
 
 /// The Monte-Carlo kernel's grid on the host: `blocks` blocks of `threads`, every thread through

@@ -1,4 +1,4 @@
-// The tiled GEMM's, sum()'s and monte_carlo_pi's CUDA block programs, run on the host by the block emulator (one
+// The tiled GEMM's, sum()'s, min()'s, max()'s and monte_carlo_pi's CUDA block programs, run on the host by the block emulator (one
 // std::thread per CUDA thread, real barriers and warp exchanges): the code the kernels run,
 // checked without a GPU against plain reference loops. test_kernel_cuda.cu compares the GPU with
 // the same emulation bit for bit where a device is present.
@@ -15,10 +15,11 @@
 #include "usrecon/kernels/kernels.hpp"
 
 namespace uk = usrecon::kernels;
-namespace bs = usrecon::kernels::block_sum;
+namespace bs = usrecon::kernels::block_reduce;
 using uk::Shape;
 using uk::testing::emulate_gemm_tiled;
 using uk::testing::emulate_monte_carlo_count;
+using uk::testing::emulate_reduce;
 using uk::testing::emulate_sum;
 using uk::testing::random_array;
 
@@ -246,6 +247,52 @@ TEST(KernelBlockSumProgram, IntegerPartialsMayOverflowWhileTheTotalFits) {
   x[5] = 5;
   EXPECT_EQ((emulate_sum<std::int64_t, std::int64_t>(x.data(), 1024, 1)), 5);
   EXPECT_EQ(uk::sum(uk::In<std::int64_t>::host(x.data(), Shape{1024})), 5);
+}
+
+// min and max: exact in any order, so every grid gives the CPU's result and a plain loop's, for
+// each size (threads and blocks with nothing to read hold the identity), the extreme anywhere; a
+// NaN anywhere is the result; the type's own extremes are values, not identities.
+// (Fewer sizes than the sum's: one block program emulated spawns its 256 threads anew, and four
+// types times six runs of every sum size took 80 s.)
+template <class T>
+void expect_extremes_as_the_cpu(std::uint64_t seed) {
+  for (const SumCase& c : {SumCase{1, 0}, SumCase{31, 0}, SumCase{1025, 0}, SumCase{7 * 1024 + 5, 1},
+                           SumCase{20'011, 3}}) {
+    {
+      const int blocks = blocks_of(c);
+      SCOPED_TRACE("n = " + std::to_string(c.n) + ", " + std::to_string(blocks) + " blocks");
+      auto x = random_array<T>(Shape{c.n}, seed + std::uint64_t(c.n), -1e6, 1e6);
+      const auto run = [&] {
+        const T least = emulate_reduce<bs::Min<T>, T, T>(x.data(), c.n, blocks);
+        const T greatest = emulate_reduce<bs::Max<T>, T, T>(x.data(), c.n, blocks);
+        T want_least = x[0], want_greatest = x[0];
+        for (const T v : x) {
+          want_least = v < want_least ? v : want_least;
+          want_greatest = want_greatest < v ? v : want_greatest;
+        }
+        EXPECT_EQ(least, want_least);
+        EXPECT_EQ(greatest, want_greatest);
+        EXPECT_EQ(least, uk::min(x));
+        EXPECT_EQ(greatest, uk::max(x));
+      };
+      run();
+      x[c.n - 1] = std::numeric_limits<T>::lowest();
+      x[c.n / 2] = std::numeric_limits<T>::max();
+      run();
+      if constexpr (!std::is_integral_v<T>) {
+        x[c.n / 3] = std::numeric_limits<T>::quiet_NaN();
+        EXPECT_TRUE(std::isnan(emulate_reduce<bs::Min<T>, T, T>(x.data(), c.n, blocks)));
+        EXPECT_TRUE(std::isnan(emulate_reduce<bs::Max<T>, T, T>(x.data(), c.n, blocks)));
+      }
+    }
+  }
+}
+
+TEST(KernelBlockReduceProgram, MinAndMaxEqualAPlainLoopAndTheCpu) {
+  expect_extremes_as_the_cpu<float>(90);
+  expect_extremes_as_the_cpu<double>(91);
+  expect_extremes_as_the_cpu<std::int32_t>(92);
+  expect_extremes_as_the_cpu<std::int64_t>(93);
 }
 
 // Counts are integers, so any grid gives the CPU's count: one block, several, more threads than

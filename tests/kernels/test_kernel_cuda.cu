@@ -300,7 +300,7 @@ TEST(KernelCuda, SumEqualsItsHostEmulationBitForBit) {
     const auto f = random_array<float>({n}, 23, 0.0, 1.0);
     const auto d = random_array<double>({n}, 24);
     const auto i = random_array<std::int32_t>({n}, 25, -2'000'000'000, 2'000'000'000);
-    const int blocks = uk::block_sum::blocks_for(n);
+    const int blocks = uk::block_reduce::blocks_for(n);
     EXPECT_EQ(uk::sum(uk::to_device(f)), (uk::testing::emulate_sum<float, float>(f.data(), n, blocks))) << n;
     EXPECT_EQ(uk::sum(uk::to_device(d)), (uk::testing::emulate_sum<double, double>(d.data(), n, blocks))) << n;
     EXPECT_EQ(uk::sum(uk::to_device(i)), (uk::testing::emulate_sum<std::int32_t, std::int64_t>(i.data(), n, blocks)))
@@ -311,6 +311,49 @@ TEST(KernelCuda, SumEqualsItsHostEmulationBitForBit) {
     EXPECT_EQ(uk::sum(uk::to_device(with_inf)), std::numeric_limits<float>::infinity()) << n;
     EXPECT_EQ(uk::sum(uk::to_device(with_inf)), uk::sum(with_inf)) << n;
   }
+}
+
+// min and max on the GPU: the host emulation's result bit for bit (and so the CPU's), NaN where
+// there is one, into device and host outputs; an empty device array refused before any launch.
+template <class T>
+void expect_gpu_extremes(std::uint64_t seed) {
+  const uk::Stream stream;
+  const uk::Exec exec{0, stream};
+  for (const std::int64_t n : {1, 1025, 300'007, 3'000'017}) {
+    auto x = random_array<T>({n}, seed + std::uint64_t(n), -1e6, 1e6);
+    x[n - 1] = std::numeric_limits<T>::lowest();
+    const int blocks = uk::block_reduce::blocks_for(n);
+    const auto dx = uk::to_device(x, stream);
+    EXPECT_EQ(uk::min(dx, exec), (uk::testing::emulate_reduce<uk::block_reduce::Min<T>, T, T>(x.data(), n, blocks))) << n;
+    EXPECT_EQ(uk::max(dx, exec), (uk::testing::emulate_reduce<uk::block_reduce::Max<T>, T, T>(x.data(), n, blocks))) << n;
+    EXPECT_EQ(uk::min(dx, exec), uk::min(x)) << n;
+    EXPECT_EQ(uk::max(dx, exec), uk::max(x)) << n;
+    uk::DeviceArray<T> out(Shape{1});
+    uk::max(dx, out, exec);  // enqueued only
+    EXPECT_EQ(out.copy_to_host(stream)[0], uk::max(x)) << n;
+    HostArray<T> host_out(Shape{1});
+    uk::min(dx, host_out, exec);
+    EXPECT_EQ(host_out[0], std::numeric_limits<T>::lowest()) << n;
+    if constexpr (!std::is_integral_v<T>) {
+      x[n / 2] = std::numeric_limits<T>::quiet_NaN();
+      const auto with_nan = uk::to_device(x, stream);
+      EXPECT_TRUE(std::isnan(uk::min(with_nan, exec))) << n;
+      EXPECT_TRUE(std::isnan(uk::max(with_nan, exec))) << n;
+    }
+  }
+  EXPECT_THROW((void)uk::min(uk::DeviceArray<T>(Shape{0})), usrecon::Error);
+  uk::DeviceArray<T> out(Shape{1});
+  EXPECT_THROW(uk::max(uk::DeviceArray<T>(Shape{0}), out), usrecon::Error);
+}
+
+TEST(KernelCuda, MinAndMaxEqualTheirHostEmulationAndTheCpu) {
+  REQUIRE_GPU("min and max on device arrays vs the host emulation of their block programs");
+  expect_gpu_extremes<float>(100);
+  expect_gpu_extremes<double>(101);
+  expect_gpu_extremes<std::int32_t>(102);
+  expect_gpu_extremes<std::int64_t>(103);
+  const auto f = random_array<float>({100'003}, 104, 0.0, 1.0);
+  EXPECT_EQ(uk::mean(uk::to_device(f)), uk::sum(uk::to_device(f)) / 100'003.0f);
 }
 
 TEST(KernelCuda, StreamsEventsPinnedBuffersAndAsyncCopies) {

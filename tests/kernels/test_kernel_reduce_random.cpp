@@ -1,10 +1,12 @@
-// sum() and monte_carlo_pi() on the CPU; Philox against the Random123 known answers.
+// sum(), min(), max(), mean() and monte_carlo_pi() on the CPU; Philox against the Random123 known answers.
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <cstdint>
 #include <limits>
 #include <numbers>
+#include <string>
+#include <vector>
 
 #include "kernel_test_util.hpp"
 #include "usrecon/kernels/random.hpp"
@@ -90,6 +92,153 @@ TEST(KernelSumFloat, BeatsNaiveAccumulationOnALongSum) {
   HostArray<float> a(Shape{n}, 0.1f);
   const double ref = static_cast<double>(0.1f) * static_cast<double>(n);
   EXPECT_NEAR(uk::sum(a), ref, 1e-6 * ref);
+}
+
+// min and max against a plain loop, exactly: sizes 1, a lane group (16) +- 1, a leaf (2048) +- 1,
+// several leaves, and more than one thread's chunk (256 leaves); 1 to 3 threads; the extreme
+// placed first, last, on a leaf's edge, and where random data put it.
+template <class T>
+class KernelMinMax : public ::testing::Test {};
+using ReductionTypes = ::testing::Types<float, double, std::int32_t, std::int64_t>;
+TYPED_TEST_SUITE(KernelMinMax, ReductionTypes);
+
+TYPED_TEST(KernelMinMax, EqualAPlainLoopForEverySizeThreadCountAndPlace) {
+  using T = TypeParam;
+  for (const std::int64_t n : {1, 15, 16, 17, 2047, 2048, 2049, 5 * 2048 + 3, 256 * 2048 + 4099}) {
+    auto a = random_array<T>({n}, 40 + std::uint64_t(n), -1e6, 1e6);
+    const auto size = static_cast<std::size_t>(n);
+    for (const std::size_t place : {std::size_t(0), size - 1, std::min<std::size_t>(2048, size - 1), size / 2, size}) {
+      SCOPED_TRACE("n = " + std::to_string(n) + ", extremes at " + std::to_string(place));
+      std::vector<T> kept(a.begin(), a.end());
+      if (place < size) {  // a value beyond the others' range at `place` (and, for max, at place / 3)
+        a[static_cast<std::int64_t>(place)] = T(-3e6);
+        a[static_cast<std::int64_t>(place / 3)] = T(3e6);
+      }
+      T least = a[0], greatest = a[0];
+      for (const T v : a) {
+        least = v < least ? v : least;
+        greatest = greatest < v ? v : greatest;
+      }
+      for (const int threads : {1, 2, 3}) {
+        EXPECT_EQ(uk::min(a, uk::Exec{threads}), least) << threads << " threads";
+        EXPECT_EQ(uk::max(a, uk::Exec{threads}), greatest) << threads << " threads";
+      }
+      std::copy(kept.begin(), kept.end(), a.begin());
+    }
+  }
+}
+
+TYPED_TEST(KernelMinMax, TheTypesOwnExtremesAndOneElementAndScalars) {
+  using T = TypeParam;
+  const T lowest = std::numeric_limits<T>::lowest(), highest = std::numeric_limits<T>::max();
+  HostArray<T> a(Shape{3, 1000}, T(7));
+  a[1234] = lowest;
+  a[2999] = highest;
+  EXPECT_EQ(uk::min(a), lowest);
+  EXPECT_EQ(uk::max(a), highest);
+  HostArray<T> same(Shape{4099}, highest);  // every lane and leaf the same: it, not an identity
+  EXPECT_EQ(uk::min(same), highest);
+  same = HostArray<T>(Shape{4099}, lowest);
+  EXPECT_EQ(uk::max(same), lowest);
+  EXPECT_EQ(uk::min(HostArray<T>(Shape{1}, T(-5))), T(-5));
+  EXPECT_EQ(uk::max(uk::In<T>(T(9))), T(9));  // a scalar operand is its own extreme
+}
+
+template <class T>
+class KernelMinMaxFloat : public ::testing::Test {};
+TYPED_TEST_SUITE(KernelMinMaxFloat, FloatTypes);
+
+// NumPy's rule: a NaN anywhere is the result, wherever it lies (a lane, a leaf's edge, another
+// thread's chunk); infinities are values like any other.
+TYPED_TEST(KernelMinMaxFloat, ANanAnywhereIsTheResultAndInfinitiesAreValues) {
+  using T = TypeParam;
+  const T inf = std::numeric_limits<T>::infinity(), nan = std::numeric_limits<T>::quiet_NaN();
+  for (const std::int64_t n : {1, 17, 2049, 256 * 2048 + 4099}) {
+    auto a = random_array<T>({n}, 60 + std::uint64_t(n));
+    for (const std::int64_t place : {std::int64_t(0), n / 2, n - 1, std::min<std::int64_t>(2048, n - 1)}) {
+      SCOPED_TRACE("n = " + std::to_string(n) + ", at " + std::to_string(place));
+      const T was = a[place];
+      a[place] = nan;
+      for (const int threads : {1, 3}) {
+        EXPECT_TRUE(std::isnan(uk::min(a, uk::Exec{threads})));
+        EXPECT_TRUE(std::isnan(uk::max(a, uk::Exec{threads})));
+      }
+      a[place] = -inf;
+      EXPECT_EQ(uk::min(a), -inf);
+      EXPECT_EQ(uk::max(a), n == 1 ? -inf : uk::max(a, uk::Exec{1}));
+      a[place] = inf;
+      EXPECT_EQ(uk::max(a), inf);
+      a[place] = was;
+    }
+  }
+  HostArray<T> all_inf(Shape{40}, inf);
+  EXPECT_EQ(uk::min(all_inf), inf);
+}
+
+TEST(KernelMinMax, EmptyArraysAreRefusedAndOutputsHoldOneElement) {
+  for (const bool least : {true, false}) {
+    const std::string name = least ? "min" : "max";
+    try {
+      const HostArray<float> empty(Shape{2, 0});
+      (void)(least ? uk::min(empty) : uk::max(empty));
+      ADD_FAILURE() << name << " of an empty array: accepted";
+    } catch (const usrecon::Error& e) {
+      EXPECT_EQ(std::string(e.what()), name + ": the array is empty (shape (2, 0)): it has no " +
+                                           (least ? "least" : "greatest") + " element");
+    }
+    const auto a = random_array<std::int32_t>({5000}, 70, -100, 100);
+    HostArray<std::int32_t> out(Shape{1, 1}, 0);
+    if (least) uk::min(a, out, uk::Exec{2});
+    else uk::max(a, out);
+    EXPECT_EQ(out[0], least ? uk::min(a) : uk::max(a));
+    HostArray<std::int32_t> two(Shape{2});
+    try {
+      if (least) uk::min(a, two);
+      else uk::max(a, two);
+      ADD_FAILURE() << "a two-element output: accepted";
+    } catch (const usrecon::Error& e) {
+      EXPECT_EQ(std::string(e.what()), name + ": the output must hold one element; it is (2,)");
+    }
+  }
+}
+
+// Without a device, device min and max say so (CudaUnavailable) and never touch the pointer.
+TEST(KernelMinMax, DeviceArraysWithoutADeviceThrowCudaUnavailable) {
+  if (usrecon::cuda_device_count() > 0) GTEST_SKIP() << "a CUDA device is present";
+  const float* fake = reinterpret_cast<const float*>(std::uintptr_t{0x1000});
+  EXPECT_THROW((void)uk::min(uk::In<float>::device(fake, Shape{4})), usrecon::CudaUnavailable);
+  EXPECT_THROW((void)uk::max(uk::In<float>::device(fake, Shape{4})), usrecon::CudaUnavailable);
+  EXPECT_THROW((void)uk::mean(uk::In<float>::device(fake, Shape{4})), usrecon::CudaUnavailable);
+  // An empty device array is refused as a host one is, before any CUDA call.
+  try {
+    (void)uk::min(uk::In<float>::device(nullptr, Shape{0}));
+    ADD_FAILURE() << "min of an empty device array: accepted";
+  } catch (const usrecon::CudaUnavailable& e) {
+    ADD_FAILURE() << "asked for a device: " << e.what();
+  } catch (const usrecon::Error& e) {
+    EXPECT_EQ(std::string(e.what()), "min: the array is empty (shape (0,)): it has no least element");
+  }
+}
+
+// mean = sum / size in NumPy's result type: double for integers (exact sums), T for floats.
+TEST(KernelMean, IsTheSumOverTheSizeInNumpysType) {
+  const auto i = random_array<std::int32_t>({100'001}, 80, -2'000'000'000, 2'000'000'000);
+  static_assert(std::is_same_v<decltype(uk::mean(i)), double>);
+  std::int64_t total = 0;
+  for (const std::int32_t v : i) total += v;
+  EXPECT_EQ(uk::mean(i), double(total) / 100'001.0);
+  const auto f = random_array<float>({4099}, 81, 0.0, 1.0);
+  static_assert(std::is_same_v<decltype(uk::mean(f)), float>);
+  EXPECT_EQ(uk::mean(f, uk::Exec{2}), uk::sum(f) / 4099.0f);
+  double plain = 0;
+  for (const float v : f) plain += v;
+  EXPECT_NEAR(uk::mean(f), plain / 4099, 1e-6);
+  HostArray<std::int64_t> big(Shape{4}, std::int64_t(1) << 61);  // three 2^61 and one -2^61: 2^62 / 4
+  big[3] = -(std::int64_t(1) << 61);
+  EXPECT_EQ(uk::mean(big), double(std::int64_t(1) << 60));
+  EXPECT_TRUE(std::isnan(uk::mean(HostArray<double>(Shape{0}))));  // as NumPy's (which also warns)
+  EXPECT_TRUE(std::isnan(uk::mean(HostArray<std::int32_t>(Shape{3, 0}))));
+  EXPECT_EQ(uk::mean(uk::In<double>(2.5)), 2.5);
 }
 
 TEST(KernelPhilox, MatchesRandom123KnownAnswers) {

@@ -158,6 +158,18 @@ void BM_SumInt32(benchmark::State& state) {
 }
 BENCHMARK(BM_SumInt32)->Arg(kMapN)->UseRealTime()->Unit(benchmark::kMillisecond);
 
+// max: validated against a plain loop first (the NaN check and the 16 compare lanes a leaf).
+void BM_MaxFloat(benchmark::State& state) {
+  const std::int64_t n = state.range(0);
+  const auto a = random_floats(n, 7);
+  float ref = a[0];
+  for (float v : a) ref = ref < v ? v : ref;
+  if (uk::max(a) != ref) return state.SkipWithError("max: wrong result");
+  for (auto _ : state) benchmark::DoNotOptimize(uk::max(a));
+  state.SetBytesProcessed(state.iterations() * n * std::int64_t(sizeof(float)));
+}
+BENCHMARK(BM_MaxFloat)->Arg(kMapN)->UseRealTime()->Unit(benchmark::kMillisecond);
+
 void sgemm_bench(benchmark::State& state, uk::MatmulAlgo algo) {
   const std::int64_t n = state.range(0);
   const auto a = random_floats(n * n, 7), b = random_floats(n * n, 8);

@@ -2,14 +2,14 @@
 // project's sources (no Google Benchmark: the lent GPU machine has none, so tools/gpu-check.sh can
 // build this with nvcc alone). The same sizes and validations as bench_kernels_cuda.cu:
 //
-//   - device-to-device copy, maps (add of two arrays, add of a scalar) and sums (float, int32) on
-//     2^27-element arrays (512 MiB each), in GB/s; targets: maps and sums >= 80 % of the copy's
-//     bandwidth measured in the same run;
+//   - device-to-device copy, maps (add of two arrays, add of a scalar), sums (float, int32) and
+//     max (float) on 2^27-element arrays (512 MiB each), in GB/s; targets: maps, sums and max
+//     >= 80 % of the copy's bandwidth measured in the same run;
 //   - the tiled float32 matmul at 4096 x 4096 against cuBLAS SGEMM (TF32 off), in GFLOP/s;
 //     target: tiled >= 50 % of cuBLAS.
 //
 // Every kernel is validated before it is timed: copy and maps elementwise on a sample of indices,
-// sums against a double sum on the host, both SGEMMs against double dot products on the host at
+// sums against a double sum on the host, min and max against the host's, both SGEMMs against double dot products on the host at
 // sampled entries, the tiled SGEMM also bit for bit against sequential fused dot products there
 // (its defined order) and against cuBLAS in relative L2. A kernel that fails is not timed,
 // says why, and makes the exit code 1. Times come from CUDA events around runs of calls back to
@@ -234,6 +234,27 @@ void check_sum(const uk::Stream& stream, Report& report, const std::string& key,
                 "GB/s");
 }
 
+/// min() and max() of g_elements floats against the host's, then max timed into a device output.
+void check_extremes(const uk::Stream& stream, Report& report) {
+  const uk::Exec exec{0, stream};
+  uk::HostArray<float> h(uk::Shape{g_elements});
+  for (std::int64_t i = 0; i < g_elements; ++i) h[i] = static_cast<float>((i * 7919) % 1000003) - 500000.0f;
+  h[g_elements / 3] = -1e9f;
+  h[g_elements - 1] = 1e9f;
+  const auto d = uk::to_device(h, stream);
+  const float least = uk::min(d, exec), greatest = uk::max(d, exec);
+  if (least != uk::min(h) || greatest != uk::max(h) || least != -1e9f || greatest != 1e9f) {
+    char why[200];
+    std::snprintf(why, sizeof why, "GPU min %.9g and max %.9g, host %.9g and %.9g (want -1e9 and 1e9)", least,
+                  greatest, uk::min(h), uk::max(h));
+    return report.fail("min/max float", why);
+  }
+  uk::DeviceArray<float> out(uk::Shape{1});
+  const Timing t = time_with_events(stream, report.reps(), [&] { uk::max(d, out, exec); });
+  if (out.copy_to_host(stream)[0] != greatest) return report.fail("min/max float", "max into a device output differs");
+  report.figure("max_gbs", "max float (GB/s)", t, double(g_elements) * sizeof(float), "GB/s");
+}
+
 /// ||x - ref|| / ||ref||, accumulated in double.
 double relative_l2(const uk::HostArray<float>& x, const uk::HostArray<float>& ref) {
   double num = 0, den = 0;
@@ -418,6 +439,7 @@ int main(int argc, char** argv) {
     report.guarded("sum float", [&] { check_sum<float>(*stream, report, "sum", "sum float"); });
     report.guarded("sum int32",
                    [&] { check_sum<std::int32_t>(*stream, report, "sum_int32", "sum int32"); });
+    report.guarded("min/max float", [&] { check_extremes(*stream, report); });
   }
   report.guarded("SGEMM", [&] { check_sgemm(*stream, report); });
   if (!sgemm_only) {
@@ -431,6 +453,7 @@ int main(int argc, char** argv) {
                "d2d_copy_gbs", 0.80);
   report.ratio("sum_vs_copy", "sum float / d2d copy", "sum_gbs", "d2d_copy_gbs", 0.80);
   report.ratio("sum_int32_vs_copy", "sum int32 / d2d copy", "sum_int32_gbs", "d2d_copy_gbs", 0.80);
+  report.ratio("max_vs_copy", "max float / d2d copy", "max_gbs", "d2d_copy_gbs", 0.80);
   const std::string sgemm = "sgemm" + std::to_string(g_sgemm_n);
   report.ratio(sgemm + "_tiled_vs_cublas", "tiled SGEMM / cuBLAS (TF32 off)",
                sgemm + "_tiled_gflops", sgemm + "_cublas_gflops", 0.50);

@@ -1,6 +1,8 @@
 // The tutorial's loop examples: adding two (1 000 000, 1) float32 arrays and summing a
-// 1 000 000-element int32 array, plain loop vs the library (first call and run only).
+// 1 000 000-element int32 array, plain loop vs the library (first call and run only); then the
+// array's min, max and mean, which a NumPy user would ask for next.
 //   example_add_and_sum [--cuda]
+#include <cmath>
 #include <random>
 
 #include "example_common.hpp"
@@ -44,5 +46,20 @@ int main(int argc, char** argv) {
   example::Timer t2;
   const std::int64_t s = cuda ? uk::sum(uk::to_device(ints)) : uk::sum(ints);
   std::printf("usrecon sum [%s]: %lld in %.6f s\n", where, (long long)s, t2.seconds());
-  return same && s == loop_sum ? 0 : 1;
+  const auto on = [&](auto reduce) { return cuda ? reduce(uk::to_device(x)) : reduce(x); };
+  const float least = on([](const auto& a) { return uk::min(a); });
+  const float greatest = on([](const auto& a) { return uk::max(a); });
+  const float mean = on([](const auto& a) { return uk::mean(a); });
+  float loop_least = x[0], loop_greatest = x[0];
+  double loop_total = 0;
+  for (const float v : x) {
+    loop_least = v < loop_least ? v : loop_least;
+    loop_greatest = loop_greatest < v ? v : loop_greatest;
+    loop_total += v;
+  }
+  const bool extremes_agree = least == loop_least && greatest == loop_greatest &&
+                              std::abs(double(mean) - loop_total / double(n)) <= 1e-6;
+  std::printf("x: min %.9g, max %.9g, mean %.7f [%s]; loop agrees: %s\n", double(least), double(greatest),
+              double(mean), where, extremes_agree ? "True" : "False");
+  return same && s == loop_sum && extremes_agree ? 0 : 1;
 }

@@ -30,7 +30,7 @@ __device__ inline std::int64_t grid_stride_1d() {
   return static_cast<std::int64_t>(gridDim.x) * blockDim.x;
 }
 
-/// The block intrinsics that the host-device block programs (gemm_tiled.hpp, block_sum.hpp,
+/// The block intrinsics that the host-device block programs (gemm_tiled.hpp, block_reduce.hpp,
 /// random.hpp) call through their `block` argument; the tests' emulator
 /// (tests/kernels/block_emulator.hpp) gives the same three on the host.
 struct DeviceBlock {

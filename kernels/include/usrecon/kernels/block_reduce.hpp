@@ -1,0 +1,161 @@
+// The GPU reductions' two passes (sum, min, max) as host-device block programs: cuda/reduce.cu
+// runs them with __syncthreads and __shfl_down_sync (cuda::DeviceBlock); the tests run them on
+// the host with one std::thread per CUDA thread (tests/kernels/block_emulator.hpp), so the tree,
+// the grid-stride ranges and the barriers are checked without a GPU, and the GPU's results can be
+// compared with the host's bit for bit (the same operations in the same order; no
+// multiplications to fuse).
+//
+// Pass 1: block b of `blocks` folds x[i] for i = b·kThreads + tid + j·(blocks·kThreads), each
+// thread in ascending i (Op::Accumulator: Kahan-compensated for float sums, exact for integers),
+// then a fixed tree over the block (Op::combine) into partials[b]. Pass 2: one block folds the
+// partials the same way into *out. The number of blocks depends only on n, so the result is
+// deterministic.
+#pragma once
+
+#include <cstdint>
+#include <limits>
+#include <type_traits>
+
+#include "usrecon/kernels/common.hpp"
+
+namespace usrecon::kernels::block_reduce {
+
+inline constexpr int kThreads = 256;     // threads a block, both passes
+inline constexpr int kWarp = 32;         // lanes a warp
+inline constexpr int kMaxBlocks = 2048;  // blocks of pass 1 at most
+inline constexpr int kUnroll = 4;        // loads in flight a thread, pass 1
+
+/// Pass 1's block count for n elements: one block per kThreads · kUnroll, at most kMaxBlocks.
+USRECON_HD inline int blocks_for(std::int64_t n) {
+  const std::int64_t per_block = std::int64_t(kThreads) * kUnroll;
+  const std::int64_t b = (n + per_block - 1) / per_block;
+  return b < 1 ? 1 : (b > kMaxBlocks ? kMaxBlocks : static_cast<int>(b));
+}
+
+/// a + b: for integers in unsigned arithmetic, so that a partial sum that overflows wraps around
+/// (defined, and undone by later terms when the total fits) rather than being undefined.
+template <class R>
+USRECON_HD inline R add(R a, R b) {
+  if constexpr (std::is_integral_v<R>) {
+    using U = std::make_unsigned_t<R>;
+    return static_cast<R>(static_cast<U>(a) + static_cast<U>(b));
+  } else {
+    return a + b;
+  }
+}
+
+/// Adds values one at a time: exact for integers, Kahan-compensated for floats. Once the sum is
+/// infinite (an infinite term, or an overflow) there is nothing to compensate: the carry would be
+/// inf - inf, a NaN, so it is dropped, and the sum stays +-inf as the CPU's does (NaN where
+/// infinities of both signs meet, as there).
+template <class R>
+struct Accumulator {
+  R sum = R(0);
+  R carry = R(0);
+  USRECON_HD void add(R v) {
+    if constexpr (std::is_integral_v<R>) {
+      sum = block_reduce::add(sum, v);
+    } else {
+      const R y = v - carry;
+      const R t = sum + y;
+      const bool finite = t - t == R(0);  // false for +-inf and NaN
+      carry = finite ? (t - sum) - y : R(0);
+      sum = t;
+    }
+  }
+  [[nodiscard]] USRECON_HD R value() const { return sum - carry; }
+};
+
+/// The reductions. Each gives its Accumulator (one thread's values, in order), combine (two
+/// results: the tree's step) and identity (what a thread without values holds: the tree pads
+/// with it).
+template <class R>
+struct Sum {
+  using Accumulator = block_reduce::Accumulator<R>;
+  USRECON_HD static R identity() { return R(0); }
+  USRECON_HD static R combine(R a, R b) { return add(a, b); }
+};
+
+/// The greatest and least values of R: +-inf for floats.
+template <class R>
+inline constexpr R kGreatest = std::numeric_limits<R>::has_infinity ? std::numeric_limits<R>::infinity()
+                                                                    : std::numeric_limits<R>::max();
+template <class R>
+inline constexpr R kLeast = std::numeric_limits<R>::has_infinity ? -std::numeric_limits<R>::infinity()
+                                                                 : std::numeric_limits<R>::lowest();
+
+/// min (kLeast = true) and max as NumPy's: a NaN anywhere is the result. Which NaN, and which
+/// zero where -0 and +0 tie, is the first one met, so the GPU's may differ from the CPU's.
+template <class R, bool kLeastWanted>
+struct Extreme {
+  /// a is kept over b
+  USRECON_HD static bool before(R a, R b) { return kLeastWanted ? a < b : b < a; }
+  USRECON_HD static R identity() { return kLeastWanted ? kGreatest<R> : kLeast<R>; }
+  USRECON_HD static R combine(R a, R b) {
+    if constexpr (!std::is_integral_v<R>) {
+      if (a != a) return a;  // NaN
+      if (b != b) return b;
+    }
+    return before(b, a) ? b : a;
+  }
+  struct Accumulator {
+    R kept = identity();
+    USRECON_HD void add(R v) { kept = combine(kept, v); }
+    [[nodiscard]] USRECON_HD R value() const { return kept; }
+  };
+};
+template <class R>
+using Min = Extreme<R, true>;
+template <class R>
+using Max = Extreme<R, false>;
+
+/// The block's tree over one value a thread: shuffle-down within each warp, the warps' results
+/// through `warp_sums` (shared, kThreads / kWarp values), then warp 0 the same way. The total is
+/// valid in thread 0. `block` gives sync() (the block's barrier) and shfl_down(v, offset) (lane
+/// + offset's value, the caller's own past the warp's end).
+USRECON_EXEC_CHECK_DISABLE
+template <class Op, class R, class Block>
+USRECON_HD R tree(R v, int tid, R* warp_sums, const Block& block) {
+  for (int offset = kWarp / 2; offset > 0; offset /= 2) v = Op::combine(v, block.shfl_down(v, offset));
+  const int lane = tid % kWarp, warp = tid / kWarp;
+  if (lane == 0) warp_sums[warp] = v;
+  block.sync();
+  v = tid < kThreads / kWarp ? warp_sums[tid] : Op::identity();
+  if (warp == 0)
+    for (int offset = kWarp / 2; offset > 0; offset /= 2) v = Op::combine(v, block.shfl_down(v, offset));
+  return v;
+}
+
+/// Pass 1, thread `tid` of block `b` of `blocks`: the block's Op (Sum<R> unless given) over its
+/// grid-stride ranges of x[0, n) into partials[b].
+USRECON_EXEC_CHECK_DISABLE
+template <class T, class R, class Block, class Op = Sum<R>>
+USRECON_HD void partials_program(const T* x, std::int64_t n, R* partials, int b, int blocks, int tid,
+                                 R* warp_sums, const Block& block, Op = {}) {
+  typename Op::Accumulator acc;
+  const std::int64_t step = std::int64_t(blocks) * kThreads;
+  std::int64_t i = std::int64_t(b) * kThreads + tid;
+  for (; i + (kUnroll - 1) * step < n; i += kUnroll * step) {  // kUnroll loads, then their folds
+    R v[kUnroll];
+    USRECON_UNROLL
+    for (int u = 0; u < kUnroll; ++u) v[u] = static_cast<R>(x[i + u * step]);
+    USRECON_UNROLL
+    for (int u = 0; u < kUnroll; ++u) acc.add(v[u]);
+  }
+  for (; i < n; i += step) acc.add(static_cast<R>(x[i]));
+  const R total = tree<Op>(acc.value(), tid, warp_sums, block);
+  if (tid == 0) partials[b] = total;
+}
+
+/// Pass 2, thread `tid` of the one block: the Op over partials[0, count) into *out.
+USRECON_EXEC_CHECK_DISABLE
+template <class R, class Block, class Op = Sum<R>>
+USRECON_HD void final_program(const R* partials, int count, R* out, int tid, R* warp_sums, const Block& block,
+                              Op = {}) {
+  typename Op::Accumulator acc;
+  for (int i = tid; i < count; i += kThreads) acc.add(partials[i]);
+  const R total = tree<Op>(acc.value(), tid, warp_sums, block);
+  if (tid == 0) *out = total;
+}
+
+}  // namespace usrecon::kernels::block_reduce
