@@ -54,6 +54,24 @@ USRECON_INSTANTIATE_EXTREME(std::int32_t)
 USRECON_INSTANTIATE_EXTREME(std::int64_t)
 #undef USRECON_INSTANTIATE_EXTREME
 
+template <class T>
+void cuda_mean_to_device(const T*, std::size_t, mean_type_t<T>*, StreamView) {
+  require_cuda("mean on device arrays");
+}
+template void cuda_mean_to_device<float>(const float*, std::size_t, float*, StreamView);
+template void cuda_mean_to_device<double>(const double*, std::size_t, double*, StreamView);
+template void cuda_mean_to_device<std::int32_t>(const std::int32_t*, std::size_t, double*, StreamView);
+template void cuda_mean_to_device<std::int64_t>(const std::int64_t*, std::size_t, double*, StreamView);
+
+template <class T, class R>
+void cuda_reduce_axis(const T*, std::size_t, std::size_t, std::size_t, R*, Reduction, StreamView) {
+  require_cuda("reductions along an axis of device arrays");
+}
+#define USRECON_INSTANTIATE_AXIS(T, R) \
+  template void cuda_reduce_axis<T, R>(const T*, std::size_t, std::size_t, std::size_t, R*, Reduction, StreamView);
+USRECON_AXIS_REDUCTION_TYPES(USRECON_INSTANTIATE_AXIS)
+#undef USRECON_INSTANTIATE_AXIS
+
 std::uint64_t cuda_monte_carlo_count(std::uint64_t, std::uint64_t, StreamView) {
   require_cuda("monte_carlo_count (and monte_carlo_pi) on CUDA");
   return 0;

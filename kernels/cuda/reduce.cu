@@ -1,9 +1,10 @@
-// sum(), min() and max() on the GPU: each thread folds a grid-stride range (compensated sums
+// sum(), min(), max() and mean() on the GPU, over whole arrays and along an axis. Whole arrays: each thread folds a grid-stride range (compensated sums
 // for floats), a deterministic tree in each block, then one block combines the per-block partials
 // the same way. The block programs are host-device, in usrecon/kernels/block_reduce.hpp; this
 // file launches them.
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <cstdint>
 
 #include "../internal/cuda_entry.hpp"
@@ -66,6 +67,57 @@ void reduce_to_device(const T* x, std::size_t n, R* out, StreamView stream) {
   enqueue_reduce<Op>(x, ni, partials.data(), blocks, out, stream);
 }
 
+// ---- Along an axis: x as [outer][length][inner], row-major ----
+
+/// Contiguous lines (inner 1): a block a line, each by pass 1's program as one block of one
+/// (the whole-array rule: per-thread folds, then the block's tree); blocks stride over the lines.
+template <class Op, class T, class R>
+__global__ void __launch_bounds__(br::kThreads) reduce_rows(const T* __restrict__ x, std::int64_t rows,
+                                                           std::int64_t length, R* __restrict__ out) {
+  __shared__ R warp_results[br::kThreads / br::kWarp];
+  for (std::int64_t row = blockIdx.x; row < rows; row += gridDim.x) {
+    br::partials_program(x + row * length, length, out + row, 0, 1, static_cast<int>(threadIdx.x), warp_results,
+                         cuda::DeviceBlock{}, Op{});
+    __syncthreads();  // warp_results is the next line's
+  }
+}
+
+/// Strided lines (inner > 1): a thread a line, its values in order (Op::Accumulator: compensated
+/// for float sums); neighbouring threads read neighbouring columns.
+template <class Op, class T, class R>
+__global__ void reduce_columns(const T* __restrict__ x, std::int64_t outer, std::int64_t length, std::int64_t inner,
+                               R* __restrict__ out) {
+  for (std::int64_t line = cuda::global_index_1d(); line < outer * inner; line += cuda::grid_stride_1d()) {
+    const T* p = x + (line / inner) * length * inner + line % inner;
+    typename Op::Accumulator acc;
+    for (std::int64_t k = 0; k < length; ++k) acc.add(static_cast<R>(p[k * inner]));
+    out[line] = acc.value();
+  }
+}
+
+/// mean = sum / length (a length of 0: 0 / 0, NaN).
+template <class S, class M>
+__global__ void divide_by_length(const S* __restrict__ sums, std::int64_t count, std::int64_t length,
+                                 M* __restrict__ out) {
+  for (std::int64_t i = cuda::global_index_1d(); i < count; i += cuda::grid_stride_1d())
+    out[i] = static_cast<M>(static_cast<M>(sums[i]) / static_cast<M>(length));
+}
+
+template <class Op, class T, class R>
+void enqueue_lines(const T* x, std::int64_t outer, std::int64_t length, std::int64_t inner, R* out,
+                   StreamView stream) {
+  if (inner == 1) {
+    const auto blocks = static_cast<unsigned>(std::min<std::int64_t>(outer, std::int64_t(1) << 20));
+    reduce_rows<Op, T, R><<<blocks, br::kThreads, 0, stream.get()>>>(x, outer, length, out);
+    USRECON_CUDA_CHECK_LAUNCH("reduce_rows");
+  } else {
+    constexpr int threads = 256;
+    reduce_columns<Op, T, R><<<cuda::grid_1d(outer * inner, threads), threads, 0, stream.get()>>>(x, outer, length,
+                                                                                                 inner, out);
+    USRECON_CUDA_CHECK_LAUNCH("reduce_columns");
+  }
+}
+
 }  // namespace
 
 template <class T>
@@ -96,11 +148,51 @@ void cuda_extreme_to_device(const T* x, std::size_t n, T* out, Extremum which, S
   else reduce_to_device<br::Max<T>>(x, n, out, stream);
 }
 
+template <class T>
+void cuda_mean_to_device(const T* x, std::size_t n, mean_type_t<T>* out, StreamView stream) {
+  using S = sum_type_t<T>;
+  const cuda::StreamScratch<S> total(1, stream.get());  // freed on the stream, after the division
+  cuda_sum_to_device(x, n, total.data(), stream);
+  divide_by_length<S, mean_type_t<T>><<<1, 32, 0, stream.get()>>>(total.data(), 1, static_cast<std::int64_t>(n), out);
+  USRECON_CUDA_CHECK_LAUNCH("divide_by_length");
+}
+
+template <class T, class R>
+void cuda_reduce_axis(const T* x, std::size_t outer, std::size_t length, std::size_t inner, R* out, Reduction kind,
+                      StreamView stream) {
+  const auto o = static_cast<std::int64_t>(outer), n = static_cast<std::int64_t>(length),
+             i = static_cast<std::int64_t>(inner);
+  using S = sum_type_t<T>;
+  if constexpr (std::is_same_v<R, S>)
+    if (kind == Reduction::sum) return enqueue_lines<br::Sum<S>>(x, o, n, i, out, stream);
+  if constexpr (std::is_same_v<R, T>) {
+    if (kind == Reduction::min) return enqueue_lines<br::Min<T>>(x, o, n, i, out, stream);
+    if (kind == Reduction::max) return enqueue_lines<br::Max<T>>(x, o, n, i, out, stream);
+  }
+  if constexpr (std::is_same_v<R, mean_type_t<T>>) {
+    if (kind == Reduction::mean) {
+      const cuda::StreamScratch<S> sums(outer * inner, stream.get());
+      enqueue_lines<br::Sum<S>>(x, o, n, i, sums.data(), stream);
+      constexpr int threads = 256;
+      divide_by_length<S, R><<<cuda::grid_1d(o * i, threads), threads, 0, stream.get()>>>(sums.data(), o * i, n, out);
+      USRECON_CUDA_CHECK_LAUNCH("divide_by_length");
+      return;
+    }
+  }
+  throw Error("reductions along an axis: the output's element type is not the reduction's");  // the host checked
+}
+
+#define USRECON_INSTANTIATE_CUDA_AXIS(T, R) \
+  template void cuda_reduce_axis<T, R>(const T*, std::size_t, std::size_t, std::size_t, R*, Reduction, StreamView);
+USRECON_AXIS_REDUCTION_TYPES(USRECON_INSTANTIATE_CUDA_AXIS)
+#undef USRECON_INSTANTIATE_CUDA_AXIS
+
 #define USRECON_INSTANTIATE_CUDA_REDUCTIONS(T)                                                 \
   template sum_type_t<T> cuda_sum<T>(const T*, std::size_t, StreamView);                      \
   template void cuda_sum_to_device<T>(const T*, std::size_t, sum_type_t<T>*, StreamView);      \
   template T cuda_extreme<T>(const T*, std::size_t, Extremum, StreamView);                     \
-  template void cuda_extreme_to_device<T>(const T*, std::size_t, T*, Extremum, StreamView);
+  template void cuda_extreme_to_device<T>(const T*, std::size_t, T*, Extremum, StreamView);             \
+  template void cuda_mean_to_device<T>(const T*, std::size_t, mean_type_t<T>*, StreamView);
 USRECON_INSTANTIATE_CUDA_REDUCTIONS(float)
 USRECON_INSTANTIATE_CUDA_REDUCTIONS(double)
 USRECON_INSTANTIATE_CUDA_REDUCTIONS(std::int32_t)

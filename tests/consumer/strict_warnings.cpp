@@ -134,10 +134,35 @@ void block_reduce_programs() {
   br::final_program(extremes, 1, &extreme, 0, warp_extremes, OneThreadBlock{}, br::Max<T>{});
 }
 
+// Unqualified min and max of plain values beside the library's reductions, by using-directives
+// and by argument-dependent lookup on the library's own types: std's are found, as in 0.2.0,
+// before the library had min and max.
+namespace plain_min_max {
+using namespace std;
+using namespace usrecon::kernels;
+inline int smaller_then_larger(int a, int b) { return min(a, b) + max(3, 4); }
+}  // namespace plain_min_max
+template <class It>
+It later(It a, It b) {
+  using std::max;
+  return max(a, b);
+}
+inline uk::Backend greater_backend(uk::Backend a, uk::Backend b) {
+  using std::max;
+  return max(a, b);
+}
+inline void unqualified_min_max() {
+  std::vector<uk::Shape> shapes(2);
+  (void)later(shapes.begin(), shapes.end());
+  (void)greater_backend(uk::Backend::cpu, uk::Backend::cuda);
+  (void)plain_min_max::smaller_then_larger(1, 2);
+}
+
 }  // namespace
 
 // Never called: the test compiles this file with -fsyntax-only.
 void strict_warnings_instantiations() {
+  unqualified_min_max();
   every_map(uk::HostArray<float>(uk::Shape{4, 4}, 1.0f), uk::HostArray<float>(uk::Shape{4}, 2.0f));
   every_map(uk::HostArray<double>(uk::Shape{2, 2}, 1.0), uk::HostArray<double>(uk::Shape{2, 2}, 2.0));
   const uk::HostArray<std::int32_t> i32(uk::Shape{3}, std::vector<std::int32_t>{1, 2, 3});
@@ -156,6 +181,16 @@ void strict_warnings_instantiations() {
   uk::max(uk::HostArray<double>(uk::Shape{2}, 1.0), greatest);
   (void)uk::mean(i32);
   (void)uk::mean(uk::HostArray<float>(uk::Shape{2}, 1.0f));
+  uk::HostArray<double> two_means(uk::Shape{1});
+  uk::mean(i32, two_means);
+  const uk::HostArray<double> grid(uk::Shape{2, 3}, 1.0);
+  (void)uk::sum(grid, uk::Axis{0});
+  (void)uk::min(grid, uk::Axis{-1}, uk::Exec{2});
+  uk::HostArray<double> column_max(uk::Shape{2, 1});
+  uk::max(grid, uk::Axis{1}, column_max);
+  uk::HostArray<double> row_means(uk::Shape{3});
+  uk::mean(grid, uk::Axis{0}, row_means);
+  uk::reduce<uk::Reduction::sum>(grid, uk::Axis{0}, row_means);
   uk::DeviceArray<float> d = uk::to_device(uk::HostArray<float>(uk::Shape{2}, 1.0f));
   const uk::HostArray<float> back = d.copy_to_host();
   (void)back;

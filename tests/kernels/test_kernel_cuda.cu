@@ -353,7 +353,80 @@ TEST(KernelCuda, MinAndMaxEqualTheirHostEmulationAndTheCpu) {
   expect_gpu_extremes<std::int32_t>(102);
   expect_gpu_extremes<std::int64_t>(103);
   const auto f = random_array<float>({100'003}, 104, 0.0, 1.0);
-  EXPECT_EQ(uk::mean(uk::to_device(f)), uk::sum(uk::to_device(f)) / 100'003.0f);
+  const auto df = uk::to_device(f);
+  EXPECT_EQ(uk::mean(df), uk::sum(df) / 100'003.0f);
+  uk::DeviceArray<float> mean_out(Shape{1});
+  uk::mean(df, mean_out);  // enqueued: the same sum, divided on the device
+  EXPECT_EQ(mean_out.copy_to_host()[0], uk::mean(df));
+  const auto i = random_array<std::int32_t>({5}, 105, -9, 9);
+  uk::DeviceArray<double> int_mean(Shape{1});
+  uk::mean(uk::to_device(i), int_mean);
+  EXPECT_EQ(int_mean.copy_to_host()[0], uk::mean(i));
+  uk::mean(uk::DeviceArray<std::int32_t>(Shape{0}), int_mean);
+  EXPECT_TRUE(std::isnan(int_mean.copy_to_host()[0])) << "0 / 0";
+}
+
+// Along an axis on the GPU: contiguous lines (a block each, pass 1's program) equal the host
+// emulation of that program over each line bit for bit, strided lines (a thread each) a plain
+// Op::Accumulator over the line; min, max and integer sums equal the CPU's exactly, float means
+// within rounding; into device and host outputs, with the axis kept.
+template <class T>
+void expect_gpu_axis_reductions(std::uint64_t seed) {
+  namespace br = uk::block_reduce;
+  using S = uk::sum_type_t<T>;
+  const uk::Stream stream;
+  const uk::Exec exec{0, stream};
+  for (const Shape shape : {Shape{5, 3001}, Shape{3001, 5}, Shape{2, 700, 300}, Shape{1, 1}}) {
+    const auto x = random_array<T>(shape, seed++, -1000, 1000);
+    const auto dx = uk::to_device(x, stream);
+    for (int axis = 0; axis < shape.ndim(); ++axis) {
+      SCOPED_TRACE("shape " + shape.to_string() + ", axis " + std::to_string(axis));
+      std::int64_t outer = 1, length = shape[axis], inner = 1;
+      for (int d = 0; d < axis; ++d) outer *= shape[d];
+      for (int d = axis + 1; d < shape.ndim(); ++d) inner *= shape[d];
+      const HostArray<S> sums = uk::sum(dx, uk::Axis{axis}, exec).copy_to_host(stream);
+      const HostArray<T> least = uk::min(dx, uk::Axis{axis}, exec).copy_to_host(stream);
+      HostArray<T> greatest(uk::Shape{outer * inner});  // a host output: waits
+      uk::max(dx, uk::Axis{axis}, uk::Out<T>::host(greatest.data(), uk::sum(x, uk::Axis{axis}).shape()), exec);
+      const auto means = uk::mean(dx, uk::Axis{axis}, exec).copy_to_host(stream);
+      const auto cpu_min = uk::min(x, uk::Axis{axis}), cpu_max = uk::max(x, uk::Axis{axis});
+      const auto cpu_mean = uk::mean(x, uk::Axis{axis});
+      for (std::int64_t o = 0; o < outer; ++o)
+        for (std::int64_t i = 0; i < inner; ++i) {
+          const std::int64_t line = o * inner + i;
+          std::vector<T> values(static_cast<std::size_t>(length));
+          for (std::int64_t k = 0; k < length; ++k) values[std::size_t(k)] = x[(o * length + k) * inner + i];
+          S want;
+          if (inner == 1) {
+            want = uk::testing::emulate_reduce<br::Sum<S>, T, S>(values.data(), length, 1);
+          } else {
+            typename br::Sum<S>::Accumulator acc;
+            for (const T v : values) acc.add(static_cast<S>(v));
+            want = acc.value();
+          }
+          ASSERT_EQ(sums[line], want) << "line " << line;
+          ASSERT_EQ(least[line], cpu_min[line]) << "line " << line;
+          ASSERT_EQ(greatest[line], cpu_max[line]) << "line " << line;
+          ASSERT_NEAR(double(means[line]), double(cpu_mean[line]), 1e-5 * 1000) << "line " << line;
+        }
+    }
+  }
+  uk::DeviceArray<S> kept(Shape{2, 1, 300});
+  const auto x = random_array<T>(Shape{2, 700, 300}, seed, -1000, 1000);
+  uk::sum(uk::to_device(x, stream), uk::Axis{1}, kept, exec);  // enqueued only
+  const auto back = kept.copy_to_host(stream);
+  const auto cpu = uk::sum(x, uk::Axis{1});
+  for (std::int64_t i = 0; i < 600; ++i)
+    if constexpr (std::is_integral_v<T>) ASSERT_EQ(back[i], cpu[i]) << i;
+    else ASSERT_NEAR(back[i], cpu[i], 1e-3 * 700) << i;
+}
+
+TEST(KernelCuda, AxisReductionsEqualTheirEmulationAndTheCpu) {
+  REQUIRE_GPU("sum, min, max and mean along an axis of device arrays");
+  expect_gpu_axis_reductions<float>(400);
+  expect_gpu_axis_reductions<double>(410);
+  expect_gpu_axis_reductions<std::int32_t>(420);
+  expect_gpu_axis_reductions<std::int64_t>(430);
 }
 
 TEST(KernelCuda, StreamsEventsPinnedBuffersAndAsyncCopies) {

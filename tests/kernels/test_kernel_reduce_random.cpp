@@ -239,6 +239,16 @@ TEST(KernelMean, IsTheSumOverTheSizeInNumpysType) {
   EXPECT_TRUE(std::isnan(uk::mean(HostArray<double>(Shape{0}))));  // as NumPy's (which also warns)
   EXPECT_TRUE(std::isnan(uk::mean(HostArray<std::int32_t>(Shape{3, 0}))));
   EXPECT_EQ(uk::mean(uk::In<double>(2.5)), 2.5);
+  HostArray<double> out(Shape{1, 1});  // into an output, as sum's
+  uk::mean(i, out, uk::Exec{2});
+  EXPECT_EQ(out[0], uk::mean(i));
+  HostArray<double> two(Shape{2});
+  try {
+    uk::mean(i, two);
+    ADD_FAILURE() << "a two-element output: accepted";
+  } catch (const usrecon::Error& e) {
+    EXPECT_STREQ(e.what(), "mean: the output must hold one element; it is (2,)");
+  }
 }
 
 TEST(KernelPhilox, MatchesRandom123KnownAnswers) {

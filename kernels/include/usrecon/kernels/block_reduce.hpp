@@ -88,6 +88,7 @@ inline constexpr R kLeast = std::numeric_limits<R>::has_infinity ? -std::numeric
 /// zero where -0 and +0 tie, is the first one met, so the GPU's may differ from the CPU's.
 template <class R, bool kLeastWanted>
 struct Extreme {
+  static constexpr bool kIsMin = kLeastWanted;  // min, not max
   /// a is kept over b
   USRECON_HD static bool before(R a, R b) { return kLeastWanted ? a < b : b < a; }
   USRECON_HD static R identity() { return kLeastWanted ? kGreatest<R> : kLeast<R>; }

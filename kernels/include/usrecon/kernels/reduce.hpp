@@ -1,4 +1,5 @@
-// Reductions over all elements of an array (sum, min, max, mean), on CPU threads or CUDA.
+// Reductions (sum, min, max, mean) over all elements of an array or along one axis, on CPU
+// threads or CUDA.
 #pragma once
 
 #include <concepts>
@@ -22,6 +23,18 @@ struct sum_type : std::conditional<std::is_integral<T>::value, std::int64_t, T> 
 template <class T>
 using sum_type_t = typename sum_type<T>::type;
 
+/// An axis of an array, as NumPy's `axis=`: 0 the outermost; negative counts from the last (-1).
+struct Axis {
+  int index = 0;
+};
+
+/// What the reductions take as an array or an output: HostArray, DeviceArray, In<T>, Out<T>.
+/// Nothing else (plain numbers, iterators, the library's other types) matches them, so that an
+/// unqualified min(a, b) or max(a, b) of plain values, by a using-directive or by argument-
+/// dependent lookup on a library type, finds std::min and std::max as before.
+template <class A>
+concept ArrayLike = !std::is_void_v<element_type_t<A>>;
+
 namespace detail {
 template <class T>
 sum_type_t<T> sum(const In<T>& x, const Exec& exec);  // instantiated for the supported types
@@ -37,6 +50,7 @@ void sum(const In<T>& x, const Out<sum_type_t<T>>& out, const Exec& exec);
 ///    for a given size.
 /// Device sums are enqueued on exec.stream and this call waits for the result.
 template <class A>
+  requires ArrayLike<A>
 [[nodiscard]] auto sum(const A& x, const Exec& exec = {}) {
   using T = element_type_t<A>;
   static_assert(is_supported_type_v<T>, "sum: element types float, double, int32_t, int64_t");
@@ -50,7 +64,7 @@ template <class A>
 /// input with a host output waits, as sum() does; a host input needs a host output. Throws
 /// Error for an output of another size or a host input with a device output.
 template <class A, class O>
-  requires(!std::same_as<std::remove_cvref_t<O>, Exec>)
+  requires ArrayLike<A> && ArrayLike<O>
 void sum(const A& x, O&& out, const Exec& exec = {}) {
   using T = element_type_t<A>;
   static_assert(is_supported_type_v<T>, "sum: element types float, double, int32_t, int64_t");
@@ -72,9 +86,11 @@ void extreme(const In<T>& x, const Out<T>& out, Extremum which, const Exec& exec
 /// The least element of a host or device array (or In<T> view), as NumPy's min: a NaN anywhere
 /// is the result (on the GPU, whichever NaN is met first; where -0 and +0 are both least, either
 /// may be returned). Throws Error for an empty array (no minimum, as NumPy raises). Exact in any
-/// order, so the CPU and the GPU agree; device inputs are reduced on exec.stream, and this call
-/// waits for the result.
+/// order, so the CPU and the GPU agree (but for which NaN: the CPU returns the standard quiet NaN,
+/// the GPU the first one it meets); device inputs are reduced on exec.stream, and this call waits
+/// for the result.
 template <class A>
+  requires ArrayLike<A>
 [[nodiscard]] auto min(const A& x, const Exec& exec = {}) {
   using T = element_type_t<A>;
   static_assert(is_supported_type_v<T>, "min: element types float, double, int32_t, int64_t");
@@ -82,6 +98,7 @@ template <class A>
 }
 /// The greatest element, as min() (NaN the result where there is one; an empty array refused).
 template <class A>
+  requires ArrayLike<A>
 [[nodiscard]] auto max(const A& x, const Exec& exec = {}) {
   using T = element_type_t<A>;
   static_assert(is_supported_type_v<T>, "max: element types float, double, int32_t, int64_t");
@@ -93,14 +110,14 @@ template <class A>
 /// output waits; a host input needs a host output. An empty device input is refused when the
 /// call is made, before anything is enqueued.
 template <class A, class O>
-  requires(!std::same_as<std::remove_cvref_t<O>, Exec>)
+  requires ArrayLike<A> && ArrayLike<O>
 void min(const A& x, O&& out, const Exec& exec = {}) {
   using T = element_type_t<A>;
   static_assert(is_supported_type_v<T>, "min: element types float, double, int32_t, int64_t");
   detail::extreme<T>(In<T>(x), Out<T>(out), detail::Extremum::min, exec);
 }
 template <class A, class O>
-  requires(!std::same_as<std::remove_cvref_t<O>, Exec>)
+  requires ArrayLike<A> && ArrayLike<O>
 void max(const A& x, O&& out, const Exec& exec = {}) {
   using T = element_type_t<A>;
   static_assert(is_supported_type_v<T>, "max: element types float, double, int32_t, int64_t");
@@ -113,19 +130,125 @@ struct mean_type : std::conditional<std::is_integral<T>::value, double, T> {};
 template <class T>
 using mean_type_t = typename mean_type<T>::type;
 
-/// The mean of all elements: sum(x) / size, the sum as sum() forms it (integers exact in int64,
-/// as long as the total fits; floats pairwise on the CPU, compensated on the GPU) and divided in
-/// mean_type_t<T> (float32 data: a float32 mean, as NumPy's). NaN for an empty array (as NumPy's,
+namespace detail {
+template <class T>
+mean_type_t<T> mean(const In<T>& x, const Exec& exec);
+template <class T>
+void mean(const In<T>& x, const Out<mean_type_t<T>>& out, const Exec& exec);
+}  // namespace detail
+
+/// The mean of all elements: sum(x) / size, the sum as sum() forms it and then rounded once to
+/// mean_type_t<T> and divided there (float32 data: a float32 mean, as NumPy's). Integers: the
+/// int64 sum is exact where it fits, and wraps around where it does not (int64 data of more than
+/// 2^63 in all: NumPy, which adds in float64, does not wrap). NaN for an empty array (as NumPy's,
 /// which also warns). A device input waits for the result.
 template <class A>
+  requires ArrayLike<A>
 [[nodiscard]] auto mean(const A& x, const Exec& exec = {}) {
   using T = element_type_t<A>;
   static_assert(is_supported_type_v<T>, "mean: element types float, double, int32_t, int64_t");
-  using M = mean_type_t<T>;
-  const In<T> in(x);
-  const std::int64_t n = in.shape.size();
-  if (n == 0) return std::numeric_limits<M>::quiet_NaN();
-  return static_cast<M>(static_cast<M>(detail::sum<T>(in, exec)) / static_cast<M>(n));
+  return detail::mean<T>(In<T>(x), exec);
+}
+/// The mean into `out`, a one-element array of mean_type_t<T>, as sum(x, out): a device input
+/// with a device output is only enqueued.
+template <class A, class O>
+  requires ArrayLike<A> && ArrayLike<O>
+void mean(const A& x, O&& out, const Exec& exec = {}) {
+  using T = element_type_t<A>;
+  static_assert(is_supported_type_v<T>, "mean: element types float, double, int32_t, int64_t");
+  detail::mean<T>(In<T>(x), Out<mean_type_t<T>>(out), exec);
+}
+
+/// What a reduction along an axis computes (the whole-array reductions' meanings, per line).
+enum class Reduction { sum, min, max, mean };
+
+/// The element type of a reduction's result: sum_type_t for sum, T for min and max,
+/// mean_type_t for mean.
+template <Reduction kind, class T>
+using reduction_type_t =
+    std::conditional_t<kind == Reduction::sum, sum_type_t<T>,
+                       std::conditional_t<kind == Reduction::mean, mean_type_t<T>, T>>;
+
+namespace detail {
+/// x's shape less `axis` (Error naming `what` for an axis out of range).
+Shape reduced_shape(const Shape& x, Axis axis, const char* what);
+template <class T, class R>
+void reduce_axis(const In<T>& x, Axis axis, const Out<R>& out, Reduction kind, const Exec& exec);
+
+template <Reduction kind, class A>
+auto reduce_axis_new(const A& x, Axis axis, const Exec& exec) {
+  using T = element_type_t<A>;
+  static_assert(is_supported_type_v<T>, "axis reductions: element types float, double, int32_t, int64_t");
+  static_assert(!std::is_same_v<std::remove_cvref_t<A>, In<T>>,
+                "an In<T> view says where it lives only at run time: give an output array (sum(x, axis, out))");
+  using R = reduction_type_t<kind, T>;
+  using Result = std::conditional_t<is_device_array_v<std::remove_cvref_t<A>>, DeviceArray<R>, HostArray<R>>;
+  const char* names[] = {"sum", "min", "max", "mean"};
+  Result result(reduced_shape(x.shape(), axis, names[static_cast<int>(kind)]));
+  reduce_axis<T, R>(In<T>(x), axis, Out<R>(result), kind, exec);
+  return result;
+}
+}  // namespace detail
+
+/// Reductions along one axis, as NumPy's sum(x, axis=k) and the like: the result has x's shape
+/// less that axis (a 1-D array's is a 0-d array of one element), in a new array where x lives
+/// (a HostArray or a DeviceArray), or written into `out`, which has that shape or x's with the
+/// axis kept as 1 (NumPy's keepdims). Each line along the axis is reduced by the whole-array
+/// rule: sums of integers exact in int64, of floats pairwise (CPU) or compensated (GPU); min and
+/// max exact, NaN where a line holds one; mean = sum / length in mean_type_t. A line of length 0
+/// sums to 0 and has a NaN mean; its min and max are refused (Error), as NumPy refuses them.
+/// Device arrays are reduced on exec.stream: with a device output the call only enqueues.
+/// Sums of floats along an axis may differ in the last bits between CPU and GPU (other orders).
+template <class A>
+  requires ArrayLike<A>
+[[nodiscard]] auto sum(const A& x, Axis axis, const Exec& exec = {}) {
+  return detail::reduce_axis_new<Reduction::sum>(x, axis, exec);
+}
+template <class A>
+  requires ArrayLike<A>
+[[nodiscard]] auto min(const A& x, Axis axis, const Exec& exec = {}) {
+  return detail::reduce_axis_new<Reduction::min>(x, axis, exec);
+}
+template <class A>
+  requires ArrayLike<A>
+[[nodiscard]] auto max(const A& x, Axis axis, const Exec& exec = {}) {
+  return detail::reduce_axis_new<Reduction::max>(x, axis, exec);
+}
+template <class A>
+  requires ArrayLike<A>
+[[nodiscard]] auto mean(const A& x, Axis axis, const Exec& exec = {}) {
+  return detail::reduce_axis_new<Reduction::mean>(x, axis, exec);
+}
+/// The same into `out`, an array (or Out<R> view) of reduction_type_t<kind, T>.
+template <Reduction kind, class A, class O>
+  requires ArrayLike<A> && ArrayLike<O>
+void reduce(const A& x, Axis axis, O&& out, const Exec& exec = {}) {
+  using T = element_type_t<A>;
+  static_assert(is_supported_type_v<T>, "axis reductions: element types float, double, int32_t, int64_t");
+  using R = reduction_type_t<kind, T>;
+  static_assert(std::is_same_v<element_type_t<O>, R>,
+                "the output's element type is the reduction's: sum_type_t<T>, T (min, max), mean_type_t<T>");
+  detail::reduce_axis<T, R>(In<T>(x), axis, Out<R>(out), kind, exec);
+}
+template <class A, class O>
+  requires ArrayLike<A> && ArrayLike<O>
+void sum(const A& x, Axis axis, O&& out, const Exec& exec = {}) {
+  reduce<Reduction::sum>(x, axis, out, exec);
+}
+template <class A, class O>
+  requires ArrayLike<A> && ArrayLike<O>
+void min(const A& x, Axis axis, O&& out, const Exec& exec = {}) {
+  reduce<Reduction::min>(x, axis, out, exec);
+}
+template <class A, class O>
+  requires ArrayLike<A> && ArrayLike<O>
+void max(const A& x, Axis axis, O&& out, const Exec& exec = {}) {
+  reduce<Reduction::max>(x, axis, out, exec);
+}
+template <class A, class O>
+  requires ArrayLike<A> && ArrayLike<O>
+void mean(const A& x, Axis axis, O&& out, const Exec& exec = {}) {
+  reduce<Reduction::mean>(x, axis, out, exec);
 }
 
 }  // namespace usrecon::kernels

@@ -1,0 +1,216 @@
+// sum, min, max and mean along one axis on the CPU, against plain reference loops: every axis
+// (and its negative name) of shapes whose lines are contiguous, strided, wider than a task's 256
+// columns and longer than a strided block's 128 rows; the output with the axis dropped or kept;
+// and what is refused.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "kernel_test_util.hpp"
+#include "usrecon/kernels/reduce.hpp"
+
+namespace uk = usrecon::kernels;
+using uk::Axis;
+using uk::HostArray;
+using uk::Reduction;
+using uk::Shape;
+using uk::testing::random_array;
+
+namespace {
+
+// The reference: each line of x (as [outer][length][inner]) reduced by a plain loop, sums in long
+// double (integers exactly), min and max with NaN taking over as NumPy's.
+template <class T>
+std::vector<long double> reference(const HostArray<T>& x, int axis, Reduction kind) {
+  std::int64_t outer = 1, length = x.shape()[axis], inner = 1;
+  for (int d = 0; d < axis; ++d) outer *= x.shape()[d];
+  for (int d = axis + 1; d < x.shape().ndim(); ++d) inner *= x.shape()[d];
+  std::vector<long double> r(static_cast<std::size_t>(outer * inner));
+  for (std::int64_t o = 0; o < outer; ++o)
+    for (std::int64_t i = 0; i < inner; ++i) {
+      long double acc = kind == Reduction::min   ? std::numeric_limits<long double>::infinity()
+                        : kind == Reduction::max ? -std::numeric_limits<long double>::infinity()
+                                                 : 0;
+      bool nan = false;
+      for (std::int64_t k = 0; k < length; ++k) {
+        const long double v = x[(o * length + k) * inner + i];
+        nan |= std::isnan(v);
+        if (kind == Reduction::min) acc = v < acc ? v : acc;
+        else if (kind == Reduction::max) acc = v > acc ? v : acc;
+        else acc += v;
+      }
+      if (kind == Reduction::mean) acc /= static_cast<long double>(length);
+      if (nan && (kind == Reduction::min || kind == Reduction::max)) acc = std::numeric_limits<long double>::quiet_NaN();
+      r[static_cast<std::size_t>(o * inner + i)] = acc;
+    }
+  return r;
+}
+
+template <Reduction kind, class T>
+void expect_reduction(const HostArray<T>& x, int axis, int threads) {
+  using R = uk::reduction_type_t<kind, T>;
+  const int negative = axis - x.shape().ndim();
+  const HostArray<R> got = [&] {  // the axis by its index and by its negative name, in turn
+    if constexpr (kind == Reduction::sum) return uk::sum(x, Axis{axis}, uk::Exec{threads});
+    else if constexpr (kind == Reduction::min) return uk::min(x, Axis{negative}, uk::Exec{threads});
+    else if constexpr (kind == Reduction::max) return uk::max(x, Axis{axis}, uk::Exec{threads});
+    else return uk::mean(x, Axis{negative}, uk::Exec{threads});
+  }();
+  std::vector<std::int64_t> dims;
+  for (int d = 0; d < x.shape().ndim(); ++d)
+    if (d != axis) dims.push_back(x.shape()[d]);
+  ASSERT_EQ(got.shape(), Shape(std::span<const std::int64_t>(dims)));
+  const std::vector<long double> want = reference(x, axis, kind);
+  // Sums of floats: pairwise within a contiguous line, blocks of 128 rows then pairwise across a
+  // strided one: (128 + log2 n) roundings of the running magnitude at most.
+  std::int64_t length = x.shape()[axis];
+  const long double eps = std::numeric_limits<T>::epsilon() * (128.0L + std::log2(double(length) + 1));
+  for (std::size_t i = 0; i < want.size(); ++i) {
+    const long double g = got[static_cast<std::int64_t>(i)];
+    if (std::isnan(want[i])) {
+      EXPECT_TRUE(std::isnan(g)) << "line " << i;
+    } else if (std::is_integral_v<T> || kind == Reduction::min || kind == Reduction::max) {
+      EXPECT_EQ(g, static_cast<long double>(static_cast<R>(want[i]))) << "line " << i;
+    } else {
+      // |x| < 1: the magnitude a line's sum runs through is at most its length.
+      const long double scale = kind == Reduction::mean ? 1 : static_cast<long double>(length);
+      EXPECT_NEAR(double(g), double(want[i]), double(eps * scale + 1e-30L)) << "line " << i;
+    }
+  }
+}
+
+template <class T>
+class KernelAxisReduction : public ::testing::Test {};
+using AxisTypes = ::testing::Types<float, double, std::int32_t, std::int64_t>;
+TYPED_TEST_SUITE(KernelAxisReduction, AxisTypes);
+
+TYPED_TEST(KernelAxisReduction, EveryAxisOfEveryShapeEqualsAPlainLoop) {
+  using T = TypeParam;
+  const std::vector<Shape> shapes = {Shape{1},       Shape{7},       Shape{3, 4},         Shape{2, 3, 5},
+                                     Shape{4, 2049}, Shape{2049, 3}, Shape{3, 300, 257},  Shape{1, 70'001},
+                                     Shape{2, 1, 3}, Shape{5, 0, 2}};
+  std::uint64_t seed = 200;
+  for (const Shape& shape : shapes) {
+    const auto x = random_array<T>(shape, seed++, -1000, 1000);
+    for (int axis = 0; axis < shape.ndim(); ++axis) {
+      if (shape[axis] == 0) continue;  // below
+      for (const int threads : {1, 2}) {
+        SCOPED_TRACE("shape " + shape.to_string() + ", axis " + std::to_string(axis) + ", " + std::to_string(threads) +
+                     " threads");
+        if constexpr (std::is_floating_point_v<T>) {  // |x| < 1 for the sums' bound
+          HostArray<T> unit = x;
+          for (T& v : unit) v /= T(1000);
+          expect_reduction<Reduction::sum>(unit, axis, threads);
+          expect_reduction<Reduction::mean>(unit, axis, threads);
+        } else {
+          expect_reduction<Reduction::sum>(x, axis, threads);
+          expect_reduction<Reduction::mean>(x, axis, threads);
+        }
+        expect_reduction<Reduction::min>(x, axis, threads);
+        expect_reduction<Reduction::max>(x, axis, threads);
+      }
+    }
+  }
+}
+
+// The result does not depend on the thread count, bit for bit (every line is reduced by one
+// thread, or, a single contiguous line, by the whole-array sum, which does not depend on it either).
+TYPED_TEST(KernelAxisReduction, ThreadCountChangesNoBit) {
+  using T = TypeParam;
+  const auto x = random_array<T>(Shape{6, 1000, 300}, 300, -1000, 1000);
+  for (const int axis : {0, 1, 2}) {
+    const auto one = uk::sum(x, Axis{axis}, uk::Exec{1});
+    for (const int threads : {2, 3}) {
+      const auto more = uk::sum(x, Axis{axis}, uk::Exec{threads});
+      for (std::int64_t i = 0; i < one.shape().size(); ++i) ASSERT_EQ(more[i], one[i]) << "axis " << axis << ", line " << i;
+    }
+  }
+}
+
+TEST(KernelAxisReduction, ANanRulesItsOwnLineOnly) {
+  auto x = random_array<double>(Shape{4, 3000}, 301);
+  x[1 * 3000 + 2047] = std::numeric_limits<double>::quiet_NaN();  // row 1, at a leaf's edge
+  const auto rows_min = uk::min(x, Axis{1});
+  const auto rows_max = uk::max(x, Axis{-1});
+  const auto columns_min = uk::min(x, Axis{0});
+  for (std::int64_t r = 0; r < 4; ++r) {
+    EXPECT_EQ(std::isnan(rows_min[r]), r == 1) << r;
+    EXPECT_EQ(std::isnan(rows_max[r]), r == 1) << r;
+  }
+  for (std::int64_t c = 0; c < 3000; ++c) EXPECT_EQ(std::isnan(columns_min[c]), c == 2047) << c;
+}
+
+// A strided float sum keeps its accuracy over many rows: 2^20 rows of 0.1f in 3 columns. A plain
+// running float sum stalls near 2^21 (0.1f is below half an ulp of it); the blocked pairwise sum
+// stays within 1e-6 relative.
+TEST(KernelAxisReduction, ALongStridedFloatSumStaysAccurate) {
+  const std::int64_t rows = std::int64_t(1) << 20;
+  const HostArray<float> x(Shape{rows, 3}, 0.1f);
+  const auto s = uk::sum(x, Axis{0});
+  const double want = double(0.1f) * double(rows);
+  for (std::int64_t c = 0; c < 3; ++c) EXPECT_NEAR(s[c], want, 1e-6 * want) << c;
+}
+
+TEST(KernelAxisReduction, OutputsWithTheAxisDroppedOrKeptAndWhatIsRefused) {
+  const auto x = random_array<std::int32_t>(Shape{3, 4, 5}, 302, -9, 9);
+  HostArray<std::int64_t> dropped(Shape{3, 5}), kept(Shape{3, 1, 5});
+  uk::sum(x, Axis{1}, dropped);
+  uk::sum(x, Axis{-2}, kept, uk::Exec{2});
+  const auto returned = uk::sum(x, Axis{1});
+  for (std::int64_t i = 0; i < 15; ++i) {
+    EXPECT_EQ(dropped[i], returned[i]);
+    EXPECT_EQ(kept[i], returned[i]);
+  }
+  HostArray<double> means(Shape{4, 5});
+  uk::mean(x, Axis{0}, means);
+  EXPECT_EQ(means[0], double(x[0] + x[20] + x[40]) / 3);
+  HostArray<std::int32_t> least(Shape{3, 4});
+  uk::reduce<Reduction::min>(x, Axis{2}, least);
+  EXPECT_EQ(least[0], std::min({x[0], x[1], x[2], x[3], x[4]}));
+
+  const auto message = [](auto&& call) {
+    try {
+      call();
+    } catch (const usrecon::Error& e) {
+      return std::string(e.what());
+    }
+    return std::string("accepted");
+  };
+  HostArray<std::int64_t> wrong(Shape{5, 3});
+  EXPECT_EQ(message([&] { uk::sum(x, Axis{1}, wrong); }),
+            "sum: the output's shape is (5, 3); along axis 1 of (3, 4, 5) it is (3, 5) (or (3, 1, 5), the axis kept)");
+  EXPECT_EQ(message([&] { (void)uk::max(x, Axis{3}); }),
+            "max: axis 3 is out of range for a 3-dimensional array (shape (3, 4, 5)): 0 to 2, or -3 to -1");
+  EXPECT_EQ(message([&] { (void)uk::mean(x, Axis{-4}); }),
+            "mean: axis -4 is out of range for a 3-dimensional array (shape (3, 4, 5)): 0 to 2, or -3 to -1");
+  HostArray<float> scalar_out(Shape{1});
+  EXPECT_EQ(message([&] { uk::sum(uk::In<float>(2.0f), Axis{0}, scalar_out); }),
+            "sum: a scalar has no axis to reduce along (give an array)");
+
+  // Lines of length 0: sums 0, means NaN, min and max refused (NumPy's rules); no lines at all:
+  // an empty result, nothing refused.
+  const HostArray<float> hollow(Shape{2, 0, 3});
+  const auto zero_sums = uk::sum(hollow, Axis{1});
+  ASSERT_EQ(zero_sums.shape(), (Shape{2, 3}));
+  for (const float v : zero_sums) EXPECT_EQ(v, 0.0f);
+  for (const float v : uk::mean(hollow, Axis{1})) EXPECT_TRUE(std::isnan(v));
+  EXPECT_EQ(message([&] { (void)uk::min(hollow, Axis{1}); }),
+            "min: axis 1 of (2, 0, 3) has length 0: its lines have no least element");
+  const auto none = uk::max(hollow, Axis{2});
+  EXPECT_EQ(none.shape(), (Shape{2, 0}));
+  EXPECT_EQ(uk::sum(HostArray<double>(Shape{4}, 0.5), Axis{0}).shape(), Shape{});  // a 0-d result
+}
+
+TEST(KernelAxisReduction, DeviceArraysWithoutADeviceThrowCudaUnavailable) {
+  if (usrecon::cuda_device_count() > 0) GTEST_SKIP() << "a CUDA device is present";
+  const float* fake = reinterpret_cast<const float*>(std::uintptr_t{0x1000});
+  HostArray<float> out(Shape{2});
+  EXPECT_THROW(uk::sum(uk::In<float>::device(fake, Shape{2, 3}), Axis{1}, out), usrecon::CudaUnavailable);
+  EXPECT_THROW(uk::max(uk::In<float>::device(fake, Shape{2, 3}), Axis{1}, out), usrecon::CudaUnavailable);
+}
+
+}  // namespace
