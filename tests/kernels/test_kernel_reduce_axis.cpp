@@ -131,17 +131,74 @@ TYPED_TEST(KernelAxisReduction, ThreadCountChangesNoBit) {
   }
 }
 
-TEST(KernelAxisReduction, ANanRulesItsOwnLineOnly) {
-  auto x = random_array<double>(Shape{4, 3000}, 301);
-  x[1 * 3000 + 2047] = std::numeric_limits<double>::quiet_NaN();  // row 1, at a leaf's edge
-  const auto rows_min = uk::min(x, Axis{1});
-  const auto rows_max = uk::max(x, Axis{-1});
-  const auto columns_min = uk::min(x, Axis{0});
-  for (std::int64_t r = 0; r < 4; ++r) {
-    EXPECT_EQ(std::isnan(rows_min[r]), r == 1) << r;
-    EXPECT_EQ(std::isnan(rows_max[r]), r == 1) << r;
+// Strided lines go by slabs of 1024 rows or more and groups of 16384 columns, each a task,
+// the slabs then combined in a fixed tree: where both meet (3 slabs x 2 groups), against a
+// plain loop, integers exactly; and floats bit for bit on any thread count.
+TEST(KernelAxisReduction, SlabsAndColumnGroupsMeet) {
+  const std::int64_t rows = 2100, columns = 16390;
+  const auto x = random_array<std::int32_t>(Shape{rows, columns}, 304, -1'000'000, 1'000'000);
+  const auto sums = uk::sum(x, Axis{0}, uk::Exec{2});
+  const auto least = uk::min(x, Axis{0}, uk::Exec{3});
+  const auto greatest = uk::max(x, Axis{-2});
+  for (std::int64_t c = 0; c < columns; ++c) {
+    std::int64_t total = 0;
+    std::int32_t lo = x[c], hi = x[c];
+    for (std::int64_t k = 0; k < rows; ++k) {
+      const std::int32_t v = x[k * columns + c];
+      total += v;
+      lo = std::min(lo, v);
+      hi = std::max(hi, v);
+    }
+    ASSERT_EQ(sums[c], total) << "column " << c;
+    ASSERT_EQ(least[c], lo) << "column " << c;
+    ASSERT_EQ(greatest[c], hi) << "column " << c;
   }
-  for (std::int64_t c = 0; c < 3000; ++c) EXPECT_EQ(std::isnan(columns_min[c]), c == 2047) << c;
+  const auto f = random_array<float>(Shape{2100, 5}, 305);
+  const auto one = uk::sum(f, Axis{0}, uk::Exec{1});
+  for (const int threads : {2, 3})
+    for (std::int64_t c = 0; c < 5; ++c) EXPECT_EQ(uk::sum(f, Axis{0}, uk::Exec{threads})[c], one[c]) << c;
+}
+
+// A NaN rules its own line only: rows (contiguous), and columns (strided: 1024 a group, in
+// vectors of 16 bytes, the last group's odd column after them), for float and double.
+template <class T>
+void expect_nan_in_its_line_only() {
+  const std::int64_t columns = 3001;  // groups of 1024, 1024, 953 columns: 953 is no whole vector
+  auto x = random_array<T>(Shape{4, columns}, 301);
+  x[1 * columns + 2047] = std::numeric_limits<T>::quiet_NaN();  // row 1, at a leaf's edge
+  x[2 * columns + 3000] = std::numeric_limits<T>::quiet_NaN();  // row 2, the last column
+  const auto rows_min = uk::min(x, Axis{1});
+  const auto rows_max = uk::max(x, Axis{-1}, uk::Exec{2});
+  const auto columns_min = uk::min(x, Axis{0});
+  const auto columns_max = uk::max(x, Axis{0}, uk::Exec{2});
+  for (std::int64_t r = 0; r < 4; ++r) {
+    EXPECT_EQ(std::isnan(rows_min[r]), r == 1 || r == 2) << r;
+    EXPECT_EQ(std::isnan(rows_max[r]), r == 1 || r == 2) << r;
+  }
+  for (std::int64_t c = 0; c < columns; ++c) {
+    EXPECT_EQ(std::isnan(columns_min[c]), c == 2047 || c == 3000) << c;
+    EXPECT_EQ(std::isnan(columns_max[c]), c == 2047 || c == 3000) << c;
+  }
+}
+TEST(KernelAxisReduction, ANanRulesItsOwnLineOnly) {
+  expect_nan_in_its_line_only<float>();
+  expect_nan_in_its_line_only<double>();
+}
+
+// Few long contiguous lines (fewer than the threads) are reduced one after another by every
+// thread: the same bits as one thread.
+TEST(KernelAxisReduction, FewLongLinesGiveTheSameBitsOnAnyThreadCount) {
+  const auto x = random_array<float>(Shape{2, 1'000'003}, 303);
+  const auto one = uk::sum(x, Axis{1}, uk::Exec{1});
+  const auto one_max = uk::max(x, Axis{1}, uk::Exec{1});
+  for (const int threads : {2, 3, 8}) {
+    const auto more = uk::sum(x, Axis{1}, uk::Exec{threads});
+    const auto more_max = uk::max(x, Axis{1}, uk::Exec{threads});
+    for (std::int64_t r = 0; r < 2; ++r) {
+      EXPECT_EQ(more[r], one[r]) << threads << " threads, row " << r;
+      EXPECT_EQ(more_max[r], one_max[r]) << threads << " threads, row " << r;
+    }
+  }
 }
 
 // A strided float sum keeps its accuracy over many rows: 2^20 rows of 0.1f in 3 columns. A plain
@@ -187,6 +244,15 @@ TEST(KernelAxisReduction, OutputsWithTheAxisDroppedOrKeptAndWhatIsRefused) {
             "max: axis 3 is out of range for a 3-dimensional array (shape (3, 4, 5)): 0 to 2, or -3 to -1");
   EXPECT_EQ(message([&] { (void)uk::mean(x, Axis{-4}); }),
             "mean: axis -4 is out of range for a 3-dimensional array (shape (3, 4, 5)): 0 to 2, or -3 to -1");
+  // An output within the input (a NumPy out= of the input itself) is refused: the lines are read
+  // while the results are written.
+  HostArray<float> grid(Shape{4, 3}, 1.0f);
+  EXPECT_EQ(message([&] { uk::sum(grid, Axis{0}, uk::Out<float>::host(grid.data() + 3, Shape{3})); }),
+            "sum: the output overlaps the input, which is read while the output is written: write to an array of its own");
+  EXPECT_EQ(message([&] { uk::min(grid, Axis{1}, uk::Out<float>::host(grid.data(), Shape{4, 1})); }),
+            "min: the output overlaps the input, which is read while the output is written: write to an array of its own");
+  EXPECT_EQ(message([&] { (void)uk::sum(HostArray<float>(Shape{3}), Axis{1}); }),
+            "sum: axis 1 is out of range for a 1-dimensional array (shape (3,)): 0, or -1");
   HostArray<float> scalar_out(Shape{1});
   EXPECT_EQ(message([&] { uk::sum(uk::In<float>(2.0f), Axis{0}, scalar_out); }),
             "sum: a scalar has no axis to reduce along (give an array)");
@@ -202,6 +268,10 @@ TEST(KernelAxisReduction, OutputsWithTheAxisDroppedOrKeptAndWhatIsRefused) {
             "min: axis 1 of (2, 0, 3) has length 0: its lines have no least element");
   const auto none = uk::max(hollow, Axis{2});
   EXPECT_EQ(none.shape(), (Shape{2, 0}));
+  // Along an axis of length 0, min and max are refused even where there are no lines, as NumPy's
+  // (np.zeros((0, 0)).min(axis=0) raises).
+  EXPECT_EQ(message([&] { (void)uk::max(HostArray<float>(Shape{0, 0}), Axis{0}); }),
+            "max: axis 0 of (0, 0) has length 0: its lines have no greatest element");
   EXPECT_EQ(uk::sum(HostArray<double>(Shape{4}, 0.5), Axis{0}).shape(), Shape{});  // a 0-d result
 }
 

@@ -68,6 +68,9 @@ template <class A, class O>
 void sum(const A& x, O&& out, const Exec& exec = {}) {
   using T = element_type_t<A>;
   static_assert(is_supported_type_v<T>, "sum: element types float, double, int32_t, int64_t");
+  static_assert(std::is_same_v<element_type_t<O>, sum_type_t<T>>,
+                "sum: the output's element type is sum_type_t<T> (int64_t for integer data)");
+  static_assert(!std::is_const_v<std::remove_reference_t<O>>, "sum: the output must be writable");
   detail::sum<T>(In<T>(x), Out<sum_type_t<T>>(out), exec);
 }
 
@@ -86,9 +89,8 @@ void extreme(const In<T>& x, const Out<T>& out, Extremum which, const Exec& exec
 /// The least element of a host or device array (or In<T> view), as NumPy's min: a NaN anywhere
 /// is the result (on the GPU, whichever NaN is met first; where -0 and +0 are both least, either
 /// may be returned). Throws Error for an empty array (no minimum, as NumPy raises). Exact in any
-/// order, so the CPU and the GPU agree (but for which NaN: the CPU returns the standard quiet NaN,
-/// the GPU the first one it meets); device inputs are reduced on exec.stream, and this call waits
-/// for the result.
+/// order, so the CPU and the GPU agree (but for which NaN: the data's own or the standard quiet
+/// NaN); device inputs are reduced on exec.stream, and this call waits for the result.
 template <class A>
   requires ArrayLike<A>
 [[nodiscard]] auto min(const A& x, const Exec& exec = {}) {
@@ -114,6 +116,8 @@ template <class A, class O>
 void min(const A& x, O&& out, const Exec& exec = {}) {
   using T = element_type_t<A>;
   static_assert(is_supported_type_v<T>, "min: element types float, double, int32_t, int64_t");
+  static_assert(std::is_same_v<element_type_t<O>, T>, "min: the output's element type is the input's");
+  static_assert(!std::is_const_v<std::remove_reference_t<O>>, "min: the output must be writable");
   detail::extreme<T>(In<T>(x), Out<T>(out), detail::Extremum::min, exec);
 }
 template <class A, class O>
@@ -121,6 +125,8 @@ template <class A, class O>
 void max(const A& x, O&& out, const Exec& exec = {}) {
   using T = element_type_t<A>;
   static_assert(is_supported_type_v<T>, "max: element types float, double, int32_t, int64_t");
+  static_assert(std::is_same_v<element_type_t<O>, T>, "max: the output's element type is the input's");
+  static_assert(!std::is_const_v<std::remove_reference_t<O>>, "max: the output must be writable");
   detail::extreme<T>(In<T>(x), Out<T>(out), detail::Extremum::max, exec);
 }
 
@@ -156,6 +162,9 @@ template <class A, class O>
 void mean(const A& x, O&& out, const Exec& exec = {}) {
   using T = element_type_t<A>;
   static_assert(is_supported_type_v<T>, "mean: element types float, double, int32_t, int64_t");
+  static_assert(std::is_same_v<element_type_t<O>, mean_type_t<T>>,
+                "mean: the output's element type is mean_type_t<T> (double for integer data)");
+  static_assert(!std::is_const_v<std::remove_reference_t<O>>, "mean: the output must be writable");
   detail::mean<T>(In<T>(x), Out<mean_type_t<T>>(out), exec);
 }
 
@@ -170,8 +179,9 @@ using reduction_type_t =
                        std::conditional_t<kind == Reduction::mean, mean_type_t<T>, T>>;
 
 namespace detail {
-/// x's shape less `axis` (Error naming `what` for an axis out of range).
-Shape reduced_shape(const Shape& x, Axis axis, const char* what);
+/// x's shape less `axis`; Error for an axis out of range, and for min and max along an axis of
+/// length 0.
+Shape reduced_shape(const Shape& x, Axis axis, Reduction kind);
 template <class T, class R>
 void reduce_axis(const In<T>& x, Axis axis, const Out<R>& out, Reduction kind, const Exec& exec);
 
@@ -183,8 +193,7 @@ auto reduce_axis_new(const A& x, Axis axis, const Exec& exec) {
                 "an In<T> view says where it lives only at run time: give an output array (sum(x, axis, out))");
   using R = reduction_type_t<kind, T>;
   using Result = std::conditional_t<is_device_array_v<std::remove_cvref_t<A>>, DeviceArray<R>, HostArray<R>>;
-  const char* names[] = {"sum", "min", "max", "mean"};
-  Result result(reduced_shape(x.shape(), axis, names[static_cast<int>(kind)]));
+  Result result(reduced_shape(x.shape(), axis, kind));  // checked before anything is allocated
   reduce_axis<T, R>(In<T>(x), axis, Out<R>(result), kind, exec);
   return result;
 }
@@ -193,10 +202,13 @@ auto reduce_axis_new(const A& x, Axis axis, const Exec& exec) {
 /// Reductions along one axis, as NumPy's sum(x, axis=k) and the like: the result has x's shape
 /// less that axis (a 1-D array's is a 0-d array of one element), in a new array where x lives
 /// (a HostArray or a DeviceArray), or written into `out`, which has that shape or x's with the
-/// axis kept as 1 (NumPy's keepdims). Each line along the axis is reduced by the whole-array
-/// rule: sums of integers exact in int64, of floats pairwise (CPU) or compensated (GPU); min and
-/// max exact, NaN where a line holds one; mean = sum / length in mean_type_t. A line of length 0
-/// sums to 0 and has a NaN mean; its min and max are refused (Error), as NumPy refuses them.
+/// axis kept as 1 (NumPy's keepdims), and may not overlap x (Error: NumPy's out=x is not taken,
+/// as the lines are read while results are written). Each line is reduced by the whole-array
+/// rule: sums of integers exact in int64; of floats pairwise on the CPU (strided lines: blocks of
+/// 128 rows in order, then pairwise), compensated on the GPU; min and max exact, NaN where a line
+/// holds one; mean = sum / length in mean_type_t. The CPU's result does not depend on the thread
+/// count. Lines of length 0 sum to 0 and have a NaN mean; min and max along an axis of length 0
+/// are refused (Error), as NumPy refuses them.
 /// Device arrays are reduced on exec.stream: with a device output the call only enqueues.
 /// Sums of floats along an axis may differ in the last bits between CPU and GPU (other orders).
 template <class A>
@@ -228,6 +240,7 @@ void reduce(const A& x, Axis axis, O&& out, const Exec& exec = {}) {
   using R = reduction_type_t<kind, T>;
   static_assert(std::is_same_v<element_type_t<O>, R>,
                 "the output's element type is the reduction's: sum_type_t<T>, T (min, max), mean_type_t<T>");
+  static_assert(!std::is_const_v<std::remove_reference_t<O>>, "the output must be writable");
   detail::reduce_axis<T, R>(In<T>(x), axis, Out<R>(out), kind, exec);
 }
 template <class A, class O>
