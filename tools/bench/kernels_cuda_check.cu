@@ -2,9 +2,10 @@
 // project's sources (no Google Benchmark: the lent GPU machine has none, so tools/gpu-check.sh can
 // build this with nvcc alone). The same sizes and validations as bench_kernels_cuda.cu:
 //
-//   - device-to-device copy, maps (add of two arrays, add of a scalar), sums (float, int32) and
-//     max (float) on 2^27-element arrays (512 MiB each), in GB/s; targets: maps, sums and max
-//     >= 80 % of the copy's bandwidth measured in the same run;
+//   - device-to-device copy, maps (add of two arrays, add of a scalar), sums (float, int32),
+//     max (float) and sums along each axis of a square float array on 2^27-element arrays (512
+//     MiB each), in GB/s; targets: maps, sums and max >= 80 % of the copy's bandwidth measured in
+//     the same run (the axis sums are reported against it, a first measurement);
 //   - the tiled float32 matmul at 4096 x 4096 against cuBLAS SGEMM (TF32 off), in GFLOP/s;
 //     target: tiled >= 50 % of cuBLAS.
 //
@@ -255,6 +256,37 @@ void check_extremes(const uk::Stream& stream, Report& report) {
   report.figure("max_gbs", "max float (GB/s)", t, double(g_elements) * sizeof(float), "GB/s");
 }
 
+/// sum() along each axis of a square float array of g_elements (2^27: 11585 x 11585 rounded to
+/// 11584) against the CPU's (within 1e-5 relative: other orders), then timed into device outputs.
+void check_axis_sums(const uk::Stream& stream, Report& report) {
+  const uk::Exec exec{0, stream};
+  auto side = static_cast<std::int64_t>(std::sqrt(double(g_elements)));
+  side -= side % 64;
+  if (side < 64) side = 64;
+  uk::HostArray<float> h(uk::Shape{side, side});
+  for (std::int64_t i = 0; i < h.shape().size(); ++i) h[i] = static_cast<float>((i * 7919) % 1009) / 1009.0f;
+  const auto d = uk::to_device(h, stream);
+  for (const int axis : {0, 1}) {
+    const std::string key = "sum_axis" + std::to_string(axis), label = "sum along axis " + std::to_string(axis);
+    uk::DeviceArray<float> out(uk::Shape{side});
+    uk::sum(d, uk::Axis{axis}, out, exec);
+    const uk::HostArray<float> got = out.copy_to_host(stream);
+    const uk::HostArray<float> want = uk::sum(h, uk::Axis{axis});
+    double worst = 0;
+    for (std::int64_t i = 0; i < side; ++i)
+      worst = std::max(worst, std::abs(double(got[i]) - double(want[i])) / std::max(1e-30, std::abs(double(want[i]))));
+    report.result(key + "_rel_err", worst);
+    if (!(worst <= 1e-5)) {
+      char why[160];
+      std::snprintf(why, sizeof why, "GPU and CPU sums along axis %d differ by %.3g relative (> 1e-5)", axis, worst);
+      report.fail(label.c_str(), why);
+      continue;
+    }
+    const Timing t = time_with_events(stream, report.reps(), [&] { uk::sum(d, uk::Axis{axis}, out, exec); });
+    report.figure(key + "_gbs", label + " (GB/s)", t, double(side) * double(side) * sizeof(float), "GB/s");
+  }
+}
+
 /// ||x - ref|| / ||ref||, accumulated in double.
 double relative_l2(const uk::HostArray<float>& x, const uk::HostArray<float>& ref) {
   double num = 0, den = 0;
@@ -440,6 +472,7 @@ int main(int argc, char** argv) {
     report.guarded("sum int32",
                    [&] { check_sum<std::int32_t>(*stream, report, "sum_int32", "sum int32"); });
     report.guarded("min/max float", [&] { check_extremes(*stream, report); });
+    report.guarded("sums along an axis", [&] { check_axis_sums(*stream, report); });
   }
   report.guarded("SGEMM", [&] { check_sgemm(*stream, report); });
   if (!sgemm_only) {
@@ -454,6 +487,8 @@ int main(int argc, char** argv) {
   report.ratio("sum_vs_copy", "sum float / d2d copy", "sum_gbs", "d2d_copy_gbs", 0.80);
   report.ratio("sum_int32_vs_copy", "sum int32 / d2d copy", "sum_int32_gbs", "d2d_copy_gbs", 0.80);
   report.ratio("max_vs_copy", "max float / d2d copy", "max_gbs", "d2d_copy_gbs", 0.80);
+  report.ratio("sum_axis0_vs_copy", "sum along axis 0 / d2d copy", "sum_axis0_gbs", "d2d_copy_gbs", 0.80);
+  report.ratio("sum_axis1_vs_copy", "sum along axis 1 / d2d copy", "sum_axis1_gbs", "d2d_copy_gbs", 0.80);
   const std::string sgemm = "sgemm" + std::to_string(g_sgemm_n);
   report.ratio(sgemm + "_tiled_vs_cublas", "tiled SGEMM / cuBLAS (TF32 off)",
                sgemm + "_tiled_gflops", sgemm + "_cublas_gflops", 0.50);
