@@ -852,11 +852,14 @@ SANITIZERS=$(sanitizer_counts)
   kget() { sed -n "s/^RESULT kernels_$1=//p" "$KERNELS_OUT" 2>/dev/null | tail -n 1; }
   printf '| %-44s | %12s | %10s | %4s |\n' "kernels d2d copy GB/s (2^27 floats)" "$(fmt "$(kget d2d_copy_gbs)")" "" ""
   for kernels_op in "map_add:map add a + b" "map_add_scalar:map add a + 10" "sum:sum float" \
-    "sum_int32:sum int32" "max:max float" "sum_axis0:sum along axis 0" "sum_axis1:sum along axis 1"; do
+    "sum_int32:sum int32" "max:max float"; do
     v=$(kget "${kernels_op%%:*}_gbs")
     r=$(kget "${kernels_op%%:*}_vs_copy")
     printf '| %-44s | %12s | %10s | %4s |\n' "kernels ${kernels_op#*:} GB/s" "$(fmt "$v")" "" ""
     printf '| %-44s | %12s | %10s | %4s |\n' "kernels ${kernels_op#*:} / d2d copy" "$(fmt "$r")" ">= 0.8" "$(meets "$r" '>=' 0.8)"
+  done
+  for axis in 0 1; do  # a first measurement: no target yet
+    printf '| %-44s | %12s | %10s | %4s |\n' "kernels sum along axis $axis GB/s" "$(fmt "$(kget "sum_axis${axis}_gbs")")" "" ""
   done
   printf '| %-44s | %12s | %10s | %4s |\n' "kernels tiled SGEMM 4096 GFLOP/s" "$(fmt "$(kget sgemm4096_tiled_gflops)")" "" ""
   printf '| %-44s | %12s | %10s | %4s |\n' "kernels cuBLAS SGEMM 4096 GFLOP/s (TF32 off)" "$(fmt "$(kget sgemm4096_cublas_gflops)")" "" ""

@@ -115,18 +115,22 @@ double mean_phase_step(const AnalyticData& data) {
 std::optional<InterpolationLoss> interpolation_loss(Interp interp, double samples_per_cycle, int upsample) {
   constexpr double kEnough = 8 * 0.95;  // 8 samples a cycle, within the estimate's 5 %
   if (!(samples_per_cycle > 2) || samples_per_cycle >= kEnough) return std::nullopt;
+  // Said for the nearest whole number of samples a cycle (3 to 7), so that a cine's frames, whose
+  // estimates differ in the second digit, say the same words (said once, with the frames that
+  // repeat it), and the loss and K follow from that number.
+  const double shown = std::clamp(std::round(samples_per_cycle), 3.0, 7.0);
   char what[200];
   if (interp == Interp::Linear)
     std::snprintf(what, sizeof what,
-                  "linear interpolation at %.2g samples a cycle dips each channel's envelope by up to %.2g dB "
+                  "linear interpolation at about %.0f samples a cycle dips each channel's envelope by up to %.2g dB "
                   "between samples (the image loses amplitude unevenly and its speckle and points scallop)",
-                  samples_per_cycle, -20 * std::log10(std::cos(std::numbers::pi / samples_per_cycle)));
+                  shown, -20 * std::log10(std::cos(std::numbers::pi / shown)));
   else
     std::snprintf(what, sizeof what,
-                  "nearest-sample interpolation at %.2g samples a cycle rounds each channel's delay by up to %.2g "
-                  "degrees of phase (the sum over the aperture loses focus)",
-                  samples_per_cycle, 180 / samples_per_cycle);
-  return InterpolationLoss{what, std::max(1, upsample) * static_cast<int>(std::ceil(kEnough / samples_per_cycle))};
+                  "nearest-sample interpolation at about %.0f samples a cycle rounds each channel's delay by up to "
+                  "%.2g degrees of phase (the sum over the aperture loses focus)",
+                  shown, 180 / shown);
+  return InterpolationLoss{what, std::max(1, upsample) * static_cast<int>(std::ceil(8 / shown))};
 }
 
 int iq_upsampling(double modulation_frequency, double fs) {

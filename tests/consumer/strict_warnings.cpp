@@ -132,6 +132,7 @@ void block_reduce_programs() {
   T extremes[1] = {}, extreme = {}, warp_extremes[br::kThreads / br::kWarp] = {};
   br::partials_program(x.data(), std::int64_t{8}, extremes, 0, 1, 0, warp_extremes, OneThreadBlock{}, br::Min<T>{});
   br::final_program(extremes, 1, &extreme, 0, warp_extremes, OneThreadBlock{}, br::Max<T>{});
+  (void)uk::block_sum::tree(R(1), 0, warp_results, OneThreadBlock{});  // 0.2.0's call: a sum
 }
 
 // Unqualified min and max of plain values beside the library's reductions, by using-directives
@@ -191,6 +192,11 @@ void strict_warnings_instantiations() {
   uk::HostArray<double> row_means(uk::Shape{3});
   uk::mean(grid, uk::Axis{0}, row_means);
   uk::reduce<uk::Reduction::sum>(grid, uk::Axis{0}, row_means);
+  // 0.2.0's forms still compile: a braced Exec, a const Out view as the output.
+  (void)uk::sum(i32, {2});
+  (void)uk::sum(i32, {});
+  const uk::Out<std::int64_t> total_view = uk::Out<std::int64_t>::host(total.data(), uk::Shape{1});
+  uk::sum(i32, total_view);
   uk::DeviceArray<float> d = uk::to_device(uk::HostArray<float>(uk::Shape{2}, 1.0f));
   const uk::HostArray<float> back = d.copy_to_host();
   (void)back;

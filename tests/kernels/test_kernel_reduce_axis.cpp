@@ -1,7 +1,7 @@
 // sum, min, max and mean along one axis on the CPU, against plain reference loops: every axis
-// (and its negative name) of shapes whose lines are contiguous, strided, wider than a task's 256
-// columns and longer than a strided block's 128 rows; the output with the axis dropped or kept;
-// and what is refused.
+// (and its negative name) of shapes whose lines are contiguous (shorter and longer than 16),
+// strided, longer than a strided block's 128 rows and a slab's 256; column groups of 16384 and
+// slabs together; the output with the axis dropped or kept; and what is refused.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -131,7 +131,7 @@ TYPED_TEST(KernelAxisReduction, ThreadCountChangesNoBit) {
   }
 }
 
-// Strided lines go by slabs of 1024 rows or more and groups of 16384 columns, each a task,
+// Strided lines go by slabs of 256 rows or more and groups of 16384 columns, each a task,
 // the slabs then combined in a fixed tree: where both meet (3 slabs x 2 groups), against a
 // plain loop, integers exactly; and floats bit for bit on any thread count.
 TEST(KernelAxisReduction, SlabsAndColumnGroupsMeet) {
@@ -159,11 +159,11 @@ TEST(KernelAxisReduction, SlabsAndColumnGroupsMeet) {
     for (std::int64_t c = 0; c < 5; ++c) EXPECT_EQ(uk::sum(f, Axis{0}, uk::Exec{threads})[c], one[c]) << c;
 }
 
-// A NaN rules its own line only: rows (contiguous), and columns (strided: 1024 a group, in
-// vectors of 16 bytes, the last group's odd column after them), for float and double.
+// A NaN rules its own line only: rows (contiguous), and columns (strided: in vectors of 16 bytes,
+// the odd last column after them), for float and double.
 template <class T>
 void expect_nan_in_its_line_only() {
-  const std::int64_t columns = 3001;  // groups of 1024, 1024, 953 columns: 953 is no whole vector
+  const std::int64_t columns = 3001;  // no whole number of vectors: the last column after them
   auto x = random_array<T>(Shape{4, columns}, 301);
   x[1 * columns + 2047] = std::numeric_limits<T>::quiet_NaN();  // row 1, at a leaf's edge
   x[2 * columns + 3000] = std::numeric_limits<T>::quiet_NaN();  // row 2, the last column

@@ -165,7 +165,9 @@ TYPED_TEST(KernelMinMaxFloat, ANanAnywhereIsTheResultAndInfinitiesAreValues) {
       }
       a[place] = -inf;
       EXPECT_EQ(uk::min(a), -inf);
-      EXPECT_EQ(uk::max(a), n == 1 ? -inf : uk::max(a, uk::Exec{1}));
+      T greatest = -inf;  // a plain loop: the other values are finite
+      for (const T v : a) greatest = greatest < v ? v : greatest;
+      EXPECT_EQ(uk::max(a), greatest);
       a[place] = inf;
       EXPECT_EQ(uk::max(a), inf);
       a[place] = was;

@@ -125,7 +125,7 @@ TEST_F(CliDas, UpsampledRfGivesThePulsesAxialWidth) {
     const double width = nlohmann::json::parse(io::read_file(out / "m.json")).at("points")[0].at("fwhm_axial");
     if (k == 1) {
       EXPECT_LT(width, 0.8 * pulse);
-      EXPECT_NE(r.output.find("usrecon: metrics: warning: the image was beamformed by linear interpolation at 4 "
+      EXPECT_NE(r.output.find("usrecon: metrics: warning: the image was beamformed by linear interpolation at about 4 "
                               "samples a cycle dips each channel's envelope by up to 3 dB between samples (the image "
                               "loses amplitude unevenly and its speckle and points scallop): reconstruct --upsample 2 "
                               "gives at least 8\n"),
@@ -158,10 +158,10 @@ TEST_F(CliDas, UpsampledRfGivesThePulsesAxialWidth) {
     ASSERT_EQ(r.exit_code, 0) << r.output;
     const std::string said =
         interp == "linear"
-            ? "warning: " + rf.string() + ": linear interpolation at 4 samples a cycle dips each channel's envelope by "
+            ? "warning: " + rf.string() + ": linear interpolation at about 4 samples a cycle dips each channel's envelope by "
                   "up to 3 dB between samples (the image loses amplitude unevenly and its speckle and points scallop): "
                   "--upsample 2 gives at least 8 (or give --upsample 1 to keep the data's rate without this warning)"
-            : "warning: " + rf.string() + ": nearest-sample interpolation at 4 samples a cycle rounds each channel's "
+            : "warning: " + rf.string() + ": nearest-sample interpolation at about 4 samples a cycle rounds each channel's "
                   "delay by up to 45 degrees of phase (the sum over the aperture loses focus): --upsample 2 gives at "
                   "least 8 (or give --upsample 1 to keep the data's rate without this warning)";
     EXPECT_NE(r.output.find("usrecon: " + said + "\n"), std::string::npos) << r.output;

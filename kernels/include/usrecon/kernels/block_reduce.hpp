@@ -115,8 +115,8 @@ using Max = Extreme<R, false>;
 /// valid in thread 0. `block` gives sync() (the block's barrier) and shfl_down(v, offset) (lane
 /// + offset's value, the caller's own past the warp's end).
 USRECON_EXEC_CHECK_DISABLE
-template <class Op, class R, class Block>
-USRECON_HD R tree(R v, int tid, R* warp_sums, const Block& block) {
+template <class R, class Block, class Op = Sum<R>>
+USRECON_HD R tree(R v, int tid, R* warp_sums, const Block& block, Op = {}) {
   for (int offset = kWarp / 2; offset > 0; offset /= 2) v = Op::combine(v, block.shfl_down(v, offset));
   const int lane = tid % kWarp, warp = tid / kWarp;
   if (lane == 0) warp_sums[warp] = v;
@@ -144,7 +144,7 @@ USRECON_HD void partials_program(const T* x, std::int64_t n, R* partials, int b,
     for (int u = 0; u < kUnroll; ++u) acc.add(v[u]);
   }
   for (; i < n; i += step) acc.add(static_cast<R>(x[i]));
-  const R total = tree<Op>(acc.value(), tid, warp_sums, block);
+  const R total = tree(acc.value(), tid, warp_sums, block, Op{});
   if (tid == 0) partials[b] = total;
 }
 
@@ -155,7 +155,7 @@ USRECON_HD void final_program(const R* partials, int count, R* out, int tid, R* 
                               Op = {}) {
   typename Op::Accumulator acc;
   for (int i = tid; i < count; i += kThreads) acc.add(partials[i]);
-  const R total = tree<Op>(acc.value(), tid, warp_sums, block);
+  const R total = tree(acc.value(), tid, warp_sums, block, Op{});
   if (tid == 0) *out = total;
 }
 

@@ -35,6 +35,12 @@ struct Axis {
 template <class A>
 concept ArrayLike = !std::is_void_v<element_type_t<A>>;
 
+/// An output the reductions can write: a non-const array, or an Out<T> view (const or not: a view
+/// of writable memory).
+template <class O>
+inline constexpr bool is_writable_output_v =
+    !std::is_const_v<std::remove_reference_t<O>> || std::is_same_v<std::remove_cvref_t<O>, Out<element_type_t<O>>>;
+
 namespace detail {
 template <class T>
 sum_type_t<T> sum(const In<T>& x, const Exec& exec);  // instantiated for the supported types
@@ -70,7 +76,7 @@ void sum(const A& x, O&& out, const Exec& exec = {}) {
   static_assert(is_supported_type_v<T>, "sum: element types float, double, int32_t, int64_t");
   static_assert(std::is_same_v<element_type_t<O>, sum_type_t<T>>,
                 "sum: the output's element type is sum_type_t<T> (int64_t for integer data)");
-  static_assert(!std::is_const_v<std::remove_reference_t<O>>, "sum: the output must be writable");
+  static_assert(is_writable_output_v<O>, "sum: the output must be writable");
   detail::sum<T>(In<T>(x), Out<sum_type_t<T>>(out), exec);
 }
 
@@ -89,8 +95,9 @@ void extreme(const In<T>& x, const Out<T>& out, Extremum which, const Exec& exec
 /// The least element of a host or device array (or In<T> view), as NumPy's min: a NaN anywhere
 /// is the result (on the GPU, whichever NaN is met first; where -0 and +0 are both least, either
 /// may be returned). Throws Error for an empty array (no minimum, as NumPy raises). Exact in any
-/// order, so the CPU and the GPU agree (but for which NaN: the data's own or the standard quiet
-/// NaN); device inputs are reduced on exec.stream, and this call waits for the result.
+/// order, so the CPU and the GPU agree (but for which NaN, the data's own or the standard quiet
+/// NaN, and which zero where -0 and +0 tie); device inputs are reduced on exec.stream, and this
+/// call waits for the result.
 template <class A>
   requires ArrayLike<A>
 [[nodiscard]] auto min(const A& x, const Exec& exec = {}) {
@@ -117,7 +124,7 @@ void min(const A& x, O&& out, const Exec& exec = {}) {
   using T = element_type_t<A>;
   static_assert(is_supported_type_v<T>, "min: element types float, double, int32_t, int64_t");
   static_assert(std::is_same_v<element_type_t<O>, T>, "min: the output's element type is the input's");
-  static_assert(!std::is_const_v<std::remove_reference_t<O>>, "min: the output must be writable");
+  static_assert(is_writable_output_v<O>, "min: the output must be writable");
   detail::extreme<T>(In<T>(x), Out<T>(out), detail::Extremum::min, exec);
 }
 template <class A, class O>
@@ -126,7 +133,7 @@ void max(const A& x, O&& out, const Exec& exec = {}) {
   using T = element_type_t<A>;
   static_assert(is_supported_type_v<T>, "max: element types float, double, int32_t, int64_t");
   static_assert(std::is_same_v<element_type_t<O>, T>, "max: the output's element type is the input's");
-  static_assert(!std::is_const_v<std::remove_reference_t<O>>, "max: the output must be writable");
+  static_assert(is_writable_output_v<O>, "max: the output must be writable");
   detail::extreme<T>(In<T>(x), Out<T>(out), detail::Extremum::max, exec);
 }
 
@@ -164,7 +171,7 @@ void mean(const A& x, O&& out, const Exec& exec = {}) {
   static_assert(is_supported_type_v<T>, "mean: element types float, double, int32_t, int64_t");
   static_assert(std::is_same_v<element_type_t<O>, mean_type_t<T>>,
                 "mean: the output's element type is mean_type_t<T> (double for integer data)");
-  static_assert(!std::is_const_v<std::remove_reference_t<O>>, "mean: the output must be writable");
+  static_assert(is_writable_output_v<O>, "mean: the output must be writable");
   detail::mean<T>(In<T>(x), Out<mean_type_t<T>>(out), exec);
 }
 
@@ -203,32 +210,33 @@ auto reduce_axis_new(const A& x, Axis axis, const Exec& exec) {
 /// less that axis (a 1-D array's is a 0-d array of one element), in a new array where x lives
 /// (a HostArray or a DeviceArray), or written into `out`, which has that shape or x's with the
 /// axis kept as 1 (NumPy's keepdims), and may not overlap x (Error: NumPy's out=x is not taken,
-/// as the lines are read while results are written). Each line is reduced by the whole-array
-/// rule: sums of integers exact in int64; of floats pairwise on the CPU (strided lines: blocks of
-/// 128 rows in order, then pairwise), compensated on the GPU; min and max exact, NaN where a line
+/// as the lines are read while results are written). Each line is reduced as the whole arrays
+/// are: sums of integers exact in int64; of floats pairwise on the CPU (contiguous lines shorter
+/// than 16: in order; strided lines: blocks of 128 rows in order, then pairwise), compensated on
+/// the GPU; min and max exact, NaN where a line
 /// holds one; mean = sum / length in mean_type_t. The CPU's result does not depend on the thread
 /// count. Lines of length 0 sum to 0 and have a NaN mean; min and max along an axis of length 0
 /// are refused (Error), as NumPy refuses them.
 /// Device arrays are reduced on exec.stream: with a device output the call only enqueues.
 /// Sums of floats along an axis may differ in the last bits between CPU and GPU (other orders).
-template <class A>
+template <class A, std::same_as<Axis> AxisT>  // deduced: a braced {2} is an Exec, as in 0.2.0
   requires ArrayLike<A>
-[[nodiscard]] auto sum(const A& x, Axis axis, const Exec& exec = {}) {
+[[nodiscard]] auto sum(const A& x, AxisT axis, const Exec& exec = {}) {
   return detail::reduce_axis_new<Reduction::sum>(x, axis, exec);
 }
-template <class A>
+template <class A, std::same_as<Axis> AxisT>  // deduced: a braced {2} is an Exec, as in 0.2.0
   requires ArrayLike<A>
-[[nodiscard]] auto min(const A& x, Axis axis, const Exec& exec = {}) {
+[[nodiscard]] auto min(const A& x, AxisT axis, const Exec& exec = {}) {
   return detail::reduce_axis_new<Reduction::min>(x, axis, exec);
 }
-template <class A>
+template <class A, std::same_as<Axis> AxisT>  // deduced: a braced {2} is an Exec, as in 0.2.0
   requires ArrayLike<A>
-[[nodiscard]] auto max(const A& x, Axis axis, const Exec& exec = {}) {
+[[nodiscard]] auto max(const A& x, AxisT axis, const Exec& exec = {}) {
   return detail::reduce_axis_new<Reduction::max>(x, axis, exec);
 }
-template <class A>
+template <class A, std::same_as<Axis> AxisT>  // deduced: a braced {2} is an Exec, as in 0.2.0
   requires ArrayLike<A>
-[[nodiscard]] auto mean(const A& x, Axis axis, const Exec& exec = {}) {
+[[nodiscard]] auto mean(const A& x, AxisT axis, const Exec& exec = {}) {
   return detail::reduce_axis_new<Reduction::mean>(x, axis, exec);
 }
 /// The same into `out`, an array (or Out<R> view) of reduction_type_t<kind, T>.
@@ -240,7 +248,7 @@ void reduce(const A& x, Axis axis, O&& out, const Exec& exec = {}) {
   using R = reduction_type_t<kind, T>;
   static_assert(std::is_same_v<element_type_t<O>, R>,
                 "the output's element type is the reduction's: sum_type_t<T>, T (min, max), mean_type_t<T>");
-  static_assert(!std::is_const_v<std::remove_reference_t<O>>, "the output must be writable");
+  static_assert(is_writable_output_v<O>, "the output must be writable");
   detail::reduce_axis<T, R>(In<T>(x), axis, Out<R>(out), kind, exec);
 }
 template <class A, class O>

@@ -99,7 +99,9 @@ double mean_phase_step(const AnalyticData& data);
 /// sample, 180 / samples_per_cycle degrees of phase (45 at 4, 22.5 at 8). 8 is met within 5 %,
 /// the estimate's spread (noise at a tenth of the echoes' peak took 8 to 7.7).
 struct InterpolationLoss {
-  std::string what;  ///< "linear interpolation at 4 samples a cycle dips ... by up to 3 dB ..."
+  std::string what;  ///< "linear interpolation at about 4 samples a cycle dips ... by up to 3 dB ...",
+                     ///< for the nearest whole number of samples a cycle (3 to 7): the same words
+                     ///< for estimates a few percent apart
   int upsample = 1;  ///< the --upsample that gives at least 8 samples a cycle, from `upsample` now
 };
 /// The loss, or nothing where it is at least 8 samples a cycle (or unknown: 2 or fewer, data of
