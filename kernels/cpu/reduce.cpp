@@ -130,14 +130,20 @@ const char* name_of(detail::Extremum which) { return which == detail::Extremum::
               (which == detail::Extremum::min ? "least" : "greatest") + " element");
 }
 
-// What a reduction into `out` needs of it: one element, and a host one for a host input.
+// A host output for a host (or scalar) input: every reduction into an output.
+template <class T, class R>
+void check_output_location(const char* name, const In<T>& x, const Out<R>& out) {
+  if (x.location != Location::device && out.location == Location::device)
+    throw Error(std::string(name) +
+                ": a host input reduces into a host output (copy the input to the device for a device one)");
+}
+
+// What a whole-array reduction into `out` needs of it: one element, where the input allows.
 template <class T, class R>
 void check_output(const char* name, const In<T>& x, const Out<R>& out) {
   if (out.shape.size() != 1)
     throw Error(std::string(name) + ": the output must hold one element; it is " + out.shape.to_string());
-  if (x.location != Location::device && out.location == Location::device)
-    throw Error(std::string(name) +
-                ": a host input reduces into a host output (copy the input to the device for a device one)");
+  check_output_location(name, x, out);
 }
 
 // ---- Along an axis: x viewed as [outer][length][inner], row-major; a line is x[o][*][i] ----
@@ -449,9 +455,7 @@ void reduce_axis(const In<T>& x, Axis axis, const Out<R>& out, Reduction kind, c
     throw Error(std::string(what) + ": the output's shape is " + out.shape.to_string() + "; along axis " +
                 std::to_string(axis.index) + " of " + x.shape.to_string() + " it is " + reduced.to_string() +
                 " (or " + kept.to_string() + ", the axis kept)");
-  if (x.location != Location::device && out.location == Location::device)
-    throw Error(std::string(what) +
-                ": a host input reduces into a host output (copy the input to the device for a device one)");
+  check_output_location(what, x, out);
   const Lines l = lines_of(x.shape, a);
   const std::size_t results = l.outer * l.inner;
   if (results == 0) return;

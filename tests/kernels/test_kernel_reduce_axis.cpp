@@ -275,6 +275,26 @@ TEST(KernelAxisReduction, OutputsWithTheAxisDroppedOrKeptAndWhatIsRefused) {
   EXPECT_EQ(uk::sum(HostArray<double>(Shape{4}, 0.5), Axis{0}).shape(), Shape{});  // a 0-d result
 }
 
+// A host input into a device output is refused before any CUDA call (the fake pointer is never
+// touched), along an axis and over the whole array alike.
+TEST(KernelAxisReduction, AHostInputIntoADeviceOutputIsRefused) {
+  float* fake = reinterpret_cast<float*>(std::uintptr_t{0x1000});
+  const HostArray<float> x(Shape{2, 3}, 1.0f);
+  const std::string said = ": a host input reduces into a host output (copy the input to the device for a device one)";
+  try {
+    uk::sum(x, Axis{1}, uk::Out<float>::device(fake, Shape{2}));
+    ADD_FAILURE() << "accepted";
+  } catch (const usrecon::Error& e) {
+    EXPECT_EQ(std::string(e.what()), "sum" + said);
+  }
+  try {
+    uk::min(x, uk::Out<float>::device(fake, Shape{1}));
+    ADD_FAILURE() << "accepted";
+  } catch (const usrecon::Error& e) {
+    EXPECT_EQ(std::string(e.what()), "min" + said);
+  }
+}
+
 TEST(KernelAxisReduction, DeviceArraysWithoutADeviceThrowCudaUnavailable) {
   if (usrecon::cuda_device_count() > 0) GTEST_SKIP() << "a CUDA device is present";
   const float* fake = reinterpret_cast<const float*>(std::uintptr_t{0x1000});
