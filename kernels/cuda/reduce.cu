@@ -82,17 +82,26 @@ __global__ void __launch_bounds__(br::kThreads) reduce_rows(const T* __restrict_
   }
 }
 
-/// Strided lines (inner > 1): a thread a line, its values in order (Op::Accumulator: compensated
-/// for float sums); neighbouring threads read neighbouring columns.
+/// Strided lines (inner > 1), pass 1: a block a (tile of kWarp columns, chunk of rows), by
+/// br::columns_program; blocks stride over the tiles (blockIdx.x), one chunk each (blockIdx.y).
 template <class Op, class T, class R>
-__global__ void reduce_columns(const T* __restrict__ x, std::int64_t outer, std::int64_t length, std::int64_t inner,
-                               R* __restrict__ out) {
-  for (std::int64_t line = cuda::global_index_1d(); line < outer * inner; line += cuda::grid_stride_1d()) {
-    const T* p = x + (line / inner) * length * inner + line % inner;
-    typename Op::Accumulator acc;
-    for (std::int64_t k = 0; k < length; ++k) acc.add(static_cast<R>(p[k * inner]));
-    out[line] = acc.value();
+__global__ void __launch_bounds__(br::kThreads) reduce_columns(const T* __restrict__ x, std::int64_t length,
+                                                              std::int64_t inner, std::int64_t lines,
+                                                              br::ColumnsGrid grid, R* __restrict__ out) {
+  __shared__ R shared[br::kThreads];
+  for (std::int64_t tile = blockIdx.x; tile < grid.tiles; tile += gridDim.x) {
+    br::columns_program(x, length, inner, lines, grid, tile, std::int64_t(blockIdx.y), out,
+                        static_cast<int>(threadIdx.x), shared, cuda::DeviceBlock{}, Op{});
+    __syncthreads();  // shared is the next tile's
   }
+}
+
+/// Strided lines, pass 2 (more than one chunk): a thread a line, its chunks in order.
+template <class Op, class R>
+__global__ void fold_column_chunks(const R* __restrict__ partials, std::int64_t chunks, std::int64_t lines,
+                                   R* __restrict__ out) {
+  for (std::int64_t line = cuda::global_index_1d(); line < lines; line += cuda::grid_stride_1d())
+    out[line] = br::columns_final(partials, chunks, lines, line, Op{});
 }
 
 /// mean = sum / length (a length of 0: 0 / 0, NaN).
@@ -110,11 +119,24 @@ void enqueue_lines(const T* x, std::int64_t outer, std::int64_t length, std::int
     const auto blocks = static_cast<unsigned>(std::min<std::int64_t>(outer, std::int64_t(1) << 20));
     reduce_rows<Op, T, R><<<blocks, br::kThreads, 0, stream.get()>>>(x, outer, length, out);
     USRECON_CUDA_CHECK_LAUNCH("reduce_rows");
-  } else {
-    constexpr int threads = 256;
-    reduce_columns<Op, T, R><<<cuda::grid_1d(outer * inner, threads), threads, 0, stream.get()>>>(x, outer, length,
-                                                                                                 inner, out);
+  } else if (outer * inner > 0) {
+    const br::ColumnsGrid grid = br::columns_grid(outer, length, inner);
+    const std::int64_t lines = outer * inner;
+    const dim3 blocks(static_cast<unsigned>(std::min<std::int64_t>(grid.tiles, std::int64_t(1) << 20)),
+                      static_cast<unsigned>(grid.chunks));  // chunks <= br::kMaxBlocks
+    if (grid.chunks == 1) {
+      reduce_columns<Op, T, R><<<blocks, br::kThreads, 0, stream.get()>>>(x, length, inner, lines, grid, out);
+      USRECON_CUDA_CHECK_LAUNCH("reduce_columns");
+      return;
+    }
+    const cuda::StreamScratch<R> partials(static_cast<std::size_t>(grid.chunks * lines), stream.get());
+    reduce_columns<Op, T, R><<<blocks, br::kThreads, 0, stream.get()>>>(x, length, inner, lines, grid,
+                                                                        partials.data());
     USRECON_CUDA_CHECK_LAUNCH("reduce_columns");
+    constexpr int threads = 256;
+    fold_column_chunks<Op, R><<<cuda::grid_1d(lines, threads), threads, 0, stream.get()>>>(partials.data(),
+                                                                                           grid.chunks, lines, out);
+    USRECON_CUDA_CHECK_LAUNCH("fold_column_chunks");
   }
 }
 

@@ -6,6 +6,8 @@
 // shows as a data race on the shared memory.
 #pragma once
 
+#include <algorithm>
+#include <array>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -16,7 +18,9 @@
 #include <memory>
 #include <mutex>
 #include <thread>
+#include <tuple>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "usrecon/kernels/block_reduce.hpp"
@@ -158,6 +162,79 @@ R emulate_reduce(const T* x, std::int64_t n, int blocks) {
     br::final_program(partials.data(), blocks, &out, tid, warp_results, thread, Op{});
   });
   return out;
+}
+
+/// The strided lines' kernels (reduce_columns, then fold_column_chunks where the grid has more
+/// than one chunk) on the host, for each of the reductions Ops... into its output out[outer *
+/// inner]: Op along the middle axis of x as [outer][length][inner], inner >= 1, on `grid`
+/// (block_reduce::columns_grid's, or any grid whose chunks cover the length). The reductions
+/// run one after another in each emulated block (its 256 threads are started once for all).
+template <class... Ops, class T, class... R>
+void emulate_columns(const T* x, std::int64_t outer, std::int64_t length, std::int64_t inner,
+                     const block_reduce::ColumnsGrid& grid, R*... outs) {
+  static_assert(sizeof...(Ops) == sizeof...(R), "an output for each reduction");
+  namespace br = block_reduce;
+  const std::int64_t lines = outer * inner;
+  const auto partial_size = static_cast<std::size_t>(grid.chunks > 1 ? grid.chunks * lines : 0);
+  std::tuple<std::vector<R>...> partials{std::vector<R>(partial_size)...};
+  const auto run = [&]<std::size_t... I>(std::index_sequence<I...>) {
+    for (std::int64_t tile = 0; tile < grid.tiles; ++tile)
+      for (std::int64_t chunk = 0; chunk < grid.chunks; ++chunk) {
+        std::tuple<std::array<R, br::kThreads>...> shared;  // each reduction's own
+        run_block(br::kThreads, [&](int tid, const EmulatedThread& thread) {
+          (br::columns_program(x, length, inner, lines, grid, tile, chunk,
+                               grid.chunks == 1 ? outs : std::get<I>(partials).data(), tid,
+                               std::get<I>(shared).data(), thread, Ops{}),
+           ...);
+        });
+      }
+    if (grid.chunks > 1)
+      for (std::int64_t line = 0; line < lines; ++line)
+        ((outs[line] = br::columns_final(std::get<I>(partials).data(), grid.chunks, lines, line, Ops{})), ...);
+  };
+  run(std::index_sequence_for<Ops...>{});
+}
+
+/// The same on block_reduce::columns_grid's grid, the GPU's.
+template <class... Ops, class T, class... R>
+void emulate_columns(const T* x, std::int64_t outer, std::int64_t length, std::int64_t inner, R*... outs) {
+  emulate_columns<Ops...>(x, outer, length, inner, block_reduce::columns_grid(outer, length, inner), outs...);
+}
+
+/// What the strided lines' kernels compute, written as a plain loop (no threads: fast enough for
+/// the GPU tests' large shapes): for each line, each chunk's warps fold their rows (warp w: rows
+/// w, w + kRowsAtOnce, ... of the chunk) by Op::Accumulator, the warps' results are combined in
+/// warp order, the chunks' folded by Op::Accumulator. The CPU suite checks that it equals
+/// emulate_columns bit for bit.
+template <class Op, class T, class R>
+void model_columns(const T* x, std::int64_t outer, std::int64_t length, std::int64_t inner, R* out,
+                   const block_reduce::ColumnsGrid& grid) {
+  namespace br = block_reduce;
+  for (std::int64_t o = 0; o < outer; ++o)
+    for (std::int64_t j = 0; j < inner; ++j) {
+      typename Op::Accumulator chunks;
+      for (std::int64_t c = 0; c < grid.chunks; ++c) {
+        const std::int64_t first = c * grid.chunk_rows, end = std::min(length, first + grid.chunk_rows);
+        R warps{};
+        for (int w = 0; w < br::kRowsAtOnce; ++w) {
+          typename Op::Accumulator rows;
+          for (std::int64_t k = first + w; k < end; k += br::kRowsAtOnce)
+            rows.add(static_cast<R>(x[(o * length + k) * inner + j]));
+          warps = w == 0 ? rows.value() : Op::combine(warps, rows.value());
+        }
+        if (grid.chunks == 1) {
+          out[o * inner + j] = warps;  // no second pass
+        } else {
+          chunks.add(warps);
+        }
+      }
+      if (grid.chunks > 1) out[o * inner + j] = chunks.value();
+    }
+}
+
+template <class Op, class T, class R>
+void model_columns(const T* x, std::int64_t outer, std::int64_t length, std::int64_t inner, R* out) {
+  model_columns<Op>(x, outer, length, inner, out, block_reduce::columns_grid(outer, length, inner));
 }
 
 /// sum()'s two kernels on the host.

@@ -1,4 +1,4 @@
-// The tiled GEMM's, sum()'s, min()'s, max()'s and monte_carlo_pi's CUDA block programs, run on the host by the block emulator (one
+// The tiled GEMM's, sum()'s, min()'s, max()'s (whole arrays and along an axis) and monte_carlo_pi's CUDA block programs, run on the host by the block emulator (one
 // std::thread per CUDA thread, real barriers and warp exchanges): the code the kernels run,
 // checked without a GPU against plain reference loops. test_kernel_cuda.cu compares the GPU with
 // the same emulation bit for bit where a device is present.
@@ -6,6 +6,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <limits>
 #include <string>
 #include <vector>
@@ -17,6 +18,7 @@
 namespace uk = usrecon::kernels;
 namespace bs = usrecon::kernels::block_reduce;
 using uk::Shape;
+using uk::testing::emulate_columns;
 using uk::testing::emulate_gemm_tiled;
 using uk::testing::emulate_monte_carlo_count;
 using uk::testing::emulate_reduce;
@@ -293,6 +295,137 @@ TEST(KernelBlockReduceProgram, MinAndMaxEqualAPlainLoopAndTheCpu) {
   expect_extremes_as_the_cpu<double>(91);
   expect_extremes_as_the_cpu<std::int32_t>(92);
   expect_extremes_as_the_cpu<std::int64_t>(93);
+}
+
+// ---- Strided lines (reduce_columns, fold_column_chunks) ----
+
+TEST(KernelColumnsProgram, GridCoversEveryRowOnceWithAboutTheBlocksOfAWholeArraySum) {
+  struct Case {
+    std::int64_t outer, length, inner, tiles, chunks;
+  };
+  const Case cases[] = {
+      {1, 4096, 4096, 128, 16},     // gpu-check's square arrays: 16 chunks of 256 rows
+      {1, 3'000'000, 2, 1, 2048},   // two columns: the rows split kMaxBlocks ways
+      {1000, 10, 40, 2000, 1},      // enough tiles: one chunk
+      {1, 1000, 40, 2, 3},          // few rows: each warp at least kLeastRowsAWarp of a chunk
+      {3, 255, 33, 6, 1},           // fewer rows than a block reads 32 times
+      {1, 0, 5, 1, 1},              // no rows: one empty chunk (a sum of 0 a line)
+      {2, 1 << 20, 1, 2, 1024},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE("outer " + std::to_string(c.outer) + ", length " + std::to_string(c.length) + ", inner " +
+                 std::to_string(c.inner));
+    const bs::ColumnsGrid g = bs::columns_grid(c.outer, c.length, c.inner);
+    EXPECT_EQ(g.tiles_per_outer, (c.inner + bs::kWarp - 1) / bs::kWarp);
+    EXPECT_EQ(g.tiles, c.tiles);
+    EXPECT_EQ(g.chunks, c.chunks);
+    EXPECT_GE(g.chunks * g.chunk_rows, c.length) << "rows left out";
+    if (c.length > 0) {
+      EXPECT_LT((g.chunks - 1) * g.chunk_rows, c.length) << "an empty chunk";
+    }
+    if (g.chunks > 1) {
+      EXPECT_GE(g.chunk_rows, bs::kRowsAtOnce * bs::kLeastRowsAWarp);
+      EXPECT_LE(g.tiles * g.chunks, 2 * bs::kMaxBlocks);
+    }
+  }
+}
+
+// The emulated kernels equal their plain-loop model (model_columns, the GPU test's reference) bit
+// for bit, and each line a plain loop: min and max equal it, integer sums equal it exactly (mod 2^64,
+// as the CPU's), float sums are within a few roundings of the exact sum (each lane's rows are
+// compensated; the 8 warps and the chunks add their results). Tile edges (31, 32, 33, 65
+// columns), several chunks, a NaN (min/max: its line only) and an infinity (sums: its line
+// only), on the grid the GPU uses and on another that covers the rows.
+template <class T>
+void expect_columns_as_a_plain_loop(std::uint64_t seed) {
+  using S = uk::sum_type_t<T>;
+  struct Case {
+    std::int64_t outer, length, inner;
+  };
+  for (const Case c : {Case{1, 1, 2}, Case{2, 7, 33}, Case{1, 257, 31}, Case{1, 1000, 40}, Case{2, 300, 65},
+                       Case{1, 2100, 32}}) {
+    for (const bool own_grid : {false, true}) {
+      if (own_grid && c.outer * c.inner > 70) continue;  // 5 chunks of the smaller shapes: the emulator is slow
+      bs::ColumnsGrid grid = bs::columns_grid(c.outer, c.length, c.inner);
+      if (own_grid) {  // 5 chunks, whatever the length
+        grid.chunk_rows = (c.length + 4) / 5;
+        grid.chunks = (c.length + grid.chunk_rows - 1) / grid.chunk_rows;
+      }
+      SCOPED_TRACE("outer " + std::to_string(c.outer) + ", length " + std::to_string(c.length) + ", inner " +
+                   std::to_string(c.inner) + ", " + std::to_string(grid.chunks) + " chunks");
+      auto x = random_array<T>(Shape{c.outer, c.length, c.inner}, seed++, -1e6, 1e6);
+      const std::int64_t lines = c.outer * c.inner;
+      const auto check = [&](std::int64_t special_line) {
+        const auto count = static_cast<std::size_t>(lines);
+        std::vector<S> sums(count);
+        std::vector<T> least(count), greatest(count);
+        emulate_columns<bs::Sum<S>, bs::Min<T>, bs::Max<T>>(x.data(), c.outer, c.length, c.inner, grid, sums.data(),
+                                                             least.data(), greatest.data());
+        const auto cpu_sums = uk::sum(x, uk::Axis{1});
+        std::vector<S> model_sums(count);  // what the GPU test expects, bit for bit
+        std::vector<T> model_least(count), model_greatest(count);
+        uk::testing::model_columns<bs::Sum<S>>(x.data(), c.outer, c.length, c.inner, model_sums.data(), grid);
+        uk::testing::model_columns<bs::Min<T>>(x.data(), c.outer, c.length, c.inner, model_least.data(), grid);
+        uk::testing::model_columns<bs::Max<T>>(x.data(), c.outer, c.length, c.inner, model_greatest.data(), grid);
+        for (std::size_t line = 0; line < count; ++line) {
+          ASSERT_EQ(std::memcmp(&sums[line], &model_sums[line], sizeof(S)), 0) << "line " << line;
+          ASSERT_EQ(std::memcmp(&least[line], &model_least[line], sizeof(T)), 0) << "line " << line;
+          ASSERT_EQ(std::memcmp(&greatest[line], &model_greatest[line], sizeof(T)), 0) << "line " << line;
+        }
+        for (std::int64_t o = 0; o < c.outer; ++o)
+          for (std::int64_t j = 0; j < c.inner; ++j) {
+            const std::int64_t line = o * c.inner + j;
+            T lo = x[std::size_t((o * c.length) * c.inner + j)], hi = lo;
+            long double exact = 0, magnitude = 0;
+            bool nan = false;
+            for (std::int64_t k = 0; k < c.length; ++k) {
+              const T v = x[std::size_t((o * c.length + k) * c.inner + j)];
+              nan |= v != v;
+              lo = v < lo ? v : lo;
+              hi = hi < v ? v : hi;
+              exact += static_cast<long double>(v);
+              magnitude += std::fabs(static_cast<long double>(v));
+            }
+            SCOPED_TRACE("line " + std::to_string(line));
+            if (nan) {
+              ASSERT_TRUE(std::isnan(double(least[std::size_t(line)])));
+              ASSERT_TRUE(std::isnan(double(greatest[std::size_t(line)])));
+            } else {
+              ASSERT_EQ(least[std::size_t(line)], lo);
+              ASSERT_EQ(greatest[std::size_t(line)], hi);
+            }
+            if constexpr (std::is_integral_v<T>) {
+              ASSERT_EQ(sums[std::size_t(line)], cpu_sums[line]);
+              ASSERT_EQ(static_cast<long double>(sums[std::size_t(line)]), exact);
+            } else if (line == special_line) {
+              ASSERT_EQ(double(sums[std::size_t(line)]), std::numeric_limits<double>::infinity());
+            } else if (!nan) {
+              const long double eps = std::numeric_limits<S>::epsilon();
+              ASSERT_LE(std::fabs(static_cast<long double>(sums[std::size_t(line)]) - exact),
+                        4 * eps * magnitude)
+                  << "sum " << sums[std::size_t(line)] << ", exact " << double(exact);
+            }
+          }
+      };
+      check(-1);
+      if constexpr (!std::is_integral_v<T>) {
+        if (c.length > 1) {  // a NaN in the last chunk of the last line, an infinity in the first line
+          const std::int64_t last = lines - 1;
+          x[std::size_t(((last / c.inner) * c.length + c.length - 1) * c.inner + last % c.inner)] =
+              std::numeric_limits<T>::quiet_NaN();
+          x[std::size_t(c.length / 2 * c.inner)] = std::numeric_limits<T>::infinity();
+          check(0);
+        }
+      }
+    }
+  }
+}
+
+TEST(KernelColumnsProgram, EqualsAPlainLoopOnEveryLine) {
+  expect_columns_as_a_plain_loop<float>(500);
+  expect_columns_as_a_plain_loop<double>(510);
+  expect_columns_as_a_plain_loop<std::int32_t>(520);
+  expect_columns_as_a_plain_loop<std::int64_t>(530);
 }
 
 // Counts are integers, so any grid gives the CPU's count: one block, several, more threads than

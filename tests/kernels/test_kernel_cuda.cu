@@ -367,8 +367,9 @@ TEST(KernelCuda, MinAndMaxEqualTheirHostEmulationAndTheCpu) {
 }
 
 // Along an axis on the GPU: contiguous lines (a block each, pass 1's program) equal the host
-// emulation of that program over each line bit for bit, strided lines (a thread each) a plain
-// Op::Accumulator over the line; min, max and integer sums equal the CPU's exactly, float means
+// emulation of that program over each line bit for bit, strided lines (tiles of 32 columns by
+// chunks of rows) the plain-loop model of reduce_columns and fold_column_chunks (which the CPU
+// suite checks against their emulation); min, max and integer sums equal the CPU's exactly, float means
 // within rounding; into device and host outputs, with the axis kept.
 template <class T>
 void expect_gpu_axis_reductions(std::uint64_t seed) {
@@ -391,6 +392,8 @@ void expect_gpu_axis_reductions(std::uint64_t seed) {
       const auto means = uk::mean(dx, uk::Axis{axis}, exec).copy_to_host(stream);
       const auto cpu_min = uk::min(x, uk::Axis{axis}), cpu_max = uk::max(x, uk::Axis{axis});
       const auto cpu_mean = uk::mean(x, uk::Axis{axis});
+      std::vector<S> strided_sums(static_cast<std::size_t>(outer * inner));
+      if (inner > 1) uk::testing::model_columns<br::Sum<S>>(x.data(), outer, length, inner, strided_sums.data());
       for (std::int64_t o = 0; o < outer; ++o)
         for (std::int64_t i = 0; i < inner; ++i) {
           const std::int64_t line = o * inner + i;
@@ -400,9 +403,7 @@ void expect_gpu_axis_reductions(std::uint64_t seed) {
           if (inner == 1) {
             want = uk::testing::emulate_reduce<br::Sum<S>, T, S>(values.data(), length, 1);
           } else {
-            typename br::Sum<S>::Accumulator acc;
-            for (const T v : values) acc.add(static_cast<S>(v));
-            want = acc.value();
+            want = strided_sums[static_cast<std::size_t>(line)];
           }
           ASSERT_EQ(sums[line], want) << "line " << line;
           ASSERT_EQ(least[line], cpu_min[line]) << "line " << line;

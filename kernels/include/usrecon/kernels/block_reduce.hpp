@@ -159,4 +159,86 @@ USRECON_HD void final_program(const R* partials, int count, R* out, int tid, R* 
   if (tid == 0) *out = total;
 }
 
+// ---- Strided lines: reductions along an axis that is not the last ----
+// x as [outer][length][inner], row-major; line o * inner + j is x[(o * length + k) * inner + j]
+// for k < length. A block takes a tile of kWarp neighbouring columns (lane -> column, so a warp
+// reads kWarp neighbouring values of a row: one coalesced stretch) and a chunk of rows (warp w
+// takes rows w, w + kRowsAtOnce, ... of the chunk, each lane in order by Op::Accumulator); the
+// warps' results are combined in warp order in shared memory. A shape with few tiles splits its
+// rows into chunks, so that the grid has about kMaxBlocks blocks, whose results a second pass
+// folds in chunk order (Op::Accumulator). (One thread a whole line left a (4096, 4096) array
+// along axis 0 with 4096 threads: a few SMs of a GPU that holds ~270,000.) The grid depends on
+// the shape only, so the result is deterministic.
+
+inline constexpr int kRowsAtOnce = kThreads / kWarp;  // rows a block reads at once: one a warp
+inline constexpr std::int64_t kLeastRowsAWarp = 32;   // a chunk gives each warp at least these
+
+/// The strided lines' grid: tiles of kWarp columns (tiles_per_outer to an outer index), chunks
+/// of chunk_rows rows (the last may be shorter; none empty, but one chunk of no rows where the
+/// length is 0). inner >= 1.
+struct ColumnsGrid {
+  std::int64_t tiles_per_outer = 1;
+  std::int64_t tiles = 1;
+  std::int64_t chunks = 1;
+  std::int64_t chunk_rows = 0;
+};
+
+USRECON_HD inline ColumnsGrid columns_grid(std::int64_t outer, std::int64_t length, std::int64_t inner) {
+  ColumnsGrid g;
+  g.tiles_per_outer = (inner + kWarp - 1) / kWarp;
+  g.tiles = outer * g.tiles_per_outer;
+  std::int64_t chunks = g.tiles >= kMaxBlocks ? 1 : (kMaxBlocks + g.tiles - 1) / g.tiles;
+  const std::int64_t most = length / (kRowsAtOnce * kLeastRowsAWarp);
+  if (chunks > most) chunks = most;
+  if (chunks < 1) chunks = 1;
+  g.chunk_rows = (length + chunks - 1) / chunks;
+  g.chunks = g.chunk_rows == 0 ? 1 : (length + g.chunk_rows - 1) / g.chunk_rows;
+  return g;
+}
+
+/// Pass 1 of the strided lines, thread `tid` of the block for (tile, chunk): Op over the chunk's
+/// rows of the tile's columns into out[chunk * lines + line] (lines = outer * inner: with one
+/// chunk, the result itself). `shared` holds kThreads values.
+USRECON_EXEC_CHECK_DISABLE
+template <class T, class R, class Block, class Op = Sum<R>>
+USRECON_HD void columns_program(const T* x, std::int64_t length, std::int64_t inner, std::int64_t lines,
+                                const ColumnsGrid& g, std::int64_t tile, std::int64_t chunk, R* out, int tid, R* shared,
+                                const Block& block, Op = {}) {
+  const std::int64_t o = tile / g.tiles_per_outer;
+  const int lane = tid % kWarp, warp = tid / kWarp;
+  const std::int64_t column = (tile % g.tiles_per_outer) * kWarp + lane;
+  const std::int64_t first = chunk * g.chunk_rows;
+  const std::int64_t end = first + g.chunk_rows < length ? first + g.chunk_rows : length;
+  typename Op::Accumulator acc;
+  if (column < inner) {
+    const T* p = x + o * length * inner + column;
+    constexpr std::int64_t step = kRowsAtOnce;
+    std::int64_t k = first + warp;
+    for (; k + (kUnroll - 1) * step < end; k += kUnroll * step) {  // kUnroll loads, then their folds
+      R v[kUnroll];
+      USRECON_UNROLL
+      for (int u = 0; u < kUnroll; ++u) v[u] = static_cast<R>(p[(k + u * step) * inner]);
+      USRECON_UNROLL
+      for (int u = 0; u < kUnroll; ++u) acc.add(v[u]);
+    }
+    for (; k < end; k += step) acc.add(static_cast<R>(p[k * inner]));
+  }
+  shared[tid] = acc.value();  // [warp][lane]
+  block.sync();
+  if (warp == 0 && column < inner) {
+    R v = shared[lane];
+    for (int w = 1; w < kRowsAtOnce; ++w) v = Op::combine(v, shared[w * kWarp + lane]);
+    out[chunk * lines + o * inner + column] = v;
+  }
+}
+
+/// Pass 2 of the strided lines (more than one chunk): line `line`'s chunk results folded in
+/// chunk order.
+template <class R, class Op = Sum<R>>
+USRECON_HD R columns_final(const R* partials, std::int64_t chunks, std::int64_t lines, std::int64_t line, Op = {}) {
+  typename Op::Accumulator acc;
+  for (std::int64_t c = 0; c < chunks; ++c) acc.add(partials[c * lines + line]);
+  return acc.value();
+}
+
 }  // namespace usrecon::kernels::block_reduce
