@@ -70,6 +70,22 @@ void every_map(const uk::HostArray<T>& a, const uk::HostArray<T>& b) {
   (void)uk::sum(uk::In<T>(m), uk::Exec{});
 }
 
+// Scalars of every arithmetic type beside arrays of each element type (each conversion is
+// checked: detail::scalar_as).
+template <class T>
+void scalars_of_every_type(const uk::HostArray<T>& a) {
+  uk::HostArray<T> c = uk::add(a, 2);
+  c = uk::add(a, 2.5);
+  c = uk::add(a, 2.5f);
+  c = uk::add(a, 3u);
+  c = uk::add(a, std::int64_t{4});
+  c = uk::add(a, std::uint64_t{5});
+  c = uk::add(a, true);
+  c = uk::add(a, 'x');
+  c = uk::add(a, static_cast<short>(6));
+  (void)c;
+}
+
 // The arrays, views and buffers in each form a consumer writes (never run: no device is needed).
 template <class T>
 void arrays_views_and_buffers() {
@@ -166,6 +182,10 @@ void strict_warnings_instantiations() {
   unqualified_min_max();
   every_map(uk::HostArray<float>(uk::Shape{4, 4}, 1.0f), uk::HostArray<float>(uk::Shape{4}, 2.0f));
   every_map(uk::HostArray<double>(uk::Shape{2, 2}, 1.0), uk::HostArray<double>(uk::Shape{2, 2}, 2.0));
+  scalars_of_every_type(uk::HostArray<float>(uk::Shape{2}, 1.0f));
+  scalars_of_every_type(uk::HostArray<double>(uk::Shape{2}, 1.0));
+  scalars_of_every_type(uk::HostArray<std::int32_t>(uk::Shape{2}, 1));
+  scalars_of_every_type(uk::HostArray<std::int64_t>(uk::Shape{2}, 1));
   const uk::HostArray<std::int32_t> i32(uk::Shape{3}, std::vector<std::int32_t>{1, 2, 3});
   const uk::HostArray<std::int64_t> i64(uk::Shape{3}, 5);
   (void)uk::add(i32, i32);

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <fstream>
 #include <limits>
 #include <span>
 #include <string>
@@ -115,6 +116,26 @@ TEST(KernelMemory, SizesThatOverflowAreRefused) {
     EXPECT_NE(std::string(e.what()).find("exceed the address space"), std::string::npos) << e.what();
   }
   EXPECT_THROW((void)uk::PinnedBuffer<double>{too_many}, usrecon::Error);
+}
+
+// A host array the machine has no memory for is refused as a usrecon::Error naming its shape
+// and bytes (it was std::bad_alloc, "std::bad_alloc"). 4 TiB: more than this machine's memory
+// and swap, so the kernel refuses the mapping (overcommit's heuristic).
+TEST(KernelMemory, AHostArrayWithoutTheMemoryIsRefusedByShape) {
+#if defined(__SANITIZE_ADDRESS__)
+  GTEST_SKIP() << "AddressSanitizer aborts on an allocation this large instead of failing it";
+#else
+  std::ifstream policy("/proc/sys/vm/overcommit_memory");
+  int overcommit = 0;
+  if (policy >> overcommit && overcommit == 1)
+    GTEST_SKIP() << "vm.overcommit_memory is 1: the kernel grants any mapping, and filling it would exhaust memory";
+  try {
+    uk::HostArray<float> huge(uk::Shape{std::int64_t(1) << 40});
+    ADD_FAILURE() << "4 TiB were allocated";
+  } catch (const usrecon::Error& e) {
+    EXPECT_EQ(std::string(e.what()), "HostArray: no host memory for shape (1099511627776,) (4398046511104 bytes)");
+  }
+#endif
 }
 
 TEST(KernelMemory, HostArrayShapesAndIndexing) {

@@ -10,6 +10,7 @@
 
 #include <cstdint>
 #include <initializer_list>
+#include <new>
 #include <span>
 #include <string>
 #include <type_traits>
@@ -63,8 +64,8 @@ class HostArray {
     return *this;
   }
   /// Zero-filled array of the given shape.
-  explicit HostArray(const Shape& shape) : shape_(shape), data_(checked_size(shape)) {}
-  HostArray(const Shape& shape, T fill) : shape_(shape), data_(checked_size(shape), fill) {}
+  explicit HostArray(const Shape& shape) : shape_(shape), data_(allocate(shape, T{})) {}
+  HostArray(const Shape& shape, T fill) : shape_(shape), data_(allocate(shape, fill)) {}
   /// Takes `values` (row-major) as the contents; their number must match the shape.
   HostArray(const Shape& shape, std::vector<T> values) : shape_(shape), data_(std::move(values)) {
     if (static_cast<std::int64_t>(data_.size()) != shape_.size())
@@ -104,10 +105,17 @@ class HostArray {
   }
 
  private:
-  static std::size_t checked_size(const Shape& s) {
+  /// The elements of shape s, each `fill`; refused with usrecon::Error, as the library's other
+  /// failures, where there is no memory for them (std::bad_alloc said nothing of the shape).
+  static std::vector<T> allocate(const Shape& s, T fill) {
     if (static_cast<std::uint64_t>(s.size()) > std::vector<T>().max_size())
       throw Error("HostArray: shape " + s.to_string() + " holds more elements than host memory can");
-    return static_cast<std::size_t>(s.size());
+    try {
+      return std::vector<T>(static_cast<std::size_t>(s.size()), fill);
+    } catch (const std::bad_alloc&) {
+      throw Error("HostArray: no host memory for shape " + s.to_string() + " (" +
+                  std::to_string(static_cast<std::uint64_t>(s.size()) * sizeof(T)) + " bytes)");
+    }
   }
   std::size_t offset(std::initializer_list<std::int64_t> index) const {
     if (static_cast<int>(index.size()) != shape_.ndim())

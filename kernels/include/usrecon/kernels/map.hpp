@@ -27,8 +27,11 @@
 
 #include <algorithm>
 #include <array>
+#include <cmath>
 #include <concepts>
 #include <cstdint>
+#include <cstdio>
+#include <limits>
 #include <string>
 #include <tuple>
 #include <type_traits>
@@ -322,6 +325,57 @@ struct call_value_type<Tuple, std::index_sequence<I...>> {
       std::type_identity<first>>::type;
 };
 
+/// The element type's name in messages, as NumPy's dtype.
+template <class T>
+constexpr const char* dtype_name() {
+  if constexpr (std::is_same_v<T, float>) return "float32";
+  else if constexpr (std::is_same_v<T, double>) return "float64";
+  else if constexpr (std::is_same_v<T, std::int32_t>) return "int32";
+  else if constexpr (std::is_same_v<T, std::int64_t>) return "int64";
+  else return "another type";
+}
+
+/// A scalar operand converted to the arrays' element type T. Refused where T cannot hold it:
+/// the conversion would be undefined behaviour (3e9, NaN or 1e300 into int32, 1e300 into float)
+/// or another number (2^40 into int32 wraps). A fraction into an integer type is truncated toward
+/// zero, as documented (int32 + 2.9 adds 2).
+template <class T, class S>
+T scalar_as(S v, const char* name) {
+  bool fits = true;
+  if constexpr (std::is_integral_v<T> && std::is_floating_point_v<S>) {
+    const double bound = std::ldexp(1.0, std::numeric_limits<T>::digits);  // 2^31 or 2^63, exact
+    const double whole = std::trunc(static_cast<double>(v));
+    fits = whole >= -bound && whole < bound;  // false for NaN
+  } else if constexpr (std::is_integral_v<T> && std::is_signed_v<S>) {
+    fits = static_cast<std::intmax_t>(v) >= static_cast<std::intmax_t>(std::numeric_limits<T>::min()) &&
+           static_cast<std::intmax_t>(v) <= static_cast<std::intmax_t>(std::numeric_limits<T>::max());
+  } else if constexpr (std::is_integral_v<T>) {
+    fits = static_cast<std::uintmax_t>(v) <= static_cast<std::uintmax_t>(std::numeric_limits<T>::max());
+  } else if constexpr (std::is_floating_point_v<S> && sizeof(S) > sizeof(T)) {
+    fits = !(std::fabs(v) > static_cast<S>(std::numeric_limits<T>::max())) || std::isinf(v);
+  }
+  if (!fits) {
+    const auto number = [](double d) {
+      char buffer[40];
+      std::snprintf(buffer, sizeof buffer, "%.17g", d);
+      return std::string(buffer);
+    };
+    std::string shown, range;
+    if constexpr (std::is_floating_point_v<S>) shown = number(static_cast<double>(v));
+    else if constexpr (std::is_signed_v<S>) shown = std::to_string(static_cast<long long>(v));
+    else shown = std::to_string(static_cast<unsigned long long>(v));
+    if constexpr (std::is_integral_v<T>)
+      range = "its range is " + std::to_string(std::numeric_limits<T>::min()) + " to " +
+              std::to_string(std::numeric_limits<T>::max());
+    else
+      range = "its largest finite value is " + number(static_cast<double>(std::numeric_limits<T>::max()));
+    throw Error(std::string(name) + ": the scalar " + shown + " does not fit the arrays' element type " +
+                dtype_name<T>() + " (" + range + "); NumPy would promote the arrays: convert them to a wider " +
+                "type first");
+  }
+  return static_cast<T>(v);
+}
+
 }  // namespace detail
 
 /// Runs the map on CPU threads (exec.threads; 0 = all). Header-only.
@@ -461,7 +515,7 @@ class Ufunc {
                   "optionally an Exec");
     Exec exec{};
     if constexpr (has_exec) exec = std::get<n - 1>(all);
-    const auto ins = inputs<T>(all, std::make_index_sequence<NIn>{});
+    const auto ins = inputs<T>(all, name_, std::make_index_sequence<NIn>{});
     if constexpr (m == NIn + nout) {
       run_map<Op, T, nout, NIn, DeviceCalls>(name_, op_, outputs_of<T>(all, std::make_index_sequence<nout>{}),
                                 ins, exec);
@@ -497,12 +551,12 @@ class Ufunc {
   }
 
   template <class T, class A>
-  static In<T> to_in(const A& x) {
+  static In<T> to_in(const A& x, const char* name) {
     using E = element_type_t<A>;
     if constexpr (std::is_void_v<E>) {
       static_assert(std::is_arithmetic_v<std::remove_cvref_t<A>>,
                     "ufunc inputs are HostArray, DeviceArray, In<T> or arithmetic scalars");
-      return In<T>(static_cast<T>(x));
+      return In<T>(detail::scalar_as<T>(x, name));
     } else {
       static_assert(std::is_same_v<E, T>, "all arrays of a ufunc call need the same element type");
       return In<T>(x);
@@ -516,8 +570,8 @@ class Ufunc {
     return Out<T>(y);
   }
   template <class T, class Tuple, std::size_t... I>
-  static std::array<In<T>, NIn> inputs(Tuple& t, std::index_sequence<I...>) {
-    return {to_in<T>(std::get<I>(t))...};
+  static std::array<In<T>, NIn> inputs(Tuple& t, const char* name, std::index_sequence<I...>) {
+    return {to_in<T>(std::get<I>(t), name)...};
   }
   template <class T, class Tuple, std::size_t... J>
   static std::array<Out<T>, sizeof...(J)> outputs_of(Tuple& t, std::index_sequence<J...>) {

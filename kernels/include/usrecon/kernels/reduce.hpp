@@ -213,7 +213,8 @@ auto reduce_axis_new(const A& x, Axis axis, const Exec& exec) {
 /// as the lines are read while results are written). Each line is reduced as the whole arrays
 /// are: sums of integers exact in int64; of floats pairwise on the CPU (contiguous lines shorter
 /// than 16: in order; strided lines: blocks of 128 rows in order, then pairwise), compensated on
-/// the GPU; min and max exact, NaN where a line
+/// the GPU (strided lines: each of 8 warps a block takes every 8th row of a chunk of rows,
+/// compensated; the warps' and the chunks' results added); min and max exact, NaN where a line
 /// holds one; mean = sum / length in mean_type_t. The CPU's result does not depend on the thread
 /// count. Lines of length 0 sum to 0 and have a NaN mean; min and max along an axis of length 0
 /// are refused (Error), as NumPy refuses them.
