@@ -86,6 +86,17 @@ matvar_t* struct_field(matvar_t* v, const char* name, std::size_t index) {
   return v->data ? Mat_VarGetStructFieldByName(v, name, index) : nullptr;
 }
 
+/// A struct's field names, in the file's order (for the message that a field is not among them).
+std::vector<std::string> field_names(matvar_t* v) {
+  std::vector<std::string> names;
+  if (v->class_type != MAT_C_STRUCT) return names;
+  const unsigned count = Mat_VarGetNumberOfFields(v);
+  char* const* fields = Mat_VarGetStructFieldnames(v);
+  for (unsigned k = 0; fields && k < count; ++k)
+    if (fields[k]) names.emplace_back(fields[k]);
+  return names;
+}
+
 /// Forward-only bytes of MAT v5 elements: the file itself, or what one compressed element inflates
 /// to. Reads never go back before the end of the previous one, so a compressed element is inflated
 /// once, through a fixed buffer, however large it is.
@@ -637,6 +648,14 @@ class Mat73File {
     std::sort(out.begin(), out.end());
     return out;
   }
+  /// The names of struct g's fields (a 1 x 1 struct's members, a struct array's fields), in name
+  /// order.
+  std::vector<std::string> field_names(const std::string& g) const {
+    std::vector<std::string> names;
+    const std::vector<std::string> fields = element_count(dims(g)) == 1 ? members(g) : struct_array_fields(g);
+    for (const std::string& m : fields) names.push_back(m.substr(g.size() + 1));
+    return names;
+  }
   /// A struct array's fields: its members that are arrays of references without a MATLAB class.
   std::vector<std::string> struct_array_fields(const std::string& g) const {
     std::vector<std::string> out;
@@ -872,7 +891,8 @@ Mat73Target resolve_mat73(const Mat73File& f, const std::string& name, const std
                             f.exists(member);
     const std::vector<std::size_t> dims = f.dims(object);
     const auto no_field = [&] {
-      return InputError(path.string() + ": struct '" + shown(at) + "' has no field '" + shown(step.field) + "'");
+      return InputError(path.string() + ": struct '" + shown(at) + "' has no field '" + shown(step.field) + "'" +
+                        detail::names_here(f.field_names(object), step.field, "fields"));
     };
     if (element_count(dims) != 1) {  // a 1 x 1 struct holds its fields; (1) may select it
       if (element == kNone)
@@ -1165,8 +1185,11 @@ MatArray read_mat5(const fs::path& path, const std::string& name, const std::vec
     if (element == kNone && element_count(dims) != 1)
       throw InputError(path.string() + ": '" + shown(at) + "' is a " + dims_text(dims) + " struct array; --var " +
                        shown(at) + "(k)." + shown(step.field) + " reads element k's field");
+    matvar_t* const parent = v;
     v = struct_field(v, step.field.c_str(), element == kNone ? 0 : element);
-    if (!v) throw InputError(path.string() + ": struct '" + shown(at) + "' has no field '" + shown(step.field) + "'");
+    if (!v)
+      throw InputError(path.string() + ": struct '" + shown(at) + "' has no field '" + shown(step.field) + "'" +
+                       detail::names_here(field_names(parent), step.field, "fields"));
     element = kNone;
   }
   const std::string what = path.string() + ": variable '" + shown(name) + "'";
@@ -1445,8 +1468,11 @@ void read_mat5_struct(const fs::path& path, const std::vector<VarStep>& steps, c
     const std::string at = out.name.substr(0, steps[k - 1].end);
     if (v->class_type != MAT_C_STRUCT || element_count(dims_of(v)) != 1)
       throw InputError(path.string() + ": '" + shown(at) + "' is not a 1 x 1 struct");
+    matvar_t* const parent = v;
     v = struct_field(v, steps[k].field.c_str(), 0);
-    if (!v) throw InputError(path.string() + ": struct '" + shown(at) + "' has no field '" + shown(steps[k].field) + "'");
+    if (!v)
+      throw InputError(path.string() + ": struct '" + shown(at) + "' has no field '" + shown(steps[k].field) + "'" +
+                       detail::names_here(field_names(parent), steps[k].field, "fields"));
   }
   if (v->class_type != MAT_C_STRUCT)
     throw InputError(path.string() + ": '" + shown(out.name) + "' is a " + class_name(v->class_type) +
@@ -1484,7 +1510,8 @@ void read_mat73_struct(const Mat73File& f, const std::vector<VarStep>& steps, co
       throw InputError(path.string() + ": '" + shown(at) + "' is not a 1 x 1 struct");
     const std::string& field = steps[k].field;
     if (field.empty() || field.find('/') != std::string::npos || !f.exists(object + "/" + field))
-      throw InputError(path.string() + ": struct '" + shown(at) + "' has no field '" + shown(field) + "'");
+      throw InputError(path.string() + ": struct '" + shown(at) + "' has no field '" + shown(field) + "'" +
+                       detail::names_here(f.field_names(object), field, "fields"));
     object += "/" + field;
   }
   if (!f.is_struct(object))

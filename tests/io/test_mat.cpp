@@ -137,7 +137,11 @@ TEST_F(IoMat, Version73FilesReadThroughTheIsolatedHdf5Reader) {
   const MatArray n = read_mat(file, "s.rx.data");
   EXPECT_EQ(n.values, nested.values);
   EXPECT_EQ(n.dims, (std::vector<std::size_t>{1, 2}));
-  expect_refused(file, "struct 's.rx' has no field 'dat'", [&] { (void)read_mat(file, "s.rx.dat"); });
+  // A missing field is told the struct's fields (a wrong variable was told the file's variables; a
+  // wrong field only that it was missing).
+  expect_refused(file, "struct 's.rx' has no field 'dat' (fields here: data)", [&] { (void)read_mat(file, "s.rx.dat"); });
+  expect_refused(file, "struct 's.rx' has no field 'Data' (fields here: data; names are case-sensitive: data)",
+                 [&] { (void)read_mat(file, "s.rx.Data"); });
   expect_refused(file, "struct 's' has no field 'tx'", [&] { (void)read_mat(file, "s.tx.data"); });
   // Said as a MAT v5 file says them (a review found "struct 's' has no field 'rx'" for both).
   expect_refused(file, "variable 's.rx' is a struct array, not a numeric array", [&] { (void)read_mat(file, "s.rx"); });
@@ -418,7 +422,8 @@ TEST_F(IoMat, AcceptsEveryKindOfVariableFromAnIndependentWriter) {
     const MatArray depth = read_mat(file, "params.nested.depth");
     EXPECT_EQ(depth.values, (std::vector<double>{1, 2}));
     EXPECT_EQ(depth.dims, (std::vector<std::size_t>{1, 2}));
-    expect_refused(file, "struct 'params.nested' has no field 'deep'", [&] { (void)read_mat(file, "params.nested.deep"); });
+    expect_refused(file, "struct 'params.nested' has no field 'deep' (fields here: depth, flag)",
+                   [&] { (void)read_mat(file, "params.nested.deep"); });
     expect_refused(file, "'params.fs' is not a struct", [&] { (void)read_mat(file, "params.fs.x"); });
     expect_refused(file, "no variable 'RF' (variables here: rf, params, cells, sparse_m, complex_v, label, empty, "
                          "structarr; names are case-sensitive: rf)",

@@ -156,7 +156,7 @@ TEST_P(IoMatIndexing, StructFieldsReadElementByElement) {
   expect_refused(file_, "no variable 'nothing'", [&] { (void)read_mat_struct(file_, "nothing", {"x"}); });
   expect_refused(file_, "not a struct", [&] { (void)read_mat_struct(file_, "C", {"x"}); });
   expect_refused(file_, "'S' is not a 1 x 1 struct", [&] { (void)read_mat_struct(file_, "S.data", {"x"}); });
-  expect_refused(file_, "has no field 'none'", [&] { (void)read_mat_struct(file_, "P.none", {"x"}); });
+  expect_refused(file_, "has no field 'none' (fields here: ", [&] { (void)read_mat_struct(file_, "P.none", {"x"}); });
   expect_refused(file_, "not a struct", [&] { (void)read_mat_struct(file_, "P.fs", {"x"}); });
   expect_refused(file_, "without subscripts", [&] { (void)read_mat_struct(file_, "S(1)", {"x"}); });
 }
@@ -390,7 +390,7 @@ TEST_P(IoMatIndexing, ErrorsNameTheStepThatFails) {
     {"C{2}", "variable 'C{2}' is a char array, not a numeric array"},
     {"S(2)", "variable 'S(2)' is a struct array, not a numeric array"},
     {"C{3}", "variable 'C{3}' is a struct array, not a numeric array"},
-    {"S(2).dat", "struct 'S(2)' has no field 'dat'"},
+    {"S(2).dat", "struct 'S(2)' has no field 'dat' (fields here: data"},
     {"C{3}.e", "struct 'C{3}' has no field 'e'"},
     {"C{1}.d", "'C{1}' is not a struct"},
     // Syntax, said with the character where it fails.
