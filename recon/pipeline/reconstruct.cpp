@@ -309,7 +309,9 @@ Reconstructor::Targets Reconstructor::plan_outputs(const fs::path& input, int fr
     t.stale_raw = t.npy;
   for (const fs::path& target : targets) {
     if (same_file(target, input))
-      throw Error(input.string() + ": output " + target.string() + " would overwrite the input");
+      throw Error(input.string() + ": output " + target.string() + " would overwrite the input" +
+                  (target == t.npy ? std::string(" (--save-raw's raw image is <stem>.npy): give -o another directory")
+                                   : std::string(": give -o another directory")));
     if (!batch_inputs_.empty()) {
       const auto id = detail::file_identity(target);
       if (id && batch_inputs_.contains(*id))

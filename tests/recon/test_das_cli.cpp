@@ -125,7 +125,7 @@ TEST_F(CliDas, UpsampledRfGivesThePulsesAxialWidth) {
     const double width = nlohmann::json::parse(io::read_file(out / "m.json")).at("points")[0].at("fwhm_axial");
     if (k == 1) {
       EXPECT_LT(width, 0.8 * pulse);
-      EXPECT_NE(r.output.find("usrecon: metrics: warning: the image was beamformed by linear interpolation at about 4 "
+      EXPECT_NE(r.output.find("usrecon: metrics: warning: in this image, linear interpolation at about 4 "
                               "samples a cycle dips each channel's envelope by up to 3 dB between samples (the image "
                               "loses amplitude unevenly and its speckle and points scallop): reconstruct --upsample 2 "
                               "gives at least 8\n"),

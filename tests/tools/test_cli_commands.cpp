@@ -544,6 +544,28 @@ TEST_F(CliCommands, SimulateRefusesOrWarnsOfOptionsThatWouldMislead) {
   EXPECT_EQ(said(pw + " --point 0.3,0.8"), "");
   EXPECT_EQ(said(pw + " --point 0,20 --speckle 10 --speckle-x-range -0.5:0.5"), "");
   EXPECT_EQ(said(pw + " --speckle 10 --speckle-x-range -0.5:0.5 --speckle-z-range 0.1:0.9"), "");
+  // Where other positions reach 1 mm, a cyst or a speckle range that stays within it is said on
+  // its own (--point 0,20 --speckle-z-range 0.005:0.03 put the speckle in a 25 um layer), unless
+  // its metres would lie outside the record or the array's breadth.
+  const auto region_said = [&](const std::string& command) {
+    const auto run = run_command(usrecon(command));
+    EXPECT_EQ(run.exit_code, 0) << run.output;
+    EXPECT_EQ(run.output.find("no position given reaches 1 mm"), std::string::npos) << run.output;
+    const std::size_t at = run.output.find("stays within 1 mm");
+    if (at == std::string::npos) return std::string();
+    const std::size_t line = run.output.rfind('\n', at) + 1;
+    return run.output.substr(line, run.output.find('\n', at) - line);
+  };
+  EXPECT_EQ(region_said(pw + " --point 0,20 --speckle 10 --speckle-z-range 0.005:0.03"),
+            "usrecon: warning: --speckle-z-range 0.005:0.03 stays within 1 mm, where the other positions given reach "
+            "it: simulate's positions are in mm; for metres give --speckle-z-range 5:30");
+  EXPECT_EQ(region_said(pw + " --point 0,20 --speckle 10 --cyst 0.001,0.02,0.003"),
+            "usrecon: warning: --cyst 0.001,0.02,0.003 stays within 1 mm, where the other positions given reach it: "
+            "simulate's positions are in mm; for metres give --cyst 1,20,3");
+  EXPECT_EQ(region_said(pw + " --point 0,20 --speckle 10 --speckle-z-range 0.1:0.9"), "");  // 0.9 m: past the record
+  EXPECT_EQ(region_said(pw + " --point 0,20 --speckle 10 --cyst 0.5,0.5,0.2 --cyst 0,20,3"), "")
+      << "a cyst within 0.9 mm of x = 0 (in metres: 0.5 m across, past the array's breadth)";
+  EXPECT_EQ(region_said(pw + " --point 0.3,0.5 --point 0,20"), "") << "points may lie within 1 mm";
   // Cysts covering the whole speckle region drew scatterers for ever.
   r = run_command("timeout 120 " + usrecon(pw + " --speckle 100 --cyst 0,20,100"));
   EXPECT_EQ(r.exit_code, 1) << r.output;
@@ -582,20 +604,23 @@ TEST_F(CliCommands, SimulateRefusesOrWarnsOfOptionsThatWouldMislead) {
 // `--truth nodir/t.json` failed after the channel data were written: exit 1 with the data left
 // behind, so that a rerun without --overwrite was refused. Data and truth are now put in place
 // together or not at all, for every format; with --overwrite the older pair is kept as it was.
+// (simulate now makes a missing directory: the truth fails here by a name longer than the file
+// system takes, found only when it is written, after the data.)
 TEST_F(CliCommands, SimulateWritesDataAndTruthAllOrNone) {
   const std::string pw = "simulate --model planewave --elements 8 --samples 300 --point 0,3 -o ";
   const std::vector<std::pair<std::string, std::string>> cases = {
       {"s3.npy", pw}, {"s3.uff", pw}, {"s3.h5", pw}, {"s3.txt", "simulate --channels 4 --samples 300 --point 1,3 -o "}};
+  const fs::path unwritable = dir_ / (std::string(300, 't') + ".json");
   for (const auto& [name, sim] : cases) {
     SCOPED_TRACE(name);
     const fs::path data = dir_ / name, truth = dir_ / (name + ".json");
-    expect_refused(sim + quote(data) + " --truth " + quote(dir_ / "nodir" / "t.json"), "nodir/t.json");
+    expect_refused(sim + quote(data) + " --truth " + quote(unwritable), "File name too long");
     EXPECT_FALSE(fs::exists(data));
     auto r = run_command(usrecon(sim + quote(data) + " --truth " + quote(truth)));  // no --overwrite needed
     ASSERT_EQ(r.exit_code, 0) << r.output;
     // Replacing both: the truth fails, and the older data stay as they were.
-    expect_refused(sim + quote(data) + " --point 0,4 --overwrite --truth " + quote(dir_ / "nodir" / "t.json"),
-                   "nodir/t.json", data);
+    expect_refused(sim + quote(data) + " --point 0,4 --overwrite --truth " + quote(unwritable), "File name too long",
+                   data);
   }
   // Nothing else was left in the folder (no staged file under a hidden name).
   std::vector<std::string> names;
@@ -685,6 +710,15 @@ TEST_F(CliCommands, EmptyValuesAreRefused) {
                        (name == "config" ? "a config file does not read another (give its options in this one)"
                                          : "a config file sets reconstruct's options"));
   }
+  // The inputs in the config, and a YAML-style key, are said as what they are (both were
+  // "unknown option").
+  usrecon::io::write_file_atomic(dir_ / "inputs.toml", "fs = 20e6\ninputs = [\"a.npy\"]\n");
+  expect_refused(pw + " --config " + quote(dir_ / "inputs.toml"),
+                 "inputs.toml: inputs: the inputs are not options: give them on the command line (usrecon "
+                 "reconstruct --config " + (dir_ / "inputs.toml").string() + " FILE...)");
+  usrecon::io::write_file_atomic(dir_ / "yaml.toml", "output: \"q/\"\n");
+  expect_refused(pw + " --config " + quote(dir_ / "yaml.toml"),
+                 "yaml.toml: unknown option 'output: \"q/\"': write key = value (TOML or INI), not key: value");
   EXPECT_FALSE(fs::exists(dir_ / "out"));
 }
 
@@ -711,6 +745,14 @@ TEST_F(CliCommands, BadRangesListsAndCommandsExitAsUsageErrors) {
   }
   const auto fs_word = run_command(usrecon(pw + " --fs abc"));
   EXPECT_EQ(fs_word.exit_code, 105) << fs_word.output;
+  // An option given twice, with CLI11's exit code, said in words (it was "--model: At Most 1
+  // required but received 2").
+  for (const auto& [args, message] : {std::pair{pw + " --model sa", "--model is given 2 times; give it once\n"},
+                                      std::pair{sim + " --fs 1e6 --fs 2e6 --fs 3e6", "--fs is given 3 times; give it once\n"}}) {
+    const auto r = run_command(usrecon(args));
+    EXPECT_EQ(r.exit_code, 114) << r.output;
+    EXPECT_NE(r.output.find(message), std::string::npos) << r.output;
+  }
   for (const char* command : {"reconstuct", "bogus"}) {
     const auto r = run_command(usrecon(std::string(command) + " " + input + " -o " + quote(dir_ / "out")));
     EXPECT_EQ(r.exit_code, 109) << r.output;
@@ -724,7 +766,7 @@ TEST_F(CliCommands, BadRangesListsAndCommandsExitAsUsageErrors) {
   for (const char* command : {"", "reconstruct ", "simulate ", "metrics ", "view ", "info "}) {
     const auto r = run_command(usrecon(std::string(command) + "--version"));
     EXPECT_EQ(r.exit_code, 0) << command << r.output;
-    EXPECT_EQ(r.output, "usrecon 0.2.1\n") << command;
+    EXPECT_EQ(r.output, "usrecon 0.2.2\n") << command;
   }
   EXPECT_FALSE(fs::exists(dir_ / "out"));
   EXPECT_FALSE(fs::exists(dir_ / "s.npy"));
@@ -760,6 +802,25 @@ TEST_F(CliCommands, RangedOptionsSayWhatTheyTake) {
   const auto tx = run_command(usrecon(sa + " --overwrite --tx-elements 3,010"));
   ASSERT_EQ(tx.exit_code, 0) << tx.output;
   EXPECT_NE(tx.output.find("--tx-elements 3,10\n"), std::string::npos) << tx.output;
+  // START:STEP:STOP, as --angles-deg takes it (it was refused: a sparse set needed seq), alone or
+  // among numbers, counting up or down, STOP included where a step lands on it.
+  for (const auto& [given, listed] : {std::pair{"0:5:15", "0,5,10,15"}, std::pair{"1,2:4:12,15", "1,2,6,10,15"},
+                                      std::pair{"15:-7:0", "15,8,1"}, std::pair{"4:1:4", "4"}}) {
+    const auto r = run_command(usrecon(sa + " --overwrite --tx-elements " + given));
+    ASSERT_EQ(r.exit_code, 0) << given << ": " << r.output;
+    EXPECT_NE(r.output.find("--tx-elements " + std::string(listed) + "\n"), std::string::npos) << r.output;
+  }
+  expect_refused(sa + " --tx-elements 0:0:8", "--tx-elements: START:STEP:STOP 0:0:8 never reaches STOP");
+  expect_refused(sa + " --tx-elements 8:1:0", "--tx-elements: START:STEP:STOP 8:1:0 never reaches STOP");
+  expect_refused(sa + " --tx-elements 0:1", "--tx-elements: expected a whole number or START:STEP:STOP, not 0:1");
+  expect_refused(sa + " --tx-elements 0:2:70000",
+                 "--tx-elements: must be from 0 to 65535, not 70000 (STOP of 0:2:70000)");
+  // The option takes the values after it: an input there is named as the likely mistake (it said
+  // only "must be a whole number ... not sat3.npy").
+  expect_refused(sa + " --tx-elements 0 10 sat3.npy",
+                 "--tx-elements: must be whole numbers from 0 to 65535, not sat3.npy (a file? the option takes the "
+                 "values that follow it: give the inputs before it, or the list with commas, 0,10,20, or as "
+                 "START:STEP:STOP, 0:10:20)");
   // Numbers a double cannot hold, and words, are refused where the options are read ("inf" was
   // echoed later; "Could not convert: --t0 = abc").
   expect_refused("simulate -o " + quote(dir_ / "s.txt") + " --speckle-amplitude 1e400",

@@ -100,7 +100,8 @@ TEST_F(CliInfo, IqAndSyntheticApertureAndFramesAreNamed) {
   // --frame 0 is no frame: refused by the option's range, before any file is read.
   const auto zero = run_command(exe_ + " info --frame 0 " + quote(kUff / "ustb_one_wave_two_frames.uff") + " 2>&1");
   EXPECT_NE(zero.exit_code, 0);
-  EXPECT_NE(zero.output.find("--frame: expected a frame number from 1 (the first) to 1073741824, or all, not 0"),
+  EXPECT_NE(zero.output.find("--frame: expected a frame number from 1 (the first) to 1073741824, FIRST:LAST (both "
+                             "included), or all, not 0"),
             std::string::npos)
       << zero.output;
   EXPECT_EQ(zero.exit_code, 105) << zero.output;  // as reconstruct --frame 0 exits
@@ -112,6 +113,14 @@ TEST_F(CliInfo, IqAndSyntheticApertureAndFramesAreNamed) {
   EXPECT_EQ(every[0]["channel_data"]["from_file"]["frames"], 2) << every;
   const auto word = run_command(exe_ + " info --frame some " + quote(kUff / "ustb_one_wave_two_frames.uff") + " 2>&1");
   EXPECT_EQ(word.exit_code, 105) << word.output;
+  // --frame FIRST:LAST, as reconstruct takes it (it was refused): FIRST is described.
+  const auto [range, range_code] = info_json("--frame 2:5 " + quote(kUff / "ustb_one_wave_two_frames.uff"));
+  EXPECT_EQ(range_code, 0);
+  EXPECT_EQ(range[0]["channel_data"]["from_file"]["frame"], 2) << range;
+  const auto down = run_command(exe_ + " info --frame 2:1 " + quote(kUff / "ustb_one_wave_two_frames.uff") + " 2>&1");
+  EXPECT_EQ(down.exit_code, 105) << down.output;
+  EXPECT_NE(down.output.find("--frame FIRST:LAST counts up: 2:1 has its last frame before its first"), std::string::npos)
+      << down.output;
 }
 
 // A raw image that reconstruct wrote reads as channel data of one transmit: info says what it is

@@ -34,6 +34,27 @@ class CliPaths : public usrecon::testing::CliTempDir {
 
 }  // namespace
 
+// simulate makes the directories its outputs go into, as reconstruct makes -o's (it said only
+// that "new/sub" did not exist); one it cannot make is said, and nothing is written; a run refused
+// before the simulation makes none.
+TEST_F(CliPaths, SimulateMakesTheDirectoriesOfItsOutputs) {
+  const auto pw = usrecon("simulate --model planewave --point 0,20 --elements 32 --samples 1500 -o new/sub/pw.npy "
+                          "--truth other/t.json");
+  ASSERT_EQ(pw.exit_code, 0) << pw.output;
+  EXPECT_TRUE(fs::is_regular_file(dir_ / "new" / "sub" / "pw.npy"));
+  EXPECT_TRUE(fs::is_regular_file(dir_ / "other" / "t.json"));
+  const auto seed = usrecon("simulate --point 3,10 -o seed/s.txt");
+  ASSERT_EQ(seed.exit_code, 0) << seed.output;
+  EXPECT_TRUE(fs::is_regular_file(dir_ / "seed" / "s.txt"));
+  std::ofstream(dir_ / "blocked") << "a file";
+  const auto blocked = usrecon("simulate --point 3,10 -o blocked/s.txt");
+  EXPECT_EQ(blocked.exit_code, 1) << blocked.output;
+  EXPECT_TRUE(says(blocked, "blocked/s.txt: cannot create its directory blocked: ")) << blocked.output;
+  const auto refused = usrecon("simulate --model planewave --point 0,-20 -o never/pw.npy");
+  EXPECT_NE(refused.exit_code, 0) << refused.output;
+  EXPECT_FALSE(fs::exists(dir_ / "never"));
+}
+
 // A raw image an earlier run wrote beside its inputs is no channel data: a second run into the
 // inputs' own directory reconstructs the inputs again (it failed every one: pw.npy was listed as
 // an input, and then as an output over an input). Named on the command line it is still read.
@@ -51,7 +72,8 @@ TEST_F(CliPaths, ARunIntoItsInputsDirectoryCanBeRepeated) {
   // Named, the raw image is read as channel data (and refused here: its outputs would replace it).
   const auto named = usrecon("reconstruct d/pw.npy -o d/ --model planewave --save-raw --backend cpu --overwrite");
   EXPECT_EQ(named.exit_code, 1) << named.output;
-  EXPECT_TRUE(says(named, "would overwrite the input")) << named.output;
+  EXPECT_TRUE(says(named, "would overwrite the input (--save-raw's raw image is <stem>.npy): give -o another "
+                          "directory")) << named.output;
 }
 
 // A path named like an input file is taken as one (a glob such as in/*.txt that matched a

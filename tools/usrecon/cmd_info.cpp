@@ -29,7 +29,7 @@ struct InfoArgs {
   std::vector<std::string> files;
   std::string var;
   std::string layout;
-  std::string frame = "1";  // a frame number, or all (as reconstruct takes it: the first is described)
+  std::string frame = "1";  // a frame number, all or FIRST:LAST (as reconstruct takes them: the first is described)
   int samples = 0;          // the samples of one transmit, for a (samples,transmits) axis of --layout
   std::string channel_map;  // --channel-map, as reconstruct takes it
   bool as_json = false;
@@ -143,7 +143,8 @@ json describe(const fs::path& path, const InfoArgs& args) {
   recon::ChannelInput input;
   input.var = args.var;
   input.layout = args.layout;
-  input.frame = args.frame == "all" ? 1 : std::stoi(args.frame);
+  // "all", N or FIRST:LAST (the validator's forms): the first frame reconstruct would read.
+  input.frame = args.frame == "all" ? 1 : std::stoi(args.frame.substr(0, args.frame.find(':')));
   input.samples = args.samples;
   input.channel_map = args.channel_map;
   try {
@@ -324,8 +325,8 @@ Command add_info(CLI::App& app) {
                  "from 1 and ranges, or a variable of the file, e.g. Trans.Connector), as for reconstruct");
   app.add_option("--frame", args->frame, "USTB UFF files, and arrays whose --layout names a frames axis: the frame "
                  "to describe (1 = the first; the frame count is listed, and reconstruct --frame all reads each), "
-                 "or all, as reconstruct takes it: the first is described")
-      ->transform(frame_number_or_all());
+                 "or all or FIRST:LAST, as reconstruct takes them: the first frame they read is described")
+      ->transform(frame_number_or_all(true));
   app.add_flag("--json", args->as_json, "Print one JSON array (an object per file) instead of text");
   app.footer("Exit status 1 when a file cannot be listed at all; a file that lists but that reconstruct "
              "cannot read as it stands says why (and what to give) and counts as success.");

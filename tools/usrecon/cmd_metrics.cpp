@@ -129,7 +129,7 @@ int run(const MetricsArgs& args) {
       const int upsampled = p.contains("upsample") && p["upsample"].is_number_integer() ? p["upsample"].get<int>() : 1;
       if (const auto loss = recon::interpolation_loss(interp == "linear" ? recon::Interp::Linear : recon::Interp::Nearest,
                                                       p["samples_per_cycle"].get<double>(), upsampled))
-        std::fprintf(stderr, "usrecon: metrics: warning: the image was beamformed by %s: reconstruct --upsample %d gives at least 8\n",
+        std::fprintf(stderr, "usrecon: metrics: warning: in this image, %s: reconstruct --upsample %d gives at least 8\n",
                      loss->what.c_str(), loss->upsample);
     }
   }

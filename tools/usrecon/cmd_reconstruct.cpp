@@ -273,8 +273,11 @@ int run(const ReconstructArgs& args) {
   }
   // A signal after the last input was read changed nothing: the run ends as it would have.
   if (stop.requested() && processed < inputs.size()) {
-    std::fprintf(stderr, "usrecon: interrupted after %zu of %zu inputs; the rest were not processed\n",
-                 processed, inputs.size());
+    // Jobs are frames where a file gave several (--frame all or FIRST:LAST): "3 of 5 inputs" of
+    // one cine read as files.
+    const bool frames = std::any_of(inputs.begin(), inputs.end(), [](const recon::BatchInput& b) { return b.frame > 0; });
+    std::fprintf(stderr, "usrecon: interrupted after %zu of %zu %s; the rest were not processed\n", processed,
+                 inputs.size(), frames ? "frames" : "inputs");
     return 128 + stop.signal();
   }
   return failed == 0 && !report_failed ? 0 : 1;

@@ -60,17 +60,47 @@ struct SimulateArgs {
 struct GivenPositions {
   std::string given, in_metres;  // "--point 0.001,0.02 --cyst ..." and "--point 1,20 --cyst ..."
   bool any_reaches_1mm = false;
+  // Each option given, for the regions' own check (warn_regions_under_1mm).
+  struct Given {
+    std::string option, text, rewritten;
+    bool reaches_1mm = false;
+    std::vector<double> values;  // as given (mm)
+  };
+  std::vector<Given> each;
   // `values` as given (mm); the first `lengths` of them are positions or radii, the rest as is.
   void add(const std::string& option, const std::string& text, const std::vector<double>& values,
            std::size_t lengths, char separator = ',') {
-    std::string rewritten;
+    Given g{option, text, "", false, values};
     for (std::size_t k = 0; k < values.size(); ++k) {
-      if (k < lengths) any_reaches_1mm |= std::fabs(values[k]) >= 1.0;
-      rewritten += (k ? std::string(1, separator) : std::string()) +
-                   recon::number_text(k < lengths ? values[k] * 1e3 : values[k]);
+      if (k < lengths) g.reaches_1mm |= std::fabs(values[k]) >= 1.0;
+      g.rewritten += (k ? std::string(1, separator) : std::string()) +
+                     recon::number_text(k < lengths ? values[k] * 1e3 : values[k]);
     }
+    any_reaches_1mm |= g.reaches_1mm;
     given += (given.empty() ? "" : " ") + option + " " + text;
-    in_metres += (in_metres.empty() ? "" : " ") + option + " " + rewritten;
+    in_metres += (in_metres.empty() ? "" : " ") + option + " " + g.rewritten;
+    each.push_back(std::move(g));
+  }
+  // Where other positions reach 1 mm (no warning above), a cyst or a speckle range that stays
+  // within 1 mm is still most likely metres (--point 0,20 --speckle-z-range 0.005:0.03 put the
+  // speckle in a 25 um layer): said for each whose numbers, read as metres, lie within `region`
+  // (the default speckle region, metres: the array's breadth, down to the last sample).
+  void warn_regions_under_1mm(const recon::SpeckleRegion& region) const {
+    if (all_under_1mm()) return;
+    for (const Given& g : each) {
+      if (g.reaches_1mm || g.option == "--point") continue;  // a point may lie within 1 mm of the array
+      bool inside = false;
+      if (g.option == "--cyst")
+        inside = g.values[0] >= region.x_min && g.values[0] <= region.x_max && g.values[1] + g.values[2] <= region.z_max;
+      else if (g.option == "--speckle-x-range")
+        inside = g.values[0] >= region.x_min && g.values[1] <= region.x_max;
+      else if (g.option == "--speckle-z-range")
+        inside = g.values[1] <= region.z_max;
+      if (inside)
+        std::fprintf(stderr, "usrecon: warning: %s %s stays within 1 mm, where the other positions given reach it: "
+                     "simulate's positions are in mm; for metres give %s %s\n",
+                     g.option.c_str(), g.text.c_str(), g.option.c_str(), g.rewritten.c_str());
+    }
   }
   [[nodiscard]] bool all_under_1mm() const { return !given.empty() && !any_reaches_1mm; }
   void warn() const {
@@ -227,6 +257,10 @@ int run_das(SimulateArgs& args) {
       plausible = deepest * 1e3 <= recon::speckle_region(whole).z_max;
     }
     if (plausible) positions.warn();
+  } else {
+    recon::DasSimulationOptions whole = o;
+    whole.x_min = whole.x_max = whole.z_min = whole.z_max = 0;  // the default region: to the last sample
+    positions.warn_regions_under_1mm(recon::speckle_region(whole));
   }
   // A cyst is where the speckle is not: without speckle, or outside its region, it was accepted
   // and changed nothing.
@@ -262,6 +296,8 @@ int run_das(SimulateArgs& args) {
   }
   warn_of_points_outside_record(recon::points_outside_record(o), o.points.size());
   const recon::ChannelData rf = recon::simulate_das_channels(o);
+  make_parent_directories(args.output, args.output);
+  if (!args.truth.empty()) make_parent_directories(args.truth, "--truth " + args.truth);
   io::StagedFile data(args.output);
   if (ustb) {
     recon::write_ustb_uff(data, rf, acq);
@@ -392,6 +428,8 @@ int run(SimulateArgs& args) {
   const recon::seed::Problem& p = args.options.problem;
   warn_of_points_outside_record(recon::points_outside_record(args.options), args.options.points.size());
   const std::vector<std::int32_t> rf = recon::simulate_seed_channels(args.options);
+  make_parent_directories(args.output, args.output);
+  if (!args.truth.empty()) make_parent_directories(args.truth, "--truth " + args.truth);
   io::StagedFile data(args.output);
   data.write(io::encode_source_txt(rf, p.channels, p.samples, args.output));
   nlohmann::json truth;
@@ -474,7 +512,7 @@ Command add_simulate(CLI::App& app) {
                  "Plane, diverging and focused waves (not sa): t = 0 at the first element's firing (default) or when the wavefront "
                  "crosses the array centre (center: the default, and the only choice, for HDF5 and UFF output)")
       ->check(CLI::IsMember({"first-element", "center"}))->group(g);
-  app.add_option("--tx-elements", args->tx_elements, "Synthetic aperture: transmitting elements (default: all)")->transform(whole_number_list(0, 65535))->group(g);
+  app.add_option("--tx-elements", args->tx_elements, "Synthetic aperture: transmitting elements, from 0: A,B,C or START:STEP:STOP (default: all)")->transform(whole_number_list(0, 65535))->group(g);
   app.add_option("--sources-x", args->sources_x, "Diverging and focused waves: virtual sources' (focal points') x, metres (START:STEP:STOP or A,B,C)")->check(parsed_by("--sources-x", recon::parse_number_list, "LIST"))->group(g);
   app.add_option("--sources-z", args->sources_z, "Diverging and focused waves: their depth, metres, <= 0 for dw, > 0 for fw (one, or one per source)")->check(parsed_by("--sources-z", recon::parse_number_list, "LIST"))->group(g);
   app.add_option("--cyst", args->cysts, "Anechoic cyst X_MM,Z_MM,R_MM (x from the array centre; repeatable)")->group(g);

@@ -109,30 +109,61 @@ inline CLI::Validator frame_number_or_all(bool ranges = false) {
       ranges ? "INT:[1 - 1073741824], FIRST:LAST or all" : "INT:[1 - 1073741824] or all");
 }
 
-/// A comma-separated list of whole numbers from lo to hi (--tx-elements 0,5,10), each read as
-/// in_range reads one; rewritten with each in decimal. Give it with ->transform() to an option of
-/// strings: CLI11's ->delimiter(',') dropped an empty item ("1,,2" was elements 1 and 2).
+/// A comma-separated list of whole numbers from lo to hi (--tx-elements 0,5,10), each item a
+/// number or START:STEP:STOP (0:8:127, as --angles-deg takes it: STOP included where a step lands
+/// on it), each number read as in_range reads one; rewritten as the numbers in decimal. Give it
+/// with ->transform() to an option of strings: CLI11's ->delimiter(',') dropped an empty item
+/// ("1,,2" was elements 1 and 2). An item that looks like a file name (the option takes the
+/// values after it: --tx-elements 0 10 sat.npy) says so.
 inline CLI::Validator whole_number_list(int lo, int hi) {
   const CLI::Validator item = in_range(lo, hi);
+  const CLI::Validator step_of = in_range(-(hi - lo), hi - lo);
   return CLI::Validator(
       [=](std::string& text) -> std::string {
         if (text.empty()) return item(text);
+        const std::string whole = text;
         std::string canonical;
-        std::size_t start = 0;
-        for (std::size_t i = 0; i <= text.size(); ++i) {
-          if (i < text.size() && text[i] != ',') continue;
-          std::string part = text.substr(start, i - start);
-          if (part.empty())
-            return "has an empty item in " + text + ": whole numbers from " + std::to_string(lo) + " to " +
-                   std::to_string(hi) + ", one comma between two";
-          if (std::string error = item(part); !error.empty()) return error;
-          canonical += (canonical.empty() ? "" : ",") + part;
+        std::size_t start = 0, count = 0;
+        const auto add = [&](int value) {
+          canonical += (canonical.empty() ? "" : ",") + std::to_string(value);
+          ++count;
+        };
+        for (std::size_t i = 0; i <= whole.size(); ++i) {
+          if (i < whole.size() && whole[i] != ',') continue;
+          std::string part = whole.substr(start, i - start);
           start = i + 1;
+          if (part.empty())
+            return "has an empty item in " + whole + ": whole numbers from " + std::to_string(lo) + " to " +
+                   std::to_string(hi) + " or START:STEP:STOP, one comma between two";
+          if (part.find_first_of("./\\") != std::string::npos && part.find(':') == std::string::npos &&
+              part.find_first_not_of("+-0123456789.eE") != std::string::npos)
+            return "must be whole numbers from " + std::to_string(lo) + " to " + std::to_string(hi) + ", not " + part +
+                   " (a file? the option takes the values that follow it: give the inputs before it, or the "
+                   "list with commas, 0,10,20, or as START:STEP:STOP, 0:10:20)";
+          const std::size_t c1 = part.find(':');
+          if (c1 == std::string::npos) {
+            if (std::string error = item(part); !error.empty()) return error;
+            add(std::stoi(part));
+            continue;
+          }
+          const std::size_t c2 = part.find(':', c1 + 1);
+          if (c2 == std::string::npos || part.find(':', c2 + 1) != std::string::npos)
+            return "expected a whole number or START:STEP:STOP, not " + part;
+          std::string first = part.substr(0, c1), step = part.substr(c1 + 1, c2 - c1 - 1), last = part.substr(c2 + 1);
+          if (std::string error = item(first); !error.empty()) return error + " (START of " + part + ")";
+          if (std::string error = item(last); !error.empty()) return error + " (STOP of " + part + ")";
+          if (std::string error = step_of(step); !error.empty()) return error + " (STEP of " + part + ")";
+          const int a = std::stoi(first), d = std::stoi(step), b = std::stoi(last);
+          if (d == 0 || (b > a && d < 0) || (b < a && d > 0)) return "START:STEP:STOP " + part + " never reaches STOP";
+          for (int v = a; d > 0 ? v <= b : v >= b; v += d) {
+            if (count >= 65536) return "lists more than 65536 numbers";
+            add(v);
+          }
         }
         text = canonical;
         return {};
       },
-      "INT,...:[" + std::to_string(lo) + " - " + std::to_string(hi) + "]");
+      "INT,... or START:STEP:STOP:[" + std::to_string(lo) + " - " + std::to_string(hi) + "]");
 }
 
 /// The numbers of the lists that whole_number_list accepted, in order (an option may take several:

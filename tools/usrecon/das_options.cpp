@@ -49,14 +49,16 @@ void add_das_options(CLI::App& app, DasArgs& args, recon::ReconstructOptions& op
       ->check(finite_number())->capture_default_str()->group(g);
   app.add_option("--angles-deg", args.angles_deg,
                  "Plane-wave steering angles in degrees: START:STEP:STOP or A,B,C; angle > 0 means "
-                 "element 0 fires first")
+                 "element 0 fires first (required for --model planewave unless the file says them: PICMUS, USTB, "
+                 "Verasonics)")
       ->check(parsed_by("--angles-deg", recon::parse_number_list, "LIST"))->group(g);
   app.add_option("--time-zero", args.time_zero,
                  "Plane, diverging and focused waves: t = 0 (and --t0) counts from the first element's firing, "
                  "or from the wavefront crossing the array centre (USTB, PICMUS)")
       ->check(CLI::IsMember({"first-element", "center"}))->capture_default_str()->group(g);
   app.add_option("--tx-elements", args.tx_elements,
-                 "Synthetic aperture: the element firing in each transmit (default: every element in order)")
+                 "Synthetic aperture: the element firing in each transmit, from 0: A,B,C or START:STEP:STOP "
+                 "(default: every element in order)")
       ->transform(whole_number_list(0, 65535))->group(g);  // the array's own count later
   app.add_option("--sources-x", args.sources_x,
                  "Diverging and focused waves: the virtual sources' (focal points') x in metres, "
@@ -222,6 +224,15 @@ void apply_config(const DasArgs& args) {
     try {
       opt = args.app->get_option("--" + item.name);
     } catch (const CLI::OptionNotFound&) {
+      // The inputs are the command line's (a key that names them was "unknown option 'inputs'").
+      if (item.name == "inputs" || item.name == "input" || item.name == "files")
+        throw Error("--config " + args.config + ": " + shortened(item.name) + ": the inputs are not options: "
+                    "give them on the command line (usrecon reconstruct --config " + args.config + " FILE...)");
+      // A "key: value" line (YAML, or a typo of '='), which the reader takes whole as a key.
+      if (const std::size_t colon = item.name.find(':'); colon != std::string::npos && colon > 0 &&
+                                                          args.app->get_option_no_throw("--" + item.name.substr(0, colon)))
+        throw Error("--config " + args.config + ": unknown option '" + shortened(item.name) +
+                    "': write key = value (TOML or INI), not key: value");
       throw Error("--config " + args.config + ": unknown option '" + shortened(item.name) + "'");
     }
     if (opt->count() > 0) continue;

@@ -48,4 +48,16 @@ inline void check_output_file(const std::filesystem::path& target, bool overwrit
     throw Error(what + " already exists (kept; use --overwrite to replace it)");
 }
 
+/// The directories above `target` that do not exist yet, made, as reconstruct makes -o's
+/// (simulate -o new/x.npy said only that "new" did not exist). Called just before the writes, so
+/// that a run refused earlier leaves no directory behind.
+inline void make_parent_directories(const std::filesystem::path& target, const std::string& what) {
+  namespace fs = std::filesystem;
+  const fs::path dir = target.parent_path();
+  std::error_code ec;
+  if (dir.empty() || fs::is_directory(dir, ec)) return;
+  fs::create_directories(dir, ec);
+  if (ec) throw Error(what + ": cannot create its directory " + dir.string() + ": " + ec.message());
+}
+
 }  // namespace usrecon::cli
