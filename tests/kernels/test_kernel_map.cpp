@@ -297,7 +297,7 @@ void expect_hypot_accurate(std::uint64_t seed) {
     rounded_correctly += error <= 0.5L;
     ++count;
   }
-  EXPECT_GE(rounded_correctly, count - count / 1000) << "of " << count;  // double: 19995 of 19999
+  EXPECT_GE(rounded_correctly, count - count / 1000) << "of " << count;  // double: ~99.99 %
   const int scale = sizeof(T) == sizeof(float) ? 100 : 1000;  // powers of two 2^-scale .. 2^scale
   for (int m = 2; m < 64; ++m)
     for (int n = 1; n < m; ++n) {
