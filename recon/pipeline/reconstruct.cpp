@@ -1,4 +1,5 @@
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
@@ -342,8 +343,17 @@ void Reconstructor::record_failure(FrameReport& report, const std::exception& e)
   // Every message names the input; io errors already do, others get it prefixed.
   const std::string name = report.input.string();
   if (report.error.find(name) == std::string::npos) report.error = name + ": " + report.error;
-  if (report.frame > 0 && report.error.find("--frame " + std::to_string(report.frame) + " ") == std::string::npos)
-    report.error += " (frame " + std::to_string(report.frame) + ")";
+  // The frame is said unless the message names it already ("--frame 2: the file holds one frame",
+  // "--frame 2 is not among ..."), not "--frame 21" for 2.
+  const auto names_frame = [&] {
+    const std::string said = "--frame " + std::to_string(report.frame);
+    for (std::size_t at = report.error.find(said); at != std::string::npos; at = report.error.find(said, at + 1)) {
+      const std::size_t after = at + said.size();
+      if (after == report.error.size() || !std::isdigit(static_cast<unsigned char>(report.error[after]))) return true;
+    }
+    return false;
+  };
+  if (report.frame > 0 && !names_frame()) report.error += " (frame " + std::to_string(report.frame) + ")";
 }
 
 void Reconstructor::read_seed(const fs::path& input, const std::function<std::span<std::int32_t>()>& destination,

@@ -1321,7 +1321,7 @@ TEST_F(CliDas, UstbUffFilesCarryTheirOwnGeometry) {
                                    dir_ / "plain");
   ASSERT_EQ(run.exit_code, 0) << run.output;
   for (const auto& point : measure(npy, truth)) EXPECT_LE(point.at("error").get<double>(), quarter_wavelength);
-  expect_refused("ustb_planewave.uff", " --var /channel_data/data --frame 2", "--frame 2: the file holds one frame (--frame picks among a USTB UFF file's frames, or along a 'frames' axis that --layout names)");
+  expect_refused("ustb_planewave.uff", " --var /channel_data/data --frame 2", "--frame 2: the file holds one frame (--frame picks among a USTB UFF file's frames, or along a 'frames' axis that --layout names)\n");  // not again "(frame 2)"
 
   // simulate writes .uff files in USTB's layout (its own writer, read back by the reader above).
   const fs::path simulated = dir_ / "simulated.uff", simulated_truth = dir_ / "simulated.json";
