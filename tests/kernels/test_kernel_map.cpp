@@ -123,6 +123,20 @@ TEST(KernelMap, ScalarsTheArrayTypeCannotHoldAreRefused) {
   EXPECT_EQ(uk::add(f, std::numeric_limits<double>::infinity())[0], std::numeric_limits<float>::infinity());
   EXPECT_TRUE(std::isnan(uk::add(f, std::numeric_limits<double>::quiet_NaN())[0]));
   EXPECT_EQ(uk::add(f, 3.0e38)[0], 3.0e38f);
+  // What rounds to float's largest value fits (NumPy prints it 3.4028235e+38); half an ulp more
+  // rounds to an infinity and is refused. Wider scalars are judged in their own type.
+  EXPECT_EQ(uk::add(f, 3.4028235e38)[0], std::numeric_limits<float>::max());
+  EXPECT_EQ(uk::add(f, 0x1.fffffefffffffp+127)[0], std::numeric_limits<float>::max());
+  refused([&] { (void)uk::add(f, 0x1.ffffffp+127); }, "the scalar 3.4028235677973366e+38 does not fit");
+  refused([&] { (void)uk::add(f, -0x1.ffffffp+127); }, "the scalar -3.4028235677973366e+38 does not fit");
+  const HostArray<double> d(Shape{1}, std::vector<double>{0});
+  EXPECT_EQ(uk::add(d, 1.7976931348623158e308L)[0], std::numeric_limits<double>::max());
+  refused([&] { (void)uk::add(b, -9223372036854775809.0L); }, "the scalar -9.2233720368547758e+18 does not fit");
+  EXPECT_EQ(uk::add(b, 9223372036854775807.0L)[0], std::numeric_limits<std::int64_t>::max());
+#if defined(__SIZEOF_INT128__) && !defined(__STRICT_ANSI__)  // GNU mode: __int128 is an integer type
+  refused([&] { (void)uk::add(a, (static_cast<__int128>(1) << 64) + 5); }, "the scalar (a 128-bit integer) does not fit");
+  EXPECT_EQ(uk::add(a, static_cast<__int128>(-7))[0], -7);
+#endif
   EXPECT_EQ(uk::add(a, true)[1], 2);
 }
 

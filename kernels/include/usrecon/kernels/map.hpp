@@ -343,16 +343,24 @@ template <class T, class S>
 T scalar_as(S v, const char* name) {
   bool fits = true;
   if constexpr (std::is_integral_v<T> && std::is_floating_point_v<S>) {
-    const double bound = std::ldexp(1.0, std::numeric_limits<T>::digits);  // 2^31 or 2^63, exact
-    const double whole = std::trunc(static_cast<double>(v));
+    // In S's own type (a long double past int64's range was judged as a double, and taken).
+    const S bound = std::ldexp(S(1), std::numeric_limits<T>::digits);  // 2^31 or 2^63, exact
+    const S whole = std::trunc(v);
     fits = whole >= -bound && whole < bound;  // false for NaN
+  } else if constexpr (std::is_integral_v<T> && sizeof(S) > sizeof(std::intmax_t)) {
+    // A wider integer (GNU's __int128): T's bounds converted to S exactly.
+    fits = v >= static_cast<S>(std::numeric_limits<T>::min()) && v <= static_cast<S>(std::numeric_limits<T>::max());
   } else if constexpr (std::is_integral_v<T> && std::is_signed_v<S>) {
     fits = static_cast<std::intmax_t>(v) >= static_cast<std::intmax_t>(std::numeric_limits<T>::min()) &&
            static_cast<std::intmax_t>(v) <= static_cast<std::intmax_t>(std::numeric_limits<T>::max());
   } else if constexpr (std::is_integral_v<T>) {
     fits = static_cast<std::uintmax_t>(v) <= static_cast<std::uintmax_t>(std::numeric_limits<T>::max());
   } else if constexpr (std::is_floating_point_v<S> && sizeof(S) > sizeof(T)) {
-    fits = !(std::fabs(v) > static_cast<S>(std::numeric_limits<T>::max())) || std::isinf(v);
+    // What rounds to T's largest finite value fits (3.4028235e38, NumPy's float32 max as printed):
+    // refused from there up, the largest plus half its ulp, where rounding gives an infinity.
+    const S overflow = static_cast<S>(std::numeric_limits<T>::max()) +
+                       std::ldexp(S(1), std::numeric_limits<T>::max_exponent - std::numeric_limits<T>::digits - 1);
+    fits = !(std::fabs(v) >= overflow) || std::isinf(v);
   }
   if (!fits) {
     const auto number = [](double d) {
@@ -362,6 +370,7 @@ T scalar_as(S v, const char* name) {
     };
     std::string shown, range;
     if constexpr (std::is_floating_point_v<S>) shown = number(static_cast<double>(v));
+    else if constexpr (sizeof(S) > sizeof(long long)) shown = "(a " + std::to_string(8 * sizeof(S)) + "-bit integer)";
     else if constexpr (std::is_signed_v<S>) shown = std::to_string(static_cast<long long>(v));
     else shown = std::to_string(static_cast<unsigned long long>(v));
     if constexpr (std::is_integral_v<T>)
@@ -527,11 +536,19 @@ class Ufunc {
                                    DeviceArray<T>, HostArray<T>>;
       // Where the new outputs live is decided here, at compile time, by the argument types: an
       // In<T>::device view says it only at run time.
-      if constexpr (std::is_same_v<A, HostArray<T>>)
-        for (const In<T>& x : ins)
-          if (x.location == Location::device)
-            throw Error(std::string(name_) + ": an In<T>::device view among the inputs and no DeviceArray: "
-                        "this form returns host arrays; pass the outputs (Out<T>::device) or a DeviceArray");
+      if constexpr (std::is_same_v<A, HostArray<T>>) {
+        bool host = false, device = false;
+        for (const In<T>& x : ins) {
+          host |= x.location == Location::host;
+          device |= x.location == Location::device;
+        }
+        if (host && device)  // said as the forms with outputs say it (it was the sentence below)
+          throw Error(std::string(name_) + ": host and device arrays mixed in one call; move them with to_device() "
+                                           "or copy_to_host() first");
+        if (device)
+          throw Error(std::string(name_) + ": an In<T>::device view among the inputs and no DeviceArray: "
+                      "this form returns host arrays; pass the outputs (Out<T>::device) or a DeviceArray");
+      }
       std::array<A, nout> result;
       std::array<Out<T>, nout> outs = make_outs<A, T>(result, std::make_index_sequence<nout>{},
                                                       shape);
