@@ -96,6 +96,14 @@ __global__ void __launch_bounds__(br::kThreads) reduce_columns(const T* __restri
   }
 }
 
+/// Strided lines of grids with line_per_thread: a thread a line, its rows in order.
+template <class Op, class T, class R>
+__global__ void reduce_column_lines(const T* __restrict__ x, std::int64_t length, std::int64_t inner,
+                                    std::int64_t lines, R* __restrict__ out) {
+  for (std::int64_t line = cuda::global_index_1d(); line < lines; line += cuda::grid_stride_1d())
+    out[line] = br::column_line<T, R>(x, length, inner, line, Op{});
+}
+
 /// Strided lines, pass 2 (more than one chunk): a thread a line, its chunks in order.
 template <class Op, class R>
 __global__ void fold_column_chunks(const R* __restrict__ partials, std::int64_t chunks, std::int64_t lines,
@@ -122,6 +130,13 @@ void enqueue_lines(const T* x, std::int64_t outer, std::int64_t length, std::int
   } else if (outer * inner > 0) {
     const br::ColumnsGrid grid = br::columns_grid(outer, length, inner);
     const std::int64_t lines = outer * inner;
+    if (grid.line_per_thread) {
+      constexpr int threads = 256;
+      reduce_column_lines<Op, T, R><<<cuda::grid_1d(lines, threads), threads, 0, stream.get()>>>(x, length, inner,
+                                                                                              lines, out);
+      USRECON_CUDA_CHECK_LAUNCH("reduce_column_lines");
+      return;
+    }
     const dim3 blocks(static_cast<unsigned>(std::min<std::int64_t>(grid.tiles, std::int64_t(1) << 20)),
                       static_cast<unsigned>(grid.chunks));  // chunks <= br::kMaxBlocks
     if (grid.chunks == 1) {

@@ -177,6 +177,11 @@ void emulate_columns(const T* x, std::int64_t outer, std::int64_t length, std::i
   const std::int64_t lines = outer * inner;
   const auto partial_size = static_cast<std::size_t>(grid.chunks > 1 ? grid.chunks * lines : 0);
   std::tuple<std::vector<R>...> partials{std::vector<R>(partial_size)...};
+  if (grid.line_per_thread) {  // a thread a line: no block to emulate
+    for (std::int64_t line = 0; line < lines; ++line)
+      ((outs[line] = br::column_line<T, R>(x, length, inner, line, Ops{})), ...);
+    return;
+  }
   const auto run = [&]<std::size_t... I>(std::index_sequence<I...>) {
     for (std::int64_t tile = 0; tile < grid.tiles; ++tile)
       for (std::int64_t chunk = 0; chunk < grid.chunks; ++chunk) {
@@ -202,7 +207,8 @@ void emulate_columns(const T* x, std::int64_t outer, std::int64_t length, std::i
 }
 
 /// What the strided lines' kernels compute, written as a plain loop (no threads: fast enough for
-/// the GPU tests' large shapes): for each line, each chunk's warps fold their rows (warp w: rows
+/// the GPU tests' large shapes): for each line (a grid with line_per_thread: its rows in order),
+/// each chunk's warps fold their rows (warp w: rows
 /// w, w + kRowsAtOnce, ... of the chunk) by Op::Accumulator, the warps' results are combined in
 /// warp order, the chunks' folded by Op::Accumulator. The CPU suite checks that it equals
 /// emulate_columns bit for bit.
@@ -212,6 +218,12 @@ void model_columns(const T* x, std::int64_t outer, std::int64_t length, std::int
   namespace br = block_reduce;
   for (std::int64_t o = 0; o < outer; ++o)
     for (std::int64_t j = 0; j < inner; ++j) {
+      if (grid.line_per_thread) {  // the rows in order
+        typename Op::Accumulator rows;
+        for (std::int64_t k = 0; k < length; ++k) rows.add(static_cast<R>(x[(o * length + k) * inner + j]));
+        out[o * inner + j] = rows.value();
+        continue;
+      }
       typename Op::Accumulator chunks;
       for (std::int64_t c = 0; c < grid.chunks; ++c) {
         const std::int64_t first = c * grid.chunk_rows, end = std::min(length, first + grid.chunk_rows);

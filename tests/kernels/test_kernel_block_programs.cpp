@@ -302,6 +302,7 @@ TEST(KernelBlockReduceProgram, MinAndMaxEqualAPlainLoopAndTheCpu) {
 TEST(KernelColumnsProgram, GridCoversEveryRowOnceWithAboutTheBlocksOfAWholeArraySum) {
   struct Case {
     std::int64_t outer, length, inner, tiles, chunks;
+    bool line_per_thread = false;
   };
   const Case cases[] = {
       {1, 4096, 4096, 128, 16},     // gpu-check's square arrays: 16 chunks of 256 rows
@@ -311,6 +312,10 @@ TEST(KernelColumnsProgram, GridCoversEveryRowOnceWithAboutTheBlocksOfAWholeArray
       {3, 255, 33, 6, 1},           // fewer rows than a block reads 32 times
       {1, 0, 5, 1, 1},              // no rows: one empty chunk (a sum of 0 a line)
       {2, 1 << 20, 1, 2, 1024},
+      {1'000'000, 64, 2, 1'000'000, 1, true},  // a thread a line: tiles of 2 columns would idle 30 lanes
+      {2048, 5, 31, 2048, 1, true},
+      {2047, 5, 31, 2047, 1},                   // fewer tiles than kMaxBlocks: tiles
+      {2048, 5, 32, 2048, 1},                   // whole tiles
   };
   for (const Case& c : cases) {
     SCOPED_TRACE("outer " + std::to_string(c.outer) + ", length " + std::to_string(c.length) + ", inner " +
@@ -319,6 +324,7 @@ TEST(KernelColumnsProgram, GridCoversEveryRowOnceWithAboutTheBlocksOfAWholeArray
     EXPECT_EQ(g.tiles_per_outer, (c.inner + bs::kWarp - 1) / bs::kWarp);
     EXPECT_EQ(g.tiles, c.tiles);
     EXPECT_EQ(g.chunks, c.chunks);
+    EXPECT_EQ(g.line_per_thread, c.line_per_thread);
     EXPECT_GE(g.chunks * g.chunk_rows, c.length) << "rows left out";
     if (c.length > 0) {
       EXPECT_LT((g.chunks - 1) * g.chunk_rows, c.length) << "an empty chunk";
@@ -343,7 +349,7 @@ void expect_columns_as_a_plain_loop(std::uint64_t seed) {
     std::int64_t outer, length, inner;
   };
   for (const Case c : {Case{1, 1, 2}, Case{2, 7, 33}, Case{1, 257, 31}, Case{1, 1000, 40}, Case{2, 300, 65},
-                       Case{1, 2100, 32}}) {
+                       Case{1, 2100, 32}, Case{2048, 9, 3}}) {  // the last: a thread a line
     for (const bool own_grid : {false, true}) {
       if (own_grid && c.outer * c.inner > 70) continue;  // 5 chunks of the smaller shapes: the emulator is slow
       bs::ColumnsGrid grid = bs::columns_grid(c.outer, c.length, c.inner);

@@ -368,8 +368,9 @@ TEST(KernelCuda, MinAndMaxEqualTheirHostEmulationAndTheCpu) {
 
 // Along an axis on the GPU: contiguous lines (a block each, pass 1's program) equal the host
 // emulation of that program over each line bit for bit, strided lines (tiles of 32 columns by
-// chunks of rows) the plain-loop model of reduce_columns and fold_column_chunks (which the CPU
-// suite checks against their emulation); min, max and integer sums equal the CPU's exactly, float means
+// chunks of rows; (4096, 7, 3) along axis 1: a thread a line) the plain-loop model of
+// reduce_columns, fold_column_chunks and reduce_column_lines (which the CPU suite checks against
+// their emulation); min, max and integer sums equal the CPU's exactly, float means
 // within rounding; into device and host outputs, with the axis kept.
 template <class T>
 void expect_gpu_axis_reductions(std::uint64_t seed) {
@@ -377,7 +378,7 @@ void expect_gpu_axis_reductions(std::uint64_t seed) {
   using S = uk::sum_type_t<T>;
   const uk::Stream stream;
   const uk::Exec exec{0, stream};
-  for (const Shape shape : {Shape{5, 3001}, Shape{3001, 5}, Shape{2, 700, 300}, Shape{1, 1}}) {
+  for (const Shape shape : {Shape{5, 3001}, Shape{3001, 5}, Shape{2, 700, 300}, Shape{1, 1}, Shape{4096, 7, 3}}) {
     const auto x = random_array<T>(shape, seed++, -1000, 1000);
     const auto dx = uk::to_device(x, stream);
     for (int axis = 0; axis < shape.ndim(); ++axis) {

@@ -719,6 +719,8 @@ TEST_F(CliCommands, EmptyValuesAreRefused) {
   usrecon::io::write_file_atomic(dir_ / "yaml.toml", "output: \"q/\"\n");
   expect_refused(pw + " --config " + quote(dir_ / "yaml.toml"),
                  "yaml.toml: unknown option 'output: \"q/\"': write key = value (TOML or INI), not key: value");
+  usrecon::io::write_file_atomic(dir_ / "yaml2.toml", "model : sa\n");
+  expect_refused(pw + " --config " + quote(dir_ / "yaml2.toml"), "write key = value (TOML or INI), not key: value");
   EXPECT_FALSE(fs::exists(dir_ / "out"));
 }
 
@@ -810,7 +812,9 @@ TEST_F(CliCommands, RangedOptionsSayWhatTheyTake) {
     ASSERT_EQ(r.exit_code, 0) << given << ": " << r.output;
     EXPECT_NE(r.output.find("--tx-elements " + std::string(listed) + "\n"), std::string::npos) << r.output;
   }
-  expect_refused(sa + " --tx-elements 0:0:8", "--tx-elements: START:STEP:STOP 0:0:8 never reaches STOP");
+  expect_refused(sa + " --tx-elements 0:0:8", "--tx-elements: START:STEP:STOP 0:0:8 has a STEP of 0");
+  expect_refused(sa + " --tx-elements 5:0:5", "--tx-elements: START:STEP:STOP 5:0:5 has a STEP of 0");
+  expect_refused(sa + " --tx-elements 0:1:65535,0", "--tx-elements: lists more than 65536 numbers");
   expect_refused(sa + " --tx-elements 8:1:0", "--tx-elements: START:STEP:STOP 8:1:0 never reaches STOP");
   expect_refused(sa + " --tx-elements 0:1", "--tx-elements: expected a whole number or START:STEP:STOP, not 0:1");
   expect_refused(sa + " --tx-elements 0:2:70000",

@@ -49,10 +49,26 @@ TEST_F(CliPaths, SimulateMakesTheDirectoriesOfItsOutputs) {
   std::ofstream(dir_ / "blocked") << "a file";
   const auto blocked = usrecon("simulate --point 3,10 -o blocked/s.txt");
   EXPECT_EQ(blocked.exit_code, 1) << blocked.output;
-  EXPECT_TRUE(says(blocked, "blocked/s.txt: cannot create its directory blocked: ")) << blocked.output;
+  EXPECT_TRUE(says(blocked, "blocked/s.txt: cannot create its directory blocked: blocked is not a directory"))
+      << blocked.output;
   const auto refused = usrecon("simulate --model planewave --point 0,-20 -o never/pw.npy");
   EXPECT_NE(refused.exit_code, 0) << refused.output;
   EXPECT_FALSE(fs::exists(dir_ / "never"));
+  // A truth directory that cannot be made, found after the simulation: the data's directories,
+  // made first, are removed again (a review found newdir/sub left behind).
+  const auto late = usrecon("simulate --model sa --elements 16 --samples 500 --point 0,10 -o newdir/sub/x.npy "
+                            "--truth /proc/usrecon-none/t.json");
+  EXPECT_EQ(late.exit_code, 1) << late.output;
+  EXPECT_TRUE(says(late, "--truth /proc/usrecon-none/t.json: cannot create its directory /proc/usrecon-none: "))
+      << late.output;
+  EXPECT_FALSE(fs::exists(dir_ / "newdir"));
+  // One under a file is refused before the simulation.
+  const auto early = usrecon("simulate --model sa --elements 16 --samples 500 --point 0,10 -o x2.npy --truth "
+                             "blocked/deeper/t.json");
+  EXPECT_EQ(early.exit_code, 1) << early.output;
+  EXPECT_TRUE(says(early, "--truth blocked/deeper/t.json: cannot create its directory blocked/deeper: blocked is not "
+                          "a directory")) << early.output;
+  EXPECT_FALSE(fs::exists(dir_ / "x2.npy"));
 }
 
 // A raw image an earlier run wrote beside its inputs is no channel data: a second run into the

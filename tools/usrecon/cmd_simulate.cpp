@@ -296,8 +296,9 @@ int run_das(SimulateArgs& args) {
   }
   warn_of_points_outside_record(recon::points_outside_record(o), o.points.size());
   const recon::ChannelData rf = recon::simulate_das_channels(o);
-  make_parent_directories(args.output, args.output);
-  if (!args.truth.empty()) make_parent_directories(args.truth, "--truth " + args.truth);
+  MadeDirectories directories;  // removed again unless both files are put in place
+  directories.make_for(args.output, args.output);
+  if (!args.truth.empty()) directories.make_for(args.truth, "--truth " + args.truth);
   io::StagedFile data(args.output);
   if (ustb) {
     recon::write_ustb_uff(data, rf, acq);
@@ -357,6 +358,7 @@ int run_das(SimulateArgs& args) {
     for (const recon::Cyst& c : o.cysts) truth["cysts"].push_back({{"x", c.x}, {"z", c.z}, {"radius", c.radius}});
   }
   put_in_place(std::move(data), args.truth, truth);
+  directories.keep();
   std::printf("usrecon: wrote %s (%s: %s x %s x %s, %s, %s, %s)%s%s\n", args.output.c_str(), args.model.c_str(),
               counted(rf.samples, "sample").c_str(), counted(rf.elements, "element").c_str(),
               counted(rf.transmits, "transmit").c_str(), counted(o.points.size(), "point").c_str(),
@@ -390,7 +392,11 @@ int run_das(SimulateArgs& args) {
 // The channel data and the truth file: names a file may be written at (check_output_file).
 void check_outputs(const SimulateArgs& args) {
   check_output_file(args.output, args.overwrite, args.output);
-  if (!args.truth.empty()) check_output_file(args.truth, args.overwrite, "--truth " + args.truth);
+  check_output_directory(args.output, args.output);
+  if (!args.truth.empty()) {
+    check_output_file(args.truth, args.overwrite, "--truth " + args.truth);
+    check_output_directory(args.truth, "--truth " + args.truth);
+  }
 }
 
 int run(SimulateArgs& args) {
@@ -428,8 +434,9 @@ int run(SimulateArgs& args) {
   const recon::seed::Problem& p = args.options.problem;
   warn_of_points_outside_record(recon::points_outside_record(args.options), args.options.points.size());
   const std::vector<std::int32_t> rf = recon::simulate_seed_channels(args.options);
-  make_parent_directories(args.output, args.output);
-  if (!args.truth.empty()) make_parent_directories(args.truth, "--truth " + args.truth);
+  MadeDirectories directories;  // removed again unless both files are put in place
+  directories.make_for(args.output, args.output);
+  if (!args.truth.empty()) directories.make_for(args.truth, "--truth " + args.truth);
   io::StagedFile data(args.output);
   data.write(io::encode_source_txt(rf, p.channels, p.samples, args.output));
   nlohmann::json truth;
@@ -453,6 +460,7 @@ int run(SimulateArgs& args) {
                                  {"i", s.z_mm / recon::seed::Problem::kGridStepMm}});
   }
   put_in_place(std::move(data), args.truth, truth);
+  directories.keep();
   std::printf("usrecon: wrote %s (%s x %s, %s, %s)%s%s\n", args.output.c_str(), counted(p.channels, "channel").c_str(),
               counted(p.samples, "sample").c_str(), counted(args.options.points.size(), "point").c_str(),
               counted(args.options.speckle, "speckle scatterer").c_str(), args.truth.empty() ? "" : "; truth in ",

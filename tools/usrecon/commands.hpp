@@ -124,9 +124,10 @@ inline CLI::Validator whole_number_list(int lo, int hi) {
         const std::string whole = text;
         std::string canonical;
         std::size_t start = 0, count = 0;
+        bool too_many = false;
         const auto add = [&](int value) {
-          canonical += (canonical.empty() ? "" : ",") + std::to_string(value);
-          ++count;
+          if (++count > 65536) too_many = true;
+          else canonical += (canonical.empty() ? "" : ",") + std::to_string(value);
         };
         for (std::size_t i = 0; i <= whole.size(); ++i) {
           if (i < whole.size() && whole[i] != ',') continue;
@@ -144,6 +145,7 @@ inline CLI::Validator whole_number_list(int lo, int hi) {
           if (c1 == std::string::npos) {
             if (std::string error = item(part); !error.empty()) return error;
             add(std::stoi(part));
+            if (too_many) return "lists more than 65536 numbers";
             continue;
           }
           const std::size_t c2 = part.find(':', c1 + 1);
@@ -154,10 +156,11 @@ inline CLI::Validator whole_number_list(int lo, int hi) {
           if (std::string error = item(last); !error.empty()) return error + " (STOP of " + part + ")";
           if (std::string error = step_of(step); !error.empty()) return error + " (STEP of " + part + ")";
           const int a = std::stoi(first), d = std::stoi(step), b = std::stoi(last);
-          if (d == 0 || (b > a && d < 0) || (b < a && d > 0)) return "START:STEP:STOP " + part + " never reaches STOP";
-          for (int v = a; d > 0 ? v <= b : v >= b; v += d) {
-            if (count >= 65536) return "lists more than 65536 numbers";
-            add(v);
+          if (d == 0) return "START:STEP:STOP " + part + " has a STEP of 0";
+          if ((b > a && d < 0) || (b < a && d > 0)) return "START:STEP:STOP " + part + " never reaches STOP";
+          for (long long v = a; d > 0 ? v <= b : v >= b; v += d) {  // long long: b + d may pass an int
+            add(static_cast<int>(v));
+            if (too_many) return "lists more than 65536 numbers";
           }
         }
         text = canonical;

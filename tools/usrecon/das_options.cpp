@@ -229,8 +229,10 @@ void apply_config(const DasArgs& args) {
         throw Error("--config " + args.config + ": " + shortened(item.name) + ": the inputs are not options: "
                     "give them on the command line (usrecon reconstruct --config " + args.config + " FILE...)");
       // A "key: value" line (YAML, or a typo of '='), which the reader takes whole as a key.
-      if (const std::size_t colon = item.name.find(':'); colon != std::string::npos && colon > 0 &&
-                                                          args.app->get_option_no_throw("--" + item.name.substr(0, colon)))
+      const std::size_t colon = item.name.find(':');
+      std::string key = colon == std::string::npos ? std::string() : item.name.substr(0, colon);
+      while (!key.empty() && (key.back() == ' ' || key.back() == '\t')) key.pop_back();  // "model : sa"
+      if (!key.empty() && args.app->get_option_no_throw("--" + key))
         throw Error("--config " + args.config + ": unknown option '" + shortened(item.name) +
                     "': write key = value (TOML or INI), not key: value");
       throw Error("--config " + args.config + ": unknown option '" + shortened(item.name) + "'");

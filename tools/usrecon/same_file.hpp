@@ -2,9 +2,13 @@
 // to write over an input), and whether a file may be written at a name.
 #pragma once
 
+#include <unistd.h>
+
+#include <cerrno>
 #include <filesystem>
 #include <string>
 #include <system_error>
+#include <vector>
 
 #include "usrecon/kernels/common.hpp"
 
@@ -48,16 +52,62 @@ inline void check_output_file(const std::filesystem::path& target, bool overwrit
     throw Error(what + " already exists (kept; use --overwrite to replace it)");
 }
 
-/// The directories above `target` that do not exist yet, made, as reconstruct makes -o's
-/// (simulate -o new/x.npy said only that "new" did not exist). Called just before the writes, so
-/// that a run refused earlier leaves no directory behind.
-inline void make_parent_directories(const std::filesystem::path& target, const std::string& what) {
+/// Before any work: the nearest existing directory above `target` must be a directory that can be
+/// written, where directories are to be made for it (said at once, not after the simulation).
+inline void check_output_directory(const std::filesystem::path& target, const std::string& what) {
   namespace fs = std::filesystem;
-  const fs::path dir = target.parent_path();
   std::error_code ec;
+  fs::path dir = target.parent_path();
   if (dir.empty() || fs::is_directory(dir, ec)) return;
-  fs::create_directories(dir, ec);
-  if (ec) throw Error(what + ": cannot create its directory " + dir.string() + ": " + ec.message());
+  fs::path existing = dir;
+  while (!existing.empty() && !fs::exists(fs::symlink_status(existing, ec)) && existing != existing.parent_path())
+    existing = existing.parent_path();
+  if (existing.empty()) existing = ".";
+  if (!fs::is_directory(existing, ec))
+    throw Error(what + ": cannot create its directory " + dir.string() + ": " + existing.string() +
+                (fs::is_symlink(fs::symlink_status(existing, ec)) ? " is a link that leads to no directory"
+                                                                   : " is not a directory"));
+  if (::access(existing.c_str(), W_OK | X_OK) != 0)
+    throw Error(what + ": cannot create its directory " + dir.string() + ": " + existing.string() + ": " +
+                std::error_code(errno, std::generic_category()).message());
 }
+
+/// The directories made for outputs that did not exist yet (simulate -o new/x.npy said only that
+/// "new" did not exist, where reconstruct makes -o's), removed again, deepest first and only
+/// where still empty, unless keep() is called once the outputs are in place: a run that fails
+/// after making them leaves none behind.
+class MadeDirectories {
+ public:
+  MadeDirectories() = default;
+  MadeDirectories(const MadeDirectories&) = delete;
+  MadeDirectories& operator=(const MadeDirectories&) = delete;
+  ~MadeDirectories() {
+    if (kept_) return;
+    for (auto it = made_.rbegin(); it != made_.rend(); ++it) {
+      std::error_code ec;
+      std::filesystem::remove(*it, ec);  // an empty directory only
+    }
+  }
+  /// Makes the missing directories above `target`, one at a time, recording each.
+  void make_for(const std::filesystem::path& target, const std::string& what) {
+    namespace fs = std::filesystem;
+    std::vector<fs::path> missing;
+    std::error_code ec;
+    for (fs::path p = target.parent_path(); !p.empty() && !fs::exists(fs::symlink_status(p, ec)); p = p.parent_path()) {
+      missing.push_back(p);
+      if (p == p.parent_path()) break;
+    }
+    for (auto it = missing.rbegin(); it != missing.rend(); ++it) {
+      if (!fs::create_directory(*it, ec) && ec)
+        throw Error(what + ": cannot create its directory " + it->string() + ": " + ec.message());
+      if (!ec) made_.push_back(*it);
+    }
+  }
+  void keep() { kept_ = true; }
+
+ private:
+  std::vector<std::filesystem::path> made_;
+  bool kept_ = false;
+};
 
 }  // namespace usrecon::cli

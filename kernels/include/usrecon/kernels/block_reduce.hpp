@@ -181,12 +181,21 @@ struct ColumnsGrid {
   std::int64_t tiles = 1;
   std::int64_t chunks = 1;
   std::int64_t chunk_rows = 0;
+  /// Fewer than kWarp columns and tiles enough for the GPU: a thread a line (column_line) instead,
+  /// as a tile would leave most of its lanes idle ((10^6, 64, 2) along axis 1: 10^6 blocks with
+  /// 16 threads at work of 256).
+  bool line_per_thread = false;
 };
 
 USRECON_HD inline ColumnsGrid columns_grid(std::int64_t outer, std::int64_t length, std::int64_t inner) {
   ColumnsGrid g;
   g.tiles_per_outer = (inner + kWarp - 1) / kWarp;
   g.tiles = outer * g.tiles_per_outer;
+  if (inner < kWarp && g.tiles >= kMaxBlocks) {
+    g.line_per_thread = true;
+    g.chunk_rows = length;
+    return g;
+  }
   std::int64_t chunks = g.tiles >= kMaxBlocks ? 1 : (kMaxBlocks + g.tiles - 1) / g.tiles;
   const std::int64_t most = length / (kRowsAtOnce * kLeastRowsAWarp);
   if (chunks > most) chunks = most;
@@ -230,6 +239,16 @@ USRECON_HD void columns_program(const T* x, std::int64_t length, std::int64_t in
     for (int w = 1; w < kRowsAtOnce; ++w) v = Op::combine(v, shared[w * kWarp + lane]);
     out[chunk * lines + o * inner + column] = v;
   }
+}
+
+/// The strided line `line` (of outer * inner) by one thread, its rows in order (grids with
+/// line_per_thread).
+template <class T, class R, class Op = Sum<R>>
+USRECON_HD R column_line(const T* x, std::int64_t length, std::int64_t inner, std::int64_t line, Op = {}) {
+  const T* p = x + (line / inner) * length * inner + line % inner;
+  typename Op::Accumulator acc;
+  for (std::int64_t k = 0; k < length; ++k) acc.add(static_cast<R>(p[k * inner]));
+  return acc.value();
 }
 
 /// Pass 2 of the strided lines (more than one chunk): line `line`'s chunk results folded in
