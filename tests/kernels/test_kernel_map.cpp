@@ -187,6 +187,21 @@ TEST(KernelMap, HostAndDeviceOperandsMixedThrowBeforeAnyKernel) {
   } catch (const usrecon::Error& e) {
     EXPECT_NE(std::string(e.what()).find("host and device arrays mixed"), std::string::npos);
   }
+  // The form that returns new arrays says the mix alike (it said that an In<T>::device view needs
+  // a DeviceArray among the inputs); a device view alone still gets that sentence.
+  const auto refused = [](auto&& call, const std::string& words) {
+    try {
+      call();
+      ADD_FAILURE() << "no exception";
+    } catch (const usrecon::Error& e) {
+      EXPECT_EQ(std::string(e.what()), words);
+    }
+  };
+  refused([&] { (void)uk::add(a, uk::In<float>::device(fake_device, Shape{8})); },
+          "add: host and device arrays mixed in one call; move them with to_device() or copy_to_host() first");
+  refused([&] { (void)uk::add(uk::In<float>::device(fake_device, Shape{8}), 1.0f); },
+          "add: an In<T>::device view among the inputs and no DeviceArray: this form returns host arrays; pass the "
+          "outputs (Out<T>::device) or a DeviceArray");
 }
 
 // An output may be an input element for element (in place); any other overlap is refused at the
