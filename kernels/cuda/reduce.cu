@@ -127,7 +127,7 @@ void enqueue_lines(const T* x, std::int64_t outer, std::int64_t length, std::int
     const auto blocks = static_cast<unsigned>(std::min<std::int64_t>(outer, std::int64_t(1) << 20));
     reduce_rows<Op, T, R><<<blocks, br::kThreads, 0, stream.get()>>>(x, outer, length, out);
     USRECON_CUDA_CHECK_LAUNCH("reduce_rows");
-  } else if (outer * inner > 0) {
+  } else {  // the host entry returned already where there are no lines
     const br::ColumnsGrid grid = br::columns_grid(outer, length, inner);
     const std::int64_t lines = outer * inner;
     if (grid.line_per_thread) {

@@ -69,6 +69,12 @@ TEST_F(CliPaths, SimulateMakesTheDirectoriesOfItsOutputs) {
   EXPECT_TRUE(says(early, "--truth blocked/deeper/t.json: cannot create its directory blocked/deeper: blocked is not "
                           "a directory")) << early.output;
   EXPECT_FALSE(fs::exists(dir_ / "x2.npy"));
+  // A link to nowhere on the way is said as one.
+  fs::create_symlink(dir_ / "absent", dir_ / "dangling");
+  const auto link = usrecon("simulate --point 3,10 -o dangling/s.txt");
+  EXPECT_EQ(link.exit_code, 1) << link.output;
+  EXPECT_TRUE(says(link, "dangling/s.txt: cannot create its directory dangling: dangling is a link that leads to no "
+                         "directory")) << link.output;
 }
 
 // A raw image an earlier run wrote beside its inputs is no channel data: a second run into the

@@ -175,6 +175,12 @@ void warn_of_points_outside_record(const recon::PointsOutsideRecord& outside, st
 
 // Plane-wave, synthetic-aperture, diverging- or focused-wave channel data with the geometry of
 // das_simulate.hpp.
+// The directories of the channel data and the truth file, made just before they are written.
+void make_output_directories(const SimulateArgs& args, MadeDirectories& directories) {
+  directories.make_for(args.output, args.output);
+  if (!args.truth.empty()) directories.make_for(args.truth, "--truth " + args.truth);
+}
+
 int run_das(SimulateArgs& args) {
   recon::DasSimulationOptions& o = args.das;
   recon::Acquisition& acq = o.acquisition;
@@ -245,22 +251,18 @@ int run_das(SimulateArgs& args) {
     positions.add(option, *text, {min_mm, max_mm}, 2, ':');
   }
   deepest = std::max(deepest, o.z_max);
+  recon::DasSimulationOptions whole = o;
+  whole.x_min = whole.x_max = whole.z_min = whole.z_max = 0;  // the default region: to the last sample
+  const recon::SpeckleRegion default_region = recon::speckle_region(whole);
   if (positions.all_under_1mm()) {
     // Read as metres, would they lie within the record? Points: some echo in it; otherwise the
     // deepest cyst edge or speckle depth within the record's depth.
-    bool plausible = false;
-    if (!o.points.empty()) {
-      plausible = echoes_in_record_as_metres(o, &recon::PointTarget::x, &recon::PointTarget::z);
-    } else {
-      recon::DasSimulationOptions whole = o;
-      whole.x_min = whole.x_max = whole.z_min = whole.z_max = 0;  // the default region: to the last sample
-      plausible = deepest * 1e3 <= recon::speckle_region(whole).z_max;
-    }
+    const bool plausible = !o.points.empty()
+                               ? echoes_in_record_as_metres(o, &recon::PointTarget::x, &recon::PointTarget::z)
+                               : deepest * 1e3 <= default_region.z_max;
     if (plausible) positions.warn();
   } else {
-    recon::DasSimulationOptions whole = o;
-    whole.x_min = whole.x_max = whole.z_min = whole.z_max = 0;  // the default region: to the last sample
-    positions.warn_regions_under_1mm(recon::speckle_region(whole));
+    positions.warn_regions_under_1mm(default_region);
   }
   // A cyst is where the speckle is not: without speckle, or outside its region, it was accepted
   // and changed nothing.
@@ -297,8 +299,7 @@ int run_das(SimulateArgs& args) {
   warn_of_points_outside_record(recon::points_outside_record(o), o.points.size());
   const recon::ChannelData rf = recon::simulate_das_channels(o);
   MadeDirectories directories;  // removed again unless both files are put in place
-  directories.make_for(args.output, args.output);
-  if (!args.truth.empty()) directories.make_for(args.truth, "--truth " + args.truth);
+  make_output_directories(args, directories);
   io::StagedFile data(args.output);
   if (ustb) {
     recon::write_ustb_uff(data, rf, acq);
@@ -435,8 +436,7 @@ int run(SimulateArgs& args) {
   warn_of_points_outside_record(recon::points_outside_record(args.options), args.options.points.size());
   const std::vector<std::int32_t> rf = recon::simulate_seed_channels(args.options);
   MadeDirectories directories;  // removed again unless both files are put in place
-  directories.make_for(args.output, args.output);
-  if (!args.truth.empty()) directories.make_for(args.truth, "--truth " + args.truth);
+  make_output_directories(args, directories);
   io::StagedFile data(args.output);
   data.write(io::encode_source_txt(rf, p.channels, p.samples, args.output));
   nlohmann::json truth;

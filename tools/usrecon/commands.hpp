@@ -121,13 +121,14 @@ inline CLI::Validator whole_number_list(int lo, int hi) {
   return CLI::Validator(
       [=](std::string& text) -> std::string {
         if (text.empty()) return item(text);
-        const std::string whole = text;
+        const std::string whole = text;  // text is rewritten at the end
         std::string canonical;
         std::size_t start = 0, count = 0;
-        bool too_many = false;
-        const auto add = [&](int value) {
-          if (++count > 65536) too_many = true;
-          else canonical += (canonical.empty() ? "" : ",") + std::to_string(value);
+        constexpr std::size_t kMostNumbers = 65536;
+        const auto add = [&](int value) {  // false past kMostNumbers
+          if (++count > kMostNumbers) return false;
+          canonical += (canonical.empty() ? "" : ",") + std::to_string(value);
+          return true;
         };
         for (std::size_t i = 0; i <= whole.size(); ++i) {
           if (i < whole.size() && whole[i] != ',') continue;
@@ -144,8 +145,7 @@ inline CLI::Validator whole_number_list(int lo, int hi) {
           const std::size_t c1 = part.find(':');
           if (c1 == std::string::npos) {
             if (std::string error = item(part); !error.empty()) return error;
-            add(std::stoi(part));
-            if (too_many) return "lists more than 65536 numbers";
+            if (!add(std::stoi(part))) return "lists more than 65536 numbers";
             continue;
           }
           const std::size_t c2 = part.find(':', c1 + 1);
@@ -158,10 +158,8 @@ inline CLI::Validator whole_number_list(int lo, int hi) {
           const int a = std::stoi(first), d = std::stoi(step), b = std::stoi(last);
           if (d == 0) return "START:STEP:STOP " + part + " has a STEP of 0";
           if ((b > a && d < 0) || (b < a && d > 0)) return "START:STEP:STOP " + part + " never reaches STOP";
-          for (long long v = a; d > 0 ? v <= b : v >= b; v += d) {  // long long: b + d may pass an int
-            add(static_cast<int>(v));
-            if (too_many) return "lists more than 65536 numbers";
-          }
+          for (long long v = a; d > 0 ? v <= b : v >= b; v += d)  // long long: b + d may pass an int
+            if (!add(static_cast<int>(v))) return "lists more than 65536 numbers";
         }
         text = canonical;
         return {};

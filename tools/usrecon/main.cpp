@@ -2,11 +2,11 @@
 #include <malloc.h>
 
 #include <cstdio>
-#include <cstring>
 #include <exception>
 #include <functional>
 #include <new>
 #include <string>
+#include <string_view>
 
 #include "commands.hpp"
 #include "usrecon/kernels/common.hpp"
@@ -36,11 +36,12 @@ int main(int argc, char** argv) {
     usrecon::cli::refuse_empty_values(app);
   } catch (const CLI::ArgumentMismatch& e) {
     // CLI11's "--model: At Most 1 required but received 2" for an option given twice.
+    constexpr std::string_view kTwice = ": At Most 1 required but received ";
     const std::string what = e.what();
-    const std::size_t at = what.find(": At Most 1 required but received ");
+    const std::size_t at = what.find(kTwice);
     if (at == std::string::npos) return app.exit(e);
     std::fprintf(stderr, "%s is given %s times; give it once\nRun with --help for more information.\n",
-                 what.substr(0, at).c_str(), what.substr(at + std::strlen(": At Most 1 required but received ")).c_str());
+                 what.substr(0, at).c_str(), what.substr(at + kTwice.size()).c_str());
     return e.get_exit_code();
   } catch (const CLI::ParseError& e) {
     return app.exit(e);
