@@ -36,6 +36,48 @@ sum_type_t<T> leaf_sum(const T* x, std::size_t n) {
   return static_cast<sum_type_t<T>>(acc[0]);
 }
 
+// The sum of n < 2^32 int64 values from the sums of their unsigned bits' low halves, high halves
+// and signs (below): high * 2^32 + low - negatives * 2^64.
+Int128 split_total(std::uint64_t low, std::uint64_t high, std::uint64_t negatives) {
+  Int128 shifted(0), low_part(0);
+  shifted.low = high << 32;
+  shifted.high = static_cast<std::int64_t>(high >> 32);
+  low_part.low = low;  // unsigned: it may pass 2^63
+  Int128 total = shifted + low_part;
+  total.high = static_cast<std::int64_t>(static_cast<std::uint64_t>(total.high) - negatives);
+  return total;
+}
+
+// One leaf's exact sum for a mean (integers; n <= leaf). int32: the int64 leaf sum, exact
+// (2048 values of 2^31 at most). int64: each value split as its unsigned bits' high and low
+// halves (u = high * 2^32 + low) and its sign (x = u - 2^64 when negative), each added in 64-bit
+// lanes (at most 2048 * 2^32 = 2^43: no wrap), shifts and adds the vector units do alike.
+template <class T>
+Int128 leaf_exact_sum(const T* x, std::size_t n) {
+  if constexpr (sizeof(T) <= 4) {
+    return Int128(leaf_sum(x, n));
+  } else {
+    std::uint64_t low[lanes] = {}, high[lanes] = {}, negative[lanes] = {};
+    const auto add = [&](std::size_t k, T v) {
+      const auto u = static_cast<std::uint64_t>(v);
+      low[k] += u & 0xffffffffu;
+      high[k] += u >> 32;
+      negative[k] += u >> 63;
+    };
+    std::size_t i = 0;
+    for (; i + lanes <= n; i += lanes)
+      for (std::size_t k = 0; k < lanes; ++k) add(k, x[i + k]);
+    for (std::size_t k = 0; i + k < n; ++k) add(k, x[i + k]);
+    std::uint64_t low_total = 0, high_total = 0, negatives = 0;
+    for (std::size_t k = 0; k < lanes; ++k) {
+      low_total += low[k];
+      high_total += high[k];
+      negatives += negative[k];
+    }
+    return split_total(low_total, high_total, negatives);
+  }
+}
+
 // 16-byte vectors of T (GCC's and clang's vector extension): the compare, select and NaN test
 // of a min or max are then a few SSE instructions a vector, whatever the autovectorizer decides
 // (it left the plain loop scalar in the library's build: 7-11 ms for 2^24 floats against this
@@ -123,6 +165,16 @@ T cpu_extreme(const T* x, std::size_t n, int threads) {
   return kept;
 }
 
+// The exact sum of integers x[0, n) for their mean: leaves as leaf_results', added exactly.
+template <class T>
+Int128 cpu_exact_sum(const T* x, std::size_t n, int threads) {
+  if (n <= leaf) return leaf_exact_sum(x, n);
+  const std::vector<Int128> partial = leaf_results<Int128>(x, n, threads, leaf_exact_sum<T>);
+  Int128 total(0);
+  for (const Int128& p : partial) total = total + p;
+  return total;
+}
+
 const char* name_of(detail::Extremum which) { return which == detail::Extremum::min ? "min" : "max"; }
 
 [[noreturn]] void throw_empty(detail::Extremum which, const Shape& shape) {
@@ -194,6 +246,24 @@ constexpr std::size_t kShortLine = lanes;  // contiguous lines shorter than this
 template <class T, class R>
 void strided_sum(const T* x, std::size_t k0, std::size_t k1, std::size_t inner, std::size_t width, R* out) {
   if (k1 - k0 <= kRowBlock) {
+    if constexpr (std::is_same_v<R, Int128> && sizeof(T) == 8) {  // an int64 mean's: split as leaf_exact_sum's
+      std::vector<std::uint64_t> low(width), high(width), negatives(width);
+      for (std::size_t k = k0; k < k1; ++k)
+        for (std::size_t j = 0; j < width; ++j) {
+          const auto u = static_cast<std::uint64_t>(x[k * inner + j]);
+          low[j] += u & 0xffffffffu;
+          high[j] += u >> 32;
+          negatives[j] += u >> 63;
+        }
+      for (std::size_t j = 0; j < width; ++j) out[j] = split_total(low[j], high[j], negatives[j]);
+      return;
+    } else if constexpr (std::is_same_v<R, Int128>) {  // int32: 128 rows' int64 sums are exact
+      std::vector<std::int64_t> sums(width);
+      for (std::size_t k = k0; k < k1; ++k)
+        for (std::size_t j = 0; j < width; ++j) sums[j] += x[k * inner + j];
+      for (std::size_t j = 0; j < width; ++j) out[j] = Int128(sums[j]);
+      return;
+    }
     for (std::size_t j = 0; j < width; ++j) out[j] = R(0);
     for (std::size_t k = k0; k < k1; ++k)
       for (std::size_t j = 0; j < width; ++j) out[j] = block_reduce::add(out[j], static_cast<R>(x[k * inner + j]));
@@ -257,7 +327,7 @@ void cpu_lines(const T* x, const Lines& l, Reduction kind, R* r, int threads) {
   const bool sum = kind == Reduction::sum || kind == Reduction::mean;
   // One stretch of one line (contiguous) or of a slab's columns (strided) into `to`.
   const auto reduce_stretch = [&](const T* from, std::size_t rows, std::size_t width, R* to, int inside) {
-    if constexpr (std::is_same_v<R, sum_type_t<T>>) {
+    if constexpr (std::is_same_v<R, sum_type_t<T>> || std::is_same_v<R, Int128>) {  // Int128: a mean's
       if (sum) {
         if (l.inner != 1) {
           strided_sum(from, 0, rows, l.inner, width, to);
@@ -265,6 +335,8 @@ void cpu_lines(const T* x, const Lines& l, Reduction kind, R* r, int threads) {
           R total = R(0);
           for (std::size_t k = 0; k < rows; ++k) total = block_reduce::add(total, static_cast<R>(from[k]));
           *to = total;
+        } else if constexpr (std::is_same_v<R, Int128>) {
+          *to = cpu_exact_sum(from, rows, inside);
         } else {
           *to = cpu_sum(from, rows, inside);
         }
@@ -411,7 +483,22 @@ mean_type_t<T> mean(const In<T>& x, const Exec& exec) {
   using M = mean_type_t<T>;
   const std::int64_t n = x.location == Location::scalar ? 1 : x.shape.size();
   if (n == 0) return std::numeric_limits<M>::quiet_NaN();
-  return static_cast<M>(static_cast<M>(sum(x, exec)) / static_cast<M>(n));
+  if constexpr (std::is_integral_v<T>) {  // the exact sum, divided and rounded once
+    switch (x.location) {
+      case Location::scalar:
+        return static_cast<M>(x.value);
+      case Location::host:
+        return block_reduce::mean_from_sum<M>(cpu_exact_sum(x.data, static_cast<std::size_t>(n), exec.threads), n);
+      case Location::device: {
+        DeviceArray<M> result(Shape{1});  // the device's own division (the same function)
+        cuda_mean_to_device(x.data, static_cast<std::size_t>(n), result.data(), exec.stream);
+        return result.copy_to_host(exec.stream)[0];
+      }
+    }
+    return M(0);
+  } else {
+    return static_cast<M>(static_cast<M>(sum(x, exec)) / static_cast<M>(n));
+  }
 }
 
 template <class T>
@@ -480,11 +567,10 @@ void reduce_axis(const In<T>& x, Axis axis, const Out<R>& out, Reduction kind, c
     cpu_lines(x.data, l, kind, out.data, exec.threads);
     return;
   }
-  std::vector<sum_type_t<T>> sums(results);
+  std::vector<block_reduce::mean_sum_t<T>> sums(results);  // exact (Int128) for integers
   cpu_lines(x.data, l, Reduction::sum, sums.data(), exec.threads);
   for (std::size_t i = 0; i < results; ++i)
-    out.data[i] = l.length == 0 ? std::numeric_limits<R>::quiet_NaN()
-                                : static_cast<R>(static_cast<R>(sums[i]) / static_cast<R>(l.length));
+    out.data[i] = block_reduce::mean_from_sum<R>(sums[i], static_cast<std::int64_t>(l.length));
 }
 }  // namespace detail
 

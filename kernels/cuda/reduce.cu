@@ -112,12 +112,12 @@ __global__ void fold_column_chunks(const R* __restrict__ partials, std::int64_t 
     out[line] = br::columns_final(partials, chunks, lines, line, Op{});
 }
 
-/// mean = sum / length (a length of 0: 0 / 0, NaN).
+/// mean = sum / length by br::mean_from_sum, the CPU's function (a length of 0: NaN).
 template <class S, class M>
 __global__ void divide_by_length(const S* __restrict__ sums, std::int64_t count, std::int64_t length,
                                  M* __restrict__ out) {
   for (std::int64_t i = cuda::global_index_1d(); i < count; i += cuda::grid_stride_1d())
-    out[i] = static_cast<M>(static_cast<M>(sums[i]) / static_cast<M>(length));
+    out[i] = br::mean_from_sum<M>(sums[i], length);
 }
 
 template <class Op, class T, class R>
@@ -187,9 +187,10 @@ void cuda_extreme_to_device(const T* x, std::size_t n, T* out, Extremum which, S
 
 template <class T>
 void cuda_mean_to_device(const T* x, std::size_t n, mean_type_t<T>* out, StreamView stream) {
-  using S = sum_type_t<T>;
+  using S = br::mean_sum_t<T>;  // Int128 for integers: exact
   const cuda::StreamScratch<S> total(1, stream.get());  // freed on the stream, after the division
-  cuda_sum_to_device(x, n, total.data(), stream);
+  if (n == 0) USRECON_CUDA_CHECK(cudaMemsetAsync(total.data(), 0, sizeof(S), stream.get()));  // 0 in every S
+  else reduce_to_device<br::Sum<S>>(x, n, total.data(), stream);
   divide_by_length<S, mean_type_t<T>><<<1, 32, 0, stream.get()>>>(total.data(), 1, static_cast<std::int64_t>(n), out);
   USRECON_CUDA_CHECK_LAUNCH("divide_by_length");
 }
@@ -208,10 +209,11 @@ void cuda_reduce_axis(const T* x, std::size_t outer, std::size_t length, std::si
   }
   if constexpr (std::is_same_v<R, mean_type_t<T>>) {
     if (kind == Reduction::mean) {
-      const cuda::StreamScratch<S> sums(outer * inner, stream.get());
-      enqueue_lines<br::Sum<S>>(x, o, n, i, sums.data(), stream);
+      using M = br::mean_sum_t<T>;  // Int128 for integers: exact
+      const cuda::StreamScratch<M> sums(outer * inner, stream.get());
+      enqueue_lines<br::Sum<M>>(x, o, n, i, sums.data(), stream);
       constexpr int threads = 256;
-      divide_by_length<S, R><<<cuda::grid_1d(o * i, threads), threads, 0, stream.get()>>>(sums.data(), o * i, n, out);
+      divide_by_length<M, R><<<cuda::grid_1d(o * i, threads), threads, 0, stream.get()>>>(sums.data(), o * i, n, out);
       USRECON_CUDA_CHECK_LAUNCH("divide_by_length");
       return;
     }

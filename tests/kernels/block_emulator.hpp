@@ -74,7 +74,10 @@ class EmulatedBlock {
   friend class EmulatedThread;
   TimedBarrier block_barrier_;
   std::vector<std::unique_ptr<TimedBarrier>> warp_barriers_;
-  std::vector<std::uint64_t> lanes_;  // shfl_down's exchange: one 8-byte slot a thread
+  struct Slot {
+    alignas(16) unsigned char bytes[16];
+  };
+  std::vector<Slot> lanes_;  // shfl_down's exchange: one 16-byte slot a thread (Int128's size)
 };
 
 /// What thread `tid`'s program gets for the block intrinsics: sync(), shfl_down(v, offset) and
@@ -92,14 +95,14 @@ class EmulatedThread {
   /// of the warp must call it, as with __shfl_down_sync(0xffffffff, …).
   template <class R>
   R shfl_down(R v, int offset) const {
-    static_assert(std::is_trivially_copyable_v<R> && sizeof(R) <= sizeof(std::uint64_t));
+    static_assert(std::is_trivially_copyable_v<R> && sizeof(R) <= sizeof(EmulatedBlock::Slot));
     const int lane = tid_ % EmulatedBlock::kWarp;
     TimedBarrier& warp = *block_->warp_barriers_[std::size_t(tid_ / EmulatedBlock::kWarp)];
-    std::memcpy(&block_->lanes_[std::size_t(tid_)], &v, sizeof v);
+    std::memcpy(block_->lanes_[std::size_t(tid_)].bytes, &v, sizeof v);
     warp.arrive_and_wait();  // every lane has written
     R out = v;
     if (lane + offset < EmulatedBlock::kWarp)
-      std::memcpy(&out, &block_->lanes_[std::size_t(tid_ + offset)], sizeof out);
+      std::memcpy(&out, block_->lanes_[std::size_t(tid_ + offset)].bytes, sizeof out);
     warp.arrive_and_wait();  // every lane has read before the next exchange writes
     return out;
   }

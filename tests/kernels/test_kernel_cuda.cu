@@ -5,6 +5,7 @@
 #include <array>
 #include <cmath>
 #include <cstdint>
+#include <random>
 #include <limits>
 #include <string>
 #include <vector>
@@ -409,7 +410,10 @@ void expect_gpu_axis_reductions(std::uint64_t seed) {
           ASSERT_EQ(sums[line], want) << "line " << line;
           ASSERT_EQ(least[line], cpu_min[line]) << "line " << line;
           ASSERT_EQ(greatest[line], cpu_max[line]) << "line " << line;
-          ASSERT_NEAR(double(means[line]), double(cpu_mean[line]), 1e-5 * 1000) << "line " << line;
+          if constexpr (std::is_integral_v<T>)  // exact sums rounded once by the same function
+            ASSERT_EQ(means[line], cpu_mean[line]) << "line " << line;
+          else
+            ASSERT_NEAR(double(means[line]), double(cpu_mean[line]), 1e-5 * 1000) << "line " << line;
         }
     }
   }
@@ -429,6 +433,43 @@ TEST(KernelCuda, AxisReductionsEqualTheirEmulationAndTheCpu) {
   expect_gpu_axis_reductions<double>(410);
   expect_gpu_axis_reductions<std::int32_t>(420);
   expect_gpu_axis_reductions<std::int64_t>(430);
+}
+
+// Means of int64 values near the type's ends, whose sums pass 2^63: the GPU's exact Int128 sums
+// (pass 1 and 2, the strided tiles and chunks, a thread a line) divided by quotient_to_double
+// equal the CPU's bit for bit (the CPU suite checks those against __int128 sums and exact
+// rounding), to a host result and into device outputs.
+TEST(KernelCuda, IntegerMeansAreExactAndEqualTheCpus) {
+  REQUIRE_GPU("int64 means on device arrays vs the CPU's");
+  std::mt19937_64 gen(77);
+  const auto large_values = [&](const Shape& shape) {
+    HostArray<std::int64_t> x(shape);
+    for (std::int64_t& v : x) {
+      const auto r = static_cast<std::int64_t>(gen() >> 2);
+      v = gen() % 4 == 0 ? -r : (gen() % 2 ? std::numeric_limits<std::int64_t>::max() - r / 1024 : r);
+    }
+    return x;
+  };
+  const uk::Stream stream;
+  const uk::Exec exec{0, stream};
+  for (const std::int64_t n : {std::int64_t(1), std::int64_t(2049), std::int64_t(1'000'003)}) {
+    const auto x = large_values(Shape{n});
+    const auto dx = uk::to_device(x, stream);
+    EXPECT_EQ(uk::mean(dx, exec), uk::mean(x)) << n;
+    uk::DeviceArray<double> out(Shape{1});
+    uk::mean(dx, out, exec);
+    EXPECT_EQ(out.copy_to_host(stream)[0], uk::mean(x)) << n;
+  }
+  for (const Shape& shape : {Shape{5, 2049, 3}, Shape{40'000, 2}, Shape{2, 3, 3000}, Shape{4096, 7, 3}}) {
+    const auto x = large_values(shape);
+    const auto dx = uk::to_device(x, stream);
+    for (int axis = 0; axis < shape.ndim(); ++axis) {
+      const auto gpu = uk::mean(dx, uk::Axis{axis}, exec).copy_to_host(stream);
+      const auto cpu = uk::mean(x, uk::Axis{axis});
+      for (std::size_t line = 0; line < cpu.size(); ++line)
+        ASSERT_EQ(gpu[line], cpu[line]) << shape.to_string() << " along axis " << axis << ", line " << line;
+    }
+  }
 }
 
 TEST(KernelCuda, StreamsEventsPinnedBuffersAndAsyncCopies) {

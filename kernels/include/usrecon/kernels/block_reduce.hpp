@@ -17,6 +17,7 @@
 #include <type_traits>
 
 #include "usrecon/kernels/common.hpp"
+#include "usrecon/kernels/int128.hpp"
 
 namespace usrecon::kernels::block_reduce {
 
@@ -44,6 +45,11 @@ USRECON_HD inline R add(R a, R b) {
   }
 }
 
+/// Sums that are exact in any order: integers (wrapping past their range as unsigned ones do),
+/// and Int128 (the integer means' sums, which do not wrap).
+template <class R>
+inline constexpr bool kExactSum = std::is_integral_v<R> || std::is_same_v<R, Int128>;
+
 /// Adds values one at a time: exact for integers, Kahan-compensated for floats. Once the sum is
 /// infinite (an infinite term, or an overflow) there is nothing to compensate: the carry would be
 /// inf - inf, a NaN, so it is dropped, and the sum stays +-inf as the CPU's does (NaN where
@@ -53,7 +59,7 @@ struct Accumulator {
   R sum = R(0);
   R carry = R(0);
   USRECON_HD void add(R v) {
-    if constexpr (std::is_integral_v<R>) {
+    if constexpr (kExactSum<R>) {
       sum = block_reduce::add(sum, v);
     } else {
       const R y = v - carry;
@@ -63,7 +69,10 @@ struct Accumulator {
       sum = t;
     }
   }
-  [[nodiscard]] USRECON_HD R value() const { return sum - carry; }
+  [[nodiscard]] USRECON_HD R value() const {
+    if constexpr (kExactSum<R>) return sum;
+    else return sum - carry;
+  }
 };
 
 /// The reductions. Each gives its Accumulator (one thread's values, in order), combine (two
@@ -75,6 +84,19 @@ struct Sum {
   USRECON_HD static R identity() { return R(0); }
   USRECON_HD static R combine(R a, R b) { return add(a, b); }
 };
+
+/// What a mean of T adds in: Int128 for integers (exact, never wrapping), T for floats.
+template <class T>
+using mean_sum_t = std::conditional_t<std::is_integral_v<T>, Int128, T>;
+
+/// A mean from its sum (mean_sum_t) and its count, in M (mean_type_t): an Int128 sum divided
+/// exactly and rounded once (quotient_to_double), a float sum divided in M; a count of 0 gives
+/// NaN. The CPU's and the GPU's means both end here.
+template <class M, class S>
+USRECON_HD M mean_from_sum(S sum, std::int64_t count) {
+  if constexpr (std::is_same_v<S, Int128>) return quotient_to_double(sum, count);
+  else return static_cast<M>(static_cast<M>(sum) / static_cast<M>(count));
+}
 
 /// The greatest and least values of R: +-inf for floats.
 template <class R>

@@ -150,11 +150,11 @@ template <class T>
 void mean(const In<T>& x, const Out<mean_type_t<T>>& out, const Exec& exec);
 }  // namespace detail
 
-/// The mean of all elements: sum(x) / size, the sum as sum() forms it and then rounded once to
-/// mean_type_t<T> and divided there (float32 data: a float32 mean, as NumPy's). Integers: the
-/// int64 sum is exact where it fits, and wraps around where it does not (int64 data of more than
-/// 2^63 in all: NumPy, which adds in float64, does not wrap). NaN for an empty array (as NumPy's,
-/// which also warns). A device input waits for the result.
+/// The mean of all elements. Integers: the exact sum (128-bit, Int128: it never wraps, where
+/// sum()'s int64 does past 2^63) divided by the size and rounded once to double, the nearest
+/// double to the true mean, on the CPU and the GPU alike (NumPy adds in float64, rounding each
+/// addend past 2^53). Floats: sum(x) / size in T (float32 data: a float32 mean, as NumPy's).
+/// NaN for an empty array (as NumPy's, which also warns). A device input waits for the result.
 template <class A>
   requires ArrayLike<A>
 [[nodiscard]] auto mean(const A& x, const Exec& exec = {}) {

@@ -5,7 +5,9 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <mutex>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -36,9 +38,19 @@ __device__ inline std::int64_t grid_stride_1d() {
 struct DeviceBlock {
   __device__ void sync() const { __syncthreads(); }
   /// Lane + offset's value within the warp (the caller's own past the warp's end); every lane calls.
+  /// A type the intrinsic does not take (Int128) goes as its 8-byte words.
   template <class R>
   __device__ R shfl_down(R v, int offset) const {
-    return __shfl_down_sync(0xffffffffu, v, offset);
+    if constexpr (std::is_arithmetic_v<R>) {
+      return __shfl_down_sync(0xffffffffu, v, offset);
+    } else {
+      static_assert(std::is_trivially_copyable_v<R> && sizeof(R) % sizeof(unsigned long long) == 0);
+      unsigned long long words[sizeof(R) / sizeof(unsigned long long)];
+      memcpy(words, &v, sizeof v);
+      for (unsigned long long& w : words) w = __shfl_down_sync(0xffffffffu, w, offset);
+      memcpy(&v, words, sizeof v);
+      return v;
+    }
   }
   template <class R>
   __device__ void atomic_add(R* target, R v) const {
