@@ -809,6 +809,8 @@ SANITIZERS=$(sanitizer_counts)
       fi
       printf '| %-44s | %12s | %10s | %4s |\n' "DAS $das_case $das_kernel rel. L2 vs CPU" "$(fmt "$e")" "<= 1e-5" "$(meets "$e" '<=' 1e-5)"
     done
+    w=$(sed -n "s/^RESULT das_${das_case}_weighted_fraction=//p" "$DAS_OUT" 2>/dev/null | tail -n 1)
+    printf '| %-44s | %12s | %10s | %4s |\n' "DAS $das_case: of the points, weights not 0" "$(fmt "$w")" "" ""
     v=$(sed -n "s/^RESULT das_${das_case}_auto_kernel=//p" "$DAS_OUT" 2>/dev/null | tail -n 1)
     [[ $das_case == [df]w7 ]] || printf '| %-44s | %12s | %10s | %4s |\n' "DAS $das_case: --cuda-kernel auto takes" "${v:-n/a}" "" ""
   done

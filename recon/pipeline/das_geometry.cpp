@@ -359,6 +359,38 @@ double DasProblem::points() const {
   return double(grid.pixels()) * acquisition.probe.elements * summed;
 }
 
+double DasProblem::weighted_points() const {
+  const Acquisition& acq = acquisition;
+  const std::vector<double> ex = acq.probe.positions();
+  const auto fnumber = static_cast<float>(options.fnumber), tx_fnumber = static_cast<float>(options.tx_fnumber);
+  const auto alpha = static_cast<float>(options.tukey_alpha);
+  const int window = static_cast<int>(options.window);
+  const bool tx_weighted = has_virtual_sources(acq.model) && options.tx_fnumber > 0;
+  const std::vector<double> waists =
+      tx_weighted ? das::virtual_source_waists(acq.source_x, acq.probe.pitch) : std::vector<double>{};
+  const std::vector<int> columns = column_transmits();
+  double total = 0;
+  for (int ix = 0; ix < grid.nx; ++ix) {
+    const auto x = static_cast<float>(grid.x(ix));
+    for (int iz = 0; iz < grid.nz; ++iz) {
+      const auto z = static_cast<float>(grid.z(iz));
+      int elements = 0;  // receive weights: the transmit's alone decide nothing here
+      for (const double xe : ex)
+        elements += das::receive_apodization(x, z, static_cast<float>(xe), fnumber, window, alpha) != 0.0f;
+      int transmits = 0;
+      for (int t = 0; t < acq.transmits(); ++t) {
+        if (!columns.empty() && t != columns[std::size_t(ix)]) continue;
+        transmits += !tx_weighted || das::virtual_source_apodization(x, z, static_cast<float>(acq.source_x[std::size_t(t)]),
+                                                                      static_cast<float>(acq.source_z[std::size_t(t)]),
+                                                                      tx_fnumber, static_cast<float>(waists[std::size_t(t)]),
+                                                                      window, alpha) != 0.0f;
+      }
+      total += double(elements) * transmits;
+    }
+  }
+  return total;
+}
+
 DasTables make_das_tables(const DasProblem& problem) {
   const Acquisition& acq = problem.acquisition;
   DasTables t;

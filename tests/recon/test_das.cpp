@@ -825,6 +825,47 @@ TEST(ReconDasDelay, ScanlineTakesTheTransmitFocusedNearestToEachColumn) {
   }
 }
 
+// weighted_points counts what the F-numbers leave: against a count of the apertures' geometry in
+// double (|x - xe| <= z / 2F, the transmit cone's |x - xs| <= max(|z - zs| / 2F, waist), each
+// edge widened by kApertureEdgeSlack as the windows take it) on small_problem's grid, whose
+// pixels lie on no aperture edge.
+TEST(ReconDasDelay, WeightedPointsCountTheTriplesTheApodizationsKeep) {
+  for (const Model model : {Model::PlaneWave, Model::FocusedWave}) {
+    DasProblem p = small_problem(model);
+    if (model == Model::FocusedWave) p.options.tx_fnumber = 2.0;
+    const std::vector<double> ex = p.acquisition.probe.positions();
+    const std::vector<double> waists = das::virtual_source_waists(p.acquisition.source_x, p.acquisition.probe.pitch);
+    double want = 0;
+    for (int ix = 0; ix < p.grid.nx; ++ix)
+      for (int iz = 0; iz < p.grid.nz; ++iz) {
+        const double x = p.grid.x(ix), z = p.grid.z(iz);
+        int elements = 0, transmits = 0;
+        const double edge = 1 + das::kApertureEdgeSlack;  // the apertures' edges, as the windows take them
+        for (const double xe : ex) elements += std::fabs(x - xe) <= edge * z / (2 * p.options.fnumber);
+        for (int t = 0; t < p.acquisition.transmits(); ++t) {
+          if (model == Model::PlaneWave) {
+            ++transmits;
+            continue;
+          }
+          const double xs = p.acquisition.source_x[std::size_t(t)], zs = p.acquisition.source_z[std::size_t(t)];
+          transmits += std::fabs(x - xs) <= edge * std::max(std::fabs(z - zs) / (2 * p.options.tx_fnumber), waists[std::size_t(t)]);
+        }
+        want += double(elements) * transmits;
+      }
+    EXPECT_EQ(p.weighted_points(), want) << to_string(model);
+    EXPECT_LT(p.weighted_points(), 0.8 * p.points()) << to_string(model);
+    p.options.window = Window::Hann;  // zero at the edge: fewer (every edge element lies off a pixel here)
+    EXPECT_LE(p.weighted_points(), want) << to_string(model);
+    p.options.fnumber = 0;
+    p.options.tx_fnumber = 0;
+    EXPECT_EQ(p.weighted_points(), p.points()) << to_string(model) << ": full apertures weigh every triple";
+  }
+  DasProblem scan = small_problem(Model::FocusedWave);
+  scan.options.fnumber = 0;
+  scan.options.tx_apodization = TxApodization::Scanline;
+  EXPECT_EQ(scan.weighted_points(), scan.points()) << "a scanline's one transmit a column, every element";
+}
+
 TEST(ReconDasDelay, TransmitFNumberIsAConeAroundTheVirtualSource) {
   // F = 2 around a focal point at (1, 20) mm: at 8 mm above or below it the cone is 4 mm wide.
   const int rect = das::kRect, hann = das::kHann;

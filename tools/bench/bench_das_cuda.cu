@@ -1,5 +1,5 @@
 // Plane-wave DAS on CUDA, in points per second of kernel time (points = pixels x receive
-// elements x transmits), on the real data set's size: 128 elements, 7 angles, 2688 samples, a
+// elements x transmits; weighted_points/s counts those whose weight is not zero), on the real data set's size: 128 elements, 7 angles, 2688 samples, a
 // 40 x 85 mm grid at 0.05 mm; and on PICMUS's: 128 elements, 75 angles, 3328 samples. Every CUDA
 // kernel (DasCudaKernel), each checked against the CPU before it is timed. Skips (prints why)
 // when no CUDA device is there.
@@ -60,6 +60,8 @@ void BM_CudaPlaneWaveLinear(benchmark::State& state) {
     state.SetIterationTime(gpu->last_kernel_seconds());
   }
   state.counters["points/s"] = p.points() * state.iterations() / kernel_s;
+  // The points whose weight is not zero (the kernels skip the rest): the work an F-number leaves.
+  state.counters["weighted_points/s"] = p.weighted_points() * state.iterations() / kernel_s;
   state.counters["rel_l2_vs_cpu"] = rel_l2;
   state.SetLabel(gpu->device() + " " + to_string(gpu->kernel()));
 }

@@ -1,6 +1,6 @@
 // Shared by bench_kernels_cpu.cpp and bench_kernels_cuda.cu: a console reporter that remembers
 // each benchmark's figure (the median when --benchmark_repetitions is given) and prints the
-// ratios the kernel targets are stated in. The data helpers (random_floats, max_abs_diff) come
+// ratios the kernel targets are stated in. The data helpers (random_floats, sgemm_sample_error) come
 // from bench_data.hpp.
 #pragma once
 

@@ -1,6 +1,8 @@
-// Seed model on the CPU: seconds per full 1200 x 762 frame for each kernel and thread count,
+// Seed model on the CPU: seconds per full 1200 x 762 frame for each kernel and thread count
+// (each kernel's image first checked bit for bit against the plain reference loop on 9 columns),
 // then, side by side in the same run, the whole `usrecon reconstruct` process and the seed's own
-// Numba code (../shared/bench/seed_numba_cpu.py --twice) on the same input, with ratios and a
+// Numba code (../shared/bench/seed_numba_cpu.py, loaded unchanged by numba_seed_runs.py: one
+// compiling call, then N timed ones) on the same input, with the ratio of the medians and a
 // bit-exact comparison of the two images.
 //
 //   bench_seed_cpu [--input FILE] [--numba SCRIPT] [--no-numba] [--runs N] [google-benchmark flags]
@@ -28,6 +30,19 @@ namespace {
 
 std::vector<std::int32_t> g_rf;
 
+// The first of 9 lateral columns j (out[j * nz + i], the whole grid) that is not bit for bit the
+// plain reference loop's (seed::beamform_reference on the one-column window; the whole frame
+// would take minutes), or -1.
+int first_column_differing(const seed::Problem& p, const std::vector<double>& out) {
+  std::vector<double> want(std::size_t(p.nz));
+  for (int k = 0; k < 9; ++k) {
+    const int j = k * (p.nx - 1) / 8;
+    seed::beamform_reference(g_rf, p, seed::Window{0, p.nz, j, 1}, want);
+    if (std::memcmp(want.data(), out.data() + std::size_t(j) * p.nz, want.size() * sizeof(double)) != 0) return j;
+  }
+  return -1;
+}
+
 void BM_SeedFrame(benchmark::State& state, seed::CpuKernel kernel) {
   if (!seed::cpu_supports(kernel)) {
     state.SkipWithError("kernel not supported by this CPU");
@@ -37,6 +52,11 @@ void BM_SeedFrame(benchmark::State& state, seed::CpuKernel kernel) {
   const seed::Problem p;
   const seed::SeedCpuBeamformer beamformer(p, seed::full_window(p), kernel);
   std::vector<double> out(std::size_t(p.nx) * p.nz);
+  beamformer.beamform(g_rf, out, threads);
+  if (const int column = first_column_differing(p, out); column >= 0) {
+    state.SkipWithError(("column " + std::to_string(column) + " differs from the reference loop's").c_str());
+    return;
+  }
   for (auto _ : state) {
     beamformer.beamform(g_rf, out, threads);
     benchmark::DoNotOptimize(out.data());
@@ -98,7 +118,8 @@ int main(int argc, char** argv) {
                     "  --numba SCRIPT   the seed's Numba program run side by side (default: "
                     "../shared/bench/seed_numba_cpu.py)\n"
                     "  --no-numba       skip the Numba comparison\n"
-                    "  --runs N         repetitions of each timing (default 3)\n\n",
+                    "  --runs N         repetitions of each timing, Numba's too (default 3; Numba's\n"
+                    "                   take some 50 s each on a 2-core machine)\n\n",
                     argv[0]);
       rest.push_back(argv[a]);
     }
@@ -128,23 +149,30 @@ int main(int argc, char** argv) {
   std::printf("\nusrecon reconstruct, whole process (median of %d): %.3f s per frame\n", runs, ours);
 
   if (with_numba) {
+    const std::string runner = std::string(USRECON_SOURCE_DIR) + "/tools/bench/numba_seed_runs.py";
     if (std::system("/usr/bin/python3 -c 'import numba' 2>/dev/null") != 0 || !fs::exists(numba)) {
       std::printf("seed's Numba: not run (python3-numba or %s missing)\n", numba.c_str());
     } else {
       const fs::path numba_npy = tmp / "numba.npy";
-      std::printf("running the seed's Numba code (%s --twice); this takes minutes...\n", numba.c_str());
+      std::printf("running the seed's Numba code (%s: a compiling call, then %d timed); this takes minutes...\n",
+                  numba.c_str(), runs);
       std::fflush(stdout);
-      const std::string log = run_capture("/usr/bin/python3 '" + numba + "' '" + input + "' '" +
-                                          numba_npy.string() + "' --twice 2>&1");
+      const std::string log = run_capture("/usr/bin/python3 '" + runner + "' '" + numba + "' '" + input + "' '" +
+                                          numba_npy.string() + "' " + std::to_string(runs) + " 2>&1");
       std::smatch m;
       double numba_run = 0.0, numba_first = 0.0;
-      if (std::regex_search(log, m, std::regex("run seconds ([0-9.]+)\\s*$"))) numba_run = std::stod(m[1]);
+      if (std::regex_search(log, m, std::regex("median run seconds ([0-9.]+) over"))) numba_run = std::stod(m[1]);
       if (std::regex_search(log, m, std::regex("compile\\+run seconds ([0-9.]+)"))) numba_first = std::stod(m[1]);
+      if (!(numba_run > 0) || !fs::exists(numba_npy)) {
+        std::printf("seed's Numba: its runner failed:\n%s\n", log.c_str());
+        return 1;
+      }
       const auto a = usrecon::io::read_npy(numba_npy).as<double>();
       const auto b = usrecon::io::read_npy(tmp / (fs::path(input).stem().string() + ".npy")).as<double>();
       const bool exact = a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(double)) == 0;
-      std::printf("seed's Numba (1 core): compile+run %.2f s, run %.2f s\n", numba_first, numba_run);
-      std::printf("ratio, Numba compiled run / usrecon whole process: %.1fx\n", numba_run / ours);
+      std::printf("seed's Numba (1 core): compile+run %.2f s, compiled run %.2f s (median of %d)\n", numba_first,
+                  numba_run, runs);
+      std::printf("ratio, Numba compiled run / usrecon whole process (medians): %.1fx\n", numba_run / ours);
       std::printf("usrecon raw output vs Numba's out[762][1200]: %s\n", exact ? "bit-exact" : "DIFFERENT");
       if (!exact) return 1;
     }
