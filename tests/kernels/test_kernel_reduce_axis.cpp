@@ -92,7 +92,8 @@ TYPED_TEST(KernelAxisReduction, EveryAxisOfEveryShapeEqualsAPlainLoop) {
   using T = TypeParam;
   const std::vector<Shape> shapes = {Shape{1},       Shape{7},       Shape{3, 4},         Shape{2, 3, 5},
                                      Shape{4, 2049}, Shape{2049, 3}, Shape{3, 300, 257},  Shape{1, 70'001},
-                                     Shape{2, 1, 3}, Shape{5, 0, 2}};
+                                     Shape{2, 1, 3}, Shape{5, 0, 2}, Shape{100'003, 2},   Shape{40'001, 3},
+                                     Shape{3, 5001, 7}};
   std::uint64_t seed = 200;
   for (const Shape& shape : shapes) {
     const auto x = random_array<T>(shape, seed++, -1000, 1000);
@@ -180,9 +181,32 @@ void expect_nan_in_its_line_only() {
     EXPECT_EQ(std::isnan(columns_max[c]), c == 2047 || c == 3000) << c;
   }
 }
+// The same where the rows are narrower than 16 values (narrow_sum's and narrow_extreme's lanes,
+// m rows a step): a NaN in each lane position of a step, and in the last rows, after the steps.
+template <class T>
+void expect_nan_in_its_narrow_column_only(std::int64_t columns) {
+  const std::int64_t rows = 70'001;  // several slabs; not a whole number of steps
+  for (std::int64_t c = 0; c < columns; ++c) {
+    auto x = random_array<T>(Shape{rows, columns}, 306 + std::uint64_t(c));
+    const std::int64_t row = c % 2 == 0 ? 31 * c + 1 : rows - 1;  // an early step, or the last row
+    x[row * columns + c] = std::numeric_limits<T>::quiet_NaN();
+    for (const int threads : {1, 2}) {
+      const auto least = uk::min(x, Axis{0}, uk::Exec{threads}), greatest = uk::max(x, Axis{0}, uk::Exec{threads});
+      for (std::int64_t j = 0; j < columns; ++j) {
+        EXPECT_EQ(std::isnan(least[j]), j == c) << columns << " columns, NaN in column " << c << ", column " << j;
+        EXPECT_EQ(std::isnan(greatest[j]), j == c) << columns << " columns, NaN in column " << c << ", column " << j;
+      }
+    }
+  }
+}
+
 TEST(KernelAxisReduction, ANanRulesItsOwnLineOnly) {
   expect_nan_in_its_line_only<float>();
   expect_nan_in_its_line_only<double>();
+  for (const std::int64_t columns : {1, 2, 3, 5, 7}) {
+    expect_nan_in_its_narrow_column_only<float>(columns);
+    expect_nan_in_its_narrow_column_only<double>(columns);
+  }
 }
 
 // Few long contiguous lines (fewer than the threads) are reduced one after another by every
