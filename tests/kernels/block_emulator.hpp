@@ -75,9 +75,9 @@ class EmulatedBlock {
   TimedBarrier block_barrier_;
   std::vector<std::unique_ptr<TimedBarrier>> warp_barriers_;
   struct Slot {
-    alignas(16) unsigned char bytes[16];
+    alignas(8) unsigned char bytes[8];
   };
-  std::vector<Slot> lanes_;  // shfl_down's exchange: one 16-byte slot a thread (Int128's size)
+  std::vector<Slot> lanes_;  // shfl_down's exchange: one 8-byte slot a thread (wider types go word by word)
 };
 
 /// What thread `tid`'s program gets for the block intrinsics: sync(), shfl_down(v, offset) and
@@ -93,8 +93,17 @@ class EmulatedThread {
 
   /// The value of lane + offset of this warp (this thread's own past the warp's end). Every lane
   /// of the warp must call it, as with __shfl_down_sync(0xffffffff, …).
+  /// A type __shfl_down_sync does not take (Int128) goes as its 8-byte words, by the function
+  /// DeviceBlock uses (exchange_by_words).
   template <class R>
   R shfl_down(R v, int offset) const {
+    if constexpr (std::is_arithmetic_v<R>) return exchange(v, offset);
+    else return exchange_by_words(v, [&](unsigned long long w) { return exchange(w, offset); });
+  }
+
+ private:
+  template <class R>
+  R exchange(R v, int offset) const {
     static_assert(std::is_trivially_copyable_v<R> && sizeof(R) <= sizeof(EmulatedBlock::Slot));
     const int lane = tid_ % EmulatedBlock::kWarp;
     TimedBarrier& warp = *block_->warp_barriers_[std::size_t(tid_ / EmulatedBlock::kWarp)];
@@ -107,7 +116,6 @@ class EmulatedThread {
     return out;
   }
 
- private:
   EmulatedBlock* block_;
   int tid_;
 };

@@ -8,8 +8,10 @@
 #error "usrecon::kernels needs C++20: compile with -std=c++20 (CMake: target_link_libraries(... usrecon::kernels) sets it)"
 #endif
 
+#include <cstring>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 
 #include "usrecon/kernels/config.hpp"
 
@@ -42,6 +44,22 @@
 #endif
 
 namespace usrecon {
+
+/// A trivially copyable value moved through `word` (an exchange of one 8-byte word, as a warp
+/// shuffle) in 8-byte pieces: how a block's shfl_down carries a type its intrinsic does not take
+/// (kernels::Int128). cuda::DeviceBlock and the tests' block emulator both call it, so the CPU
+/// suite runs the splitting that the GPU runs.
+USRECON_EXEC_CHECK_DISABLE
+template <class R, class Word>
+USRECON_HD R exchange_by_words(R v, Word word) {
+  static_assert(std::is_trivially_copyable_v<R> && sizeof(R) % sizeof(unsigned long long) == 0,
+                "a trivially copyable type of whole 8-byte words");
+  unsigned long long words[sizeof(R) / sizeof(unsigned long long)];
+  memcpy(words, &v, sizeof v);
+  for (unsigned long long& w : words) w = word(w);
+  memcpy(&v, words, sizeof v);
+  return v;
+}
 
 /// Base of every error usrecon throws on purpose; the message is meant for the user.
 class Error : public std::runtime_error {

@@ -5,7 +5,6 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <cstring>
 #include <mutex>
 #include <type_traits>
 #include <utility>
@@ -44,12 +43,7 @@ struct DeviceBlock {
     if constexpr (std::is_arithmetic_v<R>) {
       return __shfl_down_sync(0xffffffffu, v, offset);
     } else {
-      static_assert(std::is_trivially_copyable_v<R> && sizeof(R) % sizeof(unsigned long long) == 0);
-      unsigned long long words[sizeof(R) / sizeof(unsigned long long)];
-      memcpy(words, &v, sizeof v);
-      for (unsigned long long& w : words) w = __shfl_down_sync(0xffffffffu, w, offset);
-      memcpy(&v, words, sizeof v);
-      return v;
+      return exchange_by_words(v, [offset](unsigned long long w) { return __shfl_down_sync(0xffffffffu, w, offset); });
     }
   }
   template <class R>
