@@ -232,9 +232,19 @@ if [[ -z $MODE ]]; then
   build_minimal() {
     local obj=$WORK/min
     mkdir -p "$obj/include/usrecon/kernels"
-    # usrecon/kernels/config.hpp as CMake writes it for a build with CUDA.
-    sed 's/^#cmakedefine USRECON_HAVE_CUDA 1$/#define USRECON_HAVE_CUDA 1/' \
+    # usrecon/kernels/config.hpp as CMake writes it for a build with CUDA, the version from
+    # CMakeLists.txt's project() line.
+    local version major minor patch
+    version=$(sed -n 's/^project(usrecon VERSION \([0-9]*\.[0-9]*\.[0-9]*\).*/\1/p' "$ROOT/CMakeLists.txt")
+    IFS=. read -r major minor patch <<< "$version"
+    sed -e 's/^#cmakedefine USRECON_HAVE_CUDA 1$/#define USRECON_HAVE_CUDA 1/' \
+      -e "s/@PROJECT_VERSION@/$version/; s/@PROJECT_VERSION_MAJOR@/$major/" \
+      -e "s/@PROJECT_VERSION_MINOR@/$minor/; s/@PROJECT_VERSION_PATCH@/$patch/" \
       "$ROOT/kernels/include/usrecon/kernels/config.hpp.in" > "$obj/include/usrecon/kernels/config.hpp"
+    if grep -q '@' "$obj/include/usrecon/kernels/config.hpp"; then
+      say "config.hpp keeps a placeholder (is the project() line in CMakeLists.txt still 'project(usrecon VERSION X.Y.Z'?)"
+      return 1
+    fi
     local flags=(-std=c++20 -O3 --fmad=false -arch=sm_90 -Xcompiler -ffp-contract=off -I"$obj/include"
                  -I"$ROOT/kernels/include" -I"$ROOT/io/include" -I"$ROOT/recon/include"
                  -DUSRECON_SOURCE_DIR="\"$ROOT\"" -DUSRECON_BINARY_DIR="\"$WORK\""

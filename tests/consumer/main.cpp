@@ -1,8 +1,14 @@
 // Checks a few results through the installed headers and library; exits non-zero on a mismatch.
 #include <cstdint>
 #include <cstdio>
+#include <string>
 
 #include "usrecon/kernels/kernels.hpp"
+
+// The version's parts as numbers, for a consumer's #if (0.2.3 added them).
+#if !defined(USRECON_VERSION_NUMBER) || USRECON_VERSION_NUMBER < 203
+#error "the installed package's USRECON_VERSION_NUMBER is missing or below 0.2.3's 203"
+#endif
 
 int main() {
   namespace uk = usrecon::kernels;
@@ -18,7 +24,13 @@ int main() {
   const double pi = uk::monte_carlo_pi(100000, 1);
   std::printf("sum %g %lld %g, matmul[0] %g, pi %g, cuda %d\n", s, static_cast<long long>(si[0]),
               sd, m[0], pi, usrecon::built_with_cuda());
-  const bool ok = c.shape() == uk::Shape{4, 4} && s == 4 * (40.0f + 6.0f) && si[0] == 21 &&
+  char version[32];
+  std::snprintf(version, sizeof version, "%d.%d.%d", USRECON_VERSION_MAJOR, USRECON_VERSION_MINOR,
+                USRECON_VERSION_PATCH);
+  const bool version_ok = std::string(version) == USRECON_VERSION &&
+                          USRECON_VERSION_NUMBER == USRECON_VERSION_MAJOR * 10000 + USRECON_VERSION_MINOR * 100 + USRECON_VERSION_PATCH;
+  if (!version_ok) std::printf("version macros %s disagree with USRECON_VERSION %s\n", version, USRECON_VERSION);
+  const bool ok = version_ok && c.shape() == uk::Shape{4, 4} && s == 4 * (40.0f + 6.0f) && si[0] == 21 &&
                   sd == 16 * 400.0 && m[0] == 400.0f && pi > 3.0 && pi < 3.3;
   return ok ? 0 : 1;
 }
