@@ -48,6 +48,13 @@ Int128 split_total(std::uint64_t low, std::uint64_t high, std::uint64_t negative
   return total;
 }
 
+// Adds an int64's unsigned bits u to split sums: its low and high 32-bit halves and its sign.
+inline void add_split(std::uint64_t u, std::uint64_t& low, std::uint64_t& high, std::uint64_t& negatives) {
+  low += u & 0xffffffffu;
+  high += u >> 32;
+  negatives += u >> 63;
+}
+
 // One leaf's exact sum for a mean (integers; n <= leaf). int32: the int64 leaf sum, exact
 // (2048 values of 2^31 at most). int64: each value split as its unsigned bits' high and low
 // halves (u = high * 2^32 + low) and its sign (x = u - 2^64 when negative), each added in 64-bit
@@ -58,12 +65,7 @@ Int128 leaf_exact_sum(const T* x, std::size_t n) {
     return Int128(leaf_sum(x, n));
   } else {
     std::uint64_t low[lanes] = {}, high[lanes] = {}, negative[lanes] = {};
-    const auto add = [&](std::size_t k, T v) {
-      const auto u = static_cast<std::uint64_t>(v);
-      low[k] += u & 0xffffffffu;
-      high[k] += u >> 32;
-      negative[k] += u >> 63;
-    };
+    const auto add = [&](std::size_t k, T v) { add_split(static_cast<std::uint64_t>(v), low[k], high[k], negative[k]); };
     std::size_t i = 0;
     for (; i + lanes <= n; i += lanes)
       for (std::size_t k = 0; k < lanes; ++k) add(k, x[i + k]);
@@ -302,12 +304,8 @@ void strided_sum(const T* x, std::size_t k0, std::size_t k1, std::size_t inner, 
     if constexpr (std::is_same_v<R, Int128> && sizeof(T) == 8) {  // an int64 mean's: split as leaf_exact_sum's
       std::vector<std::uint64_t> low(width), high(width), negatives(width);
       for (std::size_t k = k0; k < k1; ++k)
-        for (std::size_t j = 0; j < width; ++j) {
-          const auto u = static_cast<std::uint64_t>(x[k * inner + j]);
-          low[j] += u & 0xffffffffu;
-          high[j] += u >> 32;
-          negatives[j] += u >> 63;
-        }
+        for (std::size_t j = 0; j < width; ++j)
+          add_split(static_cast<std::uint64_t>(x[k * inner + j]), low[j], high[j], negatives[j]);
       for (std::size_t j = 0; j < width; ++j) out[j] = split_total(low[j], high[j], negatives[j]);
       return;
     } else if constexpr (std::is_same_v<R, Int128>) {  // int32: 128 rows' int64 sums are exact

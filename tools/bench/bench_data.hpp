@@ -3,7 +3,6 @@
 // check builds on a machine without it.
 #pragma once
 
-#include <algorithm>
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
