@@ -17,3 +17,10 @@ void throw_null_view(const char* what, const Shape& shape) {
 }
 
 }  // namespace usrecon::kernels::detail
+
+namespace usrecon {
+
+Error::~Error() = default;
+CudaUnavailable::~CudaUnavailable() = default;
+
+}  // namespace usrecon

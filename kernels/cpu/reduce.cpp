@@ -636,22 +636,13 @@ void reduce_axis(const In<T>& x, Axis axis, const Out<R>& out, Reduction kind, c
 }
 }  // namespace detail
 
-#define USRECON_INSTANTIATE_REDUCTIONS(T)                                                   \
-  template sum_type_t<T> cpu_sum<T>(const T*, std::size_t, int);                            \
-  template sum_type_t<T> detail::sum<T>(const In<T>&, const Exec&);                         \
-  template void detail::sum<T>(const In<T>&, const Out<sum_type_t<T>>&, const Exec&);       \
-  template T detail::extreme<T>(const In<T>&, detail::Extremum, const Exec&);               \
-  template void detail::extreme<T>(const In<T>&, const Out<T>&, detail::Extremum, const Exec&);   \
-  template mean_type_t<T> detail::mean<T>(const In<T>&, const Exec&);                           \
-  template void detail::mean<T>(const In<T>&, const Out<mean_type_t<T>>&, const Exec&);
-#define USRECON_INSTANTIATE_AXIS(T, R) \
-  template void detail::reduce_axis<T, R>(const In<T>&, Axis, const Out<R>&, Reduction, const Exec&);
+// Listed once in reduce.hpp, which also declares them extern.
+#define USRECON_INSTANTIATE_AXIS(T, R) USRECON_AXIS_REDUCTION_INSTANTIATION(, T, R)
 USRECON_AXIS_REDUCTION_TYPES(USRECON_INSTANTIATE_AXIS)
 #undef USRECON_INSTANTIATE_AXIS
-USRECON_INSTANTIATE_REDUCTIONS(float)
-USRECON_INSTANTIATE_REDUCTIONS(double)
-USRECON_INSTANTIATE_REDUCTIONS(std::int32_t)
-USRECON_INSTANTIATE_REDUCTIONS(std::int64_t)
-#undef USRECON_INSTANTIATE_REDUCTIONS
+USRECON_REDUCTION_INSTANTIATIONS(, float)
+USRECON_REDUCTION_INSTANTIATIONS(, double)
+USRECON_REDUCTION_INSTANTIATIONS(, std::int32_t)
+USRECON_REDUCTION_INSTANTIATIONS(, std::int64_t)
 
 }  // namespace usrecon::kernels

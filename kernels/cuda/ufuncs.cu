@@ -5,22 +5,9 @@
 
 namespace usrecon::kernels {
 
-#define USRECON_INSTANTIATE_MAP(Op, T, NOut, NIn) \
-  template void cuda_map<ops::Op, T, NOut, NIn>(const ops::Op&, const MapArgs<T, NOut, NIn>&, StreamView);
-#define USRECON_INSTANTIATE_MAP_FLOAT(Op, NOut, NIn) \
-  USRECON_INSTANTIATE_MAP(Op, float, NOut, NIn)      \
-  USRECON_INSTANTIATE_MAP(Op, double, NOut, NIn)
-
-USRECON_INSTANTIATE_MAP_FLOAT(Add, 1, 2)
-USRECON_INSTANTIATE_MAP(Add, std::int32_t, 1, 2)
-USRECON_INSTANTIATE_MAP(Add, std::int64_t, 1, 2)
-USRECON_INSTANTIATE_MAP_FLOAT(Hypot, 1, 2)
-USRECON_INSTANTIATE_MAP_FLOAT(Sqrt, 1, 1)
-USRECON_INSTANTIATE_MAP_FLOAT(GaussianPdf, 1, 3)
-USRECON_INSTANTIATE_MAP_FLOAT(PolarToCartesian, 2, 2)
-USRECON_INSTANTIATE_MAP_FLOAT(PolarDistance, 1, 4)
-
-#undef USRECON_INSTANTIATE_MAP_FLOAT
+// Listed once in map.hpp, which also declares them extern.
+#define USRECON_INSTANTIATE_MAP(Op, T, NOut, NIn) USRECON_CUDA_MAP_INSTANTIATION(, Op, T, NOut, NIn)
+USRECON_LIBRARY_CUDA_MAPS(USRECON_INSTANTIATE_MAP)
 #undef USRECON_INSTANTIATE_MAP
 
 }  // namespace usrecon::kernels

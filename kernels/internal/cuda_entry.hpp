@@ -33,16 +33,7 @@ void cuda_mean_to_device(const T* x, std::size_t n, mean_type_t<T>* out, StreamV
 template <class T, class R>
 void cuda_reduce_axis(const T* x, std::size_t outer, std::size_t length, std::size_t inner, R* out, Reduction kind,
                       StreamView stream);
-/// The (T, R) pairs of the reductions along an axis: X(T, R) for each, where the entry points
-/// are instantiated (a CUDA build's cuda/reduce.cu, or cpu/cuda_none.cpp) and cpu/reduce.cpp's.
-#define USRECON_AXIS_REDUCTION_TYPES(X)                                                        \
-  X(float, float)               /* float sum, min, max, mean */                                 \
-  X(double, double)                                                                             \
-  X(std::int32_t, std::int32_t) /* min, max */                                                  \
-  X(std::int32_t, std::int64_t) /* sum */                                                       \
-  X(std::int32_t, double)       /* mean */                                                      \
-  X(std::int64_t, std::int64_t) /* sum, min, max */                                             \
-  X(std::int64_t, double)       /* mean */
+// USRECON_AXIS_REDUCTION_TYPES (reduce.hpp) lists the (T, R) pairs its instantiations take.
 
 std::uint64_t cuda_monte_carlo_count(std::uint64_t n, std::uint64_t seed, StreamView stream);
 

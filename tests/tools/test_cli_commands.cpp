@@ -768,7 +768,7 @@ TEST_F(CliCommands, BadRangesListsAndCommandsExitAsUsageErrors) {
   for (const char* command : {"", "reconstruct ", "simulate ", "metrics ", "view ", "info "}) {
     const auto r = run_command(usrecon(std::string(command) + "--version"));
     EXPECT_EQ(r.exit_code, 0) << command << r.output;
-    EXPECT_EQ(r.output, "usrecon 0.2.3\n") << command;
+    EXPECT_EQ(r.output, "usrecon 0.2.4\n") << command;
   }
   EXPECT_FALSE(fs::exists(dir_ / "out"));
   EXPECT_FALSE(fs::exists(dir_ / "s.npy"));

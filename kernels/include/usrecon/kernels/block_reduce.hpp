@@ -64,7 +64,7 @@ struct Accumulator {
     } else {
       const R y = v - carry;
       const R t = sum + y;
-      const bool finite = t - t == R(0);  // false for +-inf and NaN
+      const bool finite = t - t >= R(0);  // t - t is 0, or NaN for +-inf and NaN
       carry = finite ? (t - sum) - y : R(0);
       sum = t;
     }

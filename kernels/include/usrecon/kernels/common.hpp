@@ -65,12 +65,18 @@ USRECON_HD R exchange_by_words(R v, Word word) {
 class Error : public std::runtime_error {
  public:
   using std::runtime_error::runtime_error;
+  Error(const Error&) = default;
+  Error& operator=(const Error&) = default;
+  ~Error() override;  // defined in the library: one vtable there, not one per translation unit
 };
 
 /// A CUDA request that cannot be served: built without CUDA, no driver, no device, out of memory.
 class CudaUnavailable : public Error {
  public:
   using Error::Error;
+  CudaUnavailable(const CudaUnavailable&) = default;
+  CudaUnavailable& operator=(const CudaUnavailable&) = default;
+  ~CudaUnavailable() override;
 };
 
 /// True when this build contains the CUDA backends (it may still find no device at run time).

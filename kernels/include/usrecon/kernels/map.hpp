@@ -461,6 +461,25 @@ inline constexpr bool has_cuda_instantiation<ops::PolarToCartesian> = true;
 template <>
 inline constexpr bool has_cuda_instantiation<ops::PolarDistance> = true;
 
+/// The library's CUDA instantiations of its ufuncs, listed once: X(Op, T, NOut, NIn) for each.
+/// kernels/cuda/ufuncs.cu defines them; a CUDA build declares them extern here, so that a
+/// consumer's translation units neither look for definitions they cannot see (clang's
+/// -Wundefined-func-template) nor, compiled by nvcc, make their own.
+#define USRECON_LIBRARY_CUDA_MAPS(X)                                                                \
+  X(Add, float, 1, 2) X(Add, double, 1, 2) X(Add, std::int32_t, 1, 2) X(Add, std::int64_t, 1, 2)    \
+  X(Hypot, float, 1, 2) X(Hypot, double, 1, 2)                                                      \
+  X(Sqrt, float, 1, 1) X(Sqrt, double, 1, 1)                                                        \
+  X(GaussianPdf, float, 1, 3) X(GaussianPdf, double, 1, 3)                                          \
+  X(PolarToCartesian, float, 2, 2) X(PolarToCartesian, double, 2, 2)                                \
+  X(PolarDistance, float, 1, 4) X(PolarDistance, double, 1, 4)
+#define USRECON_CUDA_MAP_INSTANTIATION(PREFIX, Op, T, NOut, NIn) \
+  PREFIX template void cuda_map<ops::Op, T, NOut, NIn>(const ops::Op&, const MapArgs<T, NOut, NIn>&, StreamView);
+#if defined(USRECON_HAVE_CUDA)
+#define USRECON_EXTERN_CUDA_MAP(Op, T, NOut, NIn) USRECON_CUDA_MAP_INSTANTIATION(extern, Op, T, NOut, NIn)
+USRECON_LIBRARY_CUDA_MAPS(USRECON_EXTERN_CUDA_MAP)
+#undef USRECON_EXTERN_CUDA_MAP
+#endif
+
 // In a file compiled by nvcc every op may run on the device (cuda/map.cuh defines the kernel);
 // elsewhere only ops with has_cuda_instantiation. The flag is a template argument, so the CUDA
 // and the C++ instantiations are distinct functions.

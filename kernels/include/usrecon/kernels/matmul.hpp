@@ -32,6 +32,11 @@ template <class T>
 void matmul(const In<T>& a, const In<T>& b, const Out<T>& c, MatmulAlgo algo, const Exec& exec);
 /// The shape of matmul(a, b): (M, N), or (batch, M, N) when either operand has a batch.
 Shape matmul_shape(const Shape& a, const Shape& b);
+// Defined in kernels/cpu/matmul.cpp for these two types (a consumer's compiler is told so).
+extern template void matmul<float>(const In<float>&, const In<float>&, const Out<float>&, MatmulAlgo,
+                                   const Exec&);
+extern template void matmul<double>(const In<double>&, const In<double>&, const Out<double>&, MatmulAlgo,
+                                    const Exec&);
 }  // namespace detail
 
 /// c = a · b into a preallocated c. a: (M, K) or (batch, M, K); b: (K, N) or (batch, K, N); a

@@ -191,6 +191,15 @@ namespace detail {
 Shape reduced_shape(const Shape& x, Axis axis, Reduction kind);
 template <class T, class R>
 void reduce_axis(const In<T>& x, Axis axis, const Out<R>& out, Reduction kind, const Exec& exec);
+/// The (T, R) pairs of the reductions along an axis, R the result's type: X(T, R) for each.
+#define USRECON_AXIS_REDUCTION_TYPES(X)                                                        \
+  X(float, float)               /* float sum, min, max, mean */                                 \
+  X(double, double)                                                                             \
+  X(std::int32_t, std::int32_t) /* min, max */                                                  \
+  X(std::int32_t, std::int64_t) /* sum */                                                       \
+  X(std::int32_t, double)       /* mean */                                                      \
+  X(std::int64_t, std::int64_t) /* sum, min, max */                                             \
+  X(std::int64_t, double)       /* mean */
 
 template <Reduction kind, class A>
 auto reduce_axis_new(const A& x, Axis axis, const Exec& exec) {
@@ -272,5 +281,26 @@ template <class A, class O>
 void mean(const A& x, Axis axis, O&& out, const Exec& exec = {}) {
   reduce<Reduction::mean>(x, axis, out, exec);
 }
+
+// The library's own instantiations, listed once: kernels/cpu/reduce.cpp defines them (PREFIX
+// empty); here they are declared (PREFIX extern), so that a consumer's translation units neither
+// look for definitions they cannot see (clang's -Wundefined-func-template) nor make their own.
+#define USRECON_REDUCTION_INSTANTIATIONS(PREFIX, T)                                                        \
+  PREFIX template sum_type_t<T> cpu_sum<T>(const T*, std::size_t, int);                                    \
+  PREFIX template sum_type_t<T> detail::sum<T>(const In<T>&, const Exec&);                                 \
+  PREFIX template void detail::sum<T>(const In<T>&, const Out<sum_type_t<T>>&, const Exec&);               \
+  PREFIX template T detail::extreme<T>(const In<T>&, detail::Extremum, const Exec&);                       \
+  PREFIX template void detail::extreme<T>(const In<T>&, const Out<T>&, detail::Extremum, const Exec&);     \
+  PREFIX template mean_type_t<T> detail::mean<T>(const In<T>&, const Exec&);                               \
+  PREFIX template void detail::mean<T>(const In<T>&, const Out<mean_type_t<T>>&, const Exec&);
+#define USRECON_AXIS_REDUCTION_INSTANTIATION(PREFIX, T, R) \
+  PREFIX template void detail::reduce_axis<T, R>(const In<T>&, Axis, const Out<R>&, Reduction, const Exec&);
+#define USRECON_EXTERN_AXIS_REDUCTION(T, R) USRECON_AXIS_REDUCTION_INSTANTIATION(extern, T, R)
+USRECON_REDUCTION_INSTANTIATIONS(extern, float)
+USRECON_REDUCTION_INSTANTIATIONS(extern, double)
+USRECON_REDUCTION_INSTANTIATIONS(extern, std::int32_t)
+USRECON_REDUCTION_INSTANTIATIONS(extern, std::int64_t)
+USRECON_AXIS_REDUCTION_TYPES(USRECON_EXTERN_AXIS_REDUCTION)
+#undef USRECON_EXTERN_AXIS_REDUCTION
 
 }  // namespace usrecon::kernels
