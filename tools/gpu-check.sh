@@ -43,6 +43,28 @@
 # --build-only` only does the nvcc-only build, strictly, and exits (CI runs it).
 set -euo pipefail
 
+# GoogleTest's totals over GPU test logs, "passed/failed/skipped unrun": unrun counts the skipped
+# tests whose reason is neither "a CUDA device is present" nor "an NVIDIA driver (libcuda.so.1) is
+# installed" (the tests of the no-device and no-driver paths, which a GPU machine skips by
+# design): those did not run for lack of a usable device. `tools/gpu-check.sh --gtest-counts
+# LOG...` prints it alone (KernelGpuCheck tests it on this machine's skipped GPU tests).
+gtest_counts() {
+  awk '
+    /^\[  PASSED  \] [0-9]+ test/ { passed += $4 }
+    /^\[  FAILED  \] [0-9]+ test/ { failed += $4 }
+    /^\[  SKIPPED \] [0-9]+ test/ { skipped += $4 }
+    /: Skipped$/ {
+      if ((getline reason) > 0 && reason !~ /device is present|driver \(libcuda\.so\.1\) is installed/) unrun += 1
+    }
+    END { printf "%d/%d/%d %d", passed, failed, skipped, unrun }' "$@"
+}
+if [[ ${1:-} == --gtest-counts ]]; then
+  shift
+  gtest_counts "$@"
+  echo
+  exit 0
+fi
+
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 ROOT=$(pwd)
 
@@ -412,7 +434,9 @@ for binary in "${GTEST_BINARIES[@]}"; do
   [[ -x $binary ]] || continue
   gtest_built=1
   module=$(basename "$binary" _gpu)
-  run_step "gpu-tests-${module#tests_}" 200 "$binary" --gtest_filter='*Cuda*' --gtest_color=no || true
+  # Not the consumer tests whose names hold "Cuda" (the full build's tests_kernels): each builds
+  # and installs whole packages, minutes the step's limit does not have.
+  run_step "gpu-tests-${module#tests_}" 200 "$binary" --gtest_filter='*Cuda*-KernelConsumer.*' --gtest_color=no || true
 done
 if [[ -n $MODE ]] && ((gtest_built == 0)); then
   ORDER+=(gpu-tests)
@@ -701,19 +725,11 @@ meets() {  # value op target; '?' when the value was not measured
   [[ ${1:-} =~ ^[0-9.eE+-]+$ ]] || { printf '?'; return; }
   awk -v v="$1" -v t="$3" -v op="$2" 'BEGIN { ok = (op == "<=") ? (v <= t) : (v >= t); printf ok ? "yes" : "NO" }'
 }
-# GoogleTest's totals over the GPU test runs, "passed/failed/skipped" (n/a when none ran), and
-# how many of the skipped ones gave a reason other than "a CUDA device is present" (the tests of
-# the no-device paths): those did not run for lack of a usable device.
 gpu_test_counts() {
   local logs=() f
   for f in "$WORK"/gpu-tests-*.log; do [[ -s $f ]] && logs+=("$f"); done
   ((${#logs[@]} > 0)) || { printf 'n/a -1'; return; }
-  awk '
-    /^\[  PASSED  \] [0-9]+ test/ { passed += $4 }
-    /^\[  FAILED  \] [0-9]+ test/ { failed += $4 }
-    /^\[  SKIPPED \] [0-9]+ test/ { skipped += $4 }
-    /: Skipped$/ { if ((getline reason) > 0 && reason !~ /device is present/) unrun += 1 }
-    END { printf "%d/%d/%d %d", passed, failed, skipped, unrun }' "${logs[@]}"
+  gtest_counts "${logs[@]}"
 }
 read -r GPU_TESTS GPU_TESTS_UNRUN <<<"$(gpu_test_counts)"
 NUMBA_MS=""

@@ -175,6 +175,52 @@ R emulate_reduce(const T* x, std::int64_t n, int blocks) {
   return out;
 }
 
+/// What emulate_reduce computes, as a plain loop (no threads: the emulator starts 256 threads a
+/// block, about 50 ms for two blocks, and the GPU tests' sizes would take hours): each thread's
+/// grid-stride Op::Accumulator (partials_program's unrolled loads fold in the same order), then
+/// block_reduce::tree lane by lane: each warp shuffled down (a lane past the warp's end keeps its
+/// own value), lane 0 of each warp into warp 0, the rest of warp 0 the identity, warp 0 shuffled
+/// down. The CPU suite checks that it equals emulate_reduce bit for bit.
+template <class Op, class R>
+R model_tree(const std::array<R, block_reduce::kThreads>& values) {
+  namespace br = block_reduce;
+  const auto shuffle_down = [](R* lanes) {
+    for (int offset = br::kWarp / 2; offset > 0; offset /= 2) {
+      R next[br::kWarp];  // every lane reads before any writes, as a shuffle does
+      for (int l = 0; l < br::kWarp; ++l) next[l] = Op::combine(lanes[l], lanes[l + offset < br::kWarp ? l + offset : l]);
+      std::copy(next, next + br::kWarp, lanes);
+    }
+  };
+  std::array<R, br::kThreads> v = values;
+  for (int w = 0; w < br::kThreads / br::kWarp; ++w) shuffle_down(v.data() + w * br::kWarp);
+  R warp0[br::kWarp];
+  for (int l = 0; l < br::kWarp; ++l) warp0[l] = l < br::kThreads / br::kWarp ? v[std::size_t(l * br::kWarp)] : Op::identity();
+  shuffle_down(warp0);
+  return warp0[0];
+}
+
+template <class Op, class T, class R>
+R model_reduce(const T* x, std::int64_t n, int blocks) {
+  namespace br = block_reduce;
+  std::vector<R> partials(static_cast<std::size_t>(blocks));
+  const std::int64_t step = std::int64_t(blocks) * br::kThreads;
+  std::array<R, br::kThreads> v;
+  for (int b = 0; b < blocks; ++b) {
+    for (int t = 0; t < br::kThreads; ++t) {
+      typename Op::Accumulator acc;
+      for (std::int64_t i = std::int64_t(b) * br::kThreads + t; i < n; i += step) acc.add(static_cast<R>(x[i]));
+      v[std::size_t(t)] = acc.value();
+    }
+    partials[std::size_t(b)] = model_tree<Op>(v);
+  }
+  for (int t = 0; t < br::kThreads; ++t) {
+    typename Op::Accumulator acc;
+    for (int i = t; i < blocks; i += br::kThreads) acc.add(partials[std::size_t(i)]);
+    v[std::size_t(t)] = acc.value();
+  }
+  return model_tree<Op>(v);
+}
+
 /// The strided lines' kernels (reduce_columns, then fold_column_chunks where the grid has more
 /// than one chunk) on the host, for each of the reductions Ops... into its output out[outer *
 /// inner]: Op along the middle axis of x as [outer][length][inner], inner >= 1, on `grid`
@@ -264,6 +310,11 @@ void model_columns(const T* x, std::int64_t outer, std::int64_t length, std::int
 template <class T, class R>
 R emulate_sum(const T* x, std::int64_t n, int blocks) {
   return emulate_reduce<block_reduce::Sum<R>, T, R>(x, n, blocks);
+}
+/// The same by model_reduce.
+template <class T, class R>
+R model_sum(const T* x, std::int64_t n, int blocks) {
+  return model_reduce<block_reduce::Sum<R>, T, R>(x, n, blocks);
 }
 
 /// The Monte-Carlo kernel's grid on the host: `blocks` blocks of `threads`, every thread through

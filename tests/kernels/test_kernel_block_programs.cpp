@@ -297,6 +297,32 @@ TEST(KernelBlockReduceProgram, MinAndMaxEqualAPlainLoopAndTheCpu) {
   expect_extremes_as_the_cpu<std::int64_t>(93);
 }
 
+// The plain-loop model of the whole-array kernels (model_reduce, the GPU tests' reference: the
+// emulator is too slow for their sizes) equals the emulated kernels bit for bit: every op and
+// type, sizes around a warp, a block and the unrolled loads, 1 to 3 blocks and the GPU's count.
+template <class Op, class T, class R>
+void expect_model_equals_emulation(std::uint64_t seed, double lo, double hi) {
+  for (const std::int64_t n : {1, 3, 31, 33, 257, 1025, 4 * 256 * 2 + 7, 5'001}) {
+    auto x = random_array<T>(Shape{n}, seed + std::uint64_t(n), lo, hi);
+    for (const int blocks : {1, 3, bs::blocks_for(n)}) {
+      if (blocks == 3 && bs::blocks_for(n) == 3) continue;
+      const R model = uk::testing::model_reduce<Op, T, R>(x.data(), n, blocks);
+      const R emulated = emulate_reduce<Op, T, R>(x.data(), n, blocks);
+      EXPECT_EQ(std::memcmp(&model, &emulated, sizeof model), 0) << "n = " << n << ", " << blocks << " blocks";
+    }
+  }
+}
+
+TEST(KernelBlockReduceProgram, PlainLoopModelEqualsTheEmulatedKernels) {
+  expect_model_equals_emulation<bs::Sum<float>, float, float>(700, -1000, 1000);
+  expect_model_equals_emulation<bs::Sum<double>, double, double>(701, -1000, 1000);
+  expect_model_equals_emulation<bs::Sum<std::int64_t>, std::int32_t, std::int64_t>(702, -2e9, 2e9);
+  expect_model_equals_emulation<bs::Sum<uk::Int128>, std::int64_t, uk::Int128>(703, -9e18, 9e18);
+  expect_model_equals_emulation<bs::Min<float>, float, float>(704, -1e6, 1e6);
+  expect_model_equals_emulation<bs::Max<double>, double, double>(705, -1e6, 1e6);
+  expect_model_equals_emulation<bs::Max<std::int32_t>, std::int32_t, std::int32_t>(706, -2e9, 2e9);
+}
+
 // ---- Strided lines (reduce_columns, fold_column_chunks) ----
 
 TEST(KernelColumnsProgram, GridCoversEveryRowOnceWithAboutTheBlocksOfAWholeArraySum) {

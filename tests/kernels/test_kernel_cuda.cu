@@ -295,6 +295,10 @@ TYPED_TEST(KernelCudaMatmul, TiledEqualsItsHostEmulationBitForBit) {
   }
 }
 
+// The references are model_reduce's plain loops, which the CPU suite holds equal to the emulated
+// block programs bit for bit (PlainLoopModelEqualsTheEmulatedKernels): the emulator starts 256
+// threads a block, and these sizes' 300-odd blocks, and the axis test's 130,000 lines, would
+// have taken the step's whole time limit.
 TEST(KernelCuda, SumEqualsItsHostEmulationBitForBit) {
   REQUIRE_GPU("sum on the GPU vs the host emulation of its block programs");
   for (const std::int64_t n : {1, 1025, 300'007}) {
@@ -302,9 +306,9 @@ TEST(KernelCuda, SumEqualsItsHostEmulationBitForBit) {
     const auto d = random_array<double>({n}, 24);
     const auto i = random_array<std::int32_t>({n}, 25, -2'000'000'000, 2'000'000'000);
     const int blocks = uk::block_reduce::blocks_for(n);
-    EXPECT_EQ(uk::sum(uk::to_device(f)), (uk::testing::emulate_sum<float, float>(f.data(), n, blocks))) << n;
-    EXPECT_EQ(uk::sum(uk::to_device(d)), (uk::testing::emulate_sum<double, double>(d.data(), n, blocks))) << n;
-    EXPECT_EQ(uk::sum(uk::to_device(i)), (uk::testing::emulate_sum<std::int32_t, std::int64_t>(i.data(), n, blocks)))
+    EXPECT_EQ(uk::sum(uk::to_device(f)), (uk::testing::model_sum<float, float>(f.data(), n, blocks))) << n;
+    EXPECT_EQ(uk::sum(uk::to_device(d)), (uk::testing::model_sum<double, double>(d.data(), n, blocks))) << n;
+    EXPECT_EQ(uk::sum(uk::to_device(i)), (uk::testing::model_sum<std::int32_t, std::int64_t>(i.data(), n, blocks)))
         << n;
     // An infinity stays one (the Kahan carry of an infinite sum was a NaN), as on the CPU.
     auto with_inf = f;
@@ -314,7 +318,7 @@ TEST(KernelCuda, SumEqualsItsHostEmulationBitForBit) {
   }
 }
 
-// min and max on the GPU: the host emulation's result bit for bit (and so the CPU's), NaN where
+// min and max on the GPU: the host emulation's result (model_reduce) bit for bit (and so the CPU's), NaN where
 // there is one, into device and host outputs; an empty device array refused before any launch.
 template <class T>
 void expect_gpu_extremes(std::uint64_t seed) {
@@ -325,8 +329,8 @@ void expect_gpu_extremes(std::uint64_t seed) {
     x[n - 1] = std::numeric_limits<T>::lowest();
     const int blocks = uk::block_reduce::blocks_for(n);
     const auto dx = uk::to_device(x, stream);
-    EXPECT_EQ(uk::min(dx, exec), (uk::testing::emulate_reduce<uk::block_reduce::Min<T>, T, T>(x.data(), n, blocks))) << n;
-    EXPECT_EQ(uk::max(dx, exec), (uk::testing::emulate_reduce<uk::block_reduce::Max<T>, T, T>(x.data(), n, blocks))) << n;
+    EXPECT_EQ(uk::min(dx, exec), (uk::testing::model_reduce<uk::block_reduce::Min<T>, T, T>(x.data(), n, blocks))) << n;
+    EXPECT_EQ(uk::max(dx, exec), (uk::testing::model_reduce<uk::block_reduce::Max<T>, T, T>(x.data(), n, blocks))) << n;
     EXPECT_EQ(uk::min(dx, exec), uk::min(x)) << n;
     EXPECT_EQ(uk::max(dx, exec), uk::max(x)) << n;
     uk::DeviceArray<T> out(Shape{1});
@@ -368,7 +372,7 @@ TEST(KernelCuda, MinAndMaxEqualTheirHostEmulationAndTheCpu) {
 }
 
 // Along an axis on the GPU: contiguous lines (a block each, pass 1's program) equal the host
-// emulation of that program over each line bit for bit, strided lines (tiles of 32 columns by
+// emulation of that program (model_reduce) over each line bit for bit, strided lines (tiles of 32 columns by
 // chunks of rows; (4096, 7, 3) along axis 1: a thread a line) the plain-loop model of
 // reduce_columns, fold_column_chunks and reduce_column_lines (which the CPU suite checks against
 // their emulation); min, max and integer sums equal the CPU's exactly, float means
@@ -403,7 +407,7 @@ void expect_gpu_axis_reductions(std::uint64_t seed) {
           for (std::int64_t k = 0; k < length; ++k) values[std::size_t(k)] = x[(o * length + k) * inner + i];
           S want;
           if (inner == 1) {
-            want = uk::testing::emulate_reduce<br::Sum<S>, T, S>(values.data(), length, 1);
+            want = uk::testing::model_reduce<br::Sum<S>, T, S>(values.data(), length, 1);
           } else {
             want = strided_sums[static_cast<std::size_t>(line)];
           }
