@@ -334,17 +334,61 @@ void strided_sum(const T* x, std::size_t k0, std::size_t k1, std::size_t inner, 
   for (std::size_t j = 0; j < width; ++j) out[j] = block_reduce::add(out[j], rest[j]);
 }
 
+// Whole rows of w, 2w or 4w values (w: a 16-byte vector's), contiguous: one stretch of rows *
+// width values, read as a contiguous array is (leaf_extreme), 4 vectors a step into 4
+// accumulators with a NaN mask each; value e of vector t of a step is column (t * w + e) % width.
+// A row a step (strided_extreme) paid a row's overhead for one to four vectors: (1e6, 8) float
+// max took 3.2-3.6 ms on one thread.
+template <class T, class Op>
+void stream_extreme(const T* x, std::size_t rows, std::size_t width, T* out) {
+  using V = typename Vector16<T>::type;
+  using Mask = decltype(V{} < V{});
+  constexpr std::size_t w = sizeof(V) / sizeof(T), kStep = 4 * w;
+  V acc[4];
+  Mask nan[4] = {};
+  for (V& a : acc)
+    for (std::size_t e = 0; e < w; ++e) a[e] = Op::identity();
+  const std::size_t n = rows * width, steps = n / kStep;
+  for (std::size_t s = 0; s < steps; ++s, x += kStep)
+    for (std::size_t t = 0; t < 4; ++t) {
+      V value;
+      std::memcpy(&value, x + t * w, sizeof value);
+      nan[t] |= value != value;
+      if constexpr (Op::kIsMin) acc[t] = value < acc[t] ? value : acc[t];
+      else acc[t] = acc[t] < value ? value : acc[t];
+    }
+  T kept[kStep];  // by column, width <= kStep
+  bool any_nan[kStep] = {};
+  for (T& k : kept) k = Op::identity();
+  for (std::size_t t = 0; t < 4; ++t)
+    for (std::size_t e = 0; e < w; ++e) {
+      const std::size_t j = (t * w + e) % width;
+      kept[j] = Op::combine(kept[j], acc[t][e]);  // never NaN: a NaN never wins the compares
+      any_nan[j] = any_nan[j] || nan[t][e] != 0;
+    }
+  for (std::size_t i = 0; i < n - steps * kStep; ++i) {  // the rows after the last whole step
+    const T v = x[i];
+    const std::size_t j = i % width;
+    any_nan[j] = any_nan[j] || v != v;  // always false for integers
+    kept[j] = Op::combine(kept[j], v);
+  }
+  for (std::size_t j = 0; j < width; ++j) out[j] = any_nan[j] ? std::numeric_limits<T>::quiet_NaN() : kept[j];
+}
+
 // out[j] = Op over the rows of column j < width, rows in order: 16-byte vectors across the
 // columns with a NaN mask each (as leaf_extreme's), the columns past the last whole vector by
 // Op::combine.
 template <class T, class Op>
 void strided_extreme(const T* x, std::size_t length, std::size_t inner, std::size_t width, T* out) {
   using V = typename Vector16<T>::type;
+  constexpr std::size_t kVector = sizeof(V) / sizeof(T);
   // Whole rows narrower than a vector (below: all scalar): narrow_extreme's lanes ((3e6, 2) float
   // along axis 0: 13 ms on one thread before, 6-7 after). Wider ones keep the vectors here,
-  // which narrow_extreme's scalar lanes did not beat ((1e6, 8): 3.3 ms against 9.4).
-  if (width == inner && width < sizeof(V) / sizeof(T)) return narrow_extreme<T, Op>(x, length, width, out);
-  using V = typename Vector16<T>::type;
+  // which narrow_extreme's scalar lanes did not beat ((1e6, 8): 3.3 ms against 9.4), or, 1, 2 or
+  // 4 vectors wide, stream_extreme's.
+  if (width == inner && width < kVector) return narrow_extreme<T, Op>(x, length, width, out);
+  if (width == inner && width % kVector == 0 && (4 * kVector) % width == 0)
+    return stream_extreme<T, Op>(x, length, width, out);
   using Mask = decltype(V{} < V{});
   constexpr std::size_t w = sizeof(V) / sizeof(T);
   const std::size_t vectors = width / w;

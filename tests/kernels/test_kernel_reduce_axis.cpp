@@ -93,7 +93,8 @@ TYPED_TEST(KernelAxisReduction, EveryAxisOfEveryShapeEqualsAPlainLoop) {
   const std::vector<Shape> shapes = {Shape{1},       Shape{7},       Shape{3, 4},         Shape{2, 3, 5},
                                      Shape{4, 2049}, Shape{2049, 3}, Shape{3, 300, 257},  Shape{1, 70'001},
                                      Shape{2, 1, 3}, Shape{5, 0, 2}, Shape{100'003, 2},   Shape{40'001, 3},
-                                     Shape{3, 5001, 7}};
+                                     Shape{3, 5001, 7},  // rows of 1, 2, 4 vectors (min and max: one stretch), 3:
+                                     Shape{20'001, 8},   Shape{10'001, 4},    Shape{5'001, 16},   Shape{6'001, 2, 6}};
   std::uint64_t seed = 200;
   for (const Shape& shape : shapes) {
     const auto x = random_array<T>(shape, seed++, -1000, 1000);
@@ -182,7 +183,8 @@ void expect_nan_in_its_line_only() {
   }
 }
 // The same where the rows are narrower than 16 values (narrow_sum's and narrow_extreme's lanes,
-// m rows a step): a NaN in each lane position of a step, and in the last rows, after the steps.
+// m rows a step) or 1, 2 or 4 vectors wide (min and max: stream_extreme's 4 vectors a step): a
+// NaN in each lane position of a step, and in the last rows, after the steps.
 template <class T>
 void expect_nan_in_its_narrow_column_only(std::int64_t columns) {
   const std::int64_t rows = 70'001;  // several slabs; not a whole number of steps
@@ -203,7 +205,7 @@ void expect_nan_in_its_narrow_column_only(std::int64_t columns) {
 TEST(KernelAxisReduction, ANanRulesItsOwnLineOnly) {
   expect_nan_in_its_line_only<float>();
   expect_nan_in_its_line_only<double>();
-  for (const std::int64_t columns : {1, 2, 3, 5, 7}) {
+  for (const std::int64_t columns : {1, 2, 3, 4, 5, 7, 8, 9, 16}) {
     expect_nan_in_its_narrow_column_only<float>(columns);
     expect_nan_in_its_narrow_column_only<double>(columns);
   }
