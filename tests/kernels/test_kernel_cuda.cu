@@ -372,7 +372,8 @@ TEST(KernelCuda, MinAndMaxEqualTheirHostEmulationAndTheCpu) {
 }
 
 // Along an axis on the GPU: contiguous lines (a block each, pass 1's program) equal the host
-// emulation of that program (model_reduce) over each line bit for bit, strided lines (tiles of 32 columns by
+// emulation of that program (model_reduce with one block: the CPU suite checks it equals pass 1
+// alone) over each line bit for bit, strided lines (tiles of 32 columns by
 // chunks of rows; (4096, 7, 3) along axis 1: a thread a line) the plain-loop model of
 // reduce_columns, fold_column_chunks and reduce_column_lines (which the CPU suite checks against
 // their emulation); min, max and integer sums equal the CPU's exactly, float means

@@ -94,7 +94,8 @@ TYPED_TEST(KernelAxisReduction, EveryAxisOfEveryShapeEqualsAPlainLoop) {
                                      Shape{4, 2049}, Shape{2049, 3}, Shape{3, 300, 257},  Shape{1, 70'001},
                                      Shape{2, 1, 3}, Shape{5, 0, 2}, Shape{100'003, 2},   Shape{40'001, 3},
                                      Shape{3, 5001, 7},  // rows of 1, 2, 4 vectors (min and max: one stretch), 3:
-                                     Shape{20'001, 8},   Shape{10'001, 4},    Shape{5'001, 16},   Shape{6'001, 2, 6}};
+                                     Shape{20'001, 8},   Shape{10'001, 4},    Shape{5'001, 16},   Shape{6'001, 2, 6},
+                                     Shape{3, 5'001, 8}, Shape{2, 4'001, 2, 4}};
   std::uint64_t seed = 200;
   for (const Shape& shape : shapes) {
     const auto x = random_array<T>(shape, seed++, -1000, 1000);

@@ -461,7 +461,8 @@ inline constexpr bool has_cuda_instantiation<ops::PolarToCartesian> = true;
 template <>
 inline constexpr bool has_cuda_instantiation<ops::PolarDistance> = true;
 
-/// The library's CUDA instantiations of its ufuncs, listed once: X(Op, T, NOut, NIn) for each.
+/// The library's CUDA instantiations of its ufuncs, listed once: X(Op, T, NOut, NIn) for each
+/// (internal: the macros work inside namespace usrecon::kernels only).
 /// kernels/cuda/ufuncs.cu defines them; a CUDA build declares them extern here, so that a
 /// consumer's translation units neither look for definitions they cannot see (clang's
 /// -Wundefined-func-template) nor, compiled by nvcc, make their own.

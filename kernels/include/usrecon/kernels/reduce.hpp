@@ -282,7 +282,8 @@ void mean(const A& x, Axis axis, O&& out, const Exec& exec = {}) {
   reduce<Reduction::mean>(x, axis, out, exec);
 }
 
-// The library's own instantiations, listed once: kernels/cpu/reduce.cpp defines them (PREFIX
+// The library's own instantiations (internal: the macros work inside namespace usrecon::kernels
+// only), listed once: kernels/cpu/reduce.cpp defines them (PREFIX
 // empty); here they are declared (PREFIX extern), so that a consumer's translation units neither
 // look for definitions they cannot see (clang's -Wundefined-func-template) nor make their own.
 #define USRECON_REDUCTION_INSTANTIATIONS(PREFIX, T)                                                        \
