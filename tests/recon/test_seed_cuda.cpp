@@ -108,12 +108,14 @@ TEST(ReconSeedCuda, BitExactWithTheCpuOnRandomDataAndOddSizes) {
   ASSERT_FALSE(splits.empty()) << "USRECON_TEST_SEED_SPLITS matches no compiled work split";
   unsigned seed_value = 5;
   const int max_channels = tested_max_channels();
+  int tested_cases = 0;
   for (const auto& c : cases) {
     if (c.p.channels > max_channels) {
       std::printf("[ NOTE     ] the %dx%dx%d case left out (USRECON_TEST_SEED_MAX_CHANNELS=%d)\n", c.p.nz, c.p.nx,
                   c.p.channels, max_channels);
       continue;
     }
+    ++tested_cases;
     // int16 samples with int32 sums, int32 samples with int32 sums, int32 samples with int64 sums
     for (const int amplitude : {100, 40000, 2000000000}) {
       const std::vector<std::int32_t> rf = usrecon::test::random_frame(c.p, amplitude, ++seed_value);
@@ -132,6 +134,7 @@ TEST(ReconSeedCuda, BitExactWithTheCpuOnRandomDataAndOddSizes) {
       }
     }
   }
+  EXPECT_GT(tested_cases, 0) << "USRECON_TEST_SEED_MAX_CHANNELS=" << max_channels << " leaves no case to test";
 }
 
 TEST(ReconSeedCuda, ExampleFullGridDoubleExactSingleMeasured) {
