@@ -113,6 +113,19 @@ std::filesystem::file_status existing_input_status(const std::filesystem::path& 
   return status;
 }
 
+DirectoriesToMake directories_to_make(const std::filesystem::path& dir) {
+  namespace fs = std::filesystem;
+  DirectoriesToMake d;
+  std::error_code ec;
+  fs::path p = dir.has_filename() ? dir : dir.parent_path();
+  for (; !p.empty() && !fs::exists(fs::symlink_status(p, ec)); p = p.parent_path()) {
+    if (p.filename() != "." && p.filename() != "..") d.missing.push_back(p);
+    if (p == p.parent_path()) break;
+  }
+  d.nearest_existing = p.empty() ? fs::path(".") : p;
+  return d;
+}
+
 std::string read_file(const std::filesystem::path& path, std::uintmax_t max_bytes) {
   const std::filesystem::file_status status = existing_input_status(path);
   if (status.type() == std::filesystem::file_type::directory) {

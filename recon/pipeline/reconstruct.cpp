@@ -46,25 +46,6 @@ bool names_its_raw_image(const fs::path& json, const fs::path& npy) {
   }
 }
 
-// What making directory `dir` would create: the directories on its way that do not exist yet,
-// deepest first ("." and ".." names left out), and the nearest that does exist (or "." when none
-// on a relative path does). A dangling link counts as existing: nothing can be made there.
-struct DirectoriesToMake {
-  std::vector<fs::path> missing;
-  fs::path nearest_existing;
-};
-DirectoriesToMake directories_to_make(const fs::path& dir) {
-  DirectoriesToMake d;
-  std::error_code ec;
-  fs::path p = dir.has_filename() ? dir : dir.parent_path();  // "out/" is "out"
-  for (; !p.empty() && !fs::exists(fs::symlink_status(p, ec)); p = p.parent_path()) {
-    if (p.filename() != "." && p.filename() != "..") d.missing.push_back(p);
-    if (p == p.parent_path()) break;
-  }
-  d.nearest_existing = p.empty() ? fs::path(".") : p;
-  return d;
-}
-
 }  // namespace
 
 std::optional<std::pair<std::uintmax_t, std::uintmax_t>> detail::file_identity(const fs::path& path) {
@@ -231,7 +212,7 @@ Reconstructor::Reconstructor(ReconstructOptions options, fs::path out_dir)
   // What can be said now, before any input is read, is said: the nearest existing directory on
   // the way (out_dir itself, or one above it) must be a directory that can be written.
   std::error_code ec;
-  const DirectoriesToMake to_make = directories_to_make(out_dir_);
+  const io::DirectoriesToMake to_make = io::directories_to_make(out_dir_);
   const fs::path& existing = to_make.nearest_existing;
   const bool there = to_make.missing.empty();  // out_dir exists already
   if (!fs::is_directory(existing, ec)) {
@@ -263,7 +244,7 @@ void Reconstructor::make_output_dir() const {
   if (fs::is_directory(out_dir_, ec)) return;
   // The directories about to be made, to be removed again if the deepest cannot be
   // ("newA/<a name past NAME_MAX>" made newA first).
-  const std::vector<fs::path> missing = directories_to_make(out_dir_).missing;
+  const std::vector<fs::path> missing = io::directories_to_make(out_dir_).missing;
   fs::create_directories(out_dir_, ec);  // safe beside other writers and runs: an existing one is fine
   std::error_code is_dir_ec;
   if (fs::is_directory(out_dir_, is_dir_ec)) return;

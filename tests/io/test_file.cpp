@@ -70,6 +70,26 @@ TEST_F(IoFile, ReadsFilesWhoseReportedSizeIsWrong) {
   EXPECT_TRUE(contains(message, "is larger than 10 bytes"));
 }
 
+// What making an output directory would create (reconstruct's -o, simulate's and metrics' outputs):
+// the missing directories deepest first, without the "." and ".." names (making them makes
+// nothing), and the nearest that exists; a dangling link is one, and a trailing slash no level.
+TEST_F(IoFile, DirectoriesToMakeListTheMissingOnesDeepestFirst) {
+  namespace fs = std::filesystem;
+  const DirectoriesToMake nested = directories_to_make(dir_ / "a" / "." / "b" / ".." / "c" / "");
+  EXPECT_EQ(nested.missing, (std::vector<fs::path>{dir_ / "a/./b/../c", dir_ / "a/./b", dir_ / "a"}));
+  EXPECT_EQ(nested.nearest_existing, dir_);
+  EXPECT_TRUE(directories_to_make(dir_).missing.empty());
+  EXPECT_EQ(directories_to_make(dir_).nearest_existing, dir_);
+  fs::create_directory_symlink(dir_ / "nowhere", dir_ / "dangling");
+  const DirectoriesToMake through_link = directories_to_make(dir_ / "dangling" / "x");
+  EXPECT_EQ(through_link.missing, (std::vector<fs::path>{dir_ / "dangling" / "x"}));
+  EXPECT_EQ(through_link.nearest_existing, dir_ / "dangling");
+  const DirectoriesToMake relative = directories_to_make("usrecon-no-such-directory-here/out");
+  EXPECT_EQ(relative.missing,
+            (std::vector<fs::path>{"usrecon-no-such-directory-here/out", "usrecon-no-such-directory-here"}));
+  EXPECT_EQ(relative.nearest_existing, fs::path("."));
+}
+
 TEST_F(IoFile, MissingFileIsNamed) {
   const auto path = dir_ / "no-such-file.txt";
   const std::string message = message_of<InputError>([&] { read_file(path); });

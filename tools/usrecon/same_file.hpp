@@ -10,6 +10,7 @@
 #include <system_error>
 #include <vector>
 
+#include "usrecon/io/file.hpp"
 #include "usrecon/kernels/common.hpp"
 
 namespace usrecon::cli {
@@ -54,37 +55,25 @@ inline void check_output_file(const std::filesystem::path& target, bool overwrit
 
 /// The directories above `target` that do not exist yet, deepest first, and the nearest one that
 /// exists (or is a link) on the way ("." for a relative name none of whose directories exists).
-struct MissingDirectories {
-  std::vector<std::filesystem::path> missing;
-  std::filesystem::path existing;
-};
-inline MissingDirectories missing_directories(const std::filesystem::path& target) {
-  namespace fs = std::filesystem;
-  MissingDirectories d;
-  std::error_code ec;
-  fs::path p = target.parent_path();
-  for (; !p.empty() && !fs::exists(fs::symlink_status(p, ec)); p = p.parent_path()) {
-    d.missing.push_back(p);
-    if (p == p.parent_path()) break;
-  }
-  d.existing = p.empty() ? fs::path(".") : p;
-  return d;
+inline io::DirectoriesToMake missing_directories(const std::filesystem::path& target) {
+  return io::directories_to_make(target.parent_path());
 }
 
 /// Before any work: the nearest existing directory above `target` must be a directory that can be
 /// written, where directories are to be made for it (said at once, not after the simulation).
 inline void check_output_directory(const std::filesystem::path& target, const std::string& what) {
   namespace fs = std::filesystem;
-  const MissingDirectories d = missing_directories(target);
+  const io::DirectoriesToMake d = missing_directories(target);
   const fs::path dir = target.parent_path();
   std::error_code ec;
   if (d.missing.empty() && (dir.empty() || fs::is_directory(dir, ec))) return;
-  if (!fs::is_directory(d.existing, ec))
-    throw Error(what + ": cannot create its directory " + dir.string() + ": " + d.existing.string() +
-                (fs::is_symlink(fs::symlink_status(d.existing, ec)) ? " is a link that leads to no directory"
-                                                                     : " is not a directory"));
-  if (!d.missing.empty() && ::access(d.existing.c_str(), W_OK | X_OK) != 0)
-    throw Error(what + ": cannot create its directory " + dir.string() + ": " + d.existing.string() + ": " +
+  const fs::path& existing = d.nearest_existing;
+  if (!fs::is_directory(existing, ec))
+    throw Error(what + ": cannot create its directory " + dir.string() + ": " + existing.string() +
+                (fs::is_symlink(fs::symlink_status(existing, ec)) ? " is a link that leads to no directory"
+                                                                  : " is not a directory"));
+  if (!d.missing.empty() && ::access(existing.c_str(), W_OK | X_OK) != 0)
+    throw Error(what + ": cannot create its directory " + dir.string() + ": " + existing.string() + ": " +
                 std::error_code(errno, std::generic_category()).message());
 }
 
@@ -106,7 +95,7 @@ class MadeDirectories {
   }
   /// Makes the missing directories above `target`, shallowest first, recording each.
   void make_for(const std::filesystem::path& target, const std::string& what) {
-    const MissingDirectories d = missing_directories(target);
+    const io::DirectoriesToMake d = missing_directories(target);
     for (auto it = d.missing.rbegin(); it != d.missing.rend(); ++it) {
       std::error_code ec;
       const bool made = std::filesystem::create_directory(*it, ec);

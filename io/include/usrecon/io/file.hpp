@@ -45,6 +45,16 @@ std::string printable(std::string_view text, std::size_t max_bytes = std::string
 /// system's reason ('input file "x.npy/" cannot be read: Not a directory').
 std::filesystem::file_status existing_input_status(const std::filesystem::path& path);
 
+/// What making directory `dir` would create: the directories on its way that do not exist yet,
+/// deepest first ("." and ".." names left out: making them makes nothing), and the nearest that
+/// does exist (or "." when none on a relative path does). A dangling link counts as existing:
+/// nothing can be made there. "out/" is "out".
+struct DirectoriesToMake {
+  std::vector<std::filesystem::path> missing;
+  std::filesystem::path nearest_existing;
+};
+DirectoriesToMake directories_to_make(const std::filesystem::path& dir);
+
 /// Reads a whole regular file. Throws InputError for a missing path, a directory, an unreadable
 /// file, or one larger than max_bytes.
 std::string read_file(const std::filesystem::path& path,
