@@ -381,16 +381,14 @@ void stream_extreme(const T* x, std::size_t rows, std::size_t width, T* out) {
 template <class T, class Op>
 void strided_extreme(const T* x, std::size_t length, std::size_t inner, std::size_t width, T* out) {
   using V = typename Vector16<T>::type;
-  constexpr std::size_t kVector = sizeof(V) / sizeof(T);
+  constexpr std::size_t w = sizeof(V) / sizeof(T);
   // Whole rows narrower than a vector (below: all scalar): narrow_extreme's lanes ((3e6, 2) float
   // along axis 0: 13 ms on one thread before, 6-7 after). Wider ones keep the vectors here,
   // which narrow_extreme's scalar lanes did not beat ((1e6, 8): 3.3 ms against 9.4), or, 1, 2 or
   // 4 vectors wide, stream_extreme's.
-  if (width == inner && width < kVector) return narrow_extreme<T, Op>(x, length, width, out);
-  if (width == inner && width % kVector == 0 && (4 * kVector) % width == 0)
-    return stream_extreme<T, Op>(x, length, width, out);
+  if (width == inner && width < w) return narrow_extreme<T, Op>(x, length, width, out);
+  if (width == inner && width % w == 0 && (4 * w) % width == 0) return stream_extreme<T, Op>(x, length, width, out);
   using Mask = decltype(V{} < V{});
-  constexpr std::size_t w = sizeof(V) / sizeof(T);
   const std::size_t vectors = width / w;
   V start;
   for (std::size_t j = 0; j < w; ++j) start[j] = Op::identity();

@@ -25,7 +25,7 @@ if [[ $tests_kernels == none ]]; then
   : >"$log"
 else
   "$tests_kernels" --gtest_filter='KernelCuda.RequireCudaWithoutADriver*:KernelCuda.DeviceArrayRoundTrip*' \
-    --gtest_color=no >"$work/gpu-tests-kernels.log" 2>&1 || true
+    --gtest_color=no >"$log" 2>&1 || true
   passed=$(sed -n 's/^\[  PASSED  \] \([0-9]*\) test.*/\1/p' "$log")
   skipped=$(sed -n 's/^\[  SKIPPED \] \([0-9]*\) test.*/\1/p' "$log")
   failed=$(sed -n 's/^\[  FAILED  \] \([0-9]*\) test.*/\1/p' "$log")
@@ -67,4 +67,12 @@ expect "a GPU machine's log" "$("$root/tools/gpu-check.sh" --gtest-counts "$work
 # Both logs together add up, as the table's row does over the kernels' and recon's binaries.
 both=$("$root/tools/gpu-check.sh" --gtest-counts "$log" "$work/gpu-tests-recon.log")
 expect "both logs" "$both" "$((${passed:-0} + 2))/$((${failed:-0} + 1))/$((${skipped:-0} + 3)) $((${skipped:-0} - by_design + 1))"
+# 3. No log named: refused (awk would read standard input).
+if "$root/tools/gpu-check.sh" --gtest-counts </dev/null >"$work/none.out" 2>&1; then
+  echo "FAILED: --gtest-counts without a log was not refused"; fail=1
+elif grep -q "name the GoogleTest logs" "$work/none.out"; then
+  echo "ok: --gtest-counts without a log is refused"
+else
+  echo "FAILED: --gtest-counts without a log: $(cat "$work/none.out")"; fail=1
+fi
 exit $fail

@@ -53,17 +53,11 @@ inline void check_output_file(const std::filesystem::path& target, bool overwrit
     throw Error(what + " already exists (kept; use --overwrite to replace it)");
 }
 
-/// The directories above `target` that do not exist yet, deepest first, and the nearest one that
-/// exists (or is a link) on the way ("." for a relative name none of whose directories exists).
-inline io::DirectoriesToMake missing_directories(const std::filesystem::path& target) {
-  return io::directories_to_make(target.parent_path());
-}
-
 /// Before any work: the nearest existing directory above `target` must be a directory that can be
 /// written, where directories are to be made for it (said at once, not after the simulation).
 inline void check_output_directory(const std::filesystem::path& target, const std::string& what) {
   namespace fs = std::filesystem;
-  const io::DirectoriesToMake d = missing_directories(target);
+  const io::DirectoriesToMake d = io::directories_to_make(target.parent_path());
   const fs::path dir = target.parent_path();
   std::error_code ec;
   if (d.missing.empty() && (dir.empty() || fs::is_directory(dir, ec))) return;
@@ -95,7 +89,7 @@ class MadeDirectories {
   }
   /// Makes the missing directories above `target`, shallowest first, recording each.
   void make_for(const std::filesystem::path& target, const std::string& what) {
-    const io::DirectoriesToMake d = missing_directories(target);
+    const io::DirectoriesToMake d = io::directories_to_make(target.parent_path());
     for (auto it = d.missing.rbegin(); it != d.missing.rend(); ++it) {
       std::error_code ec;
       const bool made = std::filesystem::create_directory(*it, ec);
